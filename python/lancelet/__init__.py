@@ -1,0 +1,37 @@
+"""lancelet: a from-scratch implementation of the Lance columnar format.
+
+>>> import pyarrow as pa, lancelet.file
+>>> with lancelet.file.LanceFileWriter("/tmp/x.lance", version="2.0") as w:  # doctest: +SKIP
+...     w.write_batch(pa.record_batch({"a": [1, 2, 3]}))
+>>> lancelet.file.LanceFileReader("/tmp/x.lance").read_all().to_table()  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from . import errors, file
+from ._native import __version__, set_worker_threads
+from .errors import (
+    CorruptFileError,
+    InternalError,
+    InvalidArgumentError,
+    LanceError,
+    LanceIOError,
+    LanceNotFoundError,
+    SchemaMismatchError,
+    UnsupportedFeatureError,
+)
+
+__all__ = [
+    "__version__",
+    "errors",
+    "file",
+    "set_worker_threads",
+    "LanceError",
+    "CorruptFileError",
+    "LanceNotFoundError",
+    "LanceIOError",
+    "SchemaMismatchError",
+    "UnsupportedFeatureError",
+    "InvalidArgumentError",
+    "InternalError",
+]

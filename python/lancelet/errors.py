@@ -1,0 +1,51 @@
+"""Exceptions raised by lancelet.
+
+Every error lancelet raises derives from :class:`LanceError`, and also from the builtin
+exception a Python user would expect, so both ``except lancelet.LanceError`` and
+``except ValueError`` (or ``OSError``, ``NotImplementedError``...) work.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "LanceError",
+    "CorruptFileError",
+    "LanceNotFoundError",
+    "LanceIOError",
+    "SchemaMismatchError",
+    "UnsupportedFeatureError",
+    "InvalidArgumentError",
+    "InternalError",
+]
+
+
+class LanceError(Exception):
+    """Base class of every lancelet error."""
+
+
+class CorruptFileError(LanceError, OSError):
+    """A file or dataset is damaged: bad footer, offsets outside the file, unparsable metadata."""
+
+
+class LanceNotFoundError(LanceError, FileNotFoundError):
+    """The file or dataset does not exist."""
+
+
+class LanceIOError(LanceError, OSError):
+    """Reading or writing storage failed."""
+
+
+class SchemaMismatchError(LanceError, ValueError):
+    """Data does not match the schema of the file or dataset it is written to."""
+
+
+class UnsupportedFeatureError(LanceError, NotImplementedError):
+    """A valid feature (file version, encoding, type) that lancelet does not support yet."""
+
+
+class InvalidArgumentError(LanceError, ValueError):
+    """A bad argument: unknown column, row index out of range, bad option value..."""
+
+
+class InternalError(LanceError, RuntimeError):
+    """A bug in lancelet (a Rust panic caught at the boundary). Please report it."""

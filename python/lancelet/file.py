@@ -1,0 +1,408 @@
+"""Reading and writing single Lance files, with the API of ``lance.file``.
+
+Example::
+
+    import pyarrow as pa
+    from lancelet.file import LanceFileReader, LanceFileWriter
+
+    with LanceFileWriter("/tmp/points.lance", version="2.0") as w:
+        w.write_batch(pa.table({"x": [1.0, 2.0], "y": [3.0, 4.0]}))
+
+    reader = LanceFileReader("/tmp/points.lance", columns=["x"])
+    reader.read_all(batch_size=1024).to_table()
+    reader.take_rows([1, 0]).to_table()
+
+Results cross from Rust to Python through the Arrow C stream interface, so the
+buffers pyarrow sees are the ones the reader decoded: nothing is copied.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
+
+import pyarrow as pa
+
+from . import _native
+from .errors import InvalidArgumentError, UnsupportedFeatureError
+
+__all__ = [
+    "LanceFileReader",
+    "LanceFileWriter",
+    "ReaderResults",
+    "LanceFileMetadata",
+    "LanceColumnMetadata",
+    "LancePageMetadata",
+    "LanceBufferDescriptor",
+    "LanceFileStatistics",
+    "LanceColumnStatistics",
+    "stable_version",
+]
+
+#: The file format version lancelet writes when none is given.
+DEFAULT_VERSION = "2.0"
+
+
+def stable_version() -> str:
+    """The file format version lancelet writes by default."""
+    return DEFAULT_VERSION
+
+
+def _local_path(path: Any, storage_options: Optional[Dict[str, str]]) -> str:
+    path = str(path)
+    if "://" in path and not path.startswith("file://"):
+        raise UnsupportedFeatureError(
+            f"only local files are supported by lancelet.file for now, got {path!r}"
+        )
+    if storage_options:
+        raise InvalidArgumentError(
+            f"storage_options are not used for local files: {sorted(storage_options)}"
+        )
+    return path
+
+
+class ReaderResults:
+    """The result of a read: a one-shot stream of record batches.
+
+    Use :meth:`to_table` or :meth:`to_batches`, or hand it to anything that accepts
+    Arrow streams (``pa.table(results)``, ``polars.from_arrow(...)``).
+    """
+
+    def __init__(self, stream: "_native.BatchStream"):
+        self._stream = stream
+
+    def to_batches(self) -> pa.RecordBatchReader:
+        """The batches, as a ``pyarrow.RecordBatchReader``."""
+        return pa.RecordBatchReader.from_stream(self._stream)
+
+    def to_table(self) -> pa.Table:
+        """All batches, as one ``pyarrow.Table``."""
+        return self.to_batches().read_all()
+
+    @property
+    def reader(self) -> pa.RecordBatchReader:
+        """Same as :meth:`to_batches` (pylance compatibility)."""
+        return self.to_batches()
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        return self._stream.__arrow_c_stream__(requested_schema)
+
+
+@dataclass(frozen=True)
+class LanceBufferDescriptor:
+    """Where a buffer lies in the file."""
+
+    position: int
+    size: int
+
+
+@dataclass(frozen=True)
+class LancePageMetadata:
+    """One page: its buffers, row count and encoding (a debug rendering of the protobuf)."""
+
+    buffers: List[LanceBufferDescriptor]
+    encoding: str
+    length: int = 0
+    priority: int = 0
+
+
+@dataclass(frozen=True)
+class LanceColumnMetadata:
+    """One column: its column-level buffers and pages."""
+
+    column_buffers: List[LanceBufferDescriptor]
+    pages: List[LancePageMetadata]
+
+
+@dataclass(frozen=True)
+class LanceFileMetadata:
+    """Layout of a Lance file, as returned by :meth:`LanceFileReader.metadata`."""
+
+    schema: pa.Schema
+    num_rows: int
+    num_data_bytes: int
+    num_column_metadata_bytes: int
+    num_global_buffer_bytes: int
+    global_buffers: List[LanceBufferDescriptor]
+    columns: List[LanceColumnMetadata]
+    major_version: int
+    minor_version: int
+    file_size: int = 0
+    version: str = ""
+
+
+@dataclass(frozen=True)
+class LanceColumnStatistics:
+    """Size of one column."""
+
+    num_pages: int
+    size_bytes: int
+
+
+@dataclass(frozen=True)
+class LanceFileStatistics:
+    """Sizes of every column."""
+
+    columns: List[LanceColumnStatistics] = field(default_factory=list)
+
+
+def _buffers(pairs: Iterable[Sequence[int]]) -> List[LanceBufferDescriptor]:
+    return [LanceBufferDescriptor(int(p), int(s)) for p, s in pairs]
+
+
+class LanceFileReader:
+    """Reads a Lance file (file format 2.0).
+
+    Parameters
+    ----------
+    path:
+        A local path (or ``file://`` URI).
+    storage_options:
+        Must be empty for local files (object stores come with the dataset layer).
+    columns:
+        Columns to read: top-level names, or dotted paths into structs (``"point.x"``).
+        All columns when None.
+    """
+
+    def __init__(
+        self,
+        path: str,
+        storage_options: Optional[Dict[str, str]] = None,
+        columns: Optional[List[str]] = None,
+        **kwargs: Any,
+    ):
+        _reject_unknown(kwargs, {"namespace_client", "table_id", "_inner_reader"})
+        self.path = str(path)
+        self._reader = _native.FileReader.open(_local_path(path, storage_options))
+        self._columns = list(columns) if columns is not None else None
+        if self._columns is not None:
+            # Validate names now so a typo fails at open, not at the first read.
+            _native_take_schema(self._reader, self._columns)
+
+    @property
+    def schema(self) -> pa.Schema:
+        """The schema of the file."""
+        return pa.schema(self._reader)
+
+    def num_rows(self) -> int:
+        """Number of rows in the file."""
+        return self._reader.num_rows()
+
+    def read_all(self, *, batch_size: int = 1024, batch_readahead: int = 16) -> ReaderResults:
+        """Reads every row, in batches of ``batch_size`` rows."""
+        return self.read_range(0, self.num_rows(), batch_size=batch_size, batch_readahead=batch_readahead)
+
+    def read_range(
+        self, start: int, num_rows: int, *, batch_size: int = 1024, batch_readahead: int = 16
+    ) -> ReaderResults:
+        """Reads rows ``start`` to ``start + num_rows``, in batches of ``batch_size`` rows."""
+        _check_int("start", start)
+        _check_int("num_rows", num_rows)
+        _check_int("batch_size", batch_size, positive=True)
+        stream = self._reader.read_range(self._columns, int(start), int(num_rows), int(batch_size))
+        return ReaderResults(stream)
+
+    def take_rows(
+        self, indices: Union[Sequence[int], pa.Array], *, batch_size: int = 1024, batch_readahead: int = 16
+    ) -> ReaderResults:
+        """Reads the rows at ``indices``, in the order given (duplicates allowed).
+
+        Only the pages, and for fixed-width and string columns only the byte ranges,
+        that hold those rows are read.
+        """
+        _check_int("batch_size", batch_size, positive=True)
+        if isinstance(indices, (pa.Array, pa.ChunkedArray)):
+            indices = indices.to_pylist()
+        try:
+            idx = [int(i) for i in indices]
+        except (TypeError, ValueError) as e:
+            raise InvalidArgumentError(f"indices must be integers: {e}") from None
+        return ReaderResults(self._reader.take(idx, self._columns, int(batch_size)))
+
+    def metadata(self) -> LanceFileMetadata:
+        """Layout of the file: versions, sizes, global buffers, columns, pages and encodings."""
+        m = self._reader.metadata()
+        columns = [
+            LanceColumnMetadata(
+                column_buffers=_buffers(c["column_buffers"]),
+                pages=[
+                    LancePageMetadata(
+                        buffers=_buffers(p["buffers"]),
+                        encoding=p["encoding"],
+                        length=p["length"],
+                        priority=p["priority"],
+                    )
+                    for p in c["pages"]
+                ],
+            )
+            for c in m["columns"]
+        ]
+        return LanceFileMetadata(
+            schema=self.schema,
+            num_rows=m["num_rows"],
+            num_data_bytes=m["num_data_bytes"],
+            num_column_metadata_bytes=m["num_column_metadata_bytes"],
+            num_global_buffer_bytes=m["num_global_buffer_bytes"],
+            global_buffers=_buffers(m["global_buffers"]),
+            columns=columns,
+            major_version=m["major_version"],
+            minor_version=m["minor_version"],
+            file_size=m["file_size"],
+            version=m["version"],
+        )
+
+    def file_statistics(self) -> LanceFileStatistics:
+        """Pages and bytes per column."""
+        cols = []
+        for c in self.metadata().columns:
+            size = sum(b.size for p in c.pages for b in p.buffers)
+            cols.append(LanceColumnStatistics(num_pages=len(c.pages), size_bytes=size))
+        return LanceFileStatistics(columns=cols)
+
+    def read_global_buffer(self, index: int) -> bytes:
+        """The raw bytes of global buffer ``index`` (0 holds the schema)."""
+        _check_int("index", index)
+        return self._reader.read_global_buffer(int(index))
+
+    def io_stats(self) -> Dict[str, int]:
+        """Bytes and read requests this reader has sent to storage so far."""
+        bytes_read, requests = self._reader.io_stats()
+        return {"bytes_read": bytes_read, "read_requests": requests}
+
+
+def _native_take_schema(reader: Any, columns: List[str]) -> None:
+    reader.take([], columns, 1)
+
+
+class LanceFileWriter:
+    """Writes a Lance file.
+
+    The file appears at ``path`` only when :meth:`close` succeeds; a writer that is
+    abandoned (or whose ``with`` block raises) leaves nothing behind.
+
+    Parameters
+    ----------
+    path:
+        Local path (or ``file://`` URI) of the file to create.
+    schema:
+        Schema of the file; inferred from the first batch when None.
+    version:
+        File format version. lancelet writes ``"2.0"`` (the default); other versions
+        raise :class:`UnsupportedFeatureError` for now.
+    max_page_bytes:
+        A column's buffered data becomes a page once it reaches this size (default 8 MiB).
+    data_cache_bytes:
+        Accepted for pylance compatibility; pages are sized by ``max_page_bytes``.
+    storage_options:
+        Must be empty for local files.
+    """
+
+    def __init__(
+        self,
+        path: str,
+        schema: Optional[pa.Schema] = None,
+        *,
+        data_cache_bytes: Optional[int] = None,
+        version: Optional[str] = None,
+        storage_options: Optional[Dict[str, str]] = None,
+        max_page_bytes: Optional[int] = None,
+        **kwargs: Any,
+    ):
+        _reject_unknown(kwargs, {"namespace_client", "table_id", "keep_original_array", "_inner_writer"})
+        self.path = _local_path(path, storage_options)
+        self._version = version or DEFAULT_VERSION
+        if max_page_bytes is not None:
+            _check_int("max_page_bytes", max_page_bytes, positive=True)
+        self._max_page_bytes = max_page_bytes
+        self._metadata: Dict[str, str] = {}
+        self._writer: Any = None
+        self.closed = False
+        self.size_bytes: Optional[int] = None
+        if schema is not None:
+            self._open(schema)
+
+    def _open(self, schema: pa.Schema) -> None:
+        self._writer = _native.FileWriter(self.path, schema, self._version, self._max_page_bytes)
+        for k, v in self._metadata.items():
+            self._writer.add_schema_metadata(k, v)
+
+    def write_batch(self, batch: Union[pa.RecordBatch, pa.Table, Any]) -> None:
+        """Writes a record batch or table (or any Arrow stream or array producer)."""
+        if self.closed:
+            raise InvalidArgumentError("cannot write to a closed LanceFileWriter")
+        for b in _batches(batch):
+            if self._writer is None:
+                self._open(pa.record_batch(b).schema if not isinstance(b, pa.RecordBatch) else b.schema)
+            self._writer.write_batch(b)
+
+    def add_schema_metadata(self, key: str, value: str) -> None:
+        """Adds a key/value pair to the schema metadata of the file."""
+        if self.closed:
+            raise InvalidArgumentError("cannot change a closed LanceFileWriter")
+        self._metadata[str(key)] = str(value)
+        if self._writer is not None:
+            self._writer.add_schema_metadata(str(key), str(value))
+
+    def close(self) -> Optional[int]:
+        """Finishes the file and returns the number of rows written (None if already closed)."""
+        if self.closed:
+            return None
+        if self._writer is None:
+            raise InvalidArgumentError(
+                "no schema was given and no data was written, so the file cannot be created"
+            )
+        self.closed = True
+        result = self._writer.close()
+        if result is None:
+            return None
+        rows, size = result
+        self.size_bytes = size
+        return rows
+
+    def abort(self) -> None:
+        """Abandons the file; nothing is left at ``path``."""
+        self.closed = True
+        if self._writer is not None:
+            self._writer.abort()
+
+    def __enter__(self) -> "LanceFileWriter":
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is not None:
+            self.abort()
+        else:
+            self.close()
+
+
+def _batches(data: Any) -> Iterable[Any]:
+    if isinstance(data, pa.RecordBatch):
+        return [data]
+    if isinstance(data, pa.Table):
+        return data.to_batches()
+    if hasattr(data, "__arrow_c_stream__"):
+        return pa.RecordBatchReader.from_stream(data)
+    if hasattr(data, "__arrow_c_array__"):
+        return [data]
+    raise TypeError(f"expected a pyarrow RecordBatch or Table, got {type(data).__name__}")
+
+
+def _check_int(name: str, value: Any, positive: bool = False) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        try:
+            import numpy as np  # noqa: PLC0415
+
+            if isinstance(value, np.integer):
+                value = int(value)
+            else:
+                raise TypeError
+        except (ImportError, TypeError):
+            raise InvalidArgumentError(f"{name} must be an integer, got {value!r}") from None
+    if value < 0 or (positive and value == 0):
+        raise InvalidArgumentError(f"{name} must be {'positive' if positive else 'non-negative'}, got {value}")
+
+
+def _reject_unknown(kwargs: Dict[str, Any], allowed: set) -> None:
+    unknown = set(kwargs) - allowed
+    if unknown:
+        raise TypeError(f"unexpected keyword arguments: {sorted(unknown)}")

@@ -1,0 +1,75 @@
+//! Errors of the file layer, each naming the file it concerns.
+
+use arrow_schema::ArrowError;
+
+/// What can go wrong while reading or writing a Lance file.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The file's bytes are inconsistent (truncated, bad footer, offsets out of range...).
+    #[error("corrupt file {path}: {message}")]
+    Corrupt {
+        /// File the problem was found in.
+        path: String,
+        /// What was wrong.
+        message: String,
+    },
+    /// The file does not exist.
+    #[error("file not found: {path}")]
+    NotFound {
+        /// The missing file.
+        path: String,
+    },
+    /// An I/O error from the storage layer.
+    #[error("I/O error on {path}: {source}")]
+    Io {
+        /// File being accessed.
+        path: String,
+        /// Underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A batch does not match the schema of the file being written.
+    #[error("schema mismatch: {0}")]
+    SchemaMismatch(String),
+    /// A valid feature (file version, encoding, type) this build cannot handle.
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+    /// A bad argument from the caller (unknown column, row out of range...).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+    /// An error from Arrow while assembling arrays.
+    #[error(transparent)]
+    Arrow(#[from] ArrowError),
+}
+
+/// Result alias for this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// A corrupt-file error.
+    pub fn corrupt(path: &str, message: impl Into<String>) -> Self {
+        Self::Corrupt { path: path.to_string(), message: message.into() }
+    }
+
+    /// Converts an I/O error, mapping "not found" to [`Error::NotFound`].
+    pub fn io(path: &str, source: std::io::Error) -> Self {
+        if source.kind() == std::io::ErrorKind::NotFound {
+            Self::NotFound { path: path.to_string() }
+        } else {
+            Self::Io { path: path.to_string(), source }
+        }
+    }
+
+    /// Attaches the file path to a codec error.
+    pub fn from_encoding(path: &str, e: lancelet_encoding::Error) -> Self {
+        use lancelet_encoding::Error as E;
+        match e {
+            E::Corrupt(m) => Self::corrupt(path, m),
+            E::Unsupported(m) => Self::Unsupported(format!("{m} (in {path})")),
+            E::InvalidInput(m) => Self::InvalidArgument(m),
+            E::Arrow(a) => Self::corrupt(path, format!("arrays do not validate: {a}")),
+            other => Self::corrupt(path, other.to_string()),
+        }
+    }
+}

@@ -1,0 +1,21 @@
+//! The Lance v2 file container.
+//!
+//! A Lance file is a sequence of data buffers (grouped into pages, one column per
+//! page), followed by the file descriptor (global buffer 0: schema and row count),
+//! one `ColumnMetadata` protobuf per column, the column-metadata and global-buffer
+//! offset tables, and a 40-byte footer ending in `LANC`. [`writer::FileWriter`]
+//! streams batches into that layout; [`reader::FileReader`] opens it through the
+//! [`io::ReadAt`] trait and reads projections, row ranges and arbitrary rows.
+
+pub mod error;
+pub mod footer;
+pub mod io;
+pub mod plan;
+pub mod reader;
+pub mod schema;
+pub mod writer;
+
+pub use error::{Error, Result};
+pub use footer::FileVersion;
+pub use reader::{FileReader, PageCache, Projection};
+pub use writer::{FileWriter, WriterOptions};

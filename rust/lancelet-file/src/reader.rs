@@ -1,0 +1,774 @@
+//! Reading Lance v2 (2.0) files: metadata, projections, row ranges and `take`.
+//!
+//! Opening a file costs one read of its tail (footer, offset tables, column metadata
+//! and usually the schema) and validates every position and row count in it, so later
+//! reads can trust the page table. Reads are planned per column: the pages that hold
+//! the requested rows are found by binary search, and for fixed-width encodings only
+//! the byte ranges of the requested rows are fetched (see
+//! [`lancelet_encoding::v2_0::layout`]); nearby ranges are coalesced by [`read_ranges`].
+//! Sequential scans instead decode whole pages once and keep the current page of each
+//! column in a [`PageCache`].
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::{Arc, Mutex};
+
+use arrow_array::{new_empty_array, Array, ArrayRef, RecordBatch, RecordBatchOptions, StructArray};
+use arrow_buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_schema::{DataType, Field, FieldRef, Schema, SchemaRef};
+use futures::future::BoxFuture;
+use futures::FutureExt;
+use lancelet_encoding::v2_0::decode::{build_binary, child, decode, decode_u64s, list_positions, variant};
+use lancelet_encoding::v2_0::layout::{fixed_streams, stream_byte_range, stream_rows, Stream};
+use lancelet_encoding::v2_0::pb::array_encoding::ArrayEncoding as E;
+use lancelet_encoding::v2_0::{pb as pb20, ARRAY_ENCODING_TYPE_URL};
+use lancelet_encoding::PageBuffers;
+use lancelet_proto::{pbfile, pbfile2};
+use prost::Message;
+
+use crate::error::{Error, Result};
+use crate::footer::{FileVersion, Footer, FOOTER_LEN};
+use crate::io::{read_ranges, IoStats, ReadAt};
+use crate::plan::{find_path, plan_schema, projected_field, FieldPlan};
+use crate::schema::from_lance_fields;
+
+/// How many bytes of the tail are read speculatively when opening a file.
+const TAIL_READ: u64 = 64 * 1024;
+
+/// One page of one column.
+#[derive(Debug, Clone)]
+pub struct PageInfo {
+    /// Values (rows of this column) in the page.
+    pub num_rows: u64,
+    /// Absolute byte ranges of the page's buffers.
+    pub buffers: Vec<Range<u64>>,
+    /// How the buffers encode the values.
+    pub encoding: pb20::ArrayEncoding,
+    /// The page's priority (the top-level row it starts at, or 0).
+    pub priority: u64,
+}
+
+/// One column: its pages and where each starts.
+#[derive(Debug, Clone)]
+pub struct ColumnInfo {
+    /// Pages in row order.
+    pub pages: Vec<PageInfo>,
+    /// `row_starts[i]` is the first row of page `i`; the last entry is the column's length.
+    pub row_starts: Vec<u64>,
+    /// For list offset columns: the first item each page refers to (plus the total).
+    pub item_starts: Vec<u64>,
+    /// Byte ranges of column-level buffers.
+    pub buffers: Vec<Range<u64>>,
+}
+
+/// Everything known about a file after opening it.
+#[derive(Debug)]
+pub struct FileMetadata {
+    /// Display path.
+    pub path: String,
+    /// Size of the file in bytes.
+    pub file_size: u64,
+    /// The parsed footer.
+    pub footer: Footer,
+    /// The file format version.
+    pub version: FileVersion,
+    /// The Arrow schema (with field and schema metadata).
+    pub schema: SchemaRef,
+    /// Number of rows.
+    pub num_rows: u64,
+    /// Per-column page tables.
+    pub columns: Vec<ColumnInfo>,
+    /// Byte ranges of the global buffers (0 is the file descriptor).
+    pub global_buffers: Vec<Range<u64>>,
+    /// How fields map to columns.
+    pub plans: Vec<FieldPlan>,
+}
+
+/// A set of fields to read and the schema of the batches they produce.
+#[derive(Debug, Clone)]
+pub struct Projection {
+    plans: Vec<FieldPlan>,
+    schema: SchemaRef,
+}
+
+impl Projection {
+    /// The output schema.
+    pub fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+}
+
+/// Decoded pages kept by a sequential scan, one per column.
+#[derive(Debug, Default)]
+pub struct PageCache {
+    pages: Mutex<HashMap<usize, (usize, ArrayRef)>>,
+}
+
+impl PageCache {
+    fn get(&self, column: usize, page: usize) -> Option<ArrayRef> {
+        let pages = self.pages.lock().ok()?;
+        pages.get(&column).filter(|(p, _)| *p == page).map(|(_, a)| a.clone())
+    }
+    fn put(&self, column: usize, page: usize, array: ArrayRef) {
+        if let Ok(mut pages) = self.pages.lock() {
+            pages.insert(column, (page, array));
+        }
+    }
+}
+
+/// An open Lance file.
+#[derive(Debug)]
+pub struct FileReader {
+    io: Arc<dyn ReadAt>,
+    meta: Arc<FileMetadata>,
+    stats: Arc<IoStats>,
+}
+
+struct Tail {
+    start: u64,
+    bytes: Buffer,
+}
+
+impl FileReader {
+    /// Opens and validates a file.
+    pub async fn open(io: Arc<dyn ReadAt>) -> Result<Self> {
+        let stats = Arc::new(IoStats::default());
+        let meta = Arc::new(read_metadata(io.as_ref(), &stats).await?);
+        Ok(Self { io, meta, stats })
+    }
+
+    /// The file's metadata.
+    pub fn metadata(&self) -> &Arc<FileMetadata> {
+        &self.meta
+    }
+
+    /// Number of rows in the file.
+    pub fn num_rows(&self) -> u64 {
+        self.meta.num_rows
+    }
+
+    /// I/O issued through this reader so far.
+    pub fn io_stats(&self) -> &Arc<IoStats> {
+        &self.stats
+    }
+
+    /// The underlying object.
+    pub fn io(&self) -> &Arc<dyn ReadAt> {
+        &self.io
+    }
+
+    /// Reads global buffer `index` (0 is the file descriptor).
+    pub async fn read_global_buffer(&self, index: usize) -> Result<Buffer> {
+        let range = self.meta.global_buffers.get(index).cloned().ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "global buffer {index} requested but the file has {}",
+                self.meta.global_buffers.len()
+            ))
+        })?;
+        let mut out = read_ranges(self.io.as_ref(), &[range], &self.stats).await?;
+        out.pop().ok_or_else(|| Error::corrupt(&self.meta.path, "missing global buffer"))
+    }
+
+    /// A projection of `columns` (top-level names or dotted struct paths), or all columns.
+    pub fn projection(&self, columns: Option<&[String]>) -> Result<Projection> {
+        match columns {
+            None => Ok(Projection { plans: self.meta.plans.clone(), schema: self.meta.schema.clone() }),
+            Some(names) => {
+                let mut plans = Vec::with_capacity(names.len());
+                let mut fields = Vec::with_capacity(names.len());
+                for n in names {
+                    let p = find_path(&self.meta.plans, n).ok_or_else(|| {
+                        Error::InvalidArgument(format!("column {n:?} is not in the file's schema"))
+                    })?;
+                    fields.push(projected_field(&p, n));
+                    plans.push(p);
+                }
+                let schema = Arc::new(Schema::new_with_metadata(fields, self.meta.schema.metadata().clone()));
+                Ok(Projection { plans, schema })
+            }
+        }
+    }
+
+    /// Reads the rows in `ranges` (in the order given) as one batch. With a `cache`,
+    /// whole pages are decoded and kept for the next call (sequential scans).
+    pub async fn read_ranges(
+        &self,
+        projection: &Projection,
+        ranges: &[Range<u64>],
+        cache: Option<&PageCache>,
+    ) -> Result<RecordBatch> {
+        for r in ranges {
+            if r.start > r.end || r.end > self.meta.num_rows {
+                return Err(Error::InvalidArgument(format!(
+                    "cannot read rows {}..{} from a file with {} rows",
+                    r.start, r.end, self.meta.num_rows
+                )));
+            }
+        }
+        let n: u64 = ranges.iter().map(|r| r.end - r.start).sum();
+        let columns = futures::future::try_join_all(projection.plans.iter().map(|p| self.read_field(p, ranges, cache)))
+            .await?;
+        let opts = RecordBatchOptions::new().with_row_count(Some(n as usize));
+        Ok(RecordBatch::try_new_with_options(projection.schema.clone(), columns, &opts)?)
+    }
+
+    /// Reads rows by index, in the order given (duplicates allowed).
+    pub async fn take(&self, projection: &Projection, indices: &[u64]) -> Result<RecordBatch> {
+        if let Some(bad) = indices.iter().find(|i| **i >= self.meta.num_rows) {
+            return Err(Error::InvalidArgument(format!(
+                "row index {bad} is out of range for a file with {} rows",
+                self.meta.num_rows
+            )));
+        }
+        let mut sorted: Vec<u64> = indices.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let ranges = to_ranges(&sorted);
+        let batch = self.read_ranges(projection, &ranges, None).await?;
+        if sorted.as_slice() == indices {
+            return Ok(batch);
+        }
+        let positions: Vec<u32> = indices
+            .iter()
+            .map(|i| sorted.binary_search(i).map(|p| p as u32).unwrap_or(0))
+            .collect();
+        let positions = arrow_array::UInt32Array::from(positions);
+        Ok(arrow_select::take::take_record_batch(&batch, &positions)?)
+    }
+
+    fn read_field<'a>(
+        &'a self,
+        plan: &'a FieldPlan,
+        ranges: &'a [Range<u64>],
+        cache: Option<&'a PageCache>,
+    ) -> BoxFuture<'a, Result<ArrayRef>> {
+        async move {
+            match plan {
+                FieldPlan::Leaf { column, field } => self.read_leaf(*column, field.data_type(), ranges, cache).await,
+                FieldPlan::Struct { field, children, .. } => {
+                    let DataType::Struct(fields) = field.data_type() else {
+                        return Err(Error::corrupt(&self.meta.path, "struct plan without struct type"));
+                    };
+                    let arrays =
+                        futures::future::try_join_all(children.iter().map(|c| self.read_field(c, ranges, cache))).await?;
+                    let n: u64 = ranges.iter().map(|r| r.end - r.start).sum();
+                    if arrays.is_empty() {
+                        return Ok(Arc::new(StructArray::new_empty_fields(n as usize, None)) as ArrayRef);
+                    }
+                    Ok(Arc::new(StructArray::try_new(fields.clone(), arrays, None)?) as ArrayRef)
+                }
+                FieldPlan::List { column, field, item } => self.read_list(*column, field, item, ranges, cache).await,
+            }
+        }
+        .boxed()
+    }
+
+    fn corrupt(&self, msg: impl Into<String>) -> Error {
+        Error::corrupt(&self.meta.path, msg)
+    }
+
+    async fn read_leaf(
+        &self,
+        column: usize,
+        dt: &DataType,
+        ranges: &[Range<u64>],
+        cache: Option<&PageCache>,
+    ) -> Result<ArrayRef> {
+        let col = self.column(column)?;
+        let pieces = split_by_pages(&col.row_starts, ranges).map_err(|m| self.corrupt(m))?;
+        // Plan: whole pages (sequential scans, or encodings without random access) or
+        // fixed-width row slices, or two-step binary slices.
+        enum Job {
+            Whole { page: usize, local: Range<u64> },
+            Fixed { page: usize, local: Range<u64>, streams: Vec<Stream>, first_io: usize },
+            Binary { page: usize, local: Range<u64>, read: Range<u64>, streams: Vec<Stream>, first_io: usize },
+        }
+        let mut jobs = Vec::with_capacity(pieces.len());
+        let mut io_ranges: Vec<Range<u64>> = Vec::new();
+        let mut whole_needed: Vec<usize> = Vec::new();
+        let mut decoded: HashMap<usize, ArrayRef> = HashMap::new();
+        for (page_idx, local) in pieces {
+            let page = &col.pages[page_idx];
+            if let Some(c) = cache {
+                if let Some(a) = c.get(column, page_idx) {
+                    decoded.insert(page_idx, a);
+                }
+                if !decoded.contains_key(&page_idx) && !whole_needed.contains(&page_idx) {
+                    whole_needed.push(page_idx);
+                }
+                jobs.push(Job::Whole { page: page_idx, local });
+                continue;
+            }
+            if let Some(streams) = fixed_streams(&page.encoding).map_err(|e| Error::from_encoding(&self.meta.path, e))? {
+                let first_io = io_ranges.len();
+                for s in &streams {
+                    io_ranges.push(self.stream_range(page, s, &local)?);
+                }
+                jobs.push(Job::Fixed { page: page_idx, local, streams, first_io });
+                continue;
+            }
+            if let E::Binary(b) = variant(&page.encoding).map_err(|e| Error::from_encoding(&self.meta.path, e))? {
+                let indices = child(&b.indices, "indices").map_err(|e| Error::from_encoding(&self.meta.path, e))?;
+                if let Some(streams) = fixed_streams(indices).map_err(|e| Error::from_encoding(&self.meta.path, e))? {
+                    let read = local.start.saturating_sub(1)..local.end;
+                    let first_io = io_ranges.len();
+                    for s in &streams {
+                        io_ranges.push(self.stream_range(page, s, &read)?);
+                    }
+                    jobs.push(Job::Binary { page: page_idx, local, read, streams, first_io });
+                    continue;
+                }
+            }
+            if !whole_needed.contains(&page_idx) {
+                whole_needed.push(page_idx);
+            }
+            jobs.push(Job::Whole { page: page_idx, local });
+        }
+        // Whole pages are fetched in the same coalesced request.
+        let mut whole_io = Vec::with_capacity(whole_needed.len());
+        for &p in &whole_needed {
+            whole_io.push(io_ranges.len());
+            io_ranges.extend(col.pages[p].buffers.iter().cloned());
+        }
+        let fetched = read_ranges(self.io.as_ref(), &io_ranges, &self.stats).await?;
+        for (k, &p) in whole_needed.iter().enumerate() {
+            let page = &col.pages[p];
+            let bufs = &fetched[whole_io[k]..whole_io[k] + page.buffers.len()];
+            let array = decode(&page.encoding, &PageBuffers { page: bufs, column: &[] }, page.num_rows, dt)
+                .map_err(|e| Error::from_encoding(&self.meta.path, e))?;
+            if let Some(c) = cache {
+                c.put(column, p, array.clone());
+            }
+            decoded.insert(p, array);
+        }
+        // Binary slices need a second round for their bytes.
+        let mut binary_parts: Vec<(usize, Vec<u64>, u64, u64)> = Vec::new();
+        let mut second_io: Vec<Range<u64>> = Vec::new();
+        for (j, job) in jobs.iter().enumerate() {
+            if let Job::Binary { page, local, read, streams, first_io } = job {
+                let page = &col.pages[*page];
+                let E::Binary(b) = variant(&page.encoding).map_err(|e| Error::from_encoding(&self.meta.path, e))? else {
+                    continue;
+                };
+                let bufs = self.stream_buffers(page, streams, read, &fetched[*first_io..*first_io + streams.len()]);
+                let indices_enc = child(&b.indices, "indices").map_err(|e| Error::from_encoding(&self.meta.path, e))?;
+                let raw = decode_u64s(indices_enc, &PageBuffers { page: &bufs, column: &[] }, read.end - read.start)
+                    .map_err(|e| Error::from_encoding(&self.meta.path, e))?;
+                let adj = b.null_adjustment;
+                let unadjust = |v: u64| if adj > 0 && v >= adj { v - adj } else { v };
+                let skip = (local.start - read.start) as usize;
+                let base = if skip == 1 { unadjust(raw[0]) } else { 0 };
+                let values: Vec<u64> = raw[skip..].to_vec();
+                let end = values.iter().map(|v| unadjust(*v)).max().unwrap_or(base).max(base);
+                let bytes_buf = self.bytes_buffer(page, b)?;
+                let (bstart, bend) = (bytes_buf.start.checked_add(base), bytes_buf.start.checked_add(end));
+                match (bstart, bend) {
+                    (Some(s), Some(e)) if e <= bytes_buf.end => second_io.push(s..e),
+                    _ => return Err(self.corrupt(format!("binary offsets {base}..{end} exceed the bytes buffer"))),
+                }
+                binary_parts.push((j, values, base, adj));
+            }
+        }
+        let second = if second_io.is_empty() {
+            Vec::new()
+        } else {
+            read_ranges(self.io.as_ref(), &second_io, &self.stats).await?
+        };
+        let mut binary_arrays: HashMap<usize, ArrayRef> = HashMap::new();
+        for (k, (j, values, base, adj)) in binary_parts.into_iter().enumerate() {
+            let data = build_binary(&values, base, &second[k], adj, dt).map_err(|e| Error::from_encoding(&self.meta.path, e))?;
+            binary_arrays.insert(j, arrow_array::make_array(data));
+        }
+        // Assemble in request order.
+        let mut parts: Vec<ArrayRef> = Vec::with_capacity(jobs.len());
+        for (j, job) in jobs.iter().enumerate() {
+            match job {
+                Job::Whole { page, local } => {
+                    let a = decoded.get(page).ok_or_else(|| self.corrupt("page was not decoded"))?;
+                    parts.push(a.slice(local.start as usize, (local.end - local.start) as usize));
+                }
+                Job::Fixed { page, local, streams, first_io } => {
+                    let page = &col.pages[*page];
+                    let bufs = self.stream_buffers(page, streams, local, &fetched[*first_io..*first_io + streams.len()]);
+                    let a = decode(&page.encoding, &PageBuffers { page: &bufs, column: &[] }, local.end - local.start, dt)
+                        .map_err(|e| Error::from_encoding(&self.meta.path, e))?;
+                    parts.push(a);
+                }
+                Job::Binary { .. } => {
+                    parts.push(binary_arrays.remove(&j).ok_or_else(|| self.corrupt("binary slice missing"))?);
+                }
+            }
+        }
+        concat_parts(parts, dt)
+    }
+
+    fn column(&self, column: usize) -> Result<&ColumnInfo> {
+        self.meta.columns.get(column).ok_or_else(|| self.corrupt(format!("column {column} does not exist")))
+    }
+
+    fn stream_range(&self, page: &PageInfo, s: &Stream, rows: &Range<u64>) -> Result<Range<u64>> {
+        let buf = page
+            .buffers
+            .get(s.buffer_index as usize)
+            .ok_or_else(|| self.corrupt(format!("page refers to missing buffer {}", s.buffer_index)))?;
+        let r = stream_byte_range(s, rows);
+        let size = buf.end - buf.start;
+        if r.end > size {
+            return Err(self.corrupt(format!(
+                "page buffer {} holds {size} bytes, but rows {rows:?} need bytes up to {}",
+                s.buffer_index, r.end
+            )));
+        }
+        Ok(buf.start + r.start..buf.start + r.end)
+    }
+
+    /// Page buffers for a sub-range decode: the fetched stream slices at their indices.
+    fn stream_buffers(&self, page: &PageInfo, streams: &[Stream], rows: &Range<u64>, fetched: &[Buffer]) -> Vec<Buffer> {
+        let mut bufs = vec![Buffer::from_vec(Vec::<u8>::new()); page.buffers.len()];
+        for (s, f) in streams.iter().zip(fetched) {
+            if let Some(slot) = bufs.get_mut(s.buffer_index as usize) {
+                *slot = stream_rows(s, rows, f);
+            }
+        }
+        bufs
+    }
+
+    fn bytes_buffer(&self, page: &PageInfo, b: &pb20::Binary) -> Result<Range<u64>> {
+        let bytes = child(&b.bytes, "bytes").map_err(|e| Error::from_encoding(&self.meta.path, e))?;
+        match variant(bytes).map_err(|e| Error::from_encoding(&self.meta.path, e))? {
+            E::Flat(f) if f.bits_per_value == 8 && f.compression.as_ref().is_none_or(|c| c.scheme.is_empty()) => {
+                let r = f.buffer.as_ref().ok_or_else(|| self.corrupt("binary bytes without a buffer"))?;
+                if r.buffer_type != pb20::buffer::BufferType::Page as i32 {
+                    return Err(Error::Unsupported("binary bytes outside the page".into()));
+                }
+                page.buffers
+                    .get(r.buffer_index as usize)
+                    .cloned()
+                    .ok_or_else(|| self.corrupt(format!("page refers to missing buffer {}", r.buffer_index)))
+            }
+            _ => Err(Error::Unsupported("compressed binary bytes".into())),
+        }
+    }
+
+    async fn read_list(
+        &self,
+        column: usize,
+        field: &FieldRef,
+        item: &FieldPlan,
+        ranges: &[Range<u64>],
+        cache: Option<&PageCache>,
+    ) -> Result<ArrayRef> {
+        let col = self.column(column)?;
+        let pieces = split_by_pages(&col.row_starts, ranges).map_err(|m| self.corrupt(m))?;
+        let mut io_ranges = Vec::new();
+        let mut jobs = Vec::with_capacity(pieces.len());
+        for (page_idx, local) in pieces {
+            let page = &col.pages[page_idx];
+            let list = self.list_encoding(page)?;
+            let offsets = child(&list.offsets, "offsets").map_err(|e| Error::from_encoding(&self.meta.path, e))?;
+            let streams = fixed_streams(offsets)
+                .map_err(|e| Error::from_encoding(&self.meta.path, e))?
+                .ok_or_else(|| Error::Unsupported("list offsets that are not fixed width".into()))?;
+            let read = local.start.saturating_sub(1)..local.end;
+            let first_io = io_ranges.len();
+            for s in &streams {
+                io_ranges.push(self.stream_range(page, s, &read)?);
+            }
+            jobs.push((page_idx, local, read, streams, first_io));
+        }
+        let fetched = read_ranges(self.io.as_ref(), &io_ranges, &self.stats).await?;
+        let mut positions: Vec<(u64, u64, bool)> = Vec::new();
+        for (page_idx, local, read, streams, first_io) in &jobs {
+            let page = &col.pages[*page_idx];
+            let list = self.list_encoding(page)?;
+            let offsets = child(&list.offsets, "offsets").map_err(|e| Error::from_encoding(&self.meta.path, e))?;
+            let bufs = self.stream_buffers(page, streams, read, &fetched[*first_io..*first_io + streams.len()]);
+            let raw = decode_u64s(offsets, &PageBuffers { page: &bufs, column: &[] }, read.end - read.start)
+                .map_err(|e| Error::from_encoding(&self.meta.path, e))?;
+            let skip = (local.start - read.start) as usize;
+            let prev = if skip == 1 { raw[0] } else { 0 };
+            let base = col.item_starts[*page_idx];
+            let pos = list_positions(&raw[skip..], prev, list.null_offset_adjustment, list.num_items)
+                .map_err(|e| Error::from_encoding(&self.meta.path, e))?;
+            positions.extend(pos.into_iter().map(|(s, e, v)| (s + base, e + base, v)));
+        }
+        let mut item_ranges: Vec<Range<u64>> = Vec::new();
+        for (s, e, _) in &positions {
+            if s == e {
+                continue;
+            }
+            match item_ranges.last_mut() {
+                Some(last) if last.end == *s => last.end = *e,
+                _ => item_ranges.push(*s..*e),
+            }
+        }
+        let items = self.read_field(item, &item_ranges, cache).await?;
+        let lengths = positions.iter().map(|(s, e, _)| (e - s) as usize);
+        let any_null = positions.iter().any(|p| !p.2);
+        let nulls = any_null.then(|| NullBuffer::from(positions.iter().map(|p| p.2).collect::<Vec<bool>>()));
+        let item_field = match field.data_type() {
+            DataType::List(f) | DataType::LargeList(f) => f.clone(),
+            _ => return Err(self.corrupt("list plan without list type")),
+        };
+        let total: usize = positions.iter().map(|(s, e, _)| (e - s) as usize).sum();
+        if items.len() != total {
+            return Err(self.corrupt(format!("list expected {total} items, read {}", items.len())));
+        }
+        Ok(match field.data_type() {
+            DataType::LargeList(_) => Arc::new(arrow_array::LargeListArray::try_new(
+                item_field,
+                OffsetBuffer::<i64>::from_lengths(lengths),
+                items,
+                nulls,
+            )?) as ArrayRef,
+            _ => {
+                if total > i32::MAX as usize {
+                    return Err(Error::Unsupported("more than 2^31 list items in one read; use large_list".into()));
+                }
+                Arc::new(arrow_array::ListArray::try_new(
+                    item_field,
+                    OffsetBuffer::<i32>::from_lengths(lengths),
+                    items,
+                    nulls,
+                )?) as ArrayRef
+            }
+        })
+    }
+
+    fn list_encoding<'p>(&self, page: &'p PageInfo) -> Result<&'p pb20::List> {
+        match variant(&page.encoding).map_err(|e| Error::from_encoding(&self.meta.path, e))? {
+            E::List(l) => Ok(l),
+            _ => Err(self.corrupt("list offsets column has a page that is not a List encoding")),
+        }
+    }
+}
+
+fn concat_parts(parts: Vec<ArrayRef>, dt: &DataType) -> Result<ArrayRef> {
+    match parts.len() {
+        0 => Ok(new_empty_array(dt)),
+        1 => parts.into_iter().next().ok_or_else(|| Error::InvalidArgument("no parts".into())),
+        _ => {
+            let refs: Vec<&dyn Array> = parts.iter().map(|a| a.as_ref()).collect();
+            Ok(arrow_select::concat::concat(&refs)?)
+        }
+    }
+}
+
+/// Collapses sorted, distinct indices into runs.
+pub fn to_ranges(sorted: &[u64]) -> Vec<Range<u64>> {
+    let mut out: Vec<Range<u64>> = Vec::new();
+    for &i in sorted {
+        match out.last_mut() {
+            Some(r) if r.end == i => r.end = i + 1,
+            _ => out.push(i..i + 1),
+        }
+    }
+    out
+}
+
+/// Splits row ranges into `(page, range within page)` pieces.
+fn split_by_pages(row_starts: &[u64], ranges: &[Range<u64>]) -> std::result::Result<Vec<(usize, Range<u64>)>, String> {
+    let total = row_starts.last().copied().unwrap_or(0);
+    let mut out = Vec::new();
+    for r in ranges {
+        if r.end > total {
+            return Err(format!("rows {r:?} requested from a column of {total} values"));
+        }
+        let mut start = r.start;
+        while start < r.end {
+            // The page containing `start`: the last page whose first row is <= start.
+            let p = row_starts.partition_point(|s| *s <= start).saturating_sub(1);
+            let page_start = row_starts[p];
+            let page_end = row_starts.get(p + 1).copied().unwrap_or(total);
+            if page_end <= start {
+                return Err(format!("no page holds row {start}"));
+            }
+            let end = r.end.min(page_end);
+            out.push((p, start - page_start..end - page_start));
+            start = end;
+        }
+    }
+    Ok(out)
+}
+
+async fn read_metadata(io: &dyn ReadAt, stats: &IoStats) -> Result<FileMetadata> {
+    let path = io.path().to_string();
+    let file_size = io.size().await?;
+    if file_size < FOOTER_LEN {
+        return Err(Error::corrupt(&path, format!("file is {file_size} bytes, too small to be a Lance file")));
+    }
+    let tail_len = file_size.min(TAIL_READ);
+    let tail_range = file_size - tail_len..file_size;
+    let tail_bytes = read_ranges(io, std::slice::from_ref(&tail_range), stats).await?.pop().unwrap_or_default();
+    let tail = Tail { start: tail_range.start, bytes: tail_bytes };
+    let footer_bytes = &tail.bytes.as_slice()[(tail_len - FOOTER_LEN) as usize..];
+    let footer = Footer::parse(footer_bytes, file_size, &path)?;
+    let version = footer.version(&path)?;
+    if version != FileVersion::V2_0 {
+        return Err(Error::Unsupported(format!(
+            "{path} uses Lance file format {}; reading it is not implemented yet (2.0 files are)",
+            version.name()
+        )));
+    }
+    let meta_end = file_size - FOOTER_LEN;
+    let fetch = |range: Range<u64>| {
+        let tail = &tail;
+        async move {
+            if range.start >= tail.start && range.end <= tail.start + tail.bytes.len() as u64 {
+                Ok(tail.bytes.slice_with_length((range.start - tail.start) as usize, (range.end - range.start) as usize))
+            } else {
+                read_ranges(io, std::slice::from_ref(&range), stats).await?.pop().ok_or_else(|| Error::corrupt(io.path(), "short read"))
+            }
+        }
+    };
+    let table = |bytes: &Buffer, n: u32, what: &str| -> Result<Vec<Range<u64>>> {
+        let mut out = Vec::with_capacity(n as usize);
+        for i in 0..n as usize {
+            let at = |k: usize| {
+                let mut b = [0u8; 8];
+                b.copy_from_slice(&bytes.as_slice()[k..k + 8]);
+                u64::from_le_bytes(b)
+            };
+            let (pos, size) = (at(i * 16), at(i * 16 + 8));
+            match pos.checked_add(size) {
+                Some(end) if end <= meta_end => out.push(pos..end),
+                _ => {
+                    return Err(Error::corrupt(
+                        &path,
+                        format!("{what} {i} at {pos} with size {size} lies outside the file"),
+                    ))
+                }
+            }
+        }
+        Ok(out)
+    };
+    let cmo_bytes = fetch(footer.cmo_table_start..footer.cmo_table_start + u64::from(footer.num_columns) * 16).await?;
+    let column_ranges = table(&cmo_bytes, footer.num_columns, "column metadata")?;
+    let gbo_bytes = fetch(footer.gbo_table_start..footer.gbo_table_start + u64::from(footer.num_global_buffers) * 16).await?;
+    let global_buffers = table(&gbo_bytes, footer.num_global_buffers, "global buffer")?;
+    let gb0 = global_buffers.first().cloned().ok_or_else(|| Error::corrupt(&path, "the file has no global buffers (no schema)"))?;
+    let descriptor = pbfile::FileDescriptor::decode(fetch(gb0).await?.as_slice())
+        .map_err(|e| Error::corrupt(&path, format!("the file descriptor does not parse: {e}")))?;
+    let pschema = descriptor.schema.ok_or_else(|| Error::corrupt(&path, "the file descriptor has no schema"))?;
+    let schema = Arc::new(from_lance_fields(&pschema.fields, &pschema.metadata, &path)?);
+    let num_rows = descriptor.length;
+    let (plans, ncols) = plan_schema(&schema)?;
+    if ncols != footer.num_columns as usize {
+        return Err(Error::corrupt(
+            &path,
+            format!("the schema needs {ncols} columns but the footer lists {}", footer.num_columns),
+        ));
+    }
+    let mut columns = Vec::with_capacity(column_ranges.len());
+    for (i, r) in column_ranges.iter().enumerate() {
+        let bytes = fetch(r.clone()).await?;
+        let cm = pbfile2::ColumnMetadata::decode(bytes.as_slice())
+            .map_err(|e| Error::corrupt(&path, format!("metadata of column {i} does not parse: {e}")))?;
+        columns.push(column_info(cm, i, meta_end, &path)?);
+    }
+    let meta = FileMetadata { path, file_size, footer, version, schema, num_rows, columns, global_buffers, plans };
+    for p in &meta.plans {
+        check_rows(&meta, p, num_rows)?;
+    }
+    Ok(meta)
+}
+
+fn column_info(cm: pbfile2::ColumnMetadata, i: usize, meta_end: u64, path: &str) -> Result<ColumnInfo> {
+    let ranges = |offsets: &[u64], sizes: &[u64], what: &str| -> Result<Vec<Range<u64>>> {
+        if offsets.len() != sizes.len() {
+            return Err(Error::corrupt(path, format!("{what} of column {i}: {} offsets but {} sizes", offsets.len(), sizes.len())));
+        }
+        offsets
+            .iter()
+            .zip(sizes)
+            .map(|(o, s)| match o.checked_add(*s) {
+                Some(e) if e <= meta_end => Ok(*o..e),
+                _ => Err(Error::corrupt(path, format!("{what} of column {i} at {o} (+{s}) lies outside the data section"))),
+            })
+            .collect()
+    };
+    let mut pages = Vec::with_capacity(cm.pages.len());
+    let mut row_starts = Vec::with_capacity(cm.pages.len() + 1);
+    let mut item_starts = Vec::with_capacity(cm.pages.len() + 1);
+    let (mut rows, mut items) = (0u64, 0u64);
+    for (p, page) in cm.pages.into_iter().enumerate() {
+        let buffers = ranges(&page.buffer_offsets, &page.buffer_sizes, "page buffer")?;
+        let encoding = decode_page_encoding(page.encoding.as_ref(), path, i, p)?;
+        row_starts.push(rows);
+        item_starts.push(items);
+        rows = rows
+            .checked_add(page.length)
+            .ok_or_else(|| Error::corrupt(path, format!("row count of column {i} overflows")))?;
+        if let Some(E::List(l)) = encoding.array_encoding.as_ref() {
+            items = items
+                .checked_add(l.num_items)
+                .ok_or_else(|| Error::corrupt(path, format!("item count of column {i} overflows")))?;
+        }
+        pages.push(PageInfo { num_rows: page.length, buffers, encoding, priority: page.priority });
+    }
+    row_starts.push(rows);
+    item_starts.push(items);
+    let buffers = ranges(&cm.buffer_offsets, &cm.buffer_sizes, "column buffer")?;
+    Ok(ColumnInfo { pages, row_starts, item_starts, buffers })
+}
+
+fn decode_page_encoding(enc: Option<&pbfile2::Encoding>, path: &str, col: usize, page: usize) -> Result<pb20::ArrayEncoding> {
+    use pbfile2::encoding::Location;
+    let where_ = || format!("page {page} of column {col}");
+    match enc.and_then(|e| e.location.as_ref()) {
+        Some(Location::Direct(d)) => {
+            let any = prost_types::Any::decode(d.encoding.as_ref())
+                .map_err(|e| Error::corrupt(path, format!("encoding of {} does not parse: {e}", where_())))?;
+            if any.type_url != ARRAY_ENCODING_TYPE_URL {
+                return Err(Error::Unsupported(format!("page encoding {:?} in {path}", any.type_url)));
+            }
+            pb20::ArrayEncoding::decode(any.value.as_slice())
+                .map_err(|e| Error::corrupt(path, format!("encoding of {} does not parse: {e}", where_())))
+        }
+        Some(Location::Indirect(_)) => Err(Error::Unsupported(format!("indirect page encodings ({} of {path})", where_()))),
+        Some(Location::None(_)) | None => Err(Error::corrupt(path, format!("{} has no encoding", where_()))),
+    }
+}
+
+/// Checks that every column holds exactly as many values as its parent needs.
+fn check_rows(meta: &FileMetadata, plan: &FieldPlan, expected: u64) -> Result<()> {
+    let col = meta
+        .columns
+        .get(plan.column())
+        .ok_or_else(|| Error::corrupt(&meta.path, format!("column {} is missing", plan.column())))?;
+    let have = col.row_starts.last().copied().unwrap_or(0);
+    let header_ok = matches!(plan, FieldPlan::Struct { .. }) && col.pages.is_empty();
+    if have != expected && !header_ok {
+        return Err(Error::corrupt(
+            &meta.path,
+            format!(
+                "column {} ({:?}) holds {have} values but {expected} are expected",
+                plan.column(),
+                plan.field().name()
+            ),
+        ));
+    }
+    match plan {
+        FieldPlan::Leaf { .. } => Ok(()),
+        FieldPlan::Struct { children, .. } => children.iter().try_for_each(|c| check_rows(meta, c, expected)),
+        FieldPlan::List { item, .. } => check_rows(meta, item, col.item_starts.last().copied().unwrap_or(0)),
+    }
+}
+
+/// The schema of a projection's batches, for callers that only need the fields.
+pub fn projected_schema(fields: Vec<Field>, metadata: HashMap<String, String>) -> SchemaRef {
+    Arc::new(Schema::new_with_metadata(fields, metadata))
+}
+
+#[allow(dead_code)]
+fn _assert_send(r: &FileReader) -> impl Send + '_ {
+    let p = r.projection(None);
+    async move {
+        if let Ok(p) = p {
+            let _ = r.read_ranges(&p, &[], None).await;
+        }
+    }
+}
+
+#[allow(dead_code)]
+fn _scalar(_: ScalarBuffer<u64>) {}

@@ -1,0 +1,443 @@
+//! Streaming writer of Lance v2 (2.0) files.
+//!
+//! Batches are shredded into columns (see [`crate::plan`]) and buffered per column;
+//! a column's buffered data becomes a page once it passes `max_page_bytes`, so memory
+//! stays bounded by roughly one page per column whatever the input size. Page buffers
+//! are written 64-byte aligned; `finish` then writes the file descriptor (global
+//! buffer 0), the column metadata, the two offset tables and the footer.
+
+use std::collections::HashMap;
+use std::io::Write;
+
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_buffer::Buffer;
+use arrow_schema::{DataType, SchemaRef};
+use lancelet_encoding::v2_0::encode::{encode_leaf, encode_list_offsets, struct_header, EncodeOptions};
+use lancelet_encoding::v2_0::{pb as pb20, ARRAY_ENCODING_TYPE_URL, COLUMN_ENCODING_TYPE_URL};
+use lancelet_encoding::EncodedPage;
+use lancelet_proto::{pbfile, pbfile2};
+use prost::Message;
+
+use crate::error::{Error, Result};
+use crate::footer::{FileVersion, Footer};
+use crate::plan::{plan_schema, FieldPlan};
+use crate::schema::to_lance_fields;
+
+/// Default page size limit per column (bytes of Arrow data buffered before a page is cut).
+pub const DEFAULT_MAX_PAGE_BYTES: u64 = 8 * 1024 * 1024;
+
+/// Options of a [`FileWriter`].
+#[derive(Debug, Clone)]
+pub struct WriterOptions {
+    /// Cut a page once a column has buffered this many bytes.
+    pub max_page_bytes: u64,
+    /// File format version to write (only 2.0 for now).
+    pub version: FileVersion,
+    /// Encoding choices.
+    pub encode: EncodeOptions,
+}
+
+impl Default for WriterOptions {
+    fn default() -> Self {
+        Self { max_page_bytes: DEFAULT_MAX_PAGE_BYTES, version: FileVersion::V2_0, encode: EncodeOptions::default() }
+    }
+}
+
+#[derive(Default)]
+struct ListAcc {
+    ends: Vec<u64>,
+    valid: Vec<bool>,
+    items: u64,
+}
+
+#[derive(Default)]
+struct ColumnState {
+    pages: Vec<pbfile2::column_metadata::Page>,
+    pending: Vec<ArrayRef>,
+    pending_bytes: u64,
+    list: ListAcc,
+    struct_rows: u64,
+}
+
+/// Writes one Lance file to any `Write` sink.
+pub struct FileWriter<W: Write> {
+    out: W,
+    pos: u64,
+    path: String,
+    schema: SchemaRef,
+    plans: Vec<FieldPlan>,
+    columns: Vec<ColumnState>,
+    rows: u64,
+    opts: WriterOptions,
+    schema_metadata: HashMap<String, String>,
+}
+
+impl<W: Write> FileWriter<W> {
+    /// Starts a file with `schema`; `path` is only used in error messages.
+    pub fn try_new(out: W, path: &str, schema: SchemaRef, opts: WriterOptions) -> Result<Self> {
+        if opts.version != FileVersion::V2_0 {
+            return Err(Error::Unsupported(format!(
+                "writing file format {} is not implemented yet; use version=\"2.0\"",
+                opts.version.name()
+            )));
+        }
+        if opts.max_page_bytes == 0 {
+            return Err(Error::InvalidArgument("max_page_bytes must be positive".into()));
+        }
+        // Validates every type up front so a bad schema fails before anything is written.
+        to_lance_fields(&schema)?;
+        let (plans, ncols) = plan_schema(&schema)?;
+        let schema_metadata: HashMap<String, String> = schema.metadata().into();
+        Ok(Self {
+            out,
+            pos: 0,
+            path: path.to_string(),
+            schema,
+            plans,
+            columns: (0..ncols).map(|_| ColumnState::default()).collect(),
+            rows: 0,
+            opts,
+            schema_metadata,
+        })
+    }
+
+    /// The schema being written.
+    pub fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    /// Rows written so far.
+    pub fn num_rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// Adds a key to the schema metadata stored in the file.
+    pub fn add_schema_metadata(&mut self, key: String, value: String) {
+        self.schema_metadata.insert(key, value);
+    }
+
+    /// Checks a batch against the file schema without writing anything.
+    pub fn check_batch(&self, batch: &RecordBatch) -> Result<Vec<ArrayRef>> {
+        let mut cols = Vec::with_capacity(self.schema.fields().len());
+        for field in self.schema.fields() {
+            let col = batch.column_by_name(field.name()).ok_or_else(|| {
+                Error::SchemaMismatch(format!("the batch has no column {:?} required by the file schema", field.name()))
+            })?;
+            if !types_match(col.data_type(), field.data_type()) {
+                return Err(Error::SchemaMismatch(format!(
+                    "column {:?} is {} in the batch but {} in the file schema",
+                    field.name(),
+                    col.data_type(),
+                    field.data_type()
+                )));
+            }
+            if !field.is_nullable() && col.null_count() > 0 {
+                return Err(Error::SchemaMismatch(format!(
+                    "column {:?} is declared non-nullable but the batch has {} nulls",
+                    field.name(),
+                    col.null_count()
+                )));
+            }
+            check_no_struct_nulls(field.name(), col.as_ref())?;
+            cols.push(col.clone());
+        }
+        if batch.num_columns() != self.schema.fields().len() {
+            let extra: Vec<_> = batch
+                .schema()
+                .fields()
+                .iter()
+                .filter(|f| self.schema.field_with_name(f.name()).is_err())
+                .map(|f| f.name().clone())
+                .collect();
+            return Err(Error::SchemaMismatch(format!("the batch has columns not in the file schema: {extra:?}")));
+        }
+        Ok(cols)
+    }
+
+    /// Buffers a batch, writing pages for columns that passed the page size.
+    /// A batch that does not match the schema is refused before anything is buffered.
+    pub fn write_batch(&mut self, batch: &RecordBatch) -> Result<()> {
+        let cols = self.check_batch(batch)?;
+        let plans = std::mem::take(&mut self.plans);
+        let res = plans.iter().zip(&cols).try_for_each(|(p, c)| self.push(p, c));
+        self.plans = plans;
+        res?;
+        self.rows += batch.num_rows() as u64;
+        Ok(())
+    }
+
+    fn push(&mut self, plan: &FieldPlan, array: &ArrayRef) -> Result<()> {
+        match plan {
+            FieldPlan::Leaf { column, .. } => {
+                let bytes = array.to_data().get_slice_memory_size()? as u64;
+                let max = self.opts.max_page_bytes;
+                if bytes > max && array.len() > 1 {
+                    // Split big arrays so no page grows far past the limit.
+                    let pieces = bytes.div_ceil(max) as usize;
+                    let rows = array.len().div_ceil(pieces).max(1);
+                    let mut start = 0;
+                    while start < array.len() {
+                        let len = rows.min(array.len() - start);
+                        self.push_leaf(*column, array.slice(start, len))?;
+                        start += len;
+                    }
+                    Ok(())
+                } else {
+                    self.push_leaf(*column, array.clone())
+                }
+            }
+            FieldPlan::Struct { column, children, .. } => {
+                self.columns[*column].struct_rows += array.len() as u64;
+                let s = array.as_struct();
+                for (child, col) in children.iter().zip(s.columns()) {
+                    self.push(child, col)?;
+                }
+                Ok(())
+            }
+            FieldPlan::List { column, item, .. } => {
+                let (items, ends_valid) = match array.data_type() {
+                    DataType::List(_) => list_parts(array.as_list::<i32>()),
+                    DataType::LargeList(_) => list_parts(array.as_list::<i64>()),
+                    dt => return Err(Error::InvalidArgument(format!("expected a list array, got {dt}"))),
+                };
+                {
+                    let acc = &mut self.columns[*column].list;
+                    let base = acc.items;
+                    for (end, valid) in &ends_valid {
+                        acc.ends.push(base + end);
+                        acc.valid.push(*valid);
+                    }
+                    acc.items += items.len() as u64;
+                }
+                self.push(item, &items)?;
+                if self.columns[*column].list.ends.len() as u64 * 8 >= self.opts.max_page_bytes {
+                    self.flush_list(*column)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn push_leaf(&mut self, column: usize, array: ArrayRef) -> Result<()> {
+        let bytes = array.to_data().get_slice_memory_size()? as u64;
+        let state = &mut self.columns[column];
+        state.pending_bytes += bytes;
+        state.pending.push(array);
+        if state.pending_bytes >= self.opts.max_page_bytes {
+            self.flush_leaf(column)?;
+        }
+        Ok(())
+    }
+
+    fn flush_leaf(&mut self, column: usize) -> Result<()> {
+        let pending = std::mem::take(&mut self.columns[column].pending);
+        self.columns[column].pending_bytes = 0;
+        if pending.is_empty() {
+            return Ok(());
+        }
+        let array = if pending.len() == 1 {
+            pending.into_iter().next().ok_or_else(|| Error::InvalidArgument("empty page".into()))?
+        } else {
+            let refs: Vec<&dyn Array> = pending.iter().map(|a| a.as_ref()).collect();
+            arrow_select::concat::concat(&refs)?
+        };
+        let page = encode_leaf(&array, &self.opts.encode).map_err(|e| Error::from_encoding(&self.path, e))?;
+        self.write_page(column, page)
+    }
+
+    fn flush_list(&mut self, column: usize) -> Result<()> {
+        let acc = std::mem::take(&mut self.columns[column].list);
+        if acc.ends.is_empty() {
+            return Ok(());
+        }
+        let page = encode_list_offsets(&acc.ends, &acc.valid, acc.items);
+        self.write_page(column, page)
+    }
+
+    fn write_page(&mut self, column: usize, page: EncodedPage<pb20::ArrayEncoding>) -> Result<()> {
+        let mut offsets = Vec::with_capacity(page.buffers.len());
+        let mut sizes = Vec::with_capacity(page.buffers.len());
+        for b in &page.buffers {
+            let (pos, size) = self.write_aligned(b)?;
+            offsets.push(pos);
+            sizes.push(size);
+        }
+        self.columns[column].pages.push(pbfile2::column_metadata::Page {
+            buffer_offsets: offsets,
+            buffer_sizes: sizes,
+            length: page.num_rows,
+            encoding: Some(direct_encoding(ARRAY_ENCODING_TYPE_URL, page.encoding.encode_to_vec())),
+            priority: 0,
+        });
+        Ok(())
+    }
+
+    fn write_raw(&mut self, bytes: &[u8]) -> Result<()> {
+        self.out.write_all(bytes).map_err(|e| Error::io(&self.path, e))?;
+        self.pos += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Writes a buffer and pads the file to the next 64-byte boundary.
+    fn write_aligned(&mut self, b: &Buffer) -> Result<(u64, u64)> {
+        let pos = self.pos;
+        self.write_raw(b.as_slice())?;
+        let pad = lancelet_encoding::bits::pad_to(self.pos, 64) - self.pos;
+        if pad > 0 {
+            self.write_raw(&[0u8; 64][..pad as usize])?;
+        }
+        Ok((pos, b.len() as u64))
+    }
+
+    /// Writes everything still buffered and the file's metadata; returns the sink and
+    /// the number of rows written.
+    pub fn finish(mut self) -> Result<(W, u64)> {
+        let mut order = Vec::new();
+        for p in &self.plans {
+            p.visit(&mut |p| order.push(p.clone()));
+        }
+        for p in &order {
+            match p {
+                FieldPlan::Leaf { column, field } => {
+                    self.flush_leaf(*column)?;
+                    if self.columns[*column].pages.is_empty() && self.rows > 0 {
+                        // A list whose items are all empty still gets one (empty) items page,
+                        // as pylance writes it.
+                        let empty = arrow_array::new_empty_array(field.data_type());
+                        let page = encode_leaf(&empty, &self.opts.encode).map_err(|e| Error::from_encoding(&self.path, e))?;
+                        self.write_page(*column, page)?;
+                    }
+                }
+                FieldPlan::List { column, .. } => {
+                    self.flush_list(*column)?;
+                    if self.columns[*column].pages.is_empty() && self.rows > 0 {
+                        self.write_page(*column, encode_list_offsets(&[], &[], 0))?;
+                    }
+                }
+                FieldPlan::Struct { column, .. } => {
+                    let rows = self.columns[*column].struct_rows;
+                    if rows > 0 || self.rows > 0 {
+                        self.write_page(*column, struct_header(rows))?;
+                    }
+                }
+            }
+        }
+        let mut md: Vec<(&String, &String)> = self.schema_metadata.iter().collect();
+        md.sort();
+        let descriptor = pbfile::FileDescriptor {
+            schema: Some(pbfile::Schema {
+                fields: to_lance_fields(&self.schema)?,
+                metadata: md.into_iter().map(|(k, v)| (k.clone(), bytes::Bytes::from(v.clone().into_bytes()))).collect(),
+            }),
+            length: self.rows,
+        };
+        let gb0_pos = self.pos;
+        let gb0 = descriptor.encode_to_vec();
+        self.write_raw(&gb0)?;
+        let column_meta_start = self.pos;
+        let mut cmo = Vec::with_capacity(self.columns.len() * 16);
+        let columns = std::mem::take(&mut self.columns);
+        for c in columns {
+            let meta = pbfile2::ColumnMetadata {
+                encoding: Some(direct_encoding(COLUMN_ENCODING_TYPE_URL, column_values_encoding())),
+                pages: c.pages,
+                buffer_offsets: vec![],
+                buffer_sizes: vec![],
+            };
+            let bytes = meta.encode_to_vec();
+            cmo.extend_from_slice(&self.pos.to_le_bytes());
+            cmo.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+            self.write_raw(&bytes)?;
+        }
+        let num_columns = (cmo.len() / 16) as u32;
+        let cmo_table_start = self.pos;
+        self.write_raw(&cmo)?;
+        let gbo_table_start = self.pos;
+        let mut gbo = Vec::with_capacity(16);
+        gbo.extend_from_slice(&gb0_pos.to_le_bytes());
+        gbo.extend_from_slice(&(gb0.len() as u64).to_le_bytes());
+        self.write_raw(&gbo)?;
+        let (major, minor) = self.opts.version.footer_pair();
+        let footer = Footer {
+            column_meta_start,
+            cmo_table_start,
+            gbo_table_start,
+            num_global_buffers: 1,
+            num_columns,
+            major,
+            minor,
+        };
+        self.write_raw(&footer.to_bytes())?;
+        self.out.flush().map_err(|e| Error::io(&self.path, e))?;
+        Ok((self.out, self.rows))
+    }
+}
+
+/// Arrow types are equal, ignoring field metadata and nested field names of list items.
+fn types_match(a: &DataType, b: &DataType) -> bool {
+    a.equals_datatype(b)
+}
+
+fn check_no_struct_nulls(name: &str, array: &dyn Array) -> Result<()> {
+    match array.data_type() {
+        DataType::Struct(fields) => {
+            let s = array.as_struct();
+            if s.null_count() > 0 {
+                return Err(Error::InvalidArgument(format!(
+                    "the struct field {name:?} contains {} null value(s), but Lance file format 2.0 \
+                     does not store struct validity",
+                    s.null_count()
+                )));
+            }
+            for (f, c) in fields.iter().zip(s.columns()) {
+                check_no_struct_nulls(f.name(), c.as_ref())?;
+            }
+            Ok(())
+        }
+        DataType::List(f) => {
+            let l = array.as_list::<i32>();
+            check_no_struct_nulls(f.name(), visible_values(l).as_ref())
+        }
+        DataType::LargeList(f) => {
+            let l = array.as_list::<i64>();
+            check_no_struct_nulls(f.name(), visible_values(l).as_ref())
+        }
+        _ => Ok(()),
+    }
+}
+
+fn visible_values<O: arrow_array::OffsetSizeTrait>(l: &arrow_array::GenericListArray<O>) -> ArrayRef {
+    let offsets = l.value_offsets();
+    let first = offsets.first().map(|o| o.as_usize()).unwrap_or(0);
+    let last = offsets.last().map(|o| o.as_usize()).unwrap_or(0);
+    l.values().slice(first, last - first)
+}
+
+/// The items referenced by a list array and, per list, its end (relative to the first
+/// item) and validity.
+fn list_parts<O: arrow_array::OffsetSizeTrait>(l: &arrow_array::GenericListArray<O>) -> (ArrayRef, Vec<(u64, bool)>) {
+    let offsets = l.value_offsets();
+    let first = offsets.first().map(|o| o.as_usize()).unwrap_or(0);
+    let items = visible_values(l);
+    let ends = offsets
+        .iter()
+        .skip(1)
+        .enumerate()
+        .map(|(i, o)| ((o.as_usize() - first) as u64, l.is_valid(i)))
+        .collect();
+    (items, ends)
+}
+
+fn direct_encoding(type_url: &str, value: Vec<u8>) -> pbfile2::Encoding {
+    let any = prost_types::Any { type_url: type_url.to_string(), value };
+    pbfile2::Encoding {
+        location: Some(pbfile2::encoding::Location::Direct(pbfile2::DirectEncoding {
+            encoding: bytes::Bytes::from(any.encode_to_vec()),
+        })),
+    }
+}
+
+fn column_values_encoding() -> Vec<u8> {
+    pb20::ColumnEncoding { column_encoding: Some(pb20::column_encoding::ColumnEncoding::Values(())) }.encode_to_vec()
+}

@@ -1,0 +1,120 @@
+//! The one place where Rust errors become Python exceptions.
+//!
+//! Exception classes are defined in Python (`lancelet/errors.py`) so they can inherit
+//! from both `LanceError` and the matching builtin (`OSError`, `ValueError`,
+//! `NotImplementedError`, `FileNotFoundError`); this module looks them up once.
+
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::PyType;
+
+use lancelet_file::Error;
+
+/// The Python exception classes, by role.
+#[derive(Clone, Copy, Debug)]
+pub enum Kind {
+    Corrupt,
+    NotFound,
+    Io,
+    SchemaMismatch,
+    Unsupported,
+    InvalidArgument,
+    Internal,
+}
+
+impl Kind {
+    fn class_name(self) -> &'static str {
+        match self {
+            Kind::Corrupt => "CorruptFileError",
+            Kind::NotFound => "LanceNotFoundError",
+            Kind::Io => "LanceIOError",
+            Kind::SchemaMismatch => "SchemaMismatchError",
+            Kind::Unsupported => "UnsupportedFeatureError",
+            Kind::InvalidArgument => "InvalidArgumentError",
+            Kind::Internal => "InternalError",
+        }
+    }
+}
+
+static ERRORS_MODULE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
+
+/// Builds an exception of `kind` carrying `message`.
+pub fn make(py: Python<'_>, kind: Kind, message: String) -> PyErr {
+    let module = ERRORS_MODULE.get_or_try_init(py, || PyModule::import(py, "lancelet.errors").map(|m| m.unbind()));
+    let class = module
+        .and_then(|m| m.bind(py).getattr(kind.class_name()))
+        .and_then(|c| c.cast_into::<PyType>().map_err(PyErr::from));
+    match class {
+        Ok(cls) => PyErr::from_type(cls, message),
+        Err(_) => PyRuntimeError::new_err(message),
+    }
+}
+
+/// Which exception a core error becomes.
+pub fn kind_of(e: &Error) -> Kind {
+    match e {
+        Error::Corrupt { .. } => Kind::Corrupt,
+        Error::NotFound { .. } => Kind::NotFound,
+        Error::Io { .. } => Kind::Io,
+        Error::SchemaMismatch(_) => Kind::SchemaMismatch,
+        Error::Unsupported(_) => Kind::Unsupported,
+        Error::InvalidArgument(_) => Kind::InvalidArgument,
+        Error::Arrow(_) => Kind::InvalidArgument,
+        _ => Kind::Internal,
+    }
+}
+
+/// Converts a core error.
+pub fn to_py(py: Python<'_>, e: Error) -> PyErr {
+    make(py, kind_of(&e), display_chain(&e))
+}
+
+/// `Display` of an error followed by its sources, so nothing is lost.
+fn display_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut src = e.source();
+    while let Some(inner) = src {
+        let m = inner.to_string();
+        if !s.contains(&m) {
+            s.push_str(": ");
+            s.push_str(&m);
+        }
+        src = inner.source();
+    }
+    s
+}
+
+/// Shorthand for a `ValueError`-like bad argument.
+pub fn invalid(py: Python<'_>, message: impl Into<String>) -> PyErr {
+    make(py, Kind::InvalidArgument, message.into())
+}
+
+/// Turns a caught panic payload into an `InternalError`.
+pub fn from_panic(py: Python<'_>, payload: Box<dyn std::any::Any + Send>) -> PyErr {
+    let msg = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_string());
+    make(py, Kind::Internal, format!("internal error (please report): {msg}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_core_error_has_a_kind() {
+        let cases = [
+            (Error::corrupt("f", "bad"), "CorruptFileError"),
+            (Error::NotFound { path: "f".into() }, "LanceNotFoundError"),
+            (Error::SchemaMismatch("x".into()), "SchemaMismatchError"),
+            (Error::Unsupported("x".into()), "UnsupportedFeatureError"),
+            (Error::InvalidArgument("x".into()), "InvalidArgumentError"),
+        ];
+        for (e, name) in cases {
+            assert_eq!(kind_of(&e).class_name(), name);
+        }
+    }
+}

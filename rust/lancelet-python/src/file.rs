@@ -1,0 +1,296 @@
+//! `lancelet._native.FileReader` / `FileWriter`: single Lance files.
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow_array::ffi::FFI_ArrowSchema;
+use arrow_array::RecordBatch;
+use arrow_schema::{ArrowError, Schema};
+use lancelet_file::io::LocalFile;
+use lancelet_file::{FileReader, FileVersion, FileWriter, PageCache, WriterOptions};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyCapsule, PyCapsuleMethods, PyDict, PyList};
+
+use crate::arrow_ffi::{import_batch, schema_capsule, BatchStream, FnReader};
+use crate::errors;
+use crate::runtime::{block_on, run_detached, runtime};
+
+/// An open Lance file.
+#[pyclass(module = "lancelet._native", name = "FileReader", frozen)]
+pub struct PyFileReader {
+    inner: Arc<FileReader>,
+}
+
+fn local_path(path: &str) -> String {
+    path.strip_prefix("file://").unwrap_or(path).to_string()
+}
+
+#[pymethods]
+impl PyFileReader {
+    /// Opens a local file.
+    #[staticmethod]
+    fn open(py: Python<'_>, path: String) -> PyResult<Self> {
+        let path = local_path(&path);
+        let inner = block_on(py, async move {
+            let io = Arc::new(LocalFile::open(&path)?);
+            FileReader::open(io).await
+        })?;
+        Ok(Self { inner: Arc::new(inner) })
+    }
+
+    /// Number of rows.
+    fn num_rows(&self) -> u64 {
+        self.inner.num_rows()
+    }
+
+    /// The file schema.
+    fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
+        schema_capsule(py, &self.inner.metadata().schema)
+    }
+
+    /// Streams rows `start..start+num_rows` (all remaining rows when `num_rows` is None).
+    #[pyo3(signature = (columns=None, start=0, num_rows=None, batch_size=1024))]
+    fn read_range(
+        &self,
+        py: Python<'_>,
+        columns: Option<Vec<String>>,
+        start: u64,
+        num_rows: Option<u64>,
+        batch_size: u64,
+    ) -> PyResult<BatchStream> {
+        if batch_size == 0 {
+            return Err(errors::invalid(py, "batch_size must be positive"));
+        }
+        let total = self.inner.num_rows();
+        let end = match num_rows {
+            Some(n) => start.checked_add(n).ok_or_else(|| errors::invalid(py, "start + num_rows overflows"))?,
+            None => total.max(start),
+        };
+        if start > total || end > total {
+            return Err(errors::invalid(
+                py,
+                format!("cannot read rows {start}..{end} from a file with {total} rows"),
+            ));
+        }
+        let projection = self.inner.projection(columns.as_deref()).map_err(|e| errors::to_py(py, e))?;
+        let schema = projection.schema().clone();
+        let reader = self.inner.clone();
+        let rt = runtime().map_err(|e| errors::make(py, errors::Kind::Internal, e.to_string()))?;
+        let cache = PageCache::default();
+        let mut cursor = start;
+        let next = move || -> Option<Result<RecordBatch, ArrowError>> {
+            if cursor >= end {
+                return None;
+            }
+            let stop = end.min(cursor.saturating_add(batch_size));
+            let range = cursor..stop;
+            cursor = stop;
+            let res = rt.block_on(reader.read_ranges(&projection, std::slice::from_ref(&range), Some(&cache)));
+            Some(res.map_err(|e| ArrowError::ExternalError(Box::new(e))))
+        };
+        Ok(BatchStream::new(Box::new(FnReader { schema, next })))
+    }
+
+    /// Reads the rows at `indices` (any order, duplicates allowed).
+    #[pyo3(signature = (indices, columns=None, batch_size=1024))]
+    fn take(&self, py: Python<'_>, indices: Vec<i64>, columns: Option<Vec<String>>, batch_size: u64) -> PyResult<BatchStream> {
+        if batch_size == 0 {
+            return Err(errors::invalid(py, "batch_size must be positive"));
+        }
+        let mut idx = Vec::with_capacity(indices.len());
+        for i in indices {
+            idx.push(u64::try_from(i).map_err(|_| errors::invalid(py, format!("row index {i} is negative")))?);
+        }
+        let projection = self.inner.projection(columns.as_deref()).map_err(|e| errors::to_py(py, e))?;
+        let schema = projection.schema().clone();
+        let reader = self.inner.clone();
+        let batch = block_on(py, async move { reader.take(&projection, &idx).await })?;
+        let mut offset = 0usize;
+        let bs = usize::try_from(batch_size).unwrap_or(usize::MAX);
+        let next = move || -> Option<Result<RecordBatch, ArrowError>> {
+            if offset >= batch.num_rows() {
+                return None;
+            }
+            let len = bs.min(batch.num_rows() - offset);
+            let out = batch.slice(offset, len);
+            offset += len;
+            Some(Ok(out))
+        };
+        Ok(BatchStream::new(Box::new(FnReader { schema, next })))
+    }
+
+    /// The bytes of global buffer `index`.
+    fn read_global_buffer<'py>(&self, py: Python<'py>, index: usize) -> PyResult<Bound<'py, PyBytes>> {
+        let reader = self.inner.clone();
+        let buf = block_on(py, async move { reader.read_global_buffer(index).await })?;
+        Ok(PyBytes::new(py, buf.as_slice()))
+    }
+
+    /// `(bytes_read, read_requests)` issued by this reader so far.
+    fn io_stats(&self) -> (u64, u64) {
+        self.inner.io_stats().snapshot()
+    }
+
+    /// A description of the file's layout: versions, sizes, buffers, pages and encodings.
+    fn metadata<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let m = self.inner.metadata();
+        let d = PyDict::new(py);
+        d.set_item("major_version", m.footer.major)?;
+        d.set_item("minor_version", m.footer.minor)?;
+        d.set_item("version", m.version.name())?;
+        d.set_item("num_rows", m.num_rows)?;
+        d.set_item("file_size", m.file_size)?;
+        let gb_bytes: u64 = m.global_buffers.iter().map(|r| r.end - r.start).sum();
+        d.set_item("num_global_buffer_bytes", gb_bytes)?;
+        d.set_item("num_data_bytes", m.footer.column_meta_start.saturating_sub(gb_bytes))?;
+        d.set_item(
+            "num_column_metadata_bytes",
+            m.footer.gbo_table_start.saturating_sub(m.footer.column_meta_start),
+        )?;
+        let ranges = |rs: &[std::ops::Range<u64>]| rs.iter().map(|r| (r.start, r.end - r.start)).collect::<Vec<_>>();
+        d.set_item("global_buffers", ranges(&m.global_buffers))?;
+        let cols = PyList::empty(py);
+        for c in &m.columns {
+            let cd = PyDict::new(py);
+            cd.set_item("column_buffers", ranges(&c.buffers))?;
+            let pages = PyList::empty(py);
+            for p in &c.pages {
+                let pd = PyDict::new(py);
+                pd.set_item("buffers", ranges(&p.buffers))?;
+                pd.set_item("length", p.num_rows)?;
+                pd.set_item("priority", p.priority)?;
+                pd.set_item("encoding", format!("{:#?}", p.encoding))?;
+                pages.append(pd)?;
+            }
+            cd.set_item("pages", pages)?;
+            cols.append(cd)?;
+        }
+        d.set_item("columns", cols)?;
+        Ok(d)
+    }
+}
+
+/// Writes one Lance file; it appears at its path only when `close` succeeds.
+#[pyclass(module = "lancelet._native", name = "FileWriter")]
+pub struct PyFileWriter {
+    inner: Option<FileWriter<BufWriter<File>>>,
+    tmp: PathBuf,
+    target: PathBuf,
+}
+
+fn import_schema(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Schema> {
+    let capsule = obj.call_method0("__arrow_c_schema__")?;
+    let capsule = capsule.cast::<PyCapsule>().map_err(PyErr::from)?;
+    let ptr = capsule.pointer_checked(Some(c"arrow_schema"))?;
+    // SAFETY: the capsule name was checked, so it holds a valid ArrowSchema that we only borrow.
+    let ffi = unsafe { &*(ptr.as_ptr().cast::<FFI_ArrowSchema>()) };
+    Schema::try_from(ffi).map_err(|e| errors::invalid(py, e.to_string()))
+}
+
+#[pymethods]
+impl PyFileWriter {
+    #[new]
+    #[pyo3(signature = (path, schema, version="2.0", max_page_bytes=None, dictionary=true))]
+    fn new(
+        py: Python<'_>,
+        path: String,
+        schema: &Bound<'_, PyAny>,
+        version: &str,
+        max_page_bytes: Option<u64>,
+        dictionary: bool,
+    ) -> PyResult<Self> {
+        let schema = Arc::new(import_schema(py, schema)?);
+        let version = FileVersion::parse(version).map_err(|e| errors::to_py(py, e))?;
+        let mut opts = WriterOptions { version, ..WriterOptions::default() };
+        if let Some(m) = max_page_bytes {
+            opts.max_page_bytes = m;
+        }
+        opts.encode.dictionary = dictionary;
+        let target = PathBuf::from(local_path(&path));
+        let tmp = temp_path(&target);
+        let display = target.display().to_string();
+        let (writer, tmp) = run_detached(py, move || {
+            let file = File::create(&tmp).map_err(|e| lancelet_file::Error::io(&display, e))?;
+            let w = FileWriter::try_new(BufWriter::with_capacity(1 << 20, file), &display, schema, opts);
+            if w.is_err() {
+                let _ = std::fs::remove_file(&tmp);
+            }
+            Ok((w?, tmp))
+        })?;
+        Ok(Self { inner: Some(writer), tmp, target })
+    }
+
+    /// Writes one record batch (any object with `__arrow_c_array__`).
+    fn write_batch(&mut self, py: Python<'_>, batch: &Bound<'_, PyAny>) -> PyResult<()> {
+        let batch = import_batch(py, batch)?;
+        let writer = self.inner.as_mut().ok_or_else(|| errors::invalid(py, "the writer is closed"))?;
+        run_detached(py, || writer.write_batch(&batch))
+    }
+
+    /// Adds a key/value pair to the schema metadata.
+    fn add_schema_metadata(&mut self, py: Python<'_>, key: String, value: String) -> PyResult<()> {
+        let writer = self.inner.as_mut().ok_or_else(|| errors::invalid(py, "the writer is closed"))?;
+        writer.add_schema_metadata(key, value);
+        Ok(())
+    }
+
+    /// Finishes the file; returns the number of rows and the file size, or None if
+    /// already closed.
+    fn close(&mut self, py: Python<'_>) -> PyResult<Option<(u64, u64)>> {
+        let Some(writer) = self.inner.take() else { return Ok(None) };
+        let tmp = self.tmp.clone();
+        let target = self.target.clone();
+        let res = run_detached(py, move || {
+            let display = target.display().to_string();
+            let (out, rows) = writer.finish()?;
+            let file = out.into_inner().map_err(|e| lancelet_file::Error::io(&display, e.into_error()))?;
+            file.sync_all().map_err(|e| lancelet_file::Error::io(&display, e))?;
+            let size = file.metadata().map_err(|e| lancelet_file::Error::io(&display, e))?.len();
+            drop(file);
+            std::fs::rename(&tmp, &target).map_err(|e| lancelet_file::Error::io(&display, e))?;
+            Ok((rows, size))
+        });
+        if res.is_err() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+        res.map(Some)
+    }
+
+    /// Abandons the file: nothing is left at the target path.
+    fn abort(&mut self) {
+        if self.inner.take().is_some() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+
+    /// True once `close` or `abort` ran.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner.is_none()
+    }
+}
+
+impl Drop for PyFileWriter {
+    fn drop(&mut self) {
+        if self.inner.take().is_some() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+fn temp_path(target: &Path) -> PathBuf {
+    let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    target.with_file_name(format!(".{name}.{}-{nanos}.partial", std::process::id()))
+}
+
+pub fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyFileReader>()?;
+    m.add_class::<PyFileWriter>()?;
+    Ok(())
+}

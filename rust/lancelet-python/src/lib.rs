@@ -1,0 +1,23 @@
+//! Thin PyO3 glue exposing lancelet to Python as `lancelet._native`.
+//!
+//! Logic lives in the core crates; this crate converts arguments, releases the GIL
+//! around every blocking call (through [`runtime::block_on`]), maps errors to the
+//! exception classes of `lancelet.errors` ([`errors`]) and moves Arrow data across the
+//! C data interface without copying ([`arrow_ffi`]).
+
+mod arrow_ffi;
+mod errors;
+mod file;
+mod runtime;
+
+use pyo3::prelude::*;
+
+/// The native extension module.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    runtime::init(m)?;
+    file::init(m)?;
+    arrow_ffi::init(m)?;
+    Ok(())
+}
