@@ -1,0 +1,20 @@
+# Shared by scripts/demo.sh and scripts/test.sh: creates .venv (if needed) and installs
+# what the given requirement set needs. Source it with REQS set to "demo" or "test".
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+PY="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+VPY="$ROOT/.venv/bin/python"
+"$VPY" -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
+DEMO_REQS=(maturin "pyarrow>=14")
+TEST_REQS=(pytest hypothesis pandas "polars" numpy "pylance==14.0.2" pytest-benchmark)
+if [ "${REQS:-demo}" = "test" ]; then
+  "$VPY" -m pip install -q --disable-pip-version-check "${DEMO_REQS[@]}" "${TEST_REQS[@]}"
+else
+  "$VPY" -m pip install -q --disable-pip-version-check "${DEMO_REQS[@]}"
+fi
+# Builds the extension in release mode into the venv (incremental: target/ is reused).
+( . .venv/bin/activate && maturin develop --release --quiet )

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Runs every test: the Rust workspace (cargo test) and the Python suite (pytest),
+# with pylance 14.0.2 installed as the interop oracle. Extra args go to pytest.
+set -euo pipefail
+REQS=test . "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/env.sh"
+export PYO3_PYTHON="$VPY"
+echo "== cargo test"
+cargo test --release --workspace --quiet
+echo "== pytest"
+"$VPY" -m pytest -q "$@"
