@@ -19,7 +19,7 @@ use arrow_schema::{DataType, Field, FieldRef, Schema, SchemaRef};
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use lancelet_encoding::v2_0::decode::{build_binary, child, decode, decode_u64s, list_positions, variant};
-use lancelet_encoding::v2_0::layout::{fixed_streams, stream_byte_range, stream_rows, Stream};
+use lancelet_encoding::v2_0::layout::{fixed_streams, row_layout, stream_byte_range, stream_rows, Stream};
 use lancelet_encoding::v2_0::pb::array_encoding::ArrayEncoding as E;
 use lancelet_encoding::v2_0::{pb as pb20, ARRAY_ENCODING_TYPE_URL};
 use lancelet_encoding::PageBuffers;
@@ -280,7 +280,7 @@ impl FileReader {
         // fixed-width row slices, or two-step binary slices.
         enum Job {
             Whole { page: usize, local: Range<u64> },
-            Fixed { page: usize, local: Range<u64>, streams: Vec<Stream>, first_io: usize },
+            Fixed { page: usize, local: Range<u64>, streams: Vec<Stream>, whole: Vec<u32>, first_io: usize },
             Binary { page: usize, local: Range<u64>, read: Range<u64>, streams: Vec<Stream>, first_io: usize },
         }
         let mut jobs = Vec::with_capacity(pieces.len());
@@ -299,12 +299,18 @@ impl FileReader {
                 jobs.push(Job::Whole { page: page_idx, local });
                 continue;
             }
-            if let Some(streams) = fixed_streams(&page.encoding).map_err(|e| Error::from_encoding(&self.meta.path, e))? {
+            if let Some(layout) = row_layout(&page.encoding).map_err(|e| Error::from_encoding(&self.meta.path, e))? {
                 let first_io = io_ranges.len();
-                for s in &streams {
+                for s in &layout.streams {
                     io_ranges.push(self.stream_range(page, s, &local)?);
                 }
-                jobs.push(Job::Fixed { page: page_idx, local, streams, first_io });
+                for w in &layout.whole {
+                    let r = page.buffers.get(*w as usize).ok_or_else(|| {
+                        self.corrupt(format!("page refers to missing buffer {w}"))
+                    })?;
+                    io_ranges.push(r.clone());
+                }
+                jobs.push(Job::Fixed { page: page_idx, local, streams: layout.streams, whole: layout.whole, first_io });
                 continue;
             }
             if let E::Binary(b) = variant(&page.encoding).map_err(|e| Error::from_encoding(&self.meta.path, e))? {
@@ -387,9 +393,16 @@ impl FileReader {
                     let a = decoded.get(page).ok_or_else(|| self.corrupt("page was not decoded"))?;
                     parts.push(a.slice(local.start as usize, (local.end - local.start) as usize));
                 }
-                Job::Fixed { page, local, streams, first_io } => {
+                Job::Fixed { page, local, streams, whole, first_io } => {
                     let page = &col.pages[*page];
-                    let bufs = self.stream_buffers(page, streams, local, &fetched[*first_io..*first_io + streams.len()]);
+                    let mut bufs =
+                        self.stream_buffers(page, streams, local, &fetched[*first_io..*first_io + streams.len()]);
+                    let whole_start = *first_io + streams.len();
+                    for (k, w) in whole.iter().enumerate() {
+                        if let Some(slot) = bufs.get_mut(*w as usize) {
+                            *slot = fetched[whole_start + k].clone();
+                        }
+                    }
                     let a = decode(&page.encoding, &PageBuffers { page: &bufs, column: &[] }, local.end - local.start, dt)
                         .map_err(|e| Error::from_encoding(&self.meta.path, e))?;
                     parts.push(a);

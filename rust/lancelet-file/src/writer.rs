@@ -24,6 +24,10 @@ use crate::footer::{FileVersion, Footer};
 use crate::plan::{plan_schema, FieldPlan};
 use crate::schema::to_lance_fields;
 
+/// Byte used to pad buffers to 64-byte alignment; pylance uses `'H'`, and so do we so that
+/// identical input gives byte-identical files.
+const PAD_BYTE: u8 = 0x48;
+
 /// Default page size limit per column (bytes of Arrow data buffered before a page is cut).
 pub const DEFAULT_MAX_PAGE_BYTES: u64 = 8 * 1024 * 1024;
 
@@ -285,7 +289,7 @@ impl<W: Write> FileWriter<W> {
         self.write_raw(b.as_slice())?;
         let pad = lancelet_encoding::bits::pad_to(self.pos, 64) - self.pos;
         if pad > 0 {
-            self.write_raw(&[0u8; 64][..pad as usize])?;
+            self.write_raw(&[PAD_BYTE; 64][..pad as usize])?;
         }
         Ok((pos, b.len() as u64))
     }

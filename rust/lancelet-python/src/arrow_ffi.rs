@@ -123,7 +123,11 @@ where
 {
     type Item = Result<RecordBatch, ArrowError>;
     fn next(&mut self) -> Option<Self::Item> {
-        (self.next)()
+        // This runs under the C stream interface: a panic must not unwind into C.
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (self.next)())) {
+            Ok(item) => item,
+            Err(_) => Some(Err(ArrowError::ExternalError("internal error: panic while reading a batch".into()))),
+        }
     }
 }
 

@@ -32,6 +32,61 @@ pub fn fixed_streams(e: &pb::ArrayEncoding) -> Result<Option<Vec<Stream>>> {
     Ok(collect(e, 1, &mut out)?.then_some(out))
 }
 
+/// How to read some rows of a page: per-row streams, plus buffers that must be read
+/// whole whatever the rows (a dictionary's items).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RowLayout {
+    /// Buffers read row by row.
+    pub streams: Vec<Stream>,
+    /// Page buffers read entirely.
+    pub whole: Vec<u32>,
+}
+
+/// Like [`fixed_streams`] but also accepts a `Dictionary` whose indices are fixed width
+/// (its items are then read whole).
+pub fn row_layout(e: &pb::ArrayEncoding) -> Result<Option<RowLayout>> {
+    if let Some(streams) = fixed_streams(e)? {
+        return Ok(Some(RowLayout { streams, whole: Vec::new() }));
+    }
+    if let E::Dictionary(d) = variant(e)? {
+        let Some(streams) = fixed_streams(child(&d.indices, "indices")?)? else { return Ok(None) };
+        let mut whole = Vec::new();
+        if !page_buffers_of(child(&d.items, "items")?, &mut whole)? {
+            return Ok(None);
+        }
+        return Ok(Some(RowLayout { streams, whole }));
+    }
+    Ok(None)
+}
+
+/// Collects every page buffer an encoding tree refers to; false if it refers to others.
+fn page_buffers_of(e: &pb::ArrayEncoding, out: &mut Vec<u32>) -> Result<bool> {
+    let mut push = |b: Option<&pb::Buffer>| match b {
+        Some(b) if b.buffer_type == pb::buffer::BufferType::Page as i32 => {
+            out.push(b.buffer_index);
+            true
+        }
+        _ => false,
+    };
+    Ok(match variant(e)? {
+        E::Flat(f) => push(f.buffer.as_ref()),
+        E::Nullable(n) => match n.nullability.as_ref() {
+            Some(Nullability::NoNulls(inner)) => page_buffers_of(child(&inner.values, "values")?, out)?,
+            Some(Nullability::SomeNulls(inner)) => {
+                page_buffers_of(child(&inner.validity, "validity")?, out)?
+                    && page_buffers_of(child(&inner.values, "values")?, out)?
+            }
+            Some(Nullability::AllNulls(_)) => true,
+            None => false,
+        },
+        E::Binary(b) => {
+            page_buffers_of(child(&b.indices, "indices")?, out)? && page_buffers_of(child(&b.bytes, "bytes")?, out)?
+        }
+        E::FixedSizeList(f) => page_buffers_of(child(&f.items, "items")?, out)?,
+        _ => false,
+    })
+}
+
 fn collect(e: &pb::ArrayEncoding, rows_mult: u64, out: &mut Vec<Stream>) -> Result<bool> {
     match variant(e)? {
         E::Flat(flat) => {

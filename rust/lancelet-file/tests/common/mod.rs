@@ -1,0 +1,31 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use futures::executor::block_on;
+use lancelet_file::io::InMemory;
+use lancelet_file::{FileReader, FileWriter, WriterOptions};
+
+/// Writes batches into an in-memory file.
+pub fn write(batches: &[RecordBatch], max_page_bytes: u64) -> Vec<u8> {
+    let schema = batches[0].schema();
+    let opts = WriterOptions { max_page_bytes, ..Default::default() };
+    let mut w = FileWriter::try_new(Vec::new(), "mem", schema, opts).unwrap();
+    for b in batches {
+        w.write_batch(b).unwrap();
+    }
+    w.finish().unwrap().0
+}
+
+/// Opens in-memory bytes.
+pub fn open(bytes: &[u8]) -> lancelet_file::Result<FileReader> {
+    block_on(FileReader::open(Arc::new(InMemory::new("mem", bytes))))
+}
+
+/// Reads every row in one batch.
+pub fn read_all(r: &FileReader) -> lancelet_file::Result<RecordBatch> {
+    let p = r.projection(None)?;
+    block_on(r.read_ranges(&p, &[0..r.num_rows()], None))
+}

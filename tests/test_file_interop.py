@@ -1,0 +1,666 @@
+"""Wire compatibility with pylance 14.0.2 (``import lance``), in both directions.
+
+* lancelet writes, pylance reads (and the other way round) for every type of the
+  catalogue in ``conftest.py``, including take/range/projection on pylance files;
+* multi-page files, a 100k-row table holding every type, golden files written by pylance
+  (``tests/data/pylance_v2_0/``), metadata and layout conventions, schema/field metadata.
+
+pylance is the oracle: what it reads from a file is what the file means.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import lance
+import lancelet
+from lancelet.file import LanceFileReader, LanceFileWriter
+
+pytestmark = pytest.mark.interop
+
+DATA_DIR = Path(__file__).parent / "data" / "pylance_v2_0"
+
+# --------------------------------------------------------------------------------------
+# Known lancelet bugs (strict xfail: the test starts passing when the bug is fixed)
+# --------------------------------------------------------------------------------------
+
+ALL_NULL_STRING_PAGE_BUG = (
+    "BUG: an all-null `string` page of >= 100 rows is dictionary-encoded with 0 dictionary items and "
+    "empty item buffers; pylance writes a single null item (Binary offsets [1], null_adjustment 1) and "
+    "fails to read lancelet's page: 'Misaligned buffers[0] in array of type UInt64'"
+)
+
+#: Catalogue cases whose lancelet-written file pylance cannot read (each has a `string`
+#: leaf that is all null over >= 100 rows).
+LANCELET_TO_PYLANCE_BUGS = {
+    "string[all_nulls]": ALL_NULL_STRING_PAGE_BUG,
+    "low_cardinality_string[all_nulls]": ALL_NULL_STRING_PAGE_BUG,
+    "struct<a:int32,b:string>[all_nulls]": ALL_NULL_STRING_PAGE_BUG,
+    "nested_struct[all_nulls]": ALL_NULL_STRING_PAGE_BUG,
+}
+
+
+def _xfail_if_known(request, case, known):
+    reason = known.get(case.name)
+    if reason:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
+
+
+# --------------------------------------------------------------------------------------
+# Every catalogue type, both directions
+# --------------------------------------------------------------------------------------
+
+
+def test_pylance_reads_lancelet_file_of_every_type(type_case, tmp_path, io, tables_equal, request):
+    _xfail_if_known(request, type_case, LANCELET_TO_PYLANCE_BUGS)
+    table = type_case.table()
+    path = io.lancelet_write(tmp_path / "t.lance", table)
+    tables_equal(io.pylance_read(path), table)
+
+
+def test_lancelet_reads_pylance_file_of_every_type(type_case, tmp_path, io, tables_equal):
+    table = type_case.table()
+    path = io.pylance_write(tmp_path / "t.lance", table)
+    reader = LanceFileReader(path)
+    assert reader.num_rows() == table.num_rows
+    assert reader.schema.equals(table.schema)
+    tables_equal(reader.read_all().to_table(), table)
+
+
+def _take_indices(n: int) -> list:
+    """First and last rows, unsorted, with duplicates."""
+    return [n - 1, 0, 1, n // 2, n // 2, 5, n - 2, 0, 64, 63, n - 1]
+
+
+def test_lancelet_take_rows_from_pylance_file_equals_pyarrow_take(type_case, tmp_path, io, tables_equal):
+    table = type_case.table()
+    path = io.pylance_write(tmp_path / "t.lance", table)
+    reader = LanceFileReader(path)
+    indices = _take_indices(table.num_rows)
+    tables_equal(reader.take_rows(indices).to_table(), table.take(indices))
+    tables_equal(reader.take_rows([]).to_table(), table.slice(0, 0))
+
+
+@pytest.mark.parametrize("start,num_rows", [(0, 150), (1, 3), (60, 70), (149, 1), (150, 0), (0, 0)])
+def test_lancelet_read_range_from_pylance_file_equals_pyarrow_slice(
+    type_case, start, num_rows, tmp_path, io, tables_equal
+):
+    table = type_case.table()
+    assert table.num_rows == 150
+    path = io.pylance_write(tmp_path / "t.lance", table)
+    got = LanceFileReader(path).read_range(start, num_rows, batch_size=16).to_table()
+    tables_equal(got, table.slice(start, num_rows))
+
+
+def test_lancelet_projects_columns_of_pylance_file(type_case, tmp_path, io, tables_equal):
+    table = type_case.table()
+    path = io.pylance_write(tmp_path / "t.lance", table)
+    for columns in (["c"], ["id"], ["c", "id"]):
+        reader = LanceFileReader(path, columns=columns)
+        expected = table.select(columns)
+        tables_equal(reader.read_all().to_table(), expected)
+        tables_equal(reader.take_rows([3, 1, 3]).to_table(), expected.take([3, 1, 3]))
+
+
+def _nested_struct_table() -> pa.Table:
+    return pa.table(
+        {
+            "p": pa.array(
+                [{"x": i, "y": {"z": str(i) * (i % 3)}} for i in range(20)],
+                pa.struct([("x", pa.int32()), ("y", pa.struct([("z", pa.string())]))]),
+            ),
+            "q": pa.array(range(20), pa.int64()),
+        }
+    )
+
+
+@pytest.mark.parametrize("columns", [["p"], ["q", "p"], ["p", "q"]])
+def test_lancelet_projection_of_whole_structs_matches_pylance(columns, tmp_path, io, tables_equal):
+    path = io.pylance_write(tmp_path / "s.lance", _nested_struct_table())
+    ours = LanceFileReader(path, columns=columns).read_all().to_table()
+    theirs = lance.file.LanceFileReader(path, columns=columns).read_all().to_table()
+    tables_equal(ours, theirs)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG (API): columns=['p.x'] returns a top-level column named 'p.x'; pylance returns the struct "
+    "'p' holding only the projected children (struct<x>), merging several paths into one struct "
+    "(['p.x','p.y.z'] -> p: struct<x, y: struct<z>>)",
+)
+@pytest.mark.parametrize("columns", [["p.x"], ["p.y"], ["p.y.z"], ["p.x", "p.y.z"], ["q", "p.x"]])
+def test_lancelet_projects_struct_children_by_dotted_path_like_pylance(columns, tmp_path, io, tables_equal):
+    path = io.pylance_write(tmp_path / "s.lance", _nested_struct_table())
+    theirs = lance.file.LanceFileReader(path, columns=columns).read_all().to_table()
+    ours = LanceFileReader(path, columns=columns).read_all().to_table()
+    tables_equal(ours, theirs)
+
+
+# --------------------------------------------------------------------------------------
+# Multi-page files
+# --------------------------------------------------------------------------------------
+
+MULTI_PAGE_ROWS = 3000
+
+
+def multi_page_table(n: int = MULTI_PAGE_ROWS) -> pa.Table:
+    rng = random.Random(7)
+    words = ["alpha", "beta", "gamma", "delta"]
+    return pa.table(
+        {
+            "id": pa.array(range(n), pa.int64()),
+            "i32": pa.array([None if i % 7 == 3 else i * 3 - 1000 for i in range(n)], pa.int32()),
+            "b": pa.array([None if i % 11 == 0 else i % 3 == 0 for i in range(n)], pa.bool_()),
+            "s": pa.array([None if i % 5 == 2 else "row-%d-%s" % (i, "x" * (i % 9)) for i in range(n)]),
+            "low": pa.array([None if i % 13 == 0 else words[i % 4] for i in range(n)]),
+            "lb": pa.array([bytes([i % 256]) * (i % 6) for i in range(n)], pa.large_binary()),
+            "l": pa.array(
+                [None if i % 9 == 4 else [rng.randint(-50, 50) for _ in range(i % 5)] for i in range(n)],
+                pa.list_(pa.int32()),
+            ),
+            "st": pa.array(
+                [{"a": i, "b": None if i % 4 == 0 else str(i)} for i in range(n)],
+                pa.struct([("a", pa.int32()), ("b", pa.string())]),
+            ),
+            "f": pa.array(
+                [None if i % 10 == 1 else [float(i), -1.0, 0.5, float(i % 3)] for i in range(n)],
+                pa.list_(pa.float32(), 4),
+            ),
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def multi_page_files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("multi_page")
+    table = multi_page_table()
+    ours = str(d / "lancelet.lance")
+    theirs = str(d / "pylance.lance")
+    # lancelet gets several batches, so it accumulates and cuts pages across batch
+    # boundaries. pylance only splits a page when a single array is queued (several queued
+    # arrays become one page), so it gets the table as one batch.
+    with LanceFileWriter(ours, table.schema, version="2.0", max_page_bytes=4096) as w:
+        for b in table.to_batches(max_chunksize=700):
+            w.write_batch(b)
+    pw = lance.file.LanceFileWriter(theirs, table.schema, version="2.0", max_page_bytes=4096)
+    pw.write_batch(table.combine_chunks())
+    pw.close()
+    return table, ours, theirs
+
+
+def _page_row_starts(path: str, column: int) -> list:
+    """First row of every page of a column (from pylance's view of the file)."""
+    md = lance.file.LanceFileReader(path).metadata()
+    lengths = [p.length for p in LanceFileReader(path).metadata().columns[column].pages]
+    assert len(lengths) == len(md.columns[column].pages)
+    starts, acc = [], 0
+    for n in lengths:
+        starts.append(acc)
+        acc += n
+    return starts
+
+
+@pytest.mark.parametrize("writer", ["lancelet", "pylance"])
+def test_small_max_page_bytes_gives_several_pages_per_column(multi_page_files, writer):
+    table, ours, theirs = multi_page_files
+    path = ours if writer == "lancelet" else theirs
+    md = lance.file.LanceFileReader(path).metadata()
+    # Column 0 is `id` (int64, 24 KB) and column 1 `i32`: both must be split.
+    assert len(md.columns[0].pages) > 3
+    assert len(md.columns[1].pages) > 1
+    assert md.num_rows == table.num_rows
+
+
+def test_pylance_reads_lancelet_multi_page_file(multi_page_files, io, tables_equal):
+    table, ours, _ = multi_page_files
+    tables_equal(io.pylance_read(ours), table)
+
+
+def test_lancelet_reads_pylance_multi_page_file(multi_page_files, io, tables_equal):
+    table, _, theirs = multi_page_files
+    tables_equal(io.lancelet_read(theirs), table)
+
+
+@pytest.mark.parametrize("writer", ["lancelet", "pylance"])
+def test_lancelet_take_rows_across_page_boundaries(multi_page_files, writer, tables_equal):
+    table, ours, theirs = multi_page_files
+    path = ours if writer == "lancelet" else theirs
+    boundaries = set()
+    for column in range(len(LanceFileReader(path).metadata().columns)):
+        boundaries.update(_page_row_starts(path, column))
+    indices = []
+    for b in sorted(boundaries):
+        for i in (b - 1, b, b + 1):
+            if 0 <= i < table.num_rows:
+                indices.append(i)
+    rng = random.Random(3)
+    shuffled = indices + indices[:10]
+    rng.shuffle(shuffled)
+    reader = LanceFileReader(path)
+    tables_equal(reader.take_rows(indices).to_table(), table.take(indices))
+    tables_equal(reader.take_rows(shuffled).to_table(), table.take(shuffled))
+
+
+@pytest.mark.parametrize("writer", ["lancelet", "pylance"])
+def test_lancelet_read_range_across_page_boundaries(multi_page_files, writer, tables_equal):
+    table, ours, theirs = multi_page_files
+    path = ours if writer == "lancelet" else theirs
+    reader = LanceFileReader(path)
+    starts = _page_row_starts(path, 0)
+    for b in starts[1:4]:
+        for batch_size in (1, 13, 1024):
+            got = reader.read_range(b - 5, 10, batch_size=batch_size).to_table()
+            tables_equal(got, table.slice(b - 5, 10))
+    tables_equal(reader.read_range(17, 2900, batch_size=333).to_table(), table.slice(17, 2900))
+
+
+# --------------------------------------------------------------------------------------
+# Every type in one 100k-row file
+# --------------------------------------------------------------------------------------
+
+BIG_ROWS = 100_000
+
+
+@pytest.fixture(scope="module")
+def big_mixed(tmp_path_factory, arrow_gen):
+    """A 100k-row table with one column per catalogue type (some nulls), written by
+    both implementations with 64 KiB pages."""
+    cols = {}
+    idx = pa.array(np.arange(BIG_ROWS) % 150)
+    for spec in arrow_gen.catalogue_specs:
+        cols[spec.name] = arrow_gen.build_variant(spec, "some_nulls").take(idx)
+    table = pa.table(cols)
+    d = tmp_path_factory.mktemp("big")
+    ours = str(d / "lancelet.lance")
+    theirs = str(d / "pylance.lance")
+    with LanceFileWriter(ours, table.schema, version="2.0", max_page_bytes=65536) as w:
+        for b in table.to_batches(max_chunksize=30_000):
+            w.write_batch(b)
+    # One batch for pylance: it splits single arrays by max_page_bytes, and it panics
+    # ("assertion failed: end <= self.len()") on nested structs written in several batches
+    # with a small max_page_bytes.
+    pw = lance.file.LanceFileWriter(theirs, table.schema, version="2.0", max_page_bytes=65536)
+    pw.write_batch(table.combine_chunks())
+    pw.close()
+    return table, ours, theirs
+
+
+def test_pylance_reads_lancelet_100k_row_file_with_every_type(big_mixed, io, tables_equal):
+    table, ours, _ = big_mixed
+    tables_equal(io.pylance_read(ours), table)
+
+
+@pytest.mark.parametrize("writer", ["lancelet", "pylance"])
+@pytest.mark.parametrize("batch_size", [1024, 100_000])
+def test_lancelet_reads_100k_row_file_with_every_type(big_mixed, writer, batch_size, tables_equal):
+    table, ours, theirs = big_mixed
+    path = ours if writer == "lancelet" else theirs
+    batches = list(LanceFileReader(path).read_all(batch_size=batch_size).to_batches())
+    assert [b.num_rows for b in batches[:-1]] == [batch_size] * (len(batches) - 1)
+    tables_equal(pa.Table.from_batches(batches, schema=table.schema), table)
+
+
+# Tiny batches cost a round trip each, so they read a projection (all rows, every page).
+SMALL_BATCH_COLUMNS = {
+    1: ["int32", "string", "list<int32>", "struct<a:int32,b:string>"],
+    7: [
+        "bool",
+        "int64",
+        "float16",
+        "large_binary",
+        "decimal128_10_2",
+        "fixed_size_list<float32,4>",
+        "large_list<string>",
+        "nested_struct",
+        "list<list<int32>>",
+        "dictionary<int32,string>",
+        "low_cardinality_string",
+    ],
+}
+
+
+@pytest.mark.parametrize("writer", ["lancelet", "pylance"])
+@pytest.mark.parametrize("batch_size", [1, 7])
+def test_lancelet_reads_100k_row_file_in_tiny_batches(big_mixed, writer, batch_size, tables_equal):
+    table, ours, theirs = big_mixed
+    path = ours if writer == "lancelet" else theirs
+    columns = SMALL_BATCH_COLUMNS[batch_size]
+    reader = LanceFileReader(path, columns=columns).read_all(batch_size=batch_size).to_batches()
+    sizes = set()
+    batches = []
+    for b in reader:
+        sizes.add(b.num_rows)
+        batches.append(b)
+    assert sizes <= {batch_size, BIG_ROWS % batch_size}
+    tables_equal(pa.Table.from_batches(batches), table.select(columns))
+
+
+def test_lancelet_take_rows_from_100k_row_pylance_file(big_mixed, tables_equal):
+    table, _, theirs = big_mixed
+    rng = random.Random(11)
+    indices = [rng.randrange(BIG_ROWS) for _ in range(300)] + [0, BIG_ROWS - 1, 0]
+    tables_equal(LanceFileReader(theirs).take_rows(indices).to_table(), table.take(indices))
+
+
+# --------------------------------------------------------------------------------------
+# Golden files written by pylance
+# --------------------------------------------------------------------------------------
+
+#: Golden files lancelet reads (copied from /work/notes/pylance_v2_0_fixtures/).
+GOLDEN_FILES = sorted(p.name for p in DATA_DIR.glob("*.lance") if not p.name.startswith("unsupported__"))
+
+#: Valid pylance files lancelet does not read yet, and the error it must raise.
+UNSUPPORTED_GOLDEN = {
+    "unsupported__fsst_string.lance": lancelet.UnsupportedFeatureError,
+    "unsupported__zstd_string.lance": lancelet.UnsupportedFeatureError,
+    "unsupported__blob.lance": lancelet.UnsupportedFeatureError,
+    "unsupported__dict_u16_i64__nn.lance": lancelet.UnsupportedFeatureError,
+    "unsupported__fsl_fsl.lance": lancelet.UnsupportedFeatureError,
+    "unsupported__packed_struct.lance": lancelet.UnsupportedFeatureError,
+    "unsupported__ver_2.1.lance": lancelet.UnsupportedFeatureError,
+    "unsupported__ver_2.2.lance": lancelet.UnsupportedFeatureError,
+}
+
+STREAM_ERROR_BUG = (
+    "BUG: errors raised while the result stream is consumed (decode errors, unsupported page encodings) "
+    "reach Python as pyarrow.lib.ArrowInvalid('External error: ...') instead of the lancelet.LanceError "
+    "hierarchy; ReaderResults.to_table()/to_batches() do not map them"
+)
+PACKED_STRUCT_BUG = (
+    "BUG: a valid pylance file with a packed struct (field metadata lance-encoding:packed=true, 1 column) "
+    "is reported as CorruptFileError ('the schema needs 3 columns but the footer lists 1') instead of "
+    "UnsupportedFeatureError"
+)
+UNSUPPORTED_GOLDEN_BUGS = {
+    "unsupported__fsst_string.lance": STREAM_ERROR_BUG,
+    "unsupported__zstd_string.lance": STREAM_ERROR_BUG,
+    "unsupported__blob.lance": STREAM_ERROR_BUG,
+    "unsupported__packed_struct.lance": PACKED_STRUCT_BUG,
+}
+
+
+def test_golden_directory_is_small_and_complete():
+    assert len(GOLDEN_FILES) >= 100
+    total = sum(p.stat().st_size for p in DATA_DIR.glob("*.lance"))
+    assert total < 200 * 1024
+    for name in UNSUPPORTED_GOLDEN:
+        assert (DATA_DIR / name).exists(), name
+
+
+@pytest.mark.parametrize("name", GOLDEN_FILES)
+def test_lancelet_reads_pylance_golden_file_like_pylance(name, tables_equal):
+    path = str(DATA_DIR / name)
+    ours = LanceFileReader(path)
+    theirs = lance.file.LanceFileReader(path)
+    assert ours.num_rows() == theirs.num_rows()
+    if len(ours.schema) == 0:
+        # pylance refuses to read zero columns; lancelet returns 0 columns of num_rows rows.
+        assert ours.read_all().to_table().num_columns == 0
+        return
+    expected = theirs.read_all().to_table()
+    got = ours.read_all().to_table()
+    tables_equal(got, expected)
+    assert got.schema.metadata == expected.schema.metadata
+    for f_got, f_exp in zip(got.schema, expected.schema):
+        assert f_got.metadata == f_exp.metadata, f_got.name
+    # Random access agrees with the full read.
+    n = expected.num_rows
+    if n:
+        idx = sorted({0, n - 1, n // 2}, reverse=True)
+        tables_equal(ours.take_rows(idx).to_table(), expected.take(idx))
+        tables_equal(ours.read_range(n // 3, n - n // 3, batch_size=3).to_table(), expected.slice(n // 3))
+
+
+@pytest.mark.parametrize("name", sorted(UNSUPPORTED_GOLDEN))
+def test_lancelet_refuses_pylance_files_it_cannot_read_with_a_typed_error(name, request):
+    if name in UNSUPPORTED_GOLDEN_BUGS:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=UNSUPPORTED_GOLDEN_BUGS[name]))
+    path = str(DATA_DIR / name)
+    # pylance reads every one of them.
+    lance.file.LanceFileReader(path).read_all().to_table()
+    with pytest.raises(UNSUPPORTED_GOLDEN[name]):
+        LanceFileReader(path).read_all().to_table()
+
+
+# --------------------------------------------------------------------------------------
+# Metadata and layout
+# --------------------------------------------------------------------------------------
+
+
+def test_lancelet_metadata_of_lancelet_file(tmp_path, mixed_table, io):
+    table = mixed_table()
+    path = io.lancelet_write(tmp_path / "m.lance", table)
+    md = LanceFileReader(path).metadata()
+    size = os.path.getsize(path)
+    assert md.version == "2.0"
+    assert (md.major_version, md.minor_version) == (0, 3)
+    assert md.num_rows == table.num_rows
+    assert md.file_size == size
+    # int32, string, list + item, struct header + a + b, fsl.
+    assert len(md.columns) == 8
+    assert md.schema.equals(table.schema)
+    assert len(md.global_buffers) == 1
+    data_end = md.global_buffers[0].position
+    for c in md.columns:
+        assert c.column_buffers == []
+        assert len(c.pages) == 1
+        for p in c.pages:
+            assert p.priority == 0
+            for b in p.buffers:
+                assert b.position % 64 == 0
+                assert b.position + b.size <= data_end
+    assert md.num_data_bytes + md.num_global_buffer_bytes + md.num_column_metadata_bytes + 16 + 40 == size
+    stats = LanceFileReader(path).file_statistics()
+    assert [c.num_pages for c in stats.columns] == [1] * 8
+    assert stats.columns[0].size_bytes == 1 + 28  # validity + 7 int32 values
+
+
+def test_pylance_sees_the_same_layout_in_a_lancelet_file_as_lancelet(tmp_path, mixed_table, io):
+    path = io.lancelet_write(tmp_path / "m.lance", mixed_table())
+    ours = LanceFileReader(path).metadata()
+    theirs = lance.file.LanceFileReader(path).metadata()
+    for attr in ("num_rows", "num_data_bytes", "num_column_metadata_bytes", "num_global_buffer_bytes",
+                 "major_version", "minor_version"):
+        assert getattr(ours, attr) == getattr(theirs, attr), attr
+    assert [(b.position, b.size) for b in ours.global_buffers] == [(b.position, b.size) for b in theirs.global_buffers]
+    assert len(ours.columns) == len(theirs.columns)
+    for co, ct in zip(ours.columns, theirs.columns):
+        assert [[(b.position, b.size) for b in p.buffers] for p in co.pages] == [
+            [(b.position, b.size) for b in p.buffers] for p in ct.pages
+        ]
+        assert [p.encoding for p in co.pages] == [p.encoding for p in ct.pages]
+    assert theirs.schema.equals(mixed_table().schema)
+
+
+def _layout(path: str):
+    md = lance.file.LanceFileReader(path).metadata()
+    return {
+        "num_columns": len(md.columns),
+        "pages": [len(c.pages) for c in md.columns],
+        "buffers": [[[(b.position, b.size) for b in p.buffers] for p in c.pages] for c in md.columns],
+        "encodings": [[p.encoding for p in c.pages] for c in md.columns],
+        "global_buffers": [(b.position, b.size) for b in md.global_buffers],
+        "num_data_bytes": md.num_data_bytes,
+        "num_column_metadata_bytes": md.num_column_metadata_bytes,
+        "version": (md.major_version, md.minor_version),
+        "schema": md.schema,
+    }
+
+
+def _simple_inputs():
+    return {
+        "int32_with_nulls": pa.table({"c": pa.array([1, None, 3, None, -1], pa.int32())}),
+        "strings": pa.table({"c": pa.array(["a", None, "", None, "eeeee"])}),
+        "list_int32": pa.table({"c": pa.array([[1, 2], None, [], None, [7]], pa.list_(pa.int32()))}),
+        "struct": pa.table({"c": pa.array([{"a": 1, "b": "x"}, {"a": None, "b": None}],
+                                          pa.struct([("a", pa.int32()), ("b", pa.string())]))}),
+        "fsl": pa.table({"c": pa.array([[1.0, 2.0], None, [3.0, 4.0]], pa.list_(pa.float32(), 2))}),
+        "dictionary": pa.table({"c": pa.array(["foo", None, "foo", "bar"], pa.dictionary(pa.int32(), pa.string()))}),
+        "low_cardinality_1000": pa.table({"c": pa.array([["red", "green", "blue"][i % 3] for i in range(1000)])}),
+        "empty": pa.table({"a": pa.array([], pa.int32()), "s": pa.array([], pa.string())}),
+        "int64_5000_pages": pa.table({"c": pa.array(range(5000), pa.int64())}),
+    }
+
+
+PAGE_SPLIT_BUG = (
+    "BUG: a single 5000-row int64 batch with max_page_bytes=8192 is cut into 5 pieces of 1000 rows, but the "
+    "pieces are then re-accumulated and flushed two at a time, giving pages of 2000/2000/1000 rows "
+    "(16000 bytes, twice the limit); pylance writes 5 pages of 1000 rows"
+)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=PAGE_SPLIT_BUG))
+        if n == "int64_5000_pages"
+        else n
+        for n in sorted(_simple_inputs())
+    ],
+)
+def test_lancelet_layout_matches_pylance_for_the_same_input(name, tmp_path, io):
+    table = _simple_inputs()[name]
+    kwargs = {"max_page_bytes": 8192} if name == "int64_5000_pages" else {}
+    ours = io.lancelet_write(tmp_path / "ours.lance", table, **kwargs)
+    theirs = io.pylance_write(tmp_path / "theirs.lance", table, **kwargs)
+    lo, lt = _layout(ours), _layout(theirs)
+    assert lo["schema"].equals(table.schema)
+    for key in ("num_columns", "pages", "buffers", "encodings", "global_buffers", "num_data_bytes",
+                "num_column_metadata_bytes", "version"):
+        assert lo[key] == lt[key], key
+    # Global buffer 0 (the FileDescriptor) is the same protobuf message.
+    assert LanceFileReader(ours).read_global_buffer(0) == LanceFileReader(theirs).read_global_buffer(0)
+
+
+def _padding_ranges(path: str):
+    """The gaps pylance and lancelet fill after each page buffer, up to the next 64 bytes."""
+    md = lance.file.LanceFileReader(path).metadata()
+    out = []
+    for c in md.columns:
+        for p in c.pages:
+            for b in p.buffers:
+                end = b.position + b.size
+                out.append((end, -(-end // 64) * 64))
+    return out
+
+
+def test_lancelet_file_bytes_equal_pylance_bytes_outside_padding(tmp_path, mixed_table, io):
+    table = mixed_table()
+    ours = Path(io.lancelet_write(tmp_path / "ours.lance", table)).read_bytes()
+    theirs = Path(io.pylance_write(tmp_path / "theirs.lance", table)).read_bytes()
+    assert len(ours) == len(theirs)
+    mask = bytearray(len(ours))
+    for start, end in _padding_ranges(str(tmp_path / "theirs.lance")):
+        for i in range(start, end):
+            mask[i] = 1
+    diff = [i for i in range(len(ours)) if ours[i] != theirs[i] and not mask[i]]
+    assert diff == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG (minor, byte identity): lancelet pads page buffers to 64 bytes with 0x00; pylance pads with "
+    "0x48 ('H'), so files are not byte-identical to pylance's for the same input",
+)
+def test_lancelet_pads_page_buffers_with_the_same_byte_as_pylance(tmp_path, mixed_table, io):
+    table = mixed_table()
+    ours = Path(io.lancelet_write(tmp_path / "ours.lance", table)).read_bytes()
+    theirs = Path(io.pylance_write(tmp_path / "theirs.lance", table)).read_bytes()
+    assert ours == theirs
+
+
+def test_pylance_metadata_schema_of_lancelet_file_equals_input_schema(type_case, tmp_path, io):
+    table = type_case.table()
+    path = io.lancelet_write(tmp_path / "t.lance", table)
+    md = lance.file.LanceFileReader(path).metadata()
+    assert md.schema.equals(table.schema)
+    assert md.num_rows == table.num_rows
+    assert len(md.columns) == len(LanceFileReader(path).metadata().columns)
+
+
+def test_lancelet_reports_pylance_footer_version_and_column_count(tmp_path, io):
+    table = multi_page_table(200)
+    path = io.pylance_write(tmp_path / "p.lance", table)
+    ours = LanceFileReader(path).metadata()
+    theirs = lance.file.LanceFileReader(path).metadata()
+    assert (ours.major_version, ours.minor_version) == (theirs.major_version, theirs.minor_version) == (0, 3)
+    assert ours.version == "2.0"
+    assert len(ours.columns) == len(theirs.columns)
+    assert [len(c.pages) for c in ours.columns] == [len(c.pages) for c in theirs.columns]
+    assert ours.num_rows == theirs.num_rows == 200
+
+
+# --------------------------------------------------------------------------------------
+# Schema and field metadata
+# --------------------------------------------------------------------------------------
+
+
+def _metadata_table() -> pa.Table:
+    schema = pa.schema(
+        [
+            pa.field("a", pa.int32(), metadata={"fa": "1", "fb": "two", "empty": ""}),
+            pa.field(
+                "st",
+                pa.struct([pa.field("x", pa.string(), metadata={"inner": "yes"})]),
+                metadata={"outer": "ü"},
+            ),
+            pa.field("l", pa.list_(pa.field("item", pa.int64(), metadata={"item_key": "v"}))),
+        ],
+        metadata={"k1": "v1", "k2": "", "k3": "ü", "k4": "x" * 1000},
+    )
+    return pa.table(
+        {"a": [1, 2], "st": [{"x": "p"}, {"x": None}], "l": [[1], None]},
+        schema=schema,
+    )
+
+
+def _field_metadata(schema: pa.Schema) -> dict:
+    out = {}
+
+    def walk(prefix, field):
+        out[prefix + field.name] = dict(field.metadata or {})
+        t = field.type
+        if pa.types.is_struct(t):
+            for i in range(t.num_fields):
+                walk(prefix + field.name + ".", t.field(i))
+        elif pa.types.is_list(t) or pa.types.is_large_list(t):
+            walk(prefix + field.name + ".", t.value_field)
+
+    for f in schema:
+        walk("", f)
+    return out
+
+
+def test_pylance_reads_schema_and_field_metadata_written_by_lancelet(tmp_path):
+    table = _metadata_table()
+    path = str(tmp_path / "m.lance")
+    with LanceFileWriter(path, table.schema, version="2.0") as w:
+        w.add_schema_metadata("added", "later")
+        w.write_batch(table)
+    schema = lance.file.LanceFileReader(path).metadata().schema
+    assert dict(schema.metadata) == {**dict(table.schema.metadata), b"added": b"later"}
+    assert _field_metadata(schema) == _field_metadata(table.schema)
+    assert dict(lance.file.LanceFileReader(path).read_all().to_table().schema.metadata) == dict(schema.metadata)
+
+
+def test_lancelet_reads_schema_and_field_metadata_written_by_pylance(tmp_path):
+    table = _metadata_table()
+    path = str(tmp_path / "m.lance")
+    w = lance.file.LanceFileWriter(path, table.schema, version="2.0")
+    w.add_schema_metadata("added", "later")
+    w.write_batch(table)
+    w.close()
+    reader = LanceFileReader(path)
+    assert dict(reader.schema.metadata) == {**dict(table.schema.metadata), b"added": b"later"}
+    assert _field_metadata(reader.schema) == _field_metadata(table.schema)
+    got = reader.read_all().to_table()
+    assert dict(got.schema.metadata) == dict(reader.schema.metadata)
+    assert _field_metadata(got.schema) == _field_metadata(table.schema)
+    assert got.equals(table)
+
