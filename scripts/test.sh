@@ -4,6 +4,9 @@
 set -euo pipefail
 REQS=test . "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/env.sh"
 export PYO3_PYTHON="$VPY"
+echo "== cargo fmt / clippy"
+cargo fmt --all --check
+cargo clippy --release --workspace --all-targets --quiet -- -D warnings
 echo "== cargo test"
 cargo test --release --workspace --quiet
 echo "== pytest"

@@ -19,13 +19,11 @@ fn main() -> std::io::Result<()> {
         println!("cargo:rerun-if-changed={}", p.display());
     }
     if std::env::var_os("PROTOC").is_none() {
-        let protoc = protoc_bin_vendored::protoc_bin_path()
-            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        let protoc = protoc_bin_vendored::protoc_bin_path().map_err(|e| std::io::Error::other(e.to_string()))?;
         // SAFETY-free: build scripts are single threaded; prost-build reads PROTOC from the env.
         unsafe { std::env::set_var("PROTOC", protoc) };
     }
-    let include = protoc_bin_vendored::include_path()
-        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    let include = protoc_bin_vendored::include_path().map_err(|e| std::io::Error::other(e.to_string()))?;
     let mut config = prost_build::Config::new();
     config.bytes(["."]);
     config.compile_protos(&paths, &[root, include])

@@ -11,8 +11,7 @@ pub fn bytes_for_bits(bits: u64) -> u64 {
 
 /// `a * b` as u64, or a corrupt-data error when it overflows.
 pub fn checked_mul(a: u64, b: u64, what: &str) -> Result<u64> {
-    a.checked_mul(b)
-        .ok_or_else(|| corrupt!("{what}: {a} x {b} overflows"))
+    a.checked_mul(b).ok_or_else(|| corrupt!("{what}: {a} x {b} overflows"))
 }
 
 /// Converts a count read from disk to `usize`, refusing values this process cannot address.
@@ -35,7 +34,7 @@ pub fn prefix(buf: &Buffer, len: u64, what: &str) -> Result<Buffer> {
 /// A bitmap of `len` bits starting at bit `offset` of `buf`, copied to start at bit 0
 /// when the offset is not a whole byte.
 pub fn bitmap_from(buf: &Buffer, offset: usize, len: usize) -> Buffer {
-    if offset % 8 == 0 {
+    if offset.is_multiple_of(8) {
         let start = offset / 8;
         let end = start + len.div_ceil(8);
         buf.slice_with_length(start, end - start)

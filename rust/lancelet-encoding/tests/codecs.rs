@@ -1,6 +1,11 @@
 //! Round trips of every 2.0 page codec: whole pages, and row slices decoded from only
 //! the bytes the layout says they need.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::single_range_in_vec_init,
+    clippy::cloned_ref_to_slice_refs
+)]
 
 use std::sync::Arc;
 
@@ -15,16 +20,26 @@ use proptest::prelude::*;
 
 fn roundtrip(array: &ArrayRef) -> EncodedPage<lancelet_encoding::v2_0::pb::ArrayEncoding> {
     let page = encode_leaf(array, &EncodeOptions::default()).unwrap();
-    let bufs = PageBuffers { page: &page.buffers, column: &[] };
+    let bufs = PageBuffers {
+        page: &page.buffers,
+        column: &[],
+    };
     let back = decode(&page.encoding, &bufs, page.num_rows, array.data_type()).unwrap();
-    assert_eq!(back.as_ref(), array.as_ref(), "whole-page round trip of {}", array.data_type());
+    assert_eq!(
+        back.as_ref(),
+        array.as_ref(),
+        "whole-page round trip of {}",
+        array.data_type()
+    );
     page
 }
 
 /// Decodes rows `a..b` from the slices the row layout asks for, as a reader would.
 fn check_slice(array: &ArrayRef, a: usize, b: usize) {
     let page = encode_leaf(array, &EncodeOptions::default()).unwrap();
-    let Some(layout) = row_layout(&page.encoding).unwrap() else { return };
+    let Some(layout) = row_layout(&page.encoding).unwrap() else {
+        return;
+    };
     let rows = a as u64..b as u64;
     let mut bufs = vec![Buffer::from_vec(Vec::<u8>::new()); page.buffers.len()];
     for s in &layout.streams {
@@ -36,9 +51,22 @@ fn check_slice(array: &ArrayRef, a: usize, b: usize) {
     for w in &layout.whole {
         bufs[*w as usize] = page.buffers[*w as usize].clone();
     }
-    let got = decode(&page.encoding, &PageBuffers { page: &bufs, column: &[] }, rows.end - rows.start, array.data_type())
-        .unwrap();
-    assert_eq!(got.as_ref(), array.slice(a, b - a).as_ref(), "rows {a}..{b} of {}", array.data_type());
+    let got = decode(
+        &page.encoding,
+        &PageBuffers {
+            page: &bufs,
+            column: &[],
+        },
+        rows.end - rows.start,
+        array.data_type(),
+    )
+    .unwrap();
+    assert_eq!(
+        got.as_ref(),
+        array.slice(a, b - a).as_ref(),
+        "rows {a}..{b} of {}",
+        array.data_type()
+    );
 }
 
 fn opt<T: Clone>(v: &[(T, bool)]) -> Vec<Option<T>> {
@@ -112,17 +140,43 @@ fn arrow_dictionary_with_null_keys_reads_back_with_a_null_item() {
     let values = StringArray::from(vec!["a", "b"]);
     let dict: ArrayRef = Arc::new(DictionaryArray::new(keys, Arc::new(values)));
     let page = encode_leaf(&dict, &EncodeOptions::default()).unwrap();
-    let back = decode(&page.encoding, &PageBuffers { page: &page.buffers, column: &[] }, 4, dict.data_type()).unwrap();
+    let back = decode(
+        &page.encoding,
+        &PageBuffers {
+            page: &page.buffers,
+            column: &[],
+        },
+        4,
+        dict.data_type(),
+    )
+    .unwrap();
     let back = arrow_cast_strings(&back);
-    assert_eq!(back, vec![Some("a".to_string()), None, Some("b".to_string()), Some("a".to_string())]);
+    assert_eq!(
+        back,
+        vec![
+            Some("a".to_string()),
+            None,
+            Some("b".to_string()),
+            Some("a".to_string())
+        ]
+    );
 }
 
 fn arrow_cast_strings(a: &ArrayRef) -> Vec<Option<String>> {
-    let d = a.as_any().downcast_ref::<DictionaryArray<arrow_array::types::Int32Type>>().unwrap();
+    let d = a
+        .as_any()
+        .downcast_ref::<DictionaryArray<arrow_array::types::Int32Type>>()
+        .unwrap();
     let values = d.values().as_any().downcast_ref::<StringArray>().unwrap();
     d.keys()
         .iter()
-        .map(|k| k.and_then(|k| values.is_valid(k as usize).then(|| values.value(k as usize).to_string())))
+        .map(|k| {
+            k.and_then(|k| {
+                values
+                    .is_valid(k as usize)
+                    .then(|| values.value(k as usize).to_string())
+            })
+        })
         .collect()
 }
 

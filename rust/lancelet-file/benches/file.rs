@@ -1,5 +1,10 @@
 //! Criterion benches of the 2.0 writer and reader hot paths (in-memory, seeded data).
-#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::single_range_in_vec_init,
+    missing_docs
+)]
 
 use std::sync::Arc;
 
@@ -21,17 +26,29 @@ fn data() -> RecordBatch {
     };
     let ints = Int64Array::from_iter_values((0..ROWS).map(|_| next() as i64));
     let floats = Float64Array::from_iter((0..ROWS).map(|i| (i % 10 != 0).then(|| next() as f64)));
-    let strings: StringArray = (0..ROWS).map(|i| Some(format!("value-{}-{i}", next() % 1000))).collect();
+    let strings: StringArray = (0..ROWS)
+        .map(|i| Some(format!("value-{}-{i}", next() % 1000)))
+        .collect();
     let schema = Schema::new(vec![
         Field::new("i", DataType::Int64, false),
         Field::new("f", DataType::Float64, true),
         Field::new("s", DataType::Utf8, false),
     ]);
-    RecordBatch::try_new(Arc::new(schema), vec![Arc::new(ints), Arc::new(floats), Arc::new(strings)]).unwrap()
+    RecordBatch::try_new(
+        Arc::new(schema),
+        vec![Arc::new(ints), Arc::new(floats), Arc::new(strings)],
+    )
+    .unwrap()
 }
 
 fn write(b: &RecordBatch) -> Vec<u8> {
-    let mut w = FileWriter::try_new(Vec::with_capacity(64 << 20), "bench", b.schema(), WriterOptions::default()).unwrap();
+    let mut w = FileWriter::try_new(
+        Vec::with_capacity(64 << 20),
+        "bench",
+        b.schema(),
+        WriterOptions::default(),
+    )
+    .unwrap();
     for start in (0..b.num_rows()).step_by(65536) {
         w.write_batch(&b.slice(start, 65536.min(b.num_rows() - start))).unwrap();
     }
@@ -59,7 +76,9 @@ fn benches(c: &mut Criterion) {
         })
     });
     let idx: Vec<u64> = (0..1000u64).map(|i| (i * 7919 * 131) % ROWS as u64).collect();
-    g.bench_function("take_1000_random_rows", |bench| bench.iter(|| block_on(r.take(&p, &idx)).unwrap()));
+    g.bench_function("take_1000_random_rows", |bench| {
+        bench.iter(|| block_on(r.take(&p, &idx)).unwrap())
+    });
     g.finish();
 }
 

@@ -49,7 +49,10 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 impl Error {
     /// A corrupt-file error.
     pub fn corrupt(path: &str, message: impl Into<String>) -> Self {
-        Self::Corrupt { path: path.to_string(), message: message.into() }
+        Self::Corrupt {
+            path: path.to_string(),
+            message: message.into(),
+        }
     }
 
     /// Converts an I/O error, mapping "not found" to [`Error::NotFound`].
@@ -57,7 +60,10 @@ impl Error {
         if source.kind() == std::io::ErrorKind::NotFound {
             Self::NotFound { path: path.to_string() }
         } else {
-            Self::Io { path: path.to_string(), source }
+            Self::Io {
+                path: path.to_string(),
+                source,
+            }
         }
     }
 

@@ -93,10 +93,16 @@ impl Footer {
     /// position it names lies inside the file and in the right order.
     pub fn parse(bytes: &[u8], file_size: u64, path: &str) -> Result<Self> {
         if bytes.len() != FOOTER_LEN as usize {
-            return Err(Error::corrupt(path, format!("footer must be 40 bytes, got {}", bytes.len())));
+            return Err(Error::corrupt(
+                path,
+                format!("footer must be 40 bytes, got {}", bytes.len()),
+            ));
         }
         if &bytes[36..40] != MAGIC {
-            return Err(Error::corrupt(path, "not a Lance file (the last 4 bytes are not \"LANC\")"));
+            return Err(Error::corrupt(
+                path,
+                "not a Lance file (the last 4 bytes are not \"LANC\")",
+            ));
         }
         let u64_at = |i: usize| {
             let mut b = [0u8; 8];

@@ -41,7 +41,10 @@ pub struct IoStats {
 impl IoStats {
     /// `(bytes_read, read_requests)` so far.
     pub fn snapshot(&self) -> (u64, u64) {
-        (self.bytes_read.load(Ordering::Relaxed), self.read_requests.load(Ordering::Relaxed))
+        (
+            self.bytes_read.load(Ordering::Relaxed),
+            self.read_requests.load(Ordering::Relaxed),
+        )
     }
 }
 
@@ -77,7 +80,9 @@ pub async fn read_ranges(io: &dyn ReadAt, ranges: &[Range<u64>], stats: &IoStats
         if m.end == m.start {
             continue;
         }
-        let buf = fetched.next().ok_or_else(|| Error::corrupt(io.path(), "missing read result"))?;
+        let buf = fetched
+            .next()
+            .ok_or_else(|| Error::corrupt(io.path(), "missing read result"))?;
         stats.bytes_read.fetch_add(m.end - m.start, Ordering::Relaxed);
         stats.read_requests.fetch_add(1, Ordering::Relaxed);
         for &i in members {
@@ -102,9 +107,15 @@ impl LocalFile {
         let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
         let meta = file.metadata().map_err(|e| Error::io(path, e))?;
         if meta.is_dir() {
-            return Err(Error::InvalidArgument(format!("{path} is a directory, not a Lance file")));
+            return Err(Error::InvalidArgument(format!(
+                "{path} is a directory, not a Lance file"
+            )));
         }
-        Ok(Self { path: path.to_string(), file: Arc::new(file), size: meta.len() })
+        Ok(Self {
+            path: path.to_string(),
+            file: Arc::new(file),
+            size: meta.len(),
+        })
     }
 }
 
@@ -147,7 +158,10 @@ pub struct InMemory {
 impl InMemory {
     /// Wraps `data`, copying it into an aligned buffer.
     pub fn new(name: impl Into<String>, data: &[u8]) -> Self {
-        Self { name: name.into(), data: Buffer::from_slice_ref(data) }
+        Self {
+            name: name.into(),
+            data: Buffer::from_slice_ref(data),
+        }
     }
 }
 
@@ -161,9 +175,14 @@ impl ReadAt for InMemory {
     fn read_range(&self, range: Range<u64>) -> BoxFuture<'_, Result<Buffer>> {
         let len = self.data.len() as u64;
         let res = if range.start > range.end || range.end > len {
-            Err(Error::corrupt(&self.name, format!("byte range {range:?} lies past the end ({len} bytes)")))
+            Err(Error::corrupt(
+                &self.name,
+                format!("byte range {range:?} lies past the end ({len} bytes)"),
+            ))
         } else {
-            Ok(self.data.slice_with_length(range.start as usize, (range.end - range.start) as usize))
+            Ok(self
+                .data
+                .slice_with_length(range.start as usize, (range.end - range.start) as usize))
         };
         futures::future::ready(res).boxed()
     }

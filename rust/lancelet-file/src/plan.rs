@@ -88,13 +88,24 @@ fn plan_field(field: &FieldRef, next: &mut usize, depth: usize) -> Result<FieldP
                 .iter()
                 .map(|c| plan_field(c, next, depth + 1))
                 .collect::<Result<Vec<_>>>()?;
-            Ok(FieldPlan::Struct { column, field: field.clone(), children })
+            Ok(FieldPlan::Struct {
+                column,
+                field: field.clone(),
+                children,
+            })
         }
         DataType::List(item) | DataType::LargeList(item) => {
             let item = Box::new(plan_field(item, next, depth + 1)?);
-            Ok(FieldPlan::List { column, field: field.clone(), item })
+            Ok(FieldPlan::List {
+                column,
+                field: field.clone(),
+                item,
+            })
         }
-        dt if is_leaf_type(dt) => Ok(FieldPlan::Leaf { column, field: field.clone() }),
+        dt if is_leaf_type(dt) => Ok(FieldPlan::Leaf {
+            column,
+            field: field.clone(),
+        }),
         dt => Err(Error::Unsupported(format!(
             "field {:?} has type {dt}, which Lance file format 2.0 cannot store",
             field.name()

@@ -166,20 +166,23 @@ impl FileReader {
             ))
         })?;
         let mut out = read_ranges(self.io.as_ref(), &[range], &self.stats).await?;
-        out.pop().ok_or_else(|| Error::corrupt(&self.meta.path, "missing global buffer"))
+        out.pop()
+            .ok_or_else(|| Error::corrupt(&self.meta.path, "missing global buffer"))
     }
 
     /// A projection of `columns` (top-level names or dotted struct paths), or all columns.
     pub fn projection(&self, columns: Option<&[String]>) -> Result<Projection> {
         match columns {
-            None => Ok(Projection { plans: self.meta.plans.clone(), schema: self.meta.schema.clone() }),
+            None => Ok(Projection {
+                plans: self.meta.plans.clone(),
+                schema: self.meta.schema.clone(),
+            }),
             Some(names) => {
                 let mut plans = Vec::with_capacity(names.len());
                 let mut fields = Vec::with_capacity(names.len());
                 for n in names {
-                    let p = find_path(&self.meta.plans, n).ok_or_else(|| {
-                        Error::InvalidArgument(format!("column {n:?} is not in the file's schema"))
-                    })?;
+                    let p = find_path(&self.meta.plans, n)
+                        .ok_or_else(|| Error::InvalidArgument(format!("column {n:?} is not in the file's schema")))?;
                     fields.push(projected_field(&p, n));
                     plans.push(p);
                 }
@@ -206,10 +209,14 @@ impl FileReader {
             }
         }
         let n: u64 = ranges.iter().map(|r| r.end - r.start).sum();
-        let columns = futures::future::try_join_all(projection.plans.iter().map(|p| self.read_field(p, ranges, cache)))
-            .await?;
+        let columns =
+            futures::future::try_join_all(projection.plans.iter().map(|p| self.read_field(p, ranges, cache))).await?;
         let opts = RecordBatchOptions::new().with_row_count(Some(n as usize));
-        Ok(RecordBatch::try_new_with_options(projection.schema.clone(), columns, &opts)?)
+        Ok(RecordBatch::try_new_with_options(
+            projection.schema.clone(),
+            columns,
+            &opts,
+        )?)
     }
 
     /// Reads rows by index, in the order given (duplicates allowed).
@@ -250,7 +257,8 @@ impl FileReader {
                         return Err(Error::corrupt(&self.meta.path, "struct plan without struct type"));
                     };
                     let arrays =
-                        futures::future::try_join_all(children.iter().map(|c| self.read_field(c, ranges, cache))).await?;
+                        futures::future::try_join_all(children.iter().map(|c| self.read_field(c, ranges, cache)))
+                            .await?;
                     let n: u64 = ranges.iter().map(|r| r.end - r.start).sum();
                     if arrays.is_empty() {
                         return Ok(Arc::new(StructArray::new_empty_fields(n as usize, None)) as ArrayRef);
@@ -279,9 +287,24 @@ impl FileReader {
         // Plan: whole pages (sequential scans, or encodings without random access) or
         // fixed-width row slices, or two-step binary slices.
         enum Job {
-            Whole { page: usize, local: Range<u64> },
-            Fixed { page: usize, local: Range<u64>, streams: Vec<Stream>, whole: Vec<u32>, first_io: usize },
-            Binary { page: usize, local: Range<u64>, read: Range<u64>, streams: Vec<Stream>, first_io: usize },
+            Whole {
+                page: usize,
+                local: Range<u64>,
+            },
+            Fixed {
+                page: usize,
+                local: Range<u64>,
+                streams: Vec<Stream>,
+                whole: Vec<u32>,
+                first_io: usize,
+            },
+            Binary {
+                page: usize,
+                local: Range<u64>,
+                read: Range<u64>,
+                streams: Vec<Stream>,
+                first_io: usize,
+            },
         }
         let mut jobs = Vec::with_capacity(pieces.len());
         let mut io_ranges: Vec<Range<u64>> = Vec::new();
@@ -305,12 +328,19 @@ impl FileReader {
                     io_ranges.push(self.stream_range(page, s, &local)?);
                 }
                 for w in &layout.whole {
-                    let r = page.buffers.get(*w as usize).ok_or_else(|| {
-                        self.corrupt(format!("page refers to missing buffer {w}"))
-                    })?;
+                    let r = page
+                        .buffers
+                        .get(*w as usize)
+                        .ok_or_else(|| self.corrupt(format!("page refers to missing buffer {w}")))?;
                     io_ranges.push(r.clone());
                 }
-                jobs.push(Job::Fixed { page: page_idx, local, streams: layout.streams, whole: layout.whole, first_io });
+                jobs.push(Job::Fixed {
+                    page: page_idx,
+                    local,
+                    streams: layout.streams,
+                    whole: layout.whole,
+                    first_io,
+                });
                 continue;
             }
             if let E::Binary(b) = variant(&page.encoding).map_err(|e| Error::from_encoding(&self.meta.path, e))? {
@@ -321,7 +351,13 @@ impl FileReader {
                     for s in &streams {
                         io_ranges.push(self.stream_range(page, s, &read)?);
                     }
-                    jobs.push(Job::Binary { page: page_idx, local, read, streams, first_io });
+                    jobs.push(Job::Binary {
+                        page: page_idx,
+                        local,
+                        read,
+                        streams,
+                        first_io,
+                    });
                     continue;
                 }
             }
@@ -340,8 +376,16 @@ impl FileReader {
         for (k, &p) in whole_needed.iter().enumerate() {
             let page = &col.pages[p];
             let bufs = &fetched[whole_io[k]..whole_io[k] + page.buffers.len()];
-            let array = decode(&page.encoding, &PageBuffers { page: bufs, column: &[] }, page.num_rows, dt)
-                .map_err(|e| Error::from_encoding(&self.meta.path, e))?;
+            let array = decode(
+                &page.encoding,
+                &PageBuffers {
+                    page: bufs,
+                    column: &[],
+                },
+                page.num_rows,
+                dt,
+            )
+            .map_err(|e| Error::from_encoding(&self.meta.path, e))?;
             if let Some(c) = cache {
                 c.put(column, p, array.clone());
             }
@@ -351,15 +395,30 @@ impl FileReader {
         let mut binary_parts: Vec<(usize, Vec<u64>, u64, u64)> = Vec::new();
         let mut second_io: Vec<Range<u64>> = Vec::new();
         for (j, job) in jobs.iter().enumerate() {
-            if let Job::Binary { page, local, read, streams, first_io } = job {
+            if let Job::Binary {
+                page,
+                local,
+                read,
+                streams,
+                first_io,
+            } = job
+            {
                 let page = &col.pages[*page];
-                let E::Binary(b) = variant(&page.encoding).map_err(|e| Error::from_encoding(&self.meta.path, e))? else {
+                let E::Binary(b) = variant(&page.encoding).map_err(|e| Error::from_encoding(&self.meta.path, e))?
+                else {
                     continue;
                 };
                 let bufs = self.stream_buffers(page, streams, read, &fetched[*first_io..*first_io + streams.len()]);
                 let indices_enc = child(&b.indices, "indices").map_err(|e| Error::from_encoding(&self.meta.path, e))?;
-                let raw = decode_u64s(indices_enc, &PageBuffers { page: &bufs, column: &[] }, read.end - read.start)
-                    .map_err(|e| Error::from_encoding(&self.meta.path, e))?;
+                let raw = decode_u64s(
+                    indices_enc,
+                    &PageBuffers {
+                        page: &bufs,
+                        column: &[],
+                    },
+                    read.end - read.start,
+                )
+                .map_err(|e| Error::from_encoding(&self.meta.path, e))?;
                 let adj = b.null_adjustment;
                 let unadjust = |v: u64| if adj > 0 && v >= adj { v - adj } else { v };
                 let skip = (local.start - read.start) as usize;
@@ -382,7 +441,8 @@ impl FileReader {
         };
         let mut binary_arrays: HashMap<usize, ArrayRef> = HashMap::new();
         for (k, (j, values, base, adj)) in binary_parts.into_iter().enumerate() {
-            let data = build_binary(&values, base, &second[k], adj, dt).map_err(|e| Error::from_encoding(&self.meta.path, e))?;
+            let data = build_binary(&values, base, &second[k], adj, dt)
+                .map_err(|e| Error::from_encoding(&self.meta.path, e))?;
             binary_arrays.insert(j, arrow_array::make_array(data));
         }
         // Assemble in request order.
@@ -393,7 +453,13 @@ impl FileReader {
                     let a = decoded.get(page).ok_or_else(|| self.corrupt("page was not decoded"))?;
                     parts.push(a.slice(local.start as usize, (local.end - local.start) as usize));
                 }
-                Job::Fixed { page, local, streams, whole, first_io } => {
+                Job::Fixed {
+                    page,
+                    local,
+                    streams,
+                    whole,
+                    first_io,
+                } => {
                     let page = &col.pages[*page];
                     let mut bufs =
                         self.stream_buffers(page, streams, local, &fetched[*first_io..*first_io + streams.len()]);
@@ -403,12 +469,24 @@ impl FileReader {
                             *slot = fetched[whole_start + k].clone();
                         }
                     }
-                    let a = decode(&page.encoding, &PageBuffers { page: &bufs, column: &[] }, local.end - local.start, dt)
-                        .map_err(|e| Error::from_encoding(&self.meta.path, e))?;
+                    let a = decode(
+                        &page.encoding,
+                        &PageBuffers {
+                            page: &bufs,
+                            column: &[],
+                        },
+                        local.end - local.start,
+                        dt,
+                    )
+                    .map_err(|e| Error::from_encoding(&self.meta.path, e))?;
                     parts.push(a);
                 }
                 Job::Binary { .. } => {
-                    parts.push(binary_arrays.remove(&j).ok_or_else(|| self.corrupt("binary slice missing"))?);
+                    parts.push(
+                        binary_arrays
+                            .remove(&j)
+                            .ok_or_else(|| self.corrupt("binary slice missing"))?,
+                    );
                 }
             }
         }
@@ -416,7 +494,10 @@ impl FileReader {
     }
 
     fn column(&self, column: usize) -> Result<&ColumnInfo> {
-        self.meta.columns.get(column).ok_or_else(|| self.corrupt(format!("column {column} does not exist")))
+        self.meta
+            .columns
+            .get(column)
+            .ok_or_else(|| self.corrupt(format!("column {column} does not exist")))
     }
 
     fn stream_range(&self, page: &PageInfo, s: &Stream, rows: &Range<u64>) -> Result<Range<u64>> {
@@ -436,7 +517,13 @@ impl FileReader {
     }
 
     /// Page buffers for a sub-range decode: the fetched stream slices at their indices.
-    fn stream_buffers(&self, page: &PageInfo, streams: &[Stream], rows: &Range<u64>, fetched: &[Buffer]) -> Vec<Buffer> {
+    fn stream_buffers(
+        &self,
+        page: &PageInfo,
+        streams: &[Stream],
+        rows: &Range<u64>,
+        fetched: &[Buffer],
+    ) -> Vec<Buffer> {
         let mut bufs = vec![Buffer::from_vec(Vec::<u8>::new()); page.buffers.len()];
         for (s, f) in streams.iter().zip(fetched) {
             if let Some(slot) = bufs.get_mut(s.buffer_index as usize) {
@@ -450,7 +537,10 @@ impl FileReader {
         let bytes = child(&b.bytes, "bytes").map_err(|e| Error::from_encoding(&self.meta.path, e))?;
         match variant(bytes).map_err(|e| Error::from_encoding(&self.meta.path, e))? {
             E::Flat(f) if f.bits_per_value == 8 && f.compression.as_ref().is_none_or(|c| c.scheme.is_empty()) => {
-                let r = f.buffer.as_ref().ok_or_else(|| self.corrupt("binary bytes without a buffer"))?;
+                let r = f
+                    .buffer
+                    .as_ref()
+                    .ok_or_else(|| self.corrupt("binary bytes without a buffer"))?;
                 if r.buffer_type != pb20::buffer::BufferType::Page as i32 {
                     return Err(Error::Unsupported("binary bytes outside the page".into()));
                 }
@@ -496,8 +586,15 @@ impl FileReader {
             let list = self.list_encoding(page)?;
             let offsets = child(&list.offsets, "offsets").map_err(|e| Error::from_encoding(&self.meta.path, e))?;
             let bufs = self.stream_buffers(page, streams, read, &fetched[*first_io..*first_io + streams.len()]);
-            let raw = decode_u64s(offsets, &PageBuffers { page: &bufs, column: &[] }, read.end - read.start)
-                .map_err(|e| Error::from_encoding(&self.meta.path, e))?;
+            let raw = decode_u64s(
+                offsets,
+                &PageBuffers {
+                    page: &bufs,
+                    column: &[],
+                },
+                read.end - read.start,
+            )
+            .map_err(|e| Error::from_encoding(&self.meta.path, e))?;
             let skip = (local.start - read.start) as usize;
             let prev = if skip == 1 { raw[0] } else { 0 };
             let base = col.item_starts[*page_idx];
@@ -536,7 +633,9 @@ impl FileReader {
             )?) as ArrayRef,
             _ => {
                 if total > i32::MAX as usize {
-                    return Err(Error::Unsupported("more than 2^31 list items in one read; use large_list".into()));
+                    return Err(Error::Unsupported(
+                        "more than 2^31 list items in one read; use large_list".into(),
+                    ));
                 }
                 Arc::new(arrow_array::ListArray::try_new(
                     item_field,
@@ -559,7 +658,10 @@ impl FileReader {
 fn concat_parts(parts: Vec<ArrayRef>, dt: &DataType) -> Result<ArrayRef> {
     match parts.len() {
         0 => Ok(new_empty_array(dt)),
-        1 => parts.into_iter().next().ok_or_else(|| Error::InvalidArgument("no parts".into())),
+        1 => parts
+            .into_iter()
+            .next()
+            .ok_or_else(|| Error::InvalidArgument("no parts".into())),
         _ => {
             let refs: Vec<&dyn Array> = parts.iter().map(|a| a.as_ref()).collect();
             Ok(arrow_select::concat::concat(&refs)?)
@@ -608,12 +710,21 @@ async fn read_metadata(io: &dyn ReadAt, stats: &IoStats) -> Result<FileMetadata>
     let path = io.path().to_string();
     let file_size = io.size().await?;
     if file_size < FOOTER_LEN {
-        return Err(Error::corrupt(&path, format!("file is {file_size} bytes, too small to be a Lance file")));
+        return Err(Error::corrupt(
+            &path,
+            format!("file is {file_size} bytes, too small to be a Lance file"),
+        ));
     }
     let tail_len = file_size.min(TAIL_READ);
     let tail_range = file_size - tail_len..file_size;
-    let tail_bytes = read_ranges(io, std::slice::from_ref(&tail_range), stats).await?.pop().unwrap_or_default();
-    let tail = Tail { start: tail_range.start, bytes: tail_bytes };
+    let tail_bytes = read_ranges(io, std::slice::from_ref(&tail_range), stats)
+        .await?
+        .pop()
+        .unwrap_or_default();
+    let tail = Tail {
+        start: tail_range.start,
+        bytes: tail_bytes,
+    };
     let footer_bytes = &tail.bytes.as_slice()[(tail_len - FOOTER_LEN) as usize..];
     let footer = Footer::parse(footer_bytes, file_size, &path)?;
     let version = footer.version(&path)?;
@@ -628,9 +739,14 @@ async fn read_metadata(io: &dyn ReadAt, stats: &IoStats) -> Result<FileMetadata>
         let tail = &tail;
         async move {
             if range.start >= tail.start && range.end <= tail.start + tail.bytes.len() as u64 {
-                Ok(tail.bytes.slice_with_length((range.start - tail.start) as usize, (range.end - range.start) as usize))
+                Ok(tail
+                    .bytes
+                    .slice_with_length((range.start - tail.start) as usize, (range.end - range.start) as usize))
             } else {
-                read_ranges(io, std::slice::from_ref(&range), stats).await?.pop().ok_or_else(|| Error::corrupt(io.path(), "short read"))
+                read_ranges(io, std::slice::from_ref(&range), stats)
+                    .await?
+                    .pop()
+                    .ok_or_else(|| Error::corrupt(io.path(), "short read"))
             }
         }
     };
@@ -657,19 +773,28 @@ async fn read_metadata(io: &dyn ReadAt, stats: &IoStats) -> Result<FileMetadata>
     };
     let cmo_bytes = fetch(footer.cmo_table_start..footer.cmo_table_start + u64::from(footer.num_columns) * 16).await?;
     let column_ranges = table(&cmo_bytes, footer.num_columns, "column metadata")?;
-    let gbo_bytes = fetch(footer.gbo_table_start..footer.gbo_table_start + u64::from(footer.num_global_buffers) * 16).await?;
+    let gbo_bytes =
+        fetch(footer.gbo_table_start..footer.gbo_table_start + u64::from(footer.num_global_buffers) * 16).await?;
     let global_buffers = table(&gbo_bytes, footer.num_global_buffers, "global buffer")?;
-    let gb0 = global_buffers.first().cloned().ok_or_else(|| Error::corrupt(&path, "the file has no global buffers (no schema)"))?;
+    let gb0 = global_buffers
+        .first()
+        .cloned()
+        .ok_or_else(|| Error::corrupt(&path, "the file has no global buffers (no schema)"))?;
     let descriptor = pbfile::FileDescriptor::decode(fetch(gb0).await?.as_slice())
         .map_err(|e| Error::corrupt(&path, format!("the file descriptor does not parse: {e}")))?;
-    let pschema = descriptor.schema.ok_or_else(|| Error::corrupt(&path, "the file descriptor has no schema"))?;
+    let pschema = descriptor
+        .schema
+        .ok_or_else(|| Error::corrupt(&path, "the file descriptor has no schema"))?;
     let schema = Arc::new(from_lance_fields(&pschema.fields, &pschema.metadata, &path)?);
     let num_rows = descriptor.length;
     let (plans, ncols) = plan_schema(&schema)?;
     if ncols != footer.num_columns as usize {
         return Err(Error::corrupt(
             &path,
-            format!("the schema needs {ncols} columns but the footer lists {}", footer.num_columns),
+            format!(
+                "the schema needs {ncols} columns but the footer lists {}",
+                footer.num_columns
+            ),
         ));
     }
     let mut columns = Vec::with_capacity(column_ranges.len());
@@ -679,7 +804,17 @@ async fn read_metadata(io: &dyn ReadAt, stats: &IoStats) -> Result<FileMetadata>
             .map_err(|e| Error::corrupt(&path, format!("metadata of column {i} does not parse: {e}")))?;
         columns.push(column_info(cm, i, meta_end, &path)?);
     }
-    let meta = FileMetadata { path, file_size, footer, version, schema, num_rows, columns, global_buffers, plans };
+    let meta = FileMetadata {
+        path,
+        file_size,
+        footer,
+        version,
+        schema,
+        num_rows,
+        columns,
+        global_buffers,
+        plans,
+    };
     for p in &meta.plans {
         check_rows(&meta, p, num_rows)?;
     }
@@ -689,14 +824,24 @@ async fn read_metadata(io: &dyn ReadAt, stats: &IoStats) -> Result<FileMetadata>
 fn column_info(cm: pbfile2::ColumnMetadata, i: usize, meta_end: u64, path: &str) -> Result<ColumnInfo> {
     let ranges = |offsets: &[u64], sizes: &[u64], what: &str| -> Result<Vec<Range<u64>>> {
         if offsets.len() != sizes.len() {
-            return Err(Error::corrupt(path, format!("{what} of column {i}: {} offsets but {} sizes", offsets.len(), sizes.len())));
+            return Err(Error::corrupt(
+                path,
+                format!(
+                    "{what} of column {i}: {} offsets but {} sizes",
+                    offsets.len(),
+                    sizes.len()
+                ),
+            ));
         }
         offsets
             .iter()
             .zip(sizes)
             .map(|(o, s)| match o.checked_add(*s) {
                 Some(e) if e <= meta_end => Ok(*o..e),
-                _ => Err(Error::corrupt(path, format!("{what} of column {i} at {o} (+{s}) lies outside the data section"))),
+                _ => Err(Error::corrupt(
+                    path,
+                    format!("{what} of column {i} at {o} (+{s}) lies outside the data section"),
+                )),
             })
             .collect()
     };
@@ -717,15 +862,30 @@ fn column_info(cm: pbfile2::ColumnMetadata, i: usize, meta_end: u64, path: &str)
                 .checked_add(l.num_items)
                 .ok_or_else(|| Error::corrupt(path, format!("item count of column {i} overflows")))?;
         }
-        pages.push(PageInfo { num_rows: page.length, buffers, encoding, priority: page.priority });
+        pages.push(PageInfo {
+            num_rows: page.length,
+            buffers,
+            encoding,
+            priority: page.priority,
+        });
     }
     row_starts.push(rows);
     item_starts.push(items);
     let buffers = ranges(&cm.buffer_offsets, &cm.buffer_sizes, "column buffer")?;
-    Ok(ColumnInfo { pages, row_starts, item_starts, buffers })
+    Ok(ColumnInfo {
+        pages,
+        row_starts,
+        item_starts,
+        buffers,
+    })
 }
 
-fn decode_page_encoding(enc: Option<&pbfile2::Encoding>, path: &str, col: usize, page: usize) -> Result<pb20::ArrayEncoding> {
+fn decode_page_encoding(
+    enc: Option<&pbfile2::Encoding>,
+    path: &str,
+    col: usize,
+    page: usize,
+) -> Result<pb20::ArrayEncoding> {
     use pbfile2::encoding::Location;
     let where_ = || format!("page {page} of column {col}");
     match enc.and_then(|e| e.location.as_ref()) {
@@ -733,12 +893,18 @@ fn decode_page_encoding(enc: Option<&pbfile2::Encoding>, path: &str, col: usize,
             let any = prost_types::Any::decode(d.encoding.as_ref())
                 .map_err(|e| Error::corrupt(path, format!("encoding of {} does not parse: {e}", where_())))?;
             if any.type_url != ARRAY_ENCODING_TYPE_URL {
-                return Err(Error::Unsupported(format!("page encoding {:?} in {path}", any.type_url)));
+                return Err(Error::Unsupported(format!(
+                    "page encoding {:?} in {path}",
+                    any.type_url
+                )));
             }
             pb20::ArrayEncoding::decode(any.value.as_slice())
                 .map_err(|e| Error::corrupt(path, format!("encoding of {} does not parse: {e}", where_())))
         }
-        Some(Location::Indirect(_)) => Err(Error::Unsupported(format!("indirect page encodings ({} of {path})", where_()))),
+        Some(Location::Indirect(_)) => Err(Error::Unsupported(format!(
+            "indirect page encodings ({} of {path})",
+            where_()
+        ))),
         Some(Location::None(_)) | None => Err(Error::corrupt(path, format!("{} has no encoding", where_()))),
     }
 }

@@ -61,10 +61,14 @@ pub fn logical_type(dt: &DataType) -> Result<String> {
         DataType::Date64 => "date64:ms".into(),
         DataType::Time32(u) => format!("time32:{}", unit_str(u)),
         DataType::Time64(u) => format!("time64:{}", unit_str(u)),
-        DataType::Timestamp(u, tz) => format!("timestamp:{}:{}", unit_str(u), tz.as_deref().unwrap_or("-")),
+        DataType::Timestamp(u, tz) => {
+            format!("timestamp:{}:{}", unit_str(u), tz.as_deref().unwrap_or("-"))
+        }
         DataType::Duration(u) => format!("duration:{}", unit_str(u)),
         DataType::Struct(_) => "struct".into(),
-        DataType::Dictionary(k, v) => format!("dict:{}:{}:false", logical_type(v)?, logical_type(k)?),
+        DataType::Dictionary(k, v) => {
+            format!("dict:{}:{}:false", logical_type(v)?, logical_type(k)?)
+        }
         DataType::List(item) => match item.data_type() {
             DataType::Struct(_) => "list.struct".into(),
             _ => "list".into(),
@@ -73,9 +77,15 @@ pub fn logical_type(dt: &DataType) -> Result<String> {
             DataType::Struct(_) => "large_list.struct".into(),
             _ => "large_list".into(),
         },
-        DataType::FixedSizeList(item, n) => format!("fixed_size_list:{}:{n}", logical_type(item.data_type())?),
+        DataType::FixedSizeList(item, n) => {
+            format!("fixed_size_list:{}:{n}", logical_type(item.data_type())?)
+        }
         DataType::FixedSizeBinary(n) => format!("fixed_size_binary:{n}"),
-        other => return Err(Error::Unsupported(format!("Arrow type {other} cannot be stored in a Lance file"))),
+        other => {
+            return Err(Error::Unsupported(format!(
+                "Arrow type {other} cannot be stored in a Lance file"
+            )))
+        }
     })
 }
 
@@ -148,7 +158,11 @@ fn push_field(f: &Field, parent_id: i32, out: &mut Vec<pb::Field>) -> Result<()>
         DataType::Struct(_) | DataType::Null => pb::Encoding::None,
         _ => pb::Encoding::Plain,
     };
-    let metadata = f.metadata().iter().map(|(k, v)| (k.clone(), bytes::Bytes::from(v.clone().into_bytes()))).collect();
+    let metadata = f
+        .metadata()
+        .iter()
+        .map(|(k, v)| (k.clone(), bytes::Bytes::from(v.clone().into_bytes())))
+        .collect();
     out.push(pb::Field {
         r#type: pb::field::Type::Parent as i32,
         name: f.name().clone(),
@@ -191,7 +205,10 @@ pub fn from_lance_fields(fields: &[pb::Field], metadata: &HashMap<String, bytes:
         } else {
             return Err(Error::corrupt(
                 path,
-                format!("field {:?} (id {}) names parent {} which does not precede it", f.name, f.id, f.parent_id),
+                format!(
+                    "field {:?} (id {}) names parent {} which does not precede it",
+                    f.name, f.id, f.parent_id
+                ),
             ));
         }
     }
@@ -219,7 +236,9 @@ fn build_field(
     let f = &fields[i];
     let kids = children.get(&f.id).map(Vec::as_slice).unwrap_or(&[]);
     let build_kids = || -> Result<Vec<Field>> {
-        kids.iter().map(|&k| build_field(fields, k, children, path, depth + 1)).collect()
+        kids.iter()
+            .map(|&k| build_field(fields, k, children, path, depth + 1))
+            .collect()
     };
     let lt = f.logical_type.as_str();
     let dt = match lt {
@@ -227,7 +246,10 @@ fn build_field(
         "list" | "list.struct" | "large_list" | "large_list.struct" => {
             let mut kids = build_kids()?;
             if kids.len() != 1 {
-                return Err(Error::corrupt(path, format!("list field {:?} has {} children", f.name, kids.len())));
+                return Err(Error::corrupt(
+                    path,
+                    format!("list field {:?} has {} children", f.name, kids.len()),
+                ));
             }
             let item = Arc::new(kids.remove(0));
             if lt.starts_with("large_list") {
@@ -238,11 +260,13 @@ fn build_field(
         }
         other => {
             if !kids.is_empty() {
-                return Err(Error::corrupt(path, format!("field {:?} of type {other} has children", f.name)));
+                return Err(Error::corrupt(
+                    path,
+                    format!("field {:?} of type {other} has children", f.name),
+                ));
             }
-            parse_simple(other).ok_or_else(|| {
-                Error::Unsupported(format!("logical type {other:?} of field {:?} in {path}", f.name))
-            })?
+            parse_simple(other)
+                .ok_or_else(|| Error::Unsupported(format!("logical type {other:?} of field {:?} in {path}", f.name)))?
         }
     };
     let md: HashMap<String, String> = f
@@ -254,6 +278,7 @@ fn build_field(
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -278,6 +303,9 @@ mod tests {
     fn cyclic_parents_are_corrupt() {
         let mut f = to_lance_fields(&Schema::new(vec![Field::new("a", DataType::Int32, true)])).unwrap();
         f[0].parent_id = 0;
-        assert!(matches!(from_lance_fields(&f, &HashMap::new(), "x"), Err(Error::Corrupt { .. })));
+        assert!(matches!(
+            from_lance_fields(&f, &HashMap::new(), "x"),
+            Err(Error::Corrupt { .. })
+        ));
     }
 }

@@ -44,7 +44,11 @@ pub struct WriterOptions {
 
 impl Default for WriterOptions {
     fn default() -> Self {
-        Self { max_page_bytes: DEFAULT_MAX_PAGE_BYTES, version: FileVersion::V2_0, encode: EncodeOptions::default() }
+        Self {
+            max_page_bytes: DEFAULT_MAX_PAGE_BYTES,
+            version: FileVersion::V2_0,
+            encode: EncodeOptions::default(),
+        }
     }
 }
 
@@ -126,7 +130,10 @@ impl<W: Write> FileWriter<W> {
         let mut cols = Vec::with_capacity(self.schema.fields().len());
         for field in self.schema.fields() {
             let col = batch.column_by_name(field.name()).ok_or_else(|| {
-                Error::SchemaMismatch(format!("the batch has no column {:?} required by the file schema", field.name()))
+                Error::SchemaMismatch(format!(
+                    "the batch has no column {:?} required by the file schema",
+                    field.name()
+                ))
             })?;
             if !types_match(col.data_type(), field.data_type()) {
                 return Err(Error::SchemaMismatch(format!(
@@ -154,7 +161,9 @@ impl<W: Write> FileWriter<W> {
                 .filter(|f| self.schema.field_with_name(f.name()).is_err())
                 .map(|f| f.name().clone())
                 .collect();
-            return Err(Error::SchemaMismatch(format!("the batch has columns not in the file schema: {extra:?}")));
+            return Err(Error::SchemaMismatch(format!(
+                "the batch has columns not in the file schema: {extra:?}"
+            )));
         }
         Ok(cols)
     }
@@ -241,7 +250,10 @@ impl<W: Write> FileWriter<W> {
             return Ok(());
         }
         let array = if pending.len() == 1 {
-            pending.into_iter().next().ok_or_else(|| Error::InvalidArgument("empty page".into()))?
+            pending
+                .into_iter()
+                .next()
+                .ok_or_else(|| Error::InvalidArgument("empty page".into()))?
         } else {
             let refs: Vec<&dyn Array> = pending.iter().map(|a| a.as_ref()).collect();
             arrow_select::concat::concat(&refs)?
@@ -309,7 +321,8 @@ impl<W: Write> FileWriter<W> {
                         // A list whose items are all empty still gets one (empty) items page,
                         // as pylance writes it.
                         let empty = arrow_array::new_empty_array(field.data_type());
-                        let page = encode_leaf(&empty, &self.opts.encode).map_err(|e| Error::from_encoding(&self.path, e))?;
+                        let page =
+                            encode_leaf(&empty, &self.opts.encode).map_err(|e| Error::from_encoding(&self.path, e))?;
                         self.write_page(*column, page)?;
                     }
                 }
@@ -332,7 +345,10 @@ impl<W: Write> FileWriter<W> {
         let descriptor = pbfile::FileDescriptor {
             schema: Some(pbfile::Schema {
                 fields: to_lance_fields(&self.schema)?,
-                metadata: md.into_iter().map(|(k, v)| (k.clone(), bytes::Bytes::from(v.clone().into_bytes()))).collect(),
+                metadata: md
+                    .into_iter()
+                    .map(|(k, v)| (k.clone(), bytes::Bytes::from(v.clone().into_bytes())))
+                    .collect(),
             }),
             length: self.rows,
         };
@@ -434,7 +450,10 @@ fn list_parts<O: arrow_array::OffsetSizeTrait>(l: &arrow_array::GenericListArray
 }
 
 fn direct_encoding(type_url: &str, value: Vec<u8>) -> pbfile2::Encoding {
-    let any = prost_types::Any { type_url: type_url.to_string(), value };
+    let any = prost_types::Any {
+        type_url: type_url.to_string(),
+        value,
+    };
     pbfile2::Encoding {
         location: Some(pbfile2::encoding::Location::Direct(pbfile2::DirectEncoding {
             encoding: bytes::Bytes::from(any.encode_to_vec()),
@@ -443,5 +462,8 @@ fn direct_encoding(type_url: &str, value: Vec<u8>) -> pbfile2::Encoding {
 }
 
 fn column_values_encoding() -> Vec<u8> {
-    pb20::ColumnEncoding { column_encoding: Some(pb20::column_encoding::ColumnEncoding::Values(())) }.encode_to_vec()
+    pb20::ColumnEncoding {
+        column_encoding: Some(pb20::column_encoding::ColumnEncoding::Values(())),
+    }
+    .encode_to_vec()
 }

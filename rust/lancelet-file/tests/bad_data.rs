@@ -1,6 +1,12 @@
 //! Damaged files: every truncation and every single-byte corruption of real files must
 //! give an error or different values, never a panic, a hang or a huge allocation.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::single_range_in_vec_init,
+    clippy::cloned_ref_to_slice_refs
+)]
 
 mod common;
 
@@ -46,7 +52,13 @@ fn sample() -> Vec<u8> {
     ]);
     let b = RecordBatch::try_new(
         Arc::new(schema),
-        vec![Arc::new(ints), Arc::new(strs), Arc::new(list), Arc::new(st), Arc::new(fsl)],
+        vec![
+            Arc::new(ints),
+            Arc::new(strs),
+            Arc::new(list),
+            Arc::new(st),
+            Arc::new(fsl),
+        ],
     )
     .unwrap();
     common::write(&[b], 1 << 20)

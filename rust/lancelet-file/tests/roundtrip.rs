@@ -1,6 +1,11 @@
 //! Property tests: random data written by the 2.0 writer reads back equal through every
 //! read path (full scan, sequential batches with the page cache, ranges, take).
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::single_range_in_vec_init,
+    clippy::cloned_ref_to_slice_refs
+)]
 
 mod common;
 
@@ -27,7 +32,10 @@ fn batch(vals: &[(i64, bool, String, bool)]) -> RecordBatch {
     let flags = BooleanArray::new(vals.iter().map(|v| v.3).collect(), nulls(&valid));
     let strings: StringArray = vals.iter().map(|v| v.1.then(|| v.2.clone())).collect();
     let bins: LargeBinaryArray = vals.iter().map(|v| Some(v.2.as_bytes())).collect();
-    let lowcard: StringArray = vals.iter().map(|v| v.1.then(|| format!("c{}", v.0.rem_euclid(3)))).collect();
+    let lowcard: StringArray = vals
+        .iter()
+        .map(|v| v.1.then(|| format!("c{}", v.0.rem_euclid(3))))
+        .collect();
     let fsl_values = Float32Array::from_iter_values((0..n * 4).map(|i| i as f32));
     let fsl = FixedSizeListArray::new(
         Arc::new(Field::new("item", DataType::Float32, true)),
@@ -57,7 +65,10 @@ fn batch(vals: &[(i64, bool, String, bool)]) -> RecordBatch {
         None,
     );
     let st = StructArray::new(
-        Fields::from(vec![Field::new("a", DataType::Int64, true), Field::new("s", DataType::Utf8, true)]),
+        Fields::from(vec![
+            Field::new("a", DataType::Int64, true),
+            Field::new("s", DataType::Utf8, true),
+        ]),
         vec![Arc::new(ints.clone()), Arc::new(strings.clone())],
         None,
     );
@@ -154,7 +165,9 @@ proptest! {
 
 #[test]
 fn projection_of_struct_child_and_top_level() {
-    let rows: Vec<_> = (0..50).map(|i| (i as i64, i % 3 != 0, format!("s{i}"), i % 2 == 0)).collect();
+    let rows: Vec<_> = (0..50)
+        .map(|i| (i as i64, i % 3 != 0, format!("s{i}"), i % 2 == 0))
+        .collect();
     let b = batch(&rows);
     let bytes = common::write(&[b.clone()], 1 << 20);
     let r = common::open(&bytes).unwrap();

@@ -22,10 +22,15 @@ const STREAM_NAME: &CStr = c"arrow_array_stream";
 /// Imports a record batch from any object implementing `__arrow_c_array__`.
 pub fn import_batch(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<RecordBatch> {
     if !obj.hasattr("__arrow_c_array__")? {
-        return Err(errors::invalid(py, "expected a record batch (an object with __arrow_c_array__)"));
+        return Err(errors::invalid(
+            py,
+            "expected a record batch (an object with __arrow_c_array__)",
+        ));
     }
     let pair = obj.call_method0("__arrow_c_array__")?;
-    let pair = pair.cast::<PyTuple>().map_err(|_| errors::invalid(py, "__arrow_c_array__ must return a tuple"))?;
+    let pair = pair
+        .cast::<PyTuple>()
+        .map_err(|_| errors::invalid(py, "__arrow_c_array__ must return a tuple"))?;
     let schema_capsule = pair.get_item(0)?;
     let array_capsule = pair.get_item(1)?;
     let schema_capsule = schema_capsule.cast::<PyCapsule>().map_err(PyErr::from)?;
@@ -44,7 +49,10 @@ pub fn import_batch(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<RecordBa
         (data, schema)
     };
     if !matches!(data.data_type(), DataType::Struct(_)) {
-        return Err(errors::invalid(py, "expected a record batch (a struct array), got a plain array"));
+        return Err(errors::invalid(
+            py,
+            "expected a record batch (a struct array), got a plain array",
+        ));
     }
     let s = StructArray::from(data);
     let (_, columns, nulls) = s.into_parts();
@@ -82,7 +90,10 @@ pub struct BatchStream {
 impl BatchStream {
     pub fn new(reader: Box<dyn RecordBatchReader + Send>) -> Self {
         let schema = reader.schema();
-        Self { reader: std::sync::Mutex::new(Some(reader)), schema }
+        Self {
+            reader: std::sync::Mutex::new(Some(reader)),
+            schema,
+        }
     }
 }
 
@@ -126,7 +137,9 @@ where
         // This runs under the C stream interface: a panic must not unwind into C.
         match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (self.next)())) {
             Ok(item) => item,
-            Err(_) => Some(Err(ArrowError::ExternalError("internal error: panic while reading a batch".into()))),
+            Err(_) => Some(Err(ArrowError::ExternalError(
+                "internal error: panic while reading a batch".into(),
+            ))),
         }
     }
 }

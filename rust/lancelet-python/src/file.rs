@@ -65,7 +65,9 @@ impl PyFileReader {
         }
         let total = self.inner.num_rows();
         let end = match num_rows {
-            Some(n) => start.checked_add(n).ok_or_else(|| errors::invalid(py, "start + num_rows overflows"))?,
+            Some(n) => start
+                .checked_add(n)
+                .ok_or_else(|| errors::invalid(py, "start + num_rows overflows"))?,
             None => total.max(start),
         };
         if start > total || end > total {
@@ -74,7 +76,10 @@ impl PyFileReader {
                 format!("cannot read rows {start}..{end} from a file with {total} rows"),
             ));
         }
-        let projection = self.inner.projection(columns.as_deref()).map_err(|e| errors::to_py(py, e))?;
+        let projection = self
+            .inner
+            .projection(columns.as_deref())
+            .map_err(|e| errors::to_py(py, e))?;
         let schema = projection.schema().clone();
         let reader = self.inner.clone();
         let rt = runtime().map_err(|e| errors::make(py, errors::Kind::Internal, e.to_string()))?;
@@ -95,7 +100,13 @@ impl PyFileReader {
 
     /// Reads the rows at `indices` (any order, duplicates allowed).
     #[pyo3(signature = (indices, columns=None, batch_size=1024))]
-    fn take(&self, py: Python<'_>, indices: Vec<i64>, columns: Option<Vec<String>>, batch_size: u64) -> PyResult<BatchStream> {
+    fn take(
+        &self,
+        py: Python<'_>,
+        indices: Vec<i64>,
+        columns: Option<Vec<String>>,
+        batch_size: u64,
+    ) -> PyResult<BatchStream> {
         if batch_size == 0 {
             return Err(errors::invalid(py, "batch_size must be positive"));
         }
@@ -103,7 +114,10 @@ impl PyFileReader {
         for i in indices {
             idx.push(u64::try_from(i).map_err(|_| errors::invalid(py, format!("row index {i} is negative")))?);
         }
-        let projection = self.inner.projection(columns.as_deref()).map_err(|e| errors::to_py(py, e))?;
+        let projection = self
+            .inner
+            .projection(columns.as_deref())
+            .map_err(|e| errors::to_py(py, e))?;
         let schema = projection.schema().clone();
         let reader = self.inner.clone();
         let batch = block_on(py, async move { reader.take(&projection, &idx).await })?;
@@ -203,7 +217,10 @@ impl PyFileWriter {
     ) -> PyResult<Self> {
         let schema = Arc::new(import_schema(py, schema)?);
         let version = FileVersion::parse(version).map_err(|e| errors::to_py(py, e))?;
-        let mut opts = WriterOptions { version, ..WriterOptions::default() };
+        let mut opts = WriterOptions {
+            version,
+            ..WriterOptions::default()
+        };
         if let Some(m) = max_page_bytes {
             opts.max_page_bytes = m;
         }
@@ -219,19 +236,29 @@ impl PyFileWriter {
             }
             Ok((w?, tmp))
         })?;
-        Ok(Self { inner: Some(writer), tmp, target })
+        Ok(Self {
+            inner: Some(writer),
+            tmp,
+            target,
+        })
     }
 
     /// Writes one record batch (any object with `__arrow_c_array__`).
     fn write_batch(&mut self, py: Python<'_>, batch: &Bound<'_, PyAny>) -> PyResult<()> {
         let batch = import_batch(py, batch)?;
-        let writer = self.inner.as_mut().ok_or_else(|| errors::invalid(py, "the writer is closed"))?;
+        let writer = self
+            .inner
+            .as_mut()
+            .ok_or_else(|| errors::invalid(py, "the writer is closed"))?;
         run_detached(py, || writer.write_batch(&batch))
     }
 
     /// Adds a key/value pair to the schema metadata.
     fn add_schema_metadata(&mut self, py: Python<'_>, key: String, value: String) -> PyResult<()> {
-        let writer = self.inner.as_mut().ok_or_else(|| errors::invalid(py, "the writer is closed"))?;
+        let writer = self
+            .inner
+            .as_mut()
+            .ok_or_else(|| errors::invalid(py, "the writer is closed"))?;
         writer.add_schema_metadata(key, value);
         Ok(())
     }
@@ -239,15 +266,22 @@ impl PyFileWriter {
     /// Finishes the file; returns the number of rows and the file size, or None if
     /// already closed.
     fn close(&mut self, py: Python<'_>) -> PyResult<Option<(u64, u64)>> {
-        let Some(writer) = self.inner.take() else { return Ok(None) };
+        let Some(writer) = self.inner.take() else {
+            return Ok(None);
+        };
         let tmp = self.tmp.clone();
         let target = self.target.clone();
         let res = run_detached(py, move || {
             let display = target.display().to_string();
             let (out, rows) = writer.finish()?;
-            let file = out.into_inner().map_err(|e| lancelet_file::Error::io(&display, e.into_error()))?;
+            let file = out
+                .into_inner()
+                .map_err(|e| lancelet_file::Error::io(&display, e.into_error()))?;
             file.sync_all().map_err(|e| lancelet_file::Error::io(&display, e))?;
-            let size = file.metadata().map_err(|e| lancelet_file::Error::io(&display, e))?.len();
+            let size = file
+                .metadata()
+                .map_err(|e| lancelet_file::Error::io(&display, e))?
+                .len();
             drop(file);
             std::fs::rename(&tmp, &target).map_err(|e| lancelet_file::Error::io(&display, e))?;
             Ok((rows, size))
@@ -281,7 +315,10 @@ impl Drop for PyFileWriter {
 }
 
 fn temp_path(target: &Path) -> PathBuf {
-    let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.subsec_nanos())

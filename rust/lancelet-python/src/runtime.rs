@@ -50,7 +50,10 @@ pub fn runtime() -> std::io::Result<Arc<Runtime>> {
     }
     let threads = *WORKER_THREADS.lock().unwrap_or_else(|p| p.into_inner());
     let rt = Arc::new(build(threads)?);
-    *guard = Some(Owned { pid, runtime: rt.clone() });
+    *guard = Some(Owned {
+        pid,
+        runtime: rt.clone(),
+    });
     Ok(rt)
 }
 
@@ -63,9 +66,8 @@ where
     let rt = runtime().map_err(|e| errors::make(py, errors::Kind::Internal, format!("cannot start runtime: {e}")))?;
     let mut handle = rt.spawn(fut);
     loop {
-        let step = py.detach(|| {
-            rt.block_on(async { tokio::time::timeout(Duration::from_millis(50), &mut handle).await })
-        });
+        let step =
+            py.detach(|| rt.block_on(async { tokio::time::timeout(Duration::from_millis(50), &mut handle).await }));
         match step {
             Ok(Ok(Ok(v))) => return Ok(v),
             Ok(Ok(Err(e))) => return Err(errors::to_py(py, e)),
@@ -105,7 +107,11 @@ fn set_worker_threads(threads: Option<usize>) {
 /// The process id that owns the current runtime, or None if none was built yet.
 #[pyfunction]
 fn _runtime_pid() -> Option<u32> {
-    RUNTIME.lock().unwrap_or_else(|p| p.into_inner()).as_ref().map(|o| o.pid)
+    RUNTIME
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .as_ref()
+        .map(|o| o.pid)
 }
 
 pub fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {

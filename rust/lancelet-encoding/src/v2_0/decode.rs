@@ -37,8 +37,7 @@ pub fn decode_data(
             Some(Nullability::AllNulls(_)) => Ok(new_null_array(data_type, n).to_data()),
             Some(Nullability::SomeNulls(inner)) => {
                 let validity = decode_bitmap(child(&inner.validity, "validity")?, buffers, num_rows)?;
-                let values =
-                    decode_data(child(&inner.values, "some_nulls.values")?, buffers, num_rows, data_type)?;
+                let values = decode_data(child(&inner.values, "some_nulls.values")?, buffers, num_rows, data_type)?;
                 let nulls = NullBuffer::new(BooleanBuffer::new(validity, 0, n));
                 Ok(values.into_builder().nulls(Some(nulls)).build()?)
             }
@@ -67,11 +66,18 @@ pub fn decode_data(
                 return Err(corrupt!("FixedSizeBinary encoding for a {data_type} column"));
             };
             if i64::from(fsb.byte_width) != i64::from(*width) {
-                return Err(corrupt!("FixedSizeBinary width {} does not match {width}", fsb.byte_width));
+                return Err(corrupt!(
+                    "FixedSizeBinary width {} does not match {width}",
+                    fsb.byte_width
+                ));
             }
             let bytes_n = checked_mul(num_rows, u64::from(fsb.byte_width), "fixed size binary bytes")?;
             let bytes = decode_data(child(&fsb.bytes, "bytes")?, buffers, bytes_n, &DataType::UInt8)?;
-            let values = bytes.buffers().first().cloned().unwrap_or_else(|| Buffer::from_vec(Vec::<u8>::new()));
+            let values = bytes
+                .buffers()
+                .first()
+                .cloned()
+                .unwrap_or_else(|| Buffer::from_vec(Vec::<u8>::new()));
             Ok(ArrayDataBuilder::new(data_type.clone())
                 .len(n)
                 .add_buffer(values)
@@ -172,7 +178,10 @@ fn flat_buffer<'a>(e: &pb::ArrayEncoding, buffers: &'a PageBuffers<'_>, bits: u6
             }
             resolve(buffers, flat.buffer.as_ref())
         }
-        other => Err(Error::Unsupported(format!("{} encoding for raw bytes", encoding_name(other)))),
+        other => Err(Error::Unsupported(format!(
+            "{} encoding for raw bytes",
+            encoding_name(other)
+        ))),
     }
 }
 
@@ -212,7 +221,7 @@ fn aligned_for(buf: Buffer, bits: u64) -> Buffer {
         128 | 256 => 16,
         _ => 1,
     };
-    if (buf.as_ptr() as usize) % align == 0 {
+    if (buf.as_ptr() as usize).is_multiple_of(align) {
         buf
     } else {
         Buffer::from_slice_ref(buf.as_slice())
@@ -248,9 +257,24 @@ fn widen_u64(arr: &dyn Array) -> ScalarBuffer<u64> {
     use arrow_array::types::{UInt16Type, UInt32Type, UInt64Type, UInt8Type};
     match arr.data_type() {
         DataType::UInt64 => arr.as_primitive::<UInt64Type>().values().clone(),
-        DataType::UInt32 => arr.as_primitive::<UInt32Type>().values().iter().map(|v| u64::from(*v)).collect(),
-        DataType::UInt16 => arr.as_primitive::<UInt16Type>().values().iter().map(|v| u64::from(*v)).collect(),
-        _ => arr.as_primitive::<UInt8Type>().values().iter().map(|v| u64::from(*v)).collect(),
+        DataType::UInt32 => arr
+            .as_primitive::<UInt32Type>()
+            .values()
+            .iter()
+            .map(|v| u64::from(*v))
+            .collect(),
+        DataType::UInt16 => arr
+            .as_primitive::<UInt16Type>()
+            .values()
+            .iter()
+            .map(|v| u64::from(*v))
+            .collect(),
+        _ => arr
+            .as_primitive::<UInt8Type>()
+            .values()
+            .iter()
+            .map(|v| u64::from(*v))
+            .collect(),
     }
 }
 
@@ -264,7 +288,10 @@ pub fn leaf_bits(e: &pb::ArrayEncoding) -> Result<u64> {
             Some(Nullability::AllNulls(_)) => Ok(64),
             None => Err(corrupt!("Nullable encoding without a variant")),
         },
-        other => Err(Error::Unsupported(format!("{} encoding for integers", encoding_name(other)))),
+        other => Err(Error::Unsupported(format!(
+            "{} encoding for integers",
+            encoding_name(other)
+        ))),
     }
 }
 
@@ -395,11 +422,7 @@ fn check_keys(keys: &ArrayRef, n_items: u64, _one_based: bool) -> Result<()> {
 
 /// Decodes the `List` offsets of one page into per-row `(start, end, valid)` item positions
 /// relative to the first item of the page.
-pub fn decode_list_offsets(
-    list: &pb::List,
-    buffers: &PageBuffers<'_>,
-    num_rows: u64,
-) -> Result<Vec<(u64, u64, bool)>> {
+pub fn decode_list_offsets(list: &pb::List, buffers: &PageBuffers<'_>, num_rows: u64) -> Result<Vec<(u64, u64, bool)>> {
     let raw = decode_u64s(child(&list.offsets, "offsets")?, buffers, num_rows)?;
     list_positions(&raw, 0, list.null_offset_adjustment, list.num_items)
 }
@@ -428,4 +451,3 @@ pub fn list_positions(raw: &[u64], prev: u64, adjustment: u64, num_items: u64) -
     }
     Ok(out)
 }
-

@@ -3,9 +3,9 @@
 use std::collections::HashMap;
 
 use arrow_array::cast::AsArray;
+use arrow_array::types::ByteArrayType;
 use arrow_array::types::*;
 use arrow_array::{Array, ArrayRef, BooleanArray, GenericByteArray};
-use arrow_array::types::ByteArrayType;
 use arrow_buffer::ArrowNativeType;
 use arrow_buffer::Buffer;
 use arrow_schema::DataType;
@@ -100,12 +100,18 @@ fn encode_nullable(
     inner: impl FnOnce(&dyn Array, &mut Buffers) -> Result<pb::ArrayEncoding>,
 ) -> Result<pb::ArrayEncoding> {
     let len = array.len();
-    let null_count = if matches!(array.data_type(), DataType::Null) { len } else { array.null_count() };
+    let null_count = if matches!(array.data_type(), DataType::Null) {
+        len
+    } else {
+        array.null_count()
+    };
     let nullability = if len > 0 && null_count == len {
         Nullability::AllNulls(AllNull {})
     } else if null_count == 0 {
         let values = inner(array, bufs)?;
-        Nullability::NoNulls(Box::new(NoNull { values: Some(Box::new(values)) }))
+        Nullability::NoNulls(Box::new(NoNull {
+            values: Some(Box::new(values)),
+        }))
     } else {
         let validity = validity_buffer(array.nulls()).unwrap_or_else(|| Buffer::from_vec(Vec::<u8>::new()));
         let idx = bufs.push(validity);
@@ -115,7 +121,9 @@ fn encode_nullable(
             values: Some(Box::new(values)),
         }))
     };
-    Ok(enc(E::Nullable(Box::new(pb::Nullable { nullability: Some(nullability) }))))
+    Ok(enc(E::Nullable(Box::new(pb::Nullable {
+        nullability: Some(nullability),
+    }))))
 }
 
 /// The values of a fixed-width array (or a fixed-size list of them), nulls ignored.
@@ -141,7 +149,11 @@ fn encode_values(array: &dyn Array, bufs: &mut Buffers) -> Result<pb::ArrayEncod
         bitmap_from(values.inner(), values.offset(), values.len())
     } else {
         let width = (bits / 8) as usize;
-        let raw = data.buffers().first().cloned().unwrap_or_else(|| Buffer::from_vec(Vec::<u8>::new()));
+        let raw = data
+            .buffers()
+            .first()
+            .cloned()
+            .unwrap_or_else(|| Buffer::from_vec(Vec::<u8>::new()));
         raw.slice_with_length(data.offset() * width, data.len() * width)
     };
     let idx = bufs.push(buf);
@@ -183,7 +195,9 @@ fn binary_encoding(indices_idx: u32, bytes_idx: u32, null_adjustment: u64) -> pb
 
 fn no_nulls(values: pb::ArrayEncoding) -> pb::ArrayEncoding {
     enc(E::Nullable(Box::new(pb::Nullable {
-        nullability: Some(Nullability::NoNulls(Box::new(NoNull { values: Some(Box::new(values)) }))),
+        nullability: Some(Nullability::NoNulls(Box::new(NoNull {
+            values: Some(Box::new(values)),
+        }))),
     })))
 }
 
@@ -231,7 +245,7 @@ fn try_dictionary(
 
 /// An Arrow dictionary array: keys as they are, the dictionary as items. Null keys point
 /// at an extra null item appended to the dictionary (pylance's convention).
-fn encode_arrow_dictionary(array: &dyn Array, opts: &EncodeOptions, bufs: &mut Buffers) -> Result<pb::ArrayEncoding> {
+fn encode_arrow_dictionary(array: &dyn Array, _opts: &EncodeOptions, bufs: &mut Buffers) -> Result<pb::ArrayEncoding> {
     let DataType::Dictionary(key_type, _) = array.data_type() else {
         return Err(Error::InvalidInput("expected a dictionary array".into()));
     };
@@ -249,7 +263,7 @@ fn encode_arrow_dictionary(array: &dyn Array, opts: &EncodeOptions, bufs: &mut B
     };
     let _ = key_type;
     let keys_enc = encode_nullable(keys.as_ref(), bufs, |a, b| encode_values(a, b))?;
-    let items_opts = EncodeOptions { dictionary: false, ..opts.clone() };
+    let items_opts = EncodeOptions { dictionary: false };
     let items_enc = encode_any(values.as_ref(), &items_opts, bufs)?;
     Ok(enc(E::Dictionary(Box::new(pb::Dictionary {
         indices: Some(Box::new(keys_enc)),
@@ -321,4 +335,3 @@ pub fn encode_list_offsets(ends: &[u64], valid: &[bool], num_items: u64) -> Enco
         num_rows,
     }
 }
-

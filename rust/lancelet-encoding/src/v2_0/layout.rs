@@ -46,10 +46,15 @@ pub struct RowLayout {
 /// (its items are then read whole).
 pub fn row_layout(e: &pb::ArrayEncoding) -> Result<Option<RowLayout>> {
     if let Some(streams) = fixed_streams(e)? {
-        return Ok(Some(RowLayout { streams, whole: Vec::new() }));
+        return Ok(Some(RowLayout {
+            streams,
+            whole: Vec::new(),
+        }));
     }
     if let E::Dictionary(d) = variant(e)? {
-        let Some(streams) = fixed_streams(child(&d.indices, "indices")?)? else { return Ok(None) };
+        let Some(streams) = fixed_streams(child(&d.indices, "indices")?)? else {
+            return Ok(None);
+        };
         let mut whole = Vec::new();
         if !page_buffers_of(child(&d.items, "items")?, &mut whole)? {
             return Ok(None);
@@ -90,21 +95,26 @@ fn page_buffers_of(e: &pb::ArrayEncoding, out: &mut Vec<u32>) -> Result<bool> {
 fn collect(e: &pb::ArrayEncoding, rows_mult: u64, out: &mut Vec<Stream>) -> Result<bool> {
     match variant(e)? {
         E::Flat(flat) => {
-            let Some(buffer) = flat.buffer.as_ref() else { return Ok(false) };
+            let Some(buffer) = flat.buffer.as_ref() else {
+                return Ok(false);
+            };
             let compressed = flat.compression.as_ref().is_some_and(|c| !c.scheme.is_empty());
             if compressed || buffer.buffer_type != pb::buffer::BufferType::Page as i32 {
                 return Ok(false);
             }
-            let Some(bits) = flat.bits_per_value.checked_mul(rows_mult) else { return Ok(false) };
-            out.push(Stream { buffer_index: buffer.buffer_index, bits_per_row: bits });
+            let Some(bits) = flat.bits_per_value.checked_mul(rows_mult) else {
+                return Ok(false);
+            };
+            out.push(Stream {
+                buffer_index: buffer.buffer_index,
+                bits_per_row: bits,
+            });
             Ok(true)
         }
         E::Nullable(n) => match n.nullability.as_ref() {
             Some(Nullability::NoNulls(inner)) => collect(child(&inner.values, "values")?, rows_mult, out),
-            Some(Nullability::SomeNulls(inner)) => {
-                Ok(collect(child(&inner.validity, "validity")?, rows_mult, out)?
-                    && collect(child(&inner.values, "values")?, rows_mult, out)?)
-            }
+            Some(Nullability::SomeNulls(inner)) => Ok(collect(child(&inner.validity, "validity")?, rows_mult, out)?
+                && collect(child(&inner.values, "values")?, rows_mult, out)?),
             Some(Nullability::AllNulls(_)) => Ok(true),
             None => Ok(false),
         },

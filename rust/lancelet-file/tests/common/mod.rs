@@ -1,5 +1,10 @@
 //! Helpers shared by the integration tests.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::single_range_in_vec_init
+)]
 
 use std::sync::Arc;
 
@@ -11,7 +16,10 @@ use lancelet_file::{FileReader, FileWriter, WriterOptions};
 /// Writes batches into an in-memory file.
 pub fn write(batches: &[RecordBatch], max_page_bytes: u64) -> Vec<u8> {
     let schema = batches[0].schema();
-    let opts = WriterOptions { max_page_bytes, ..Default::default() };
+    let opts = WriterOptions {
+        max_page_bytes,
+        ..Default::default()
+    };
     let mut w = FileWriter::try_new(Vec::new(), "mem", schema, opts).unwrap();
     for b in batches {
         w.write_batch(b).unwrap();
