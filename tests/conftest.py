@@ -25,9 +25,15 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from hypothesis import settings as hypothesis_settings
+
 import lance
-import lancelet
 from lancelet.file import LanceFileReader, LanceFileWriter
+
+# No example database: the suite writes nothing outside pytest's temporary directories.
+# A failing example is printed in full (with the seed), which is enough to reproduce it.
+hypothesis_settings.register_profile("lancelet", database=None, deadline=None)
+hypothesis_settings.load_profile("lancelet")
 
 #: Rows in every catalogue case: at least 100, so `string` pages with few distinct
 #: values take the dictionary path in both writers.

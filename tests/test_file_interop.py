@@ -36,14 +36,23 @@ ALL_NULL_STRING_PAGE_BUG = (
     "fails to read lancelet's page: 'Misaligned buffers[0] in array of type UInt64'"
 )
 
-#: Catalogue cases whose lancelet-written file pylance cannot read (each has a `string`
-#: leaf that is all null over >= 100 rows).
+EMPTY_NULL_ITEMS_BUG = (
+    "BUG: a list<null> column whose lists hold no items (all lists null or empty) cannot be written: close() "
+    "raises InvalidArgumentError 'cannot encode Null as flat values' (the empty items page of a null-typed "
+    "leaf is encoded as Nullable.no_nulls(Flat) instead of all_nulls); pylance writes it"
+)
+
+#: Catalogue cases lancelet writes wrongly: pylance cannot read the file (a `string` leaf
+#: that is all null over >= 100 rows), or lancelet cannot write it at all.
 LANCELET_TO_PYLANCE_BUGS = {
     "string[all_nulls]": ALL_NULL_STRING_PAGE_BUG,
     "low_cardinality_string[all_nulls]": ALL_NULL_STRING_PAGE_BUG,
     "struct<a:int32,b:string>[all_nulls]": ALL_NULL_STRING_PAGE_BUG,
     "nested_struct[all_nulls]": ALL_NULL_STRING_PAGE_BUG,
+    "list<null>[all_nulls]": EMPTY_NULL_ITEMS_BUG,
 }
+#: The same cases, restricted to those lancelet cannot even write.
+LANCELET_WRITE_BUGS = {"list<null>[all_nulls]": EMPTY_NULL_ITEMS_BUG}
 
 
 def _xfail_if_known(request, case, known):
@@ -563,11 +572,6 @@ def test_lancelet_file_bytes_equal_pylance_bytes_outside_padding(tmp_path, mixed
     assert diff == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG (minor, byte identity): lancelet pads page buffers to 64 bytes with 0x00; pylance pads with "
-    "0x48 ('H'), so files are not byte-identical to pylance's for the same input",
-)
 def test_lancelet_pads_page_buffers_with_the_same_byte_as_pylance(tmp_path, mixed_table, io):
     table = mixed_table()
     ours = Path(io.lancelet_write(tmp_path / "ours.lance", table)).read_bytes()
@@ -575,7 +579,8 @@ def test_lancelet_pads_page_buffers_with_the_same_byte_as_pylance(tmp_path, mixe
     assert ours == theirs
 
 
-def test_pylance_metadata_schema_of_lancelet_file_equals_input_schema(type_case, tmp_path, io):
+def test_pylance_metadata_schema_of_lancelet_file_equals_input_schema(type_case, tmp_path, io, request):
+    _xfail_if_known(request, type_case, LANCELET_WRITE_BUGS)
     table = type_case.table()
     path = io.lancelet_write(tmp_path / "t.lance", table)
     md = lance.file.LanceFileReader(path).metadata()

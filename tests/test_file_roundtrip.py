@@ -15,6 +15,7 @@ import random
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -102,6 +103,24 @@ def random_tables(draw, g, max_rows: int = 300):
     return table, cuts, max_page_bytes
 
 
+def has_null_leaf_without_values(array) -> bool:
+    """True if a `null`-typed leaf below a list holds no values at all (see
+    test_list_of_null_with_no_items_round_trips: lancelet cannot write that yet)."""
+    t = array.type
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        items = array.flatten()
+        if pa.types.is_null(items.type):
+            return len(items) == 0
+        return has_null_leaf_without_values(items)
+    if pa.types.is_struct(t):
+        return any(has_null_leaf_without_values(array.field(i)) for i in range(t.num_fields))
+    return False
+
+
+def avoid_known_write_bugs(table: pa.Table) -> None:
+    assume(not any(has_null_leaf_without_values(c.combine_chunks()) for c in table.columns))
+
+
 def write_in_pieces(path, table, cuts, max_page_bytes):
     bounds = [0] + cuts + [table.num_rows]
     with LanceFileWriter(str(path), table.schema, version="2.0", max_page_bytes=max_page_bytes) as w:
@@ -119,6 +138,7 @@ def write_in_pieces(path, table, cuts, max_page_bytes):
 @given(data=st.data())
 def test_random_schema_round_trips_through_lancelet(data, arrow_gen, scratch_dir, tables_equal):
     table, cuts, max_page_bytes = data.draw(random_tables(arrow_gen))
+    avoid_known_write_bugs(table)
     path = write_in_pieces(scratch_dir / "rt.lance", table, cuts, max_page_bytes)
     reader = LanceFileReader(path)
     assert reader.num_rows() == table.num_rows
@@ -147,6 +167,7 @@ def test_random_schema_round_trips_through_lancelet(data, arrow_gen, scratch_dir
 def test_pylance_reads_random_schema_written_by_lancelet(data, arrow_gen, scratch_dir, tables_equal):
     """The same random tables, read back by pylance (the oracle)."""
     table, cuts, max_page_bytes = data.draw(random_tables(arrow_gen, max_rows=150))
+    avoid_known_write_bugs(table)
     path = write_in_pieces(scratch_dir / "rt_pylance.lance", table, cuts, max_page_bytes)
     # Known bug, pinned by strict xfails in test_file_interop.py (ALL_NULL_STRING_PAGE_BUG):
     # an all-null `string` page of >= 100 rows gets a dictionary with 0 items, which pylance
@@ -504,3 +525,37 @@ def test_dictionary_with_null_keys_comes_back_with_a_trailing_null_item(tmp_path
     assert chunk.dictionary.to_pylist() == ["foo", "bar", None]
     assert chunk.indices.to_pylist() == [0, 2, 0, 2, 1]
     assert chunk.to_pylist() == ["foo", None, "foo", None, "bar"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: a list<null> column whose lists hold no items (all null or empty) cannot be written: close() "
+    "raises InvalidArgumentError 'cannot encode Null as flat values' (the empty items page of a null-typed leaf "
+    "is encoded as Nullable.no_nulls(Flat) instead of all_nulls); pylance writes and reads it",
+)
+@pytest.mark.parametrize("lists", [[None, None], [[], []], [[], None]], ids=["all_null", "all_empty", "mixed"])
+def test_list_of_null_with_no_items_round_trips(lists, tmp_path):
+    table = pa.table({"l": pa.array(lists, pa.list_(pa.null()))})
+    assert roundtrip(tmp_path / "ln.lance", table).equals(table)
+
+
+def test_list_of_null_with_items_round_trips(tmp_path):
+    table = pa.table({"l": pa.array([[None], [], None, [None, None]], pa.list_(pa.null()))})
+    assert roundtrip(tmp_path / "ln.lance", table).equals(table)
+
+
+def test_catalogue_list_cases_hold_empty_and_null_lists(types):
+    """The catalogue really exercises empty lists (every variant) and null lists
+    (some_nulls / all_nulls)."""
+    for case in types:
+        if not (pa.types.is_list(case.type) or pa.types.is_large_list(case.type)):
+            continue
+        array = case.factory()
+        lengths = pc.list_value_length(array)
+        empty = pc.sum(pc.equal(lengths, 0)).as_py() or 0
+        if case.variant != "all_nulls":
+            assert empty > 0, case.name
+        if case.variant == "some_nulls":
+            assert 0 < array.null_count < len(array), case.name
+        if case.variant == "all_nulls":
+            assert array.null_count == len(array), case.name
