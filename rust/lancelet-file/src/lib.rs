@@ -17,5 +17,5 @@ pub mod writer;
 
 pub use error::{Error, Result};
 pub use footer::FileVersion;
-pub use reader::{FileReader, PageCache, Projection};
+pub use reader::{FileReader, PageCache, Projection, Spawner};
 pub use writer::{FileWriter, WriterOptions};

@@ -14,8 +14,8 @@ use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
 use arrow_array::{new_empty_array, Array, ArrayRef, RecordBatch, RecordBatchOptions, StructArray};
-use arrow_buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
-use arrow_schema::{DataType, Field, FieldRef, Schema, SchemaRef};
+use arrow_buffer::{Buffer, NullBuffer, OffsetBuffer};
+use arrow_schema::{DataType, FieldRef, Schema, SchemaRef};
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use lancelet_encoding::v2_0::decode::{build_binary, child, decode, decode_u64s, list_positions, variant};
@@ -200,6 +200,35 @@ impl FileReader {
         ranges: &[Range<u64>],
         cache: Option<&PageCache>,
     ) -> Result<RecordBatch> {
+        let n = self.check_ranges(ranges)?;
+        let columns =
+            futures::future::try_join_all(projection.plans.iter().map(|p| self.read_field(p, ranges, cache))).await?;
+        batch_of(projection, columns, n)
+    }
+
+    /// Like [`FileReader::read_ranges`], but each top-level column is read by a task handed
+    /// to `spawner`, so columns decode in parallel on whatever executor the caller runs.
+    pub async fn read_ranges_parallel(
+        self: &Arc<Self>,
+        projection: &Projection,
+        ranges: &[Range<u64>],
+        cache: Option<Arc<PageCache>>,
+        spawner: &Spawner,
+    ) -> Result<RecordBatch> {
+        let n = self.check_ranges(ranges)?;
+        if projection.plans.len() <= 1 {
+            return self.read_ranges(projection, ranges, cache.as_deref()).await;
+        }
+        let ranges: Arc<[Range<u64>]> = ranges.into();
+        let tasks = projection.plans.iter().map(|plan| {
+            let (this, plan, ranges, cache) = (self.clone(), plan.clone(), ranges.clone(), cache.clone());
+            spawner(async move { this.read_field(&plan, &ranges, cache.as_deref()).await }.boxed())
+        });
+        let columns = futures::future::try_join_all(tasks).await?;
+        batch_of(projection, columns, n)
+    }
+
+    fn check_ranges(&self, ranges: &[Range<u64>]) -> Result<u64> {
         for r in ranges {
             if r.start > r.end || r.end > self.meta.num_rows {
                 return Err(Error::InvalidArgument(format!(
@@ -208,19 +237,29 @@ impl FileReader {
                 )));
             }
         }
-        let n: u64 = ranges.iter().map(|r| r.end - r.start).sum();
-        let columns =
-            futures::future::try_join_all(projection.plans.iter().map(|p| self.read_field(p, ranges, cache))).await?;
-        let opts = RecordBatchOptions::new().with_row_count(Some(n as usize));
-        Ok(RecordBatch::try_new_with_options(
-            projection.schema.clone(),
-            columns,
-            &opts,
-        )?)
+        Ok(ranges.iter().map(|r| r.end - r.start).sum())
     }
 
     /// Reads rows by index, in the order given (duplicates allowed).
     pub async fn take(&self, projection: &Projection, indices: &[u64]) -> Result<RecordBatch> {
+        let (sorted, ranges) = self.take_plan(indices)?;
+        let batch = self.read_ranges(projection, &ranges, None).await?;
+        reorder(batch, &sorted, indices)
+    }
+
+    /// [`FileReader::take`] with columns read in parallel through `spawner`.
+    pub async fn take_parallel(
+        self: &Arc<Self>,
+        projection: &Projection,
+        indices: &[u64],
+        spawner: &Spawner,
+    ) -> Result<RecordBatch> {
+        let (sorted, ranges) = self.take_plan(indices)?;
+        let batch = self.read_ranges_parallel(projection, &ranges, None, spawner).await?;
+        reorder(batch, &sorted, indices)
+    }
+
+    fn take_plan(&self, indices: &[u64]) -> Result<(Vec<u64>, Vec<Range<u64>>)> {
         if let Some(bad) = indices.iter().find(|i| **i >= self.meta.num_rows) {
             return Err(Error::InvalidArgument(format!(
                 "row index {bad} is out of range for a file with {} rows",
@@ -231,16 +270,7 @@ impl FileReader {
         sorted.sort_unstable();
         sorted.dedup();
         let ranges = to_ranges(&sorted);
-        let batch = self.read_ranges(projection, &ranges, None).await?;
-        if sorted.as_slice() == indices {
-            return Ok(batch);
-        }
-        let positions: Vec<u32> = indices
-            .iter()
-            .map(|i| sorted.binary_search(i).map(|p| p as u32).unwrap_or(0))
-            .collect();
-        let positions = arrow_array::UInt32Array::from(positions);
-        Ok(arrow_select::take::take_record_batch(&batch, &positions)?)
+        Ok((sorted, ranges))
     }
 
     fn read_field<'a>(
@@ -655,6 +685,20 @@ impl FileReader {
     }
 }
 
+/// Runs a column read as a task on the caller's executor (e.g. `tokio::spawn`) and
+/// resolves to its result.
+pub type Spawner =
+    Arc<dyn Fn(BoxFuture<'static, Result<ArrayRef>>) -> BoxFuture<'static, Result<ArrayRef>> + Send + Sync>;
+
+fn batch_of(projection: &Projection, columns: Vec<ArrayRef>, n: u64) -> Result<RecordBatch> {
+    let opts = RecordBatchOptions::new().with_row_count(Some(n as usize));
+    Ok(RecordBatch::try_new_with_options(
+        projection.schema.clone(),
+        columns,
+        &opts,
+    )?)
+}
+
 fn concat_parts(parts: Vec<ArrayRef>, dt: &DataType) -> Result<ArrayRef> {
     match parts.len() {
         0 => Ok(new_empty_array(dt)),
@@ -667,6 +711,19 @@ fn concat_parts(parts: Vec<ArrayRef>, dt: &DataType) -> Result<ArrayRef> {
             Ok(arrow_select::concat::concat(&refs)?)
         }
     }
+}
+
+/// Puts the rows of `batch` (read for `sorted`) back in the order of `indices`.
+fn reorder(batch: RecordBatch, sorted: &[u64], indices: &[u64]) -> Result<RecordBatch> {
+    if sorted == indices {
+        return Ok(batch);
+    }
+    let positions: Vec<u32> = indices
+        .iter()
+        .map(|i| sorted.binary_search(i).map(|p| p as u32).unwrap_or(0))
+        .collect();
+    let positions = arrow_array::UInt32Array::from(positions);
+    Ok(arrow_select::take::take_record_batch(&batch, &positions)?)
 }
 
 /// Collapses sorted, distinct indices into runs.
@@ -933,21 +990,3 @@ fn check_rows(meta: &FileMetadata, plan: &FieldPlan, expected: u64) -> Result<()
         FieldPlan::List { item, .. } => check_rows(meta, item, col.item_starts.last().copied().unwrap_or(0)),
     }
 }
-
-/// The schema of a projection's batches, for callers that only need the fields.
-pub fn projected_schema(fields: Vec<Field>, metadata: HashMap<String, String>) -> SchemaRef {
-    Arc::new(Schema::new_with_metadata(fields, metadata))
-}
-
-#[allow(dead_code)]
-fn _assert_send(r: &FileReader) -> impl Send + '_ {
-    let p = r.projection(None);
-    async move {
-        if let Ok(p) = p {
-            let _ = r.read_ranges(&p, &[], None).await;
-        }
-    }
-}
-
-#[allow(dead_code)]
-fn _scalar(_: ScalarBuffer<u64>) {}

@@ -2,6 +2,7 @@
 
 use std::fs::File;
 use std::io::BufWriter;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -15,7 +16,7 @@ use pyo3::types::{PyBytes, PyCapsule, PyCapsuleMethods, PyDict, PyList};
 
 use crate::arrow_ffi::{import_batch, schema_capsule, BatchStream, FnReader};
 use crate::errors;
-use crate::runtime::{block_on, run_detached, runtime};
+use crate::runtime::{block_on, run_detached, runtime, spawner};
 
 /// An open Lance file.
 #[pyclass(module = "lancelet._native", name = "FileReader", frozen)]
@@ -83,17 +84,38 @@ impl PyFileReader {
         let schema = projection.schema().clone();
         let reader = self.inner.clone();
         let rt = runtime().map_err(|e| errors::make(py, errors::Kind::Internal, e.to_string()))?;
-        let cache = PageCache::default();
+        let spawn = spawner(&rt);
+        let projection = Arc::new(projection);
+        let cache = Arc::new(PageCache::default());
+        // One batch is read ahead on the runtime while the consumer handles the current one.
+        let read = move |range: Range<u64>| {
+            let (reader, projection, cache, spawn) = (reader.clone(), projection.clone(), cache.clone(), spawn.clone());
+            rt.spawn(async move {
+                reader
+                    .read_ranges_parallel(&projection, &[range], Some(cache), &spawn)
+                    .await
+            })
+        };
+        let rt = runtime().map_err(|e| errors::make(py, errors::Kind::Internal, e.to_string()))?;
         let mut cursor = start;
+        let mut next_range = move || {
+            (cursor < end).then(|| {
+                let stop = end.min(cursor.saturating_add(batch_size));
+                let r = cursor..stop;
+                cursor = stop;
+                r
+            })
+        };
+        let mut pending = next_range().map(&read);
         let next = move || -> Option<Result<RecordBatch, ArrowError>> {
-            if cursor >= end {
-                return None;
-            }
-            let stop = end.min(cursor.saturating_add(batch_size));
-            let range = cursor..stop;
-            cursor = stop;
-            let res = rt.block_on(reader.read_ranges(&projection, std::slice::from_ref(&range), Some(&cache)));
-            Some(res.map_err(|e| ArrowError::ExternalError(Box::new(e))))
+            let task = pending.take()?;
+            let res = rt.block_on(task);
+            pending = next_range().map(&read);
+            Some(match res {
+                Ok(Ok(batch)) => Ok(batch),
+                Ok(Err(e)) => Err(ArrowError::ExternalError(Box::new(e))),
+                Err(e) => Err(ArrowError::ExternalError(Box::new(e))),
+            })
         };
         Ok(BatchStream::new(Box::new(FnReader { schema, next })))
     }
@@ -120,7 +142,9 @@ impl PyFileReader {
             .map_err(|e| errors::to_py(py, e))?;
         let schema = projection.schema().clone();
         let reader = self.inner.clone();
-        let batch = block_on(py, async move { reader.take(&projection, &idx).await })?;
+        let rt = runtime().map_err(|e| errors::make(py, errors::Kind::Internal, e.to_string()))?;
+        let spawn = spawner(&rt);
+        let batch = block_on(py, async move { reader.take_parallel(&projection, &idx, &spawn).await })?;
         let mut offset = 0usize;
         let bs = usize::try_from(batch_size).unwrap_or(usize::MAX);
         let next = move || -> Option<Result<RecordBatch, ArrowError>> {

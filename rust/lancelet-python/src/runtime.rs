@@ -97,6 +97,22 @@ pub fn run_detached<T: Send, F: FnOnce() -> lancelet_file::Result<T> + Send>(py:
     }
 }
 
+/// A [`lancelet_file::Spawner`] that runs column reads as tasks on `rt`.
+pub fn spawner(rt: &Arc<Runtime>) -> lancelet_file::Spawner {
+    let handle = rt.handle().clone();
+    Arc::new(move |fut| {
+        let task = handle.spawn(fut);
+        Box::pin(async move {
+            match task.await {
+                Ok(res) => res,
+                Err(e) => Err(lancelet_file::Error::InvalidArgument(format!(
+                    "column read task failed: {e}"
+                ))),
+            }
+        })
+    })
+}
+
 /// Sets the number of worker threads for runtimes built from now on (including after a fork).
 #[pyfunction]
 #[pyo3(signature = (threads=None))]
