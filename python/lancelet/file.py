@@ -19,7 +19,8 @@ buffers pyarrow sees are the ones the reader decoded: nothing is copied.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
+import operator
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Union
 
 import pyarrow as pa
 
@@ -72,12 +73,37 @@ class ReaderResults:
         self._stream = stream
 
     def to_batches(self) -> pa.RecordBatchReader:
-        """The batches, as a ``pyarrow.RecordBatchReader``."""
-        return pa.RecordBatchReader.from_stream(self._stream)
+        """The batches, as a ``pyarrow.RecordBatchReader``.
+
+        A batch that cannot be read raises the matching :mod:`lancelet.errors` exception
+        (for example :class:`CorruptFileError`) while iterating.
+        """
+        reader = self._open()
+        return pa.RecordBatchReader.from_batches(reader.schema, self._mapped(reader))
 
     def to_table(self) -> pa.Table:
         """All batches, as one ``pyarrow.Table``."""
-        return self.to_batches().read_all()
+        reader = self._open()
+        try:
+            return reader.read_all()
+        except pa.ArrowException as e:
+            self._raise_typed(e)
+            raise
+
+    def _open(self) -> pa.RecordBatchReader:
+        return pa.RecordBatchReader.from_stream(self._stream)
+
+    def _mapped(self, reader: pa.RecordBatchReader) -> Iterator[pa.RecordBatch]:
+        try:
+            yield from reader
+        except pa.ArrowException as e:
+            self._raise_typed(e)
+            raise
+
+    def _raise_typed(self, cause: BaseException) -> None:
+        typed = self._stream.take_error()
+        if typed is not None:
+            raise typed from cause
 
     @property
     def reader(self) -> pa.RecordBatchReader:
@@ -211,12 +237,7 @@ class LanceFileReader:
         that hold those rows are read.
         """
         _check_int("batch_size", batch_size, positive=True)
-        if isinstance(indices, (pa.Array, pa.ChunkedArray)):
-            indices = indices.to_pylist()
-        try:
-            idx = [int(i) for i in indices]
-        except (TypeError, ValueError) as e:
-            raise InvalidArgumentError(f"indices must be integers: {e}") from None
+        idx = _indices(indices)
         return ReaderResults(self._reader.take(idx, self._columns, int(batch_size)))
 
     def metadata(self) -> LanceFileMetadata:
@@ -270,6 +291,41 @@ class LanceFileReader:
         return {"bytes_read": bytes_read, "read_requests": requests}
 
 
+_MAX_INDEX = 2**63 - 1
+
+
+def _indices(indices: Any) -> List[int]:
+    """Row indices as a list of Python ints, refusing anything that is not an integer."""
+    if isinstance(indices, (pa.Array, pa.ChunkedArray)):
+        if not pa.types.is_integer(indices.type):
+            raise InvalidArgumentError(f"indices must be integers, got an array of {indices.type}")
+        if indices.null_count:
+            raise InvalidArgumentError("indices must not contain nulls")
+        indices = indices.to_pylist()
+    elif hasattr(indices, "dtype") and hasattr(indices, "tolist"):  # numpy arrays
+        if getattr(indices.dtype, "kind", "") not in "iu":
+            raise InvalidArgumentError(f"indices must be integers, got an array of {indices.dtype}")
+        indices = indices.tolist()
+    try:
+        items = iter(indices)
+    except TypeError:
+        raise InvalidArgumentError(f"indices must be a sequence of integers, got {indices!r}") from None
+    out = []
+    for i in items:
+        if isinstance(i, bool):
+            raise InvalidArgumentError(f"indices must be integers, got {i!r}")
+        try:
+            v = operator.index(i)
+        except TypeError:
+            raise InvalidArgumentError(f"indices must be integers, got {i!r}") from None
+        if v < 0:
+            raise InvalidArgumentError(f"row index {v} is negative")
+        if v > _MAX_INDEX:
+            raise InvalidArgumentError(f"row index {v} is out of range")
+        out.append(v)
+    return out
+
+
 def _native_take_schema(reader: Any, columns: List[str]) -> None:
     reader.take([], columns, 1)
 
@@ -290,9 +346,11 @@ class LanceFileWriter:
         File format version. lancelet writes ``"2.0"`` (the default); other versions
         raise :class:`UnsupportedFeatureError` for now.
     max_page_bytes:
-        A column's buffered data becomes a page once it reaches this size (default 8 MiB).
+        Largest page; a flushed column larger than this is cut into several pages
+        (default 32 MiB).
     data_cache_bytes:
-        Accepted for pylance compatibility; pages are sized by ``max_page_bytes``.
+        Memory for buffering columns before they are written (split evenly among the
+        top-level fields; 8 MiB per column when None).
     storage_options:
         Must be empty for local files.
     """
@@ -310,7 +368,10 @@ class LanceFileWriter:
     ):
         _reject_unknown(kwargs, {"namespace_client", "table_id", "keep_original_array", "_inner_writer"})
         self.path = _local_path(path, storage_options)
-        self._version = version or DEFAULT_VERSION
+        self._version = DEFAULT_VERSION if version is None else version
+        if data_cache_bytes is not None:
+            _check_int("data_cache_bytes", data_cache_bytes, positive=True)
+        self._data_cache_bytes = data_cache_bytes
         if max_page_bytes is not None:
             _check_int("max_page_bytes", max_page_bytes, positive=True)
         self._max_page_bytes = max_page_bytes
@@ -322,7 +383,9 @@ class LanceFileWriter:
             self._open(schema)
 
     def _open(self, schema: pa.Schema) -> None:
-        self._writer = _native.FileWriter(self.path, schema, self._version, self._max_page_bytes)
+        self._writer = _native.FileWriter(
+            self.path, schema, self._version, self._max_page_bytes, True, self._data_cache_bytes
+        )
         for k, v in self._metadata.items():
             self._writer.add_schema_metadata(k, v)
 
@@ -398,6 +461,8 @@ def _check_int(name: str, value: Any, positive: bool = False) -> None:
                 raise TypeError
         except (ImportError, TypeError):
             raise InvalidArgumentError(f"{name} must be an integer, got {value!r}") from None
+    if value > 2**64 - 1:
+        raise InvalidArgumentError(f"{name} is too large: {value}")
     if value < 0 or (positive and value == 0):
         raise InvalidArgumentError(f"{name} must be {'positive' if positive else 'non-negative'}, got {value}")
 

@@ -4,6 +4,8 @@
 //! one offsets column and then its items' columns; every other supported type is one
 //! column. Columns are numbered in that pre-order.
 
+use std::sync::Arc;
+
 use arrow_schema::{DataType, Field, FieldRef, Schema};
 use lancelet_encoding::v2_0::encode::is_leaf_type;
 
@@ -83,6 +85,10 @@ fn plan_field(field: &FieldRef, next: &mut usize, depth: usize) -> Result<FieldP
     let column = *next;
     *next += 1;
     match field.data_type() {
+        DataType::Struct(_) if is_packed(field) => Err(Error::Unsupported(format!(
+            "field {:?} is a packed struct (field metadata \"packed\"), which lancelet does not support yet",
+            field.name()
+        ))),
         DataType::Struct(children) => {
             let children = children
                 .iter()
@@ -113,20 +119,111 @@ fn plan_field(field: &FieldRef, next: &mut usize, depth: usize) -> Result<FieldP
     }
 }
 
-/// Finds a top-level field or a struct child by a dotted name such as `"point.x"`.
-pub fn find_path(plans: &[FieldPlan], name: &str) -> Option<FieldPlan> {
-    if let Some(p) = plans.iter().find(|p| p.field().name() == name) {
-        return Some(p.clone());
+/// Whether a struct field asks for the packed-struct encoding (one column, row-major).
+fn is_packed(field: &Field) -> bool {
+    ["packed", "lance-encoding:packed"]
+        .iter()
+        .any(|k| field.metadata().get(k).is_some_and(|v| v.eq_ignore_ascii_case("true")))
+}
+
+/// What a projection keeps of a field: all of it, or some struct children.
+#[derive(Debug, Clone)]
+enum Selection {
+    Whole,
+    Children(Vec<(String, Selection)>),
+}
+
+impl Selection {
+    fn add(&mut self, path: &[String]) {
+        let Selection::Children(children) = self else { return };
+        let Some((head, rest)) = path.split_first() else {
+            *self = Selection::Whole;
+            return;
+        };
+        match children.iter_mut().find(|(n, _)| n == head) {
+            Some((_, sel)) => {
+                if rest.is_empty() {
+                    *sel = Selection::Whole;
+                } else {
+                    sel.add(rest);
+                }
+            }
+            None => {
+                let mut sel = if rest.is_empty() {
+                    Selection::Whole
+                } else {
+                    Selection::Children(vec![])
+                };
+                sel.add(rest);
+                children.push((head.clone(), sel));
+            }
+        }
+    }
+}
+
+/// Resolves a column name to field names along a path: an exact field name first, else
+/// a dotted path into structs (`"point.x"`).
+fn resolve(plans: &[FieldPlan], name: &str) -> Option<Vec<String>> {
+    if plans.iter().any(|p| p.field().name() == name) {
+        return Some(vec![name.to_string()]);
     }
     let (head, rest) = name.split_once('.')?;
     let p = plans.iter().find(|p| p.field().name() == head)?;
     match p {
-        FieldPlan::Struct { children, .. } => find_path(children, rest),
+        FieldPlan::Struct { children, .. } => {
+            let mut path = vec![head.to_string()];
+            path.extend(resolve(children, rest)?);
+            Some(path)
+        }
         _ => None,
     }
 }
 
-/// The Arrow field for a (possibly nested) projected plan, renamed to the path used.
-pub fn projected_field(plan: &FieldPlan, name: &str) -> Field {
-    plan.field().as_ref().clone().with_name(name)
+/// The plans that read `names`, as pylance projects: a dotted path keeps its struct with
+/// only the selected children, and several paths into one struct merge into it. Fields
+/// come in the order they are first named. Returns the unknown name on failure.
+pub fn project(plans: &[FieldPlan], names: &[String]) -> std::result::Result<Vec<FieldPlan>, String> {
+    let mut root = Selection::Children(Vec::new());
+    for n in names {
+        let path = resolve(plans, n).ok_or_else(|| n.clone())?;
+        root.add(&path);
+    }
+    let Selection::Children(top) = root else {
+        return Ok(plans.to_vec());
+    };
+    top.iter()
+        .map(|(name, sel)| {
+            let p = plans
+                .iter()
+                .find(|p| p.field().name() == name)
+                .ok_or_else(|| name.clone())?;
+            Ok(prune(p, sel))
+        })
+        .collect()
+}
+
+fn prune(plan: &FieldPlan, sel: &Selection) -> FieldPlan {
+    match (plan, sel) {
+        (
+            FieldPlan::Struct {
+                column,
+                field,
+                children,
+            },
+            Selection::Children(keep),
+        ) => {
+            let kept: Vec<FieldPlan> = keep
+                .iter()
+                .filter_map(|(n, s)| children.iter().find(|c| c.field().name() == n).map(|c| prune(c, s)))
+                .collect();
+            let fields: Vec<FieldRef> = kept.iter().map(|c| c.field().clone()).collect();
+            let f = field.as_ref().clone().with_data_type(DataType::Struct(fields.into()));
+            FieldPlan::Struct {
+                column: *column,
+                field: Arc::new(f),
+                children: kept,
+            }
+        }
+        _ => plan.clone(),
+    }
 }

@@ -29,7 +29,7 @@ use prost::Message;
 use crate::error::{Error, Result};
 use crate::footer::{FileVersion, Footer, FOOTER_LEN};
 use crate::io::{read_ranges, IoStats, ReadAt};
-use crate::plan::{find_path, plan_schema, projected_field, FieldPlan};
+use crate::plan::{plan_schema, project, FieldPlan};
 use crate::schema::from_lance_fields;
 
 /// How many bytes of the tail are read speculatively when opening a file.
@@ -178,14 +178,9 @@ impl FileReader {
                 schema: self.meta.schema.clone(),
             }),
             Some(names) => {
-                let mut plans = Vec::with_capacity(names.len());
-                let mut fields = Vec::with_capacity(names.len());
-                for n in names {
-                    let p = find_path(&self.meta.plans, n)
-                        .ok_or_else(|| Error::InvalidArgument(format!("column {n:?} is not in the file's schema")))?;
-                    fields.push(projected_field(&p, n));
-                    plans.push(p);
-                }
+                let plans = project(&self.meta.plans, names)
+                    .map_err(|n| Error::InvalidArgument(format!("column {n:?} is not in the file's schema")))?;
+                let fields: Vec<FieldRef> = plans.iter().map(|p| p.field().clone()).collect();
                 let schema = Arc::new(Schema::new_with_metadata(fields, self.meta.schema.metadata().clone()));
                 Ok(Projection { plans, schema })
             }
@@ -346,11 +341,16 @@ impl FileReader {
                 if let Some(a) = c.get(column, page_idx) {
                     decoded.insert(page_idx, a);
                 }
-                if !decoded.contains_key(&page_idx) && !whole_needed.contains(&page_idx) {
-                    whole_needed.push(page_idx);
+                // A scan decodes a page once and keeps it, unless it only wants a few rows
+                // from the middle of a page it has not loaded (a small `read_range`).
+                let small = local.start > 0 && (local.end - local.start) * 4 < page.num_rows;
+                if decoded.contains_key(&page_idx) || !small {
+                    if !decoded.contains_key(&page_idx) && !whole_needed.contains(&page_idx) {
+                        whole_needed.push(page_idx);
+                    }
+                    jobs.push(Job::Whole { page: page_idx, local });
+                    continue;
                 }
-                jobs.push(Job::Whole { page: page_idx, local });
-                continue;
             }
             if let Some(layout) = row_layout(&page.encoding).map_err(|e| Error::from_encoding(&self.meta.path, e))? {
                 let first_io = io_ranges.len();

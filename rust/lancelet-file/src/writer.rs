@@ -1,10 +1,15 @@
 //! Streaming writer of Lance v2 (2.0) files.
 //!
 //! Batches are shredded into columns (see [`crate::plan`]) and buffered per column;
-//! a column's buffered data becomes a page once it passes `max_page_bytes`, so memory
-//! stays bounded by roughly one page per column whatever the input size. Page buffers
+//! a column's buffered data is flushed once it passes `cache_bytes_per_column`, so memory
+//! stays bounded by about that much per column whatever the input size. A flush of one
+//! array larger than `max_page_bytes` is cut into equal pages below that size (the rule
+//! pylance follows too, so both write the same pages for the same input). Page buffers
 //! are written 64-byte aligned; `finish` then writes the file descriptor (global
 //! buffer 0), the column metadata, the two offset tables and the footer.
+//!
+//! A batch is checked completely before any of it is buffered; if buffering still fails
+//! (an I/O error), the writer refuses further use rather than write an inconsistent file.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -28,13 +33,17 @@ use crate::schema::to_lance_fields;
 /// identical input gives byte-identical files.
 const PAD_BYTE: u8 = 0x48;
 
-/// Default page size limit per column (bytes of Arrow data buffered before a page is cut).
-pub const DEFAULT_MAX_PAGE_BYTES: u64 = 8 * 1024 * 1024;
+/// Default bytes of Arrow data a column buffers before it is flushed (as pylance).
+pub const DEFAULT_CACHE_BYTES_PER_COLUMN: u64 = 8 * 1024 * 1024;
+/// Default largest page (as pylance).
+pub const DEFAULT_MAX_PAGE_BYTES: u64 = 32 * 1024 * 1024;
 
 /// Options of a [`FileWriter`].
 #[derive(Debug, Clone)]
 pub struct WriterOptions {
-    /// Cut a page once a column has buffered this many bytes.
+    /// Flush a column once it has buffered more than this many bytes.
+    pub cache_bytes_per_column: u64,
+    /// A flushed array larger than this is cut into several pages.
     pub max_page_bytes: u64,
     /// File format version to write (only 2.0 for now).
     pub version: FileVersion,
@@ -45,6 +54,7 @@ pub struct WriterOptions {
 impl Default for WriterOptions {
     fn default() -> Self {
         Self {
+            cache_bytes_per_column: DEFAULT_CACHE_BYTES_PER_COLUMN,
             max_page_bytes: DEFAULT_MAX_PAGE_BYTES,
             version: FileVersion::V2_0,
             encode: EncodeOptions::default(),
@@ -79,6 +89,8 @@ pub struct FileWriter<W: Write> {
     rows: u64,
     opts: WriterOptions,
     schema_metadata: HashMap<String, String>,
+    /// Set when buffering failed half-way: the file can no longer be completed.
+    poisoned: Option<String>,
 }
 
 impl<W: Write> FileWriter<W> {
@@ -90,8 +102,8 @@ impl<W: Write> FileWriter<W> {
                 opts.version.name()
             )));
         }
-        if opts.max_page_bytes == 0 {
-            return Err(Error::InvalidArgument("max_page_bytes must be positive".into()));
+        if opts.max_page_bytes == 0 || opts.cache_bytes_per_column == 0 {
+            return Err(Error::InvalidArgument("page and cache sizes must be positive".into()));
         }
         // Validates every type up front so a bad schema fails before anything is written.
         to_lance_fields(&schema)?;
@@ -107,6 +119,7 @@ impl<W: Write> FileWriter<W> {
             rows: 0,
             opts,
             schema_metadata,
+            poisoned: None,
         })
     }
 
@@ -151,6 +164,7 @@ impl<W: Write> FileWriter<W> {
                 )));
             }
             check_no_struct_nulls(field.name(), col.as_ref())?;
+            check_dictionary_keys(field.name(), col.as_ref())?;
             cols.push(col.clone());
         }
         if batch.num_columns() != self.schema.fields().len() {
@@ -171,35 +185,31 @@ impl<W: Write> FileWriter<W> {
     /// Buffers a batch, writing pages for columns that passed the page size.
     /// A batch that does not match the schema is refused before anything is buffered.
     pub fn write_batch(&mut self, batch: &RecordBatch) -> Result<()> {
+        self.check_usable()?;
         let cols = self.check_batch(batch)?;
         let plans = std::mem::take(&mut self.plans);
         let res = plans.iter().zip(&cols).try_for_each(|(p, c)| self.push(p, c));
         self.plans = plans;
-        res?;
+        if let Err(e) = res {
+            self.poisoned = Some(e.to_string());
+            return Err(e);
+        }
         self.rows += batch.num_rows() as u64;
         Ok(())
     }
 
+    fn check_usable(&self) -> Result<()> {
+        match &self.poisoned {
+            Some(why) => Err(Error::InvalidArgument(format!(
+                "the writer failed earlier ({why}); the file cannot be completed"
+            ))),
+            None => Ok(()),
+        }
+    }
+
     fn push(&mut self, plan: &FieldPlan, array: &ArrayRef) -> Result<()> {
         match plan {
-            FieldPlan::Leaf { column, .. } => {
-                let bytes = array.to_data().get_slice_memory_size()? as u64;
-                let max = self.opts.max_page_bytes;
-                if bytes > max && array.len() > 1 {
-                    // Split big arrays so no page grows far past the limit.
-                    let pieces = bytes.div_ceil(max) as usize;
-                    let rows = array.len().div_ceil(pieces).max(1);
-                    let mut start = 0;
-                    while start < array.len() {
-                        let len = rows.min(array.len() - start);
-                        self.push_leaf(*column, array.slice(start, len))?;
-                        start += len;
-                    }
-                    Ok(())
-                } else {
-                    self.push_leaf(*column, array.clone())
-                }
-            }
+            FieldPlan::Leaf { column, .. } => self.push_leaf(*column, array.clone()),
             FieldPlan::Struct { column, children, .. } => {
                 self.columns[*column].struct_rows += array.len() as u64;
                 let s = array.as_struct();
@@ -224,7 +234,7 @@ impl<W: Write> FileWriter<W> {
                     acc.items += items.len() as u64;
                 }
                 self.push(item, &items)?;
-                if self.columns[*column].list.ends.len() as u64 * 8 >= self.opts.max_page_bytes {
+                if self.columns[*column].list.ends.len() as u64 * 8 > self.opts.cache_bytes_per_column {
                     self.flush_list(*column)?;
                 }
                 Ok(())
@@ -237,7 +247,7 @@ impl<W: Write> FileWriter<W> {
         let state = &mut self.columns[column];
         state.pending_bytes += bytes;
         state.pending.push(array);
-        if state.pending_bytes >= self.opts.max_page_bytes {
+        if state.pending_bytes > self.opts.cache_bytes_per_column {
             self.flush_leaf(column)?;
         }
         Ok(())
@@ -249,16 +259,32 @@ impl<W: Write> FileWriter<W> {
         if pending.is_empty() {
             return Ok(());
         }
-        let array = if pending.len() == 1 {
-            pending
-                .into_iter()
-                .next()
-                .ok_or_else(|| Error::InvalidArgument("empty page".into()))?
-        } else {
+        if pending.len() > 1 {
+            // Several buffered arrays (each small) make one page.
             let refs: Vec<&dyn Array> = pending.iter().map(|a| a.as_ref()).collect();
-            arrow_select::concat::concat(&refs)?
-        };
-        let page = encode_leaf(&array, &self.opts.encode).map_err(|e| Error::from_encoding(&self.path, e))?;
+            let array = arrow_select::concat::concat(&refs)?;
+            return self.encode_and_write(column, &array);
+        }
+        // One array: cut it into equal pages no larger than `max_page_bytes`.
+        for array in pending {
+            let bytes = array.to_data().get_slice_memory_size()? as u64;
+            let parts = (bytes.div_ceil(self.opts.max_page_bytes) as usize).clamp(1, array.len().max(1));
+            let rows = array.len().div_ceil(parts).max(1);
+            let mut start = 0;
+            loop {
+                let len = rows.min(array.len() - start);
+                self.encode_and_write(column, &array.slice(start, len))?;
+                start += len;
+                if start >= array.len() {
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn encode_and_write(&mut self, column: usize, array: &ArrayRef) -> Result<()> {
+        let page = encode_leaf(array, &self.opts.encode).map_err(|e| Error::from_encoding(&self.path, e))?;
         self.write_page(column, page)
     }
 
@@ -309,6 +335,7 @@ impl<W: Write> FileWriter<W> {
     /// Writes everything still buffered and the file's metadata; returns the sink and
     /// the number of rows written.
     pub fn finish(mut self) -> Result<(W, u64)> {
+        self.check_usable()?;
         let mut order = Vec::new();
         for p in &self.plans {
             p.visit(&mut |p| order.push(p.clone()));
@@ -400,6 +427,9 @@ fn types_match(a: &DataType, b: &DataType) -> bool {
 }
 
 fn check_no_struct_nulls(name: &str, array: &dyn Array) -> Result<()> {
+    if !contains_struct(array.data_type()) {
+        return Ok(());
+    }
     match array.data_type() {
         DataType::Struct(fields) => {
             let s = array.as_struct();
@@ -415,16 +445,78 @@ fn check_no_struct_nulls(name: &str, array: &dyn Array) -> Result<()> {
             }
             Ok(())
         }
-        DataType::List(f) => {
-            let l = array.as_list::<i32>();
-            check_no_struct_nulls(f.name(), visible_values(l).as_ref())
-        }
-        DataType::LargeList(f) => {
-            let l = array.as_list::<i64>();
-            check_no_struct_nulls(f.name(), visible_values(l).as_ref())
-        }
+        DataType::List(f) => reachable_items(array.as_list::<i32>())
+            .iter()
+            .try_for_each(|items| check_no_struct_nulls(f.name(), items.as_ref())),
+        DataType::LargeList(f) => reachable_items(array.as_list::<i64>())
+            .iter()
+            .try_for_each(|items| check_no_struct_nulls(f.name(), items.as_ref())),
         _ => Ok(()),
     }
+}
+
+fn contains_struct(dt: &DataType) -> bool {
+    match dt {
+        DataType::Struct(_) => true,
+        DataType::List(f) | DataType::LargeList(f) => contains_struct(f.data_type()),
+        _ => false,
+    }
+}
+
+/// The items under non-null lists (values under null list slots are never read back).
+fn reachable_items<O: arrow_array::OffsetSizeTrait>(l: &arrow_array::GenericListArray<O>) -> Vec<ArrayRef> {
+    if l.null_count() == 0 {
+        return vec![visible_values(l)];
+    }
+    let offsets = l.value_offsets();
+    let mut out: Vec<ArrayRef> = Vec::new();
+    let mut run: Option<(usize, usize)> = None;
+    for i in 0..l.len() {
+        let (s, e) = (offsets[i].as_usize(), offsets[i + 1].as_usize());
+        if l.is_valid(i) && e > s {
+            run = match run {
+                Some((rs, re)) if re == s => Some((rs, e)),
+                Some((rs, re)) => {
+                    out.push(l.values().slice(rs, re - rs));
+                    Some((s, e))
+                }
+                None => Some((s, e)),
+            };
+        }
+    }
+    if let Some((rs, re)) = run {
+        out.push(l.values().slice(rs, re - rs));
+    }
+    out
+}
+
+/// A dictionary with null keys is stored with an extra null item; refuse a batch whose
+/// key type cannot index that item before anything is buffered.
+fn check_dictionary_keys(name: &str, array: &dyn Array) -> Result<()> {
+    let DataType::Dictionary(key, _) = array.data_type() else {
+        return Ok(());
+    };
+    let dict = array.as_any_dictionary();
+    if dict.keys().null_count() == 0 {
+        return Ok(());
+    }
+    let max_key: u64 = match key.as_ref() {
+        DataType::Int8 => i8::MAX as u64,
+        DataType::Int16 => i16::MAX as u64,
+        DataType::Int32 => i32::MAX as u64,
+        DataType::UInt8 => u8::MAX as u64,
+        DataType::UInt16 => u16::MAX as u64,
+        DataType::UInt32 => u32::MAX as u64,
+        _ => u64::MAX,
+    };
+    if dict.values().len() as u64 > max_key {
+        return Err(Error::InvalidArgument(format!(
+            "dictionary column {name:?} has null keys and {} values: the extra null item Lance 2.0 \
+             stores for nulls does not fit its {key} keys",
+            dict.values().len()
+        )));
+    }
+    Ok(())
 }
 
 fn visible_values<O: arrow_array::OffsetSizeTrait>(l: &arrow_array::GenericListArray<O>) -> ArrayRef {

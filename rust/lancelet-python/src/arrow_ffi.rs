@@ -85,14 +85,29 @@ pub fn schema_capsule<'py>(py: Python<'py>, schema: &Schema) -> PyResult<Bound<'
 pub struct BatchStream {
     reader: std::sync::Mutex<Option<Box<dyn RecordBatchReader + Send>>>,
     schema: arrow_schema::SchemaRef,
+    error: ErrorSlot,
+}
+
+/// Where a stream keeps the typed error behind a failed batch: the C stream interface
+/// only carries a message, so the facade asks for the original with `take_error`.
+pub type ErrorSlot = std::sync::Arc<std::sync::Mutex<Option<lancelet_file::Error>>>;
+
+/// Records `e` in `slot` and turns it into the error the C stream interface carries.
+pub fn stream_error(slot: &ErrorSlot, e: lancelet_file::Error) -> ArrowError {
+    let message = e.to_string();
+    if let Ok(mut guard) = slot.lock() {
+        *guard = Some(e);
+    }
+    ArrowError::ExternalError(message.into())
 }
 
 impl BatchStream {
-    pub fn new(reader: Box<dyn RecordBatchReader + Send>) -> Self {
+    pub fn new(reader: Box<dyn RecordBatchReader + Send>, error: ErrorSlot) -> Self {
         let schema = reader.schema();
         Self {
             reader: std::sync::Mutex::new(Some(reader)),
             schema,
+            error,
         }
     }
 }
@@ -107,6 +122,8 @@ impl BatchStream {
         requested_schema: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyCapsule>> {
         let _ = requested_schema;
+        // Fail here, with a typed error, if the schema cannot cross the C interface.
+        FFI_ArrowSchema::try_from(self.schema.as_ref()).map_err(|e| errors::invalid(py, e.to_string()))?;
         let reader = self
             .reader
             .lock()
@@ -114,6 +131,12 @@ impl BatchStream {
             .take()
             .ok_or_else(|| errors::invalid(py, "this result was already consumed; read it again"))?;
         stream_capsule(py, reader)
+    }
+
+    /// The typed exception behind the last failed batch, if any (consumed).
+    fn take_error(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        let e = self.error.lock().ok()?.take()?;
+        Some(errors::to_py(py, e).into_value(py).into_any())
     }
 
     /// The schema of the batches.

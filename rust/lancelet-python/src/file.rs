@@ -14,9 +14,16 @@ use lancelet_file::{FileReader, FileVersion, FileWriter, PageCache, WriterOption
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule, PyCapsuleMethods, PyDict, PyList};
 
-use crate::arrow_ffi::{import_batch, schema_capsule, BatchStream, FnReader};
+use crate::arrow_ffi::{import_batch, schema_capsule, stream_error, BatchStream, ErrorSlot, FnReader};
 use crate::errors;
 use crate::runtime::{block_on, run_detached, runtime, spawner};
+
+/// A batch read in flight on the runtime of process `pid`.
+struct Pending {
+    pid: u32,
+    range: Range<u64>,
+    handle: tokio::task::JoinHandle<lancelet_file::Result<RecordBatch>>,
+}
 
 /// An open Lance file.
 #[pyclass(module = "lancelet._native", name = "FileReader", frozen)]
@@ -83,20 +90,29 @@ impl PyFileReader {
             .map_err(|e| errors::to_py(py, e))?;
         let schema = projection.schema().clone();
         let reader = self.inner.clone();
-        let rt = runtime().map_err(|e| errors::make(py, errors::Kind::Internal, e.to_string()))?;
-        let spawn = spawner(&rt);
         let projection = Arc::new(projection);
         let cache = Arc::new(PageCache::default());
+        let slot = ErrorSlot::default();
+        let err_slot = slot.clone();
         // One batch is read ahead on the runtime while the consumer handles the current one.
-        let read = move |range: Range<u64>| {
-            let (reader, projection, cache, spawn) = (reader.clone(), projection.clone(), cache.clone(), spawn.clone());
-            rt.spawn(async move {
+        // The runtime is looked up per batch: a stream created before a fork and consumed in
+        // the child must not wait on the parent's runtime, whose threads did not survive.
+        let read = move |range: Range<u64>| -> Result<Pending, ArrowError> {
+            let rt = runtime().map_err(|e| ArrowError::ExternalError(Box::new(e)))?;
+            let spawn = spawner(&rt);
+            let (reader, projection, cache) = (reader.clone(), projection.clone(), cache.clone());
+            let r = range.clone();
+            let handle = rt.spawn(async move {
                 reader
-                    .read_ranges_parallel(&projection, &[range], Some(cache), &spawn)
+                    .read_ranges_parallel(&projection, &[r], Some(cache), &spawn)
                     .await
+            });
+            Ok(Pending {
+                pid: std::process::id(),
+                range,
+                handle,
             })
         };
-        let rt = runtime().map_err(|e| errors::make(py, errors::Kind::Internal, e.to_string()))?;
         let mut cursor = start;
         let mut next_range = move || {
             (cursor < end).then(|| {
@@ -108,16 +124,31 @@ impl PyFileReader {
         };
         let mut pending = next_range().map(&read);
         let next = move || -> Option<Result<RecordBatch, ArrowError>> {
-            let task = pending.take()?;
-            let res = rt.block_on(task);
+            let mut task = match pending.take()? {
+                Ok(t) => t,
+                Err(e) => return Some(Err(e)),
+            };
+            if task.pid != std::process::id() {
+                // Forked since this read was launched: its runtime is gone in this process.
+                let range = task.range.clone();
+                std::mem::forget(task);
+                task = match read(range) {
+                    Ok(t) => t,
+                    Err(e) => return Some(Err(e)),
+                };
+            }
+            let res = match runtime() {
+                Ok(rt) => rt.block_on(task.handle),
+                Err(e) => return Some(Err(ArrowError::ExternalError(Box::new(e)))),
+            };
             pending = next_range().map(&read);
             Some(match res {
                 Ok(Ok(batch)) => Ok(batch),
-                Ok(Err(e)) => Err(ArrowError::ExternalError(Box::new(e))),
+                Ok(Err(e)) => Err(stream_error(&err_slot, e)),
                 Err(e) => Err(ArrowError::ExternalError(Box::new(e))),
             })
         };
-        Ok(BatchStream::new(Box::new(FnReader { schema, next })))
+        Ok(BatchStream::new(Box::new(FnReader { schema, next }), slot))
     }
 
     /// Reads the rows at `indices` (any order, duplicates allowed).
@@ -156,7 +187,10 @@ impl PyFileReader {
             offset += len;
             Some(Ok(out))
         };
-        Ok(BatchStream::new(Box::new(FnReader { schema, next })))
+        Ok(BatchStream::new(
+            Box::new(FnReader { schema, next }),
+            ErrorSlot::default(),
+        ))
     }
 
     /// The bytes of global buffer `index`.
@@ -230,7 +264,7 @@ fn import_schema(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Schema> {
 #[pymethods]
 impl PyFileWriter {
     #[new]
-    #[pyo3(signature = (path, schema, version="2.0", max_page_bytes=None, dictionary=true))]
+    #[pyo3(signature = (path, schema, version="2.0", max_page_bytes=None, dictionary=true, data_cache_bytes=None))]
     fn new(
         py: Python<'_>,
         path: String,
@@ -238,6 +272,7 @@ impl PyFileWriter {
         version: &str,
         max_page_bytes: Option<u64>,
         dictionary: bool,
+        data_cache_bytes: Option<u64>,
     ) -> PyResult<Self> {
         let schema = Arc::new(import_schema(py, schema)?);
         let version = FileVersion::parse(version).map_err(|e| errors::to_py(py, e))?;
@@ -247,6 +282,10 @@ impl PyFileWriter {
         };
         if let Some(m) = max_page_bytes {
             opts.max_page_bytes = m;
+        }
+        if let Some(c) = data_cache_bytes {
+            // As pylance: the cache is shared evenly by the top-level fields.
+            opts.cache_bytes_per_column = (c / schema.fields().len().max(1) as u64).max(1);
         }
         opts.encode.dictionary = dictionary;
         let target = PathBuf::from(local_path(&path));

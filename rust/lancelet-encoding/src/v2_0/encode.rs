@@ -100,12 +100,9 @@ fn encode_nullable(
     inner: impl FnOnce(&dyn Array, &mut Buffers) -> Result<pb::ArrayEncoding>,
 ) -> Result<pb::ArrayEncoding> {
     let len = array.len();
-    let null_count = if matches!(array.data_type(), DataType::Null) {
-        len
-    } else {
-        array.null_count()
-    };
-    let nullability = if len > 0 && null_count == len {
+    let is_null_type = matches!(array.data_type(), DataType::Null);
+    let null_count = if is_null_type { len } else { array.null_count() };
+    let nullability = if is_null_type || null_count == len {
         Nullability::AllNulls(AllNull {})
     } else if null_count == 0 {
         let values = inner(array, bufs)?;
@@ -233,7 +230,12 @@ fn try_dictionary(
             }
         }
     }
-    let items = arrow_array::StringArray::from(items);
+    // An all-null page still stores one (null) item, as pylance does.
+    let items = if items.is_empty() {
+        arrow_array::StringArray::from(vec![None::<&str>])
+    } else {
+        arrow_array::StringArray::from(items)
+    };
     let keys_idx = bufs.push(Buffer::from_vec(keys));
     let items_enc = encode_binary(&items, bufs);
     Ok(Some(enc(E::Dictionary(Box::new(pb::Dictionary {
