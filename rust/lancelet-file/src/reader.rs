@@ -352,7 +352,7 @@ impl FileReader {
                     continue;
                 }
             }
-            if let Some(layout) = row_layout(&page.encoding).map_err(|e| Error::from_encoding(&self.meta.path, e))? {
+            if let Some(layout) = row_layout(&page.encoding).map_err(self.enc_err())? {
                 let first_io = io_ranges.len();
                 for s in &layout.streams {
                     io_ranges.push(self.stream_range(page, s, &local)?);
@@ -373,9 +373,9 @@ impl FileReader {
                 });
                 continue;
             }
-            if let E::Binary(b) = variant(&page.encoding).map_err(|e| Error::from_encoding(&self.meta.path, e))? {
-                let indices = child(&b.indices, "indices").map_err(|e| Error::from_encoding(&self.meta.path, e))?;
-                if let Some(streams) = fixed_streams(indices).map_err(|e| Error::from_encoding(&self.meta.path, e))? {
+            if let E::Binary(b) = variant(&page.encoding).map_err(self.enc_err())? {
+                let indices = child(&b.indices, "indices").map_err(self.enc_err())?;
+                if let Some(streams) = fixed_streams(indices).map_err(self.enc_err())? {
                     let read = local.start.saturating_sub(1)..local.end;
                     let first_io = io_ranges.len();
                     for s in &streams {
@@ -415,7 +415,7 @@ impl FileReader {
                 page.num_rows,
                 dt,
             )
-            .map_err(|e| Error::from_encoding(&self.meta.path, e))?;
+            .map_err(self.enc_err())?;
             if let Some(c) = cache {
                 c.put(column, p, array.clone());
             }
@@ -434,21 +434,11 @@ impl FileReader {
             } = job
             {
                 let page = &col.pages[*page];
-                let E::Binary(b) = variant(&page.encoding).map_err(|e| Error::from_encoding(&self.meta.path, e))?
-                else {
+                let E::Binary(b) = variant(&page.encoding).map_err(self.enc_err())? else {
                     continue;
                 };
-                let bufs = self.stream_buffers(page, streams, read, &fetched[*first_io..*first_io + streams.len()]);
-                let indices_enc = child(&b.indices, "indices").map_err(|e| Error::from_encoding(&self.meta.path, e))?;
-                let raw = decode_u64s(
-                    indices_enc,
-                    &PageBuffers {
-                        page: &bufs,
-                        column: &[],
-                    },
-                    read.end - read.start,
-                )
-                .map_err(|e| Error::from_encoding(&self.meta.path, e))?;
+                let indices_enc = child(&b.indices, "indices").map_err(self.enc_err())?;
+                let raw = self.stream_u64s(page, indices_enc, streams, read, &fetched[*first_io..])?;
                 let adj = b.null_adjustment;
                 let unadjust = |v: u64| if adj > 0 && v >= adj { v - adj } else { v };
                 let skip = (local.start - read.start) as usize;
@@ -471,8 +461,7 @@ impl FileReader {
         };
         let mut binary_arrays: HashMap<usize, ArrayRef> = HashMap::new();
         for (k, (j, values, base, adj)) in binary_parts.into_iter().enumerate() {
-            let data = build_binary(&values, base, &second[k], adj, dt)
-                .map_err(|e| Error::from_encoding(&self.meta.path, e))?;
+            let data = build_binary(&values, base, &second[k], adj, dt).map_err(self.enc_err())?;
             binary_arrays.insert(j, arrow_array::make_array(data));
         }
         // Assemble in request order.
@@ -508,7 +497,7 @@ impl FileReader {
                         local.end - local.start,
                         dt,
                     )
-                    .map_err(|e| Error::from_encoding(&self.meta.path, e))?;
+                    .map_err(self.enc_err())?;
                     parts.push(a);
                 }
                 Job::Binary { .. } => {
@@ -521,6 +510,36 @@ impl FileReader {
             }
         }
         concat_parts(parts, dt)
+    }
+
+    /// Attaches this file's path to codec errors.
+    fn enc_err(&self) -> impl Fn(lancelet_encoding::Error) -> Error + '_ {
+        move |e| Error::from_encoding(&self.meta.path, e)
+    }
+
+    /// Decodes rows `rows` of an unsigned-integer encoding (offsets, indices) from the
+    /// stream slices fetched for them (`fetched` starts at the first stream's slice).
+    fn stream_u64s(
+        &self,
+        page: &PageInfo,
+        encoding: &pb20::ArrayEncoding,
+        streams: &[Stream],
+        rows: &Range<u64>,
+        fetched: &[Buffer],
+    ) -> Result<arrow_buffer::ScalarBuffer<u64>> {
+        let fetched = fetched
+            .get(..streams.len())
+            .ok_or_else(|| self.corrupt("missing stream data"))?;
+        let bufs = self.stream_buffers(page, streams, rows, fetched);
+        decode_u64s(
+            encoding,
+            &PageBuffers {
+                page: &bufs,
+                column: &[],
+            },
+            rows.end - rows.start,
+        )
+        .map_err(self.enc_err())
     }
 
     fn column(&self, column: usize) -> Result<&ColumnInfo> {
@@ -564,8 +583,8 @@ impl FileReader {
     }
 
     fn bytes_buffer(&self, page: &PageInfo, b: &pb20::Binary) -> Result<Range<u64>> {
-        let bytes = child(&b.bytes, "bytes").map_err(|e| Error::from_encoding(&self.meta.path, e))?;
-        match variant(bytes).map_err(|e| Error::from_encoding(&self.meta.path, e))? {
+        let bytes = child(&b.bytes, "bytes").map_err(self.enc_err())?;
+        match variant(bytes).map_err(self.enc_err())? {
             E::Flat(f) if f.bits_per_value == 8 && f.compression.as_ref().is_none_or(|c| c.scheme.is_empty()) => {
                 let r = f
                     .buffer
@@ -598,9 +617,9 @@ impl FileReader {
         for (page_idx, local) in pieces {
             let page = &col.pages[page_idx];
             let list = self.list_encoding(page)?;
-            let offsets = child(&list.offsets, "offsets").map_err(|e| Error::from_encoding(&self.meta.path, e))?;
+            let offsets = child(&list.offsets, "offsets").map_err(self.enc_err())?;
             let streams = fixed_streams(offsets)
-                .map_err(|e| Error::from_encoding(&self.meta.path, e))?
+                .map_err(self.enc_err())?
                 .ok_or_else(|| Error::Unsupported("list offsets that are not fixed width".into()))?;
             let read = local.start.saturating_sub(1)..local.end;
             let first_io = io_ranges.len();
@@ -614,22 +633,13 @@ impl FileReader {
         for (page_idx, local, read, streams, first_io) in &jobs {
             let page = &col.pages[*page_idx];
             let list = self.list_encoding(page)?;
-            let offsets = child(&list.offsets, "offsets").map_err(|e| Error::from_encoding(&self.meta.path, e))?;
-            let bufs = self.stream_buffers(page, streams, read, &fetched[*first_io..*first_io + streams.len()]);
-            let raw = decode_u64s(
-                offsets,
-                &PageBuffers {
-                    page: &bufs,
-                    column: &[],
-                },
-                read.end - read.start,
-            )
-            .map_err(|e| Error::from_encoding(&self.meta.path, e))?;
+            let offsets = child(&list.offsets, "offsets").map_err(self.enc_err())?;
+            let raw = self.stream_u64s(page, offsets, streams, read, &fetched[*first_io..])?;
             let skip = (local.start - read.start) as usize;
             let prev = if skip == 1 { raw[0] } else { 0 };
             let base = col.item_starts[*page_idx];
             let pos = list_positions(&raw[skip..], prev, list.null_offset_adjustment, list.num_items)
-                .map_err(|e| Error::from_encoding(&self.meta.path, e))?;
+                .map_err(self.enc_err())?;
             positions.extend(pos.into_iter().map(|(s, e, v)| (s + base, e + base, v)));
         }
         let mut item_ranges: Vec<Range<u64>> = Vec::new();
@@ -678,7 +688,7 @@ impl FileReader {
     }
 
     fn list_encoding<'p>(&self, page: &'p PageInfo) -> Result<&'p pb20::List> {
-        match variant(&page.encoding).map_err(|e| Error::from_encoding(&self.meta.path, e))? {
+        match variant(&page.encoding).map_err(self.enc_err())? {
             E::List(l) => Ok(l),
             _ => Err(self.corrupt("list offsets column has a page that is not a List encoding")),
         }

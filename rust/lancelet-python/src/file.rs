@@ -35,6 +35,17 @@ fn local_path(path: &str) -> String {
     path.strip_prefix("file://").unwrap_or(path).to_string()
 }
 
+impl PyFileReader {
+    fn projection(&self, py: Python<'_>, columns: Option<&[String]>) -> PyResult<lancelet_file::Projection> {
+        self.inner.projection(columns).map_err(|e| errors::to_py(py, e))
+    }
+}
+
+/// The process runtime, or an `InternalError` if it cannot start.
+fn py_runtime(py: Python<'_>) -> PyResult<Arc<tokio::runtime::Runtime>> {
+    runtime().map_err(|e| errors::make(py, errors::Kind::Internal, format!("cannot start runtime: {e}")))
+}
+
 #[pymethods]
 impl PyFileReader {
     /// Opens a local file.
@@ -84,10 +95,7 @@ impl PyFileReader {
                 format!("cannot read rows {start}..{end} from a file with {total} rows"),
             ));
         }
-        let projection = self
-            .inner
-            .projection(columns.as_deref())
-            .map_err(|e| errors::to_py(py, e))?;
+        let projection = self.projection(py, columns.as_deref())?;
         let schema = projection.schema().clone();
         let reader = self.inner.clone();
         let projection = Arc::new(projection);
@@ -167,13 +175,10 @@ impl PyFileReader {
         for i in indices {
             idx.push(u64::try_from(i).map_err(|_| errors::invalid(py, format!("row index {i} is negative")))?);
         }
-        let projection = self
-            .inner
-            .projection(columns.as_deref())
-            .map_err(|e| errors::to_py(py, e))?;
+        let projection = self.projection(py, columns.as_deref())?;
         let schema = projection.schema().clone();
         let reader = self.inner.clone();
-        let rt = runtime().map_err(|e| errors::make(py, errors::Kind::Internal, e.to_string()))?;
+        let rt = py_runtime(py)?;
         let spawn = spawner(&rt);
         let batch = block_on(py, async move { reader.take_parallel(&projection, &idx, &spawn).await })?;
         let mut offset = 0usize;
