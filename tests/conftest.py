@@ -362,7 +362,15 @@ def arrow_gen() -> _Namespace:
 
 
 def _first_difference(actual: pa.ChunkedArray, expected: pa.ChunkedArray) -> str:
-    a, e = actual.to_pylist(), expected.to_pylist()
+    try:
+        a, e = actual.to_pylist(), expected.to_pylist()
+    except (OverflowError, ValueError):  # e.g. durations in seconds beyond datetime.timedelta
+        a = [actual.slice(i, 1) for i in range(len(actual))]
+        e = [expected.slice(i, 1) for i in range(len(expected))]
+        for i, (x, y) in enumerate(zip(a, e)):
+            if not x.equals(y):
+                return f"first difference at row {i}: {x} != {y}"
+        return "values are equal row by row but not as whole arrays (types or layout differ)"
     if len(a) != len(e):
         return f"lengths differ: {len(a)} != {len(e)}"
     for i, (x, y) in enumerate(zip(a, e)):

@@ -30,14 +30,6 @@ from lancelet.file import LanceFileReader, LanceFileWriter
 FOOTER = struct.Struct("<QQQIIHH4s")
 assert FOOTER.size == 40
 
-STREAM_ERROR_BUG = (
-    "BUG: errors raised while the result stream is consumed (e.g. 'binary offsets go backwards' from a "
-    "damaged page, or a field name the C data interface rejects) reach Python as "
-    "pyarrow.lib.ArrowInvalid('External error: corrupt file ...') instead of lancelet.CorruptFileError: "
-    "ReaderResults.to_table()/to_batches() do not map errors of the FFI stream"
-)
-
-
 def read_footer(data: bytes) -> list:
     return list(FOOTER.unpack(data[-40:]))
 
@@ -233,7 +225,6 @@ def test_garbage_file_descriptor_raises_corrupt_file_error(small_file, tmp_path)
         open_and_read(bad)
 
 
-@pytest.mark.xfail(strict=True, reason=STREAM_ERROR_BUG)
 def test_damaged_string_offsets_raise_corrupt_file_error_when_read(small_file, tmp_path):
     """The string column's end offsets made to go backwards: detectable only when the
     page is decoded, i.e. while the result stream is consumed."""
@@ -248,7 +239,6 @@ def test_damaged_string_offsets_raise_corrupt_file_error_when_read(small_file, t
         reader.read_all().to_table()
 
 
-@pytest.mark.xfail(strict=True, reason=STREAM_ERROR_BUG)
 def test_field_name_with_a_nul_byte_raises_lance_errors_only(small_file, tmp_path):
     """A FileDescriptor whose field name became "\\x00" (one flipped byte): opening may
     succeed, but every later failure must still be a LanceError."""
@@ -404,11 +394,9 @@ def test_corrupting_every_byte_never_crashes_the_interpreter(corruption_sweep):
     assert summary["counts"].get("open:lancelet.errors.CorruptFileError", 0) > summary["file_size"]
 
 
-def test_corrupting_every_byte_raises_only_lance_errors(corruption_sweep, request):
+def test_corrupting_every_byte_raises_only_lance_errors(corruption_sweep):
     proc, summary = corruption_sweep
     assert proc.returncode == 0
-    if summary["non_lance"]:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=STREAM_ERROR_BUG))
     assert summary["non_lance"] == {}, summary["examples"]
 
 
@@ -450,6 +438,20 @@ def test_batch_not_matching_the_schema_raises_schema_mismatch_error(bad, tmp_pat
     w.write_batch(good_batch())
     assert w.close() == 3
     assert LanceFileReader(str(path)).read_all().to_table().equals(pa.Table.from_batches([good_batch()]))
+
+
+def test_close_after_only_a_failed_batch_writes_an_empty_file(tmp_path):
+    """Decision: a refused batch leaves no trace, so the writer is exactly as if it had
+    never been called; closing it writes a valid 0-row file with the schema."""
+    path = tmp_path / "w.lance"
+    w = LanceFileWriter(str(path), SCHEMA, version="2.0")
+    with pytest.raises(lancelet.SchemaMismatchError):
+        w.write_batch(pa.record_batch({"a": pa.array([1], pa.int64()), "s": ["x"]}))
+    assert not path.exists()
+    assert w.close() == 0
+    reader = LanceFileReader(str(path))
+    assert reader.num_rows() == 0
+    assert reader.schema.equals(SCHEMA)
 
 
 def test_failed_write_then_abort_leaves_nothing_behind(tmp_path):
@@ -500,12 +502,6 @@ def test_struct_with_nulls_raises_invalid_argument_error_at_2_0(schema, data, tm
     assert leftovers(tmp_path) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG (pylance compatibility): a null struct item under a *null* list slot of non-zero length is "
-    "refused with InvalidArgumentError ('struct field \"item\" contains 1 null value(s)'); pylance only counts "
-    "reachable struct nulls and writes this table (reading back [[{x:1,y:'a'}], None])",
-)
 def test_null_struct_under_a_null_list_slot_is_accepted(tmp_path):
     """Only reachable struct nulls are refused (as pylance does)."""
     values = pa.array([{"x": 1, "y": "a"}, None], STRUCT)
@@ -528,15 +524,7 @@ def test_null_struct_under_a_null_list_slot_is_accepted(tmp_path):
         ("bogus", lancelet.InvalidArgumentError),
         ("2", lancelet.InvalidArgumentError),
         ("3.0", lancelet.InvalidArgumentError),
-        pytest.param(
-            "",
-            lancelet.InvalidArgumentError,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="BUG (minor): version='' is treated like None (the default 2.0) because the facade uses "
-                "`version or DEFAULT_VERSION`; pylance raises ValueError 'Unknown Lance storage version: '",
-            ),
-        ),
+        ("", lancelet.InvalidArgumentError),
     ],
 )
 def test_unsupported_or_unknown_version_strings_are_refused(version, error, tmp_path):
@@ -658,13 +646,6 @@ def test_write_batch_of_a_non_arrow_object_raises_type_error(tmp_path):
     w.abort()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: when write_batch fails while flushing a page (here: a dictionary<int8,string> with 128 "
-    "values and a null key, so the null item does not fit the key type), the columns before the failing "
-    "one have already been buffered. The writer stays usable, and close() then writes a corrupt file "
-    "(column 'a' holds 4 values, the file descriptor says 1 row) that neither reader can read",
-)
 def test_writer_stays_consistent_after_a_write_batch_that_fails_while_flushing(tmp_path):
     values = pa.array([f"v{i}" for i in range(128)])
     bad = pa.table(
@@ -724,20 +705,12 @@ def test_take_rows_with_negative_or_out_of_range_indices_raises_invalid_argument
     assert isinstance(info.value, ValueError)
 
 
-OVERFLOW_BUG = (
-    "BUG: integers beyond the native argument type (take_rows index >= 2**63 -> Vec<i64>; read_range start "
-    ">= 2**64 -> u64) raise a bare OverflowError from the PyO3 conversion instead of InvalidArgumentError"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=OVERFLOW_BUG)
 @pytest.mark.parametrize("indices", [[2**63], [2**64 + 1], [-(2**63) - 1]], ids=str)
 def test_take_rows_with_indices_beyond_int64_raises_invalid_argument_error(indices, ten_rows):
     with pytest.raises(lancelet.InvalidArgumentError):
         LanceFileReader(ten_rows).take_rows(indices)
 
 
-@pytest.mark.xfail(strict=True, reason=OVERFLOW_BUG)
 @pytest.mark.parametrize("start,num_rows", [(2**64, 1), (0, 2**64)])
 def test_read_range_with_arguments_beyond_u64_raises_invalid_argument_error(start, num_rows, ten_rows):
     with pytest.raises(lancelet.InvalidArgumentError):
@@ -750,11 +723,6 @@ def test_take_rows_with_non_integer_indices_raises_invalid_argument_error(indice
         LanceFileReader(ten_rows).take_rows(indices)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: take_rows converts indices with int(), so [1.5] silently reads row 1 and ['2'] reads row 2 "
-    "instead of raising InvalidArgumentError (non-integer indices)",
-)
 @pytest.mark.parametrize("indices", [[1.5], ["2"]], ids=str)
 def test_take_rows_with_float_or_string_numbers_raises_invalid_argument_error(indices, ten_rows):
     with pytest.raises(lancelet.InvalidArgumentError):

@@ -27,47 +27,11 @@ pytestmark = pytest.mark.interop
 DATA_DIR = Path(__file__).parent / "data" / "pylance_v2_0"
 
 # --------------------------------------------------------------------------------------
-# Known lancelet bugs (strict xfail: the test starts passing when the bug is fixed)
-# --------------------------------------------------------------------------------------
-
-ALL_NULL_STRING_PAGE_BUG = (
-    "BUG: an all-null `string` page of >= 100 rows is dictionary-encoded with 0 dictionary items and "
-    "empty item buffers; pylance writes a single null item (Binary offsets [1], null_adjustment 1) and "
-    "fails to read lancelet's page: 'Misaligned buffers[0] in array of type UInt64'"
-)
-
-EMPTY_NULL_ITEMS_BUG = (
-    "BUG: a list<null> column whose lists hold no items (all lists null or empty) cannot be written: close() "
-    "raises InvalidArgumentError 'cannot encode Null as flat values' (the empty items page of a null-typed "
-    "leaf is encoded as Nullable.no_nulls(Flat) instead of all_nulls); pylance writes it"
-)
-
-#: Catalogue cases lancelet writes wrongly: pylance cannot read the file (a `string` leaf
-#: that is all null over >= 100 rows), or lancelet cannot write it at all.
-LANCELET_TO_PYLANCE_BUGS = {
-    "string[all_nulls]": ALL_NULL_STRING_PAGE_BUG,
-    "low_cardinality_string[all_nulls]": ALL_NULL_STRING_PAGE_BUG,
-    "struct<a:int32,b:string>[all_nulls]": ALL_NULL_STRING_PAGE_BUG,
-    "nested_struct[all_nulls]": ALL_NULL_STRING_PAGE_BUG,
-    "list<null>[all_nulls]": EMPTY_NULL_ITEMS_BUG,
-}
-#: The same cases, restricted to those lancelet cannot even write.
-LANCELET_WRITE_BUGS = {"list<null>[all_nulls]": EMPTY_NULL_ITEMS_BUG}
-
-
-def _xfail_if_known(request, case, known):
-    reason = known.get(case.name)
-    if reason:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
-
-
-# --------------------------------------------------------------------------------------
 # Every catalogue type, both directions
 # --------------------------------------------------------------------------------------
 
 
-def test_pylance_reads_lancelet_file_of_every_type(type_case, tmp_path, io, tables_equal, request):
-    _xfail_if_known(request, type_case, LANCELET_TO_PYLANCE_BUGS)
+def test_pylance_reads_lancelet_file_of_every_type(type_case, tmp_path, io, tables_equal):
     table = type_case.table()
     path = io.lancelet_write(tmp_path / "t.lance", table)
     tables_equal(io.pylance_read(path), table)
@@ -137,12 +101,6 @@ def test_lancelet_projection_of_whole_structs_matches_pylance(columns, tmp_path,
     tables_equal(ours, theirs)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG (API): columns=['p.x'] returns a top-level column named 'p.x'; pylance returns the struct "
-    "'p' holding only the projected children (struct<x>), merging several paths into one struct "
-    "(['p.x','p.y.z'] -> p: struct<x, y: struct<z>>)",
-)
 @pytest.mark.parametrize("columns", [["p.x"], ["p.y"], ["p.y.z"], ["p.x", "p.y.z"], ["q", "p.x"]])
 def test_lancelet_projects_struct_children_by_dotted_path_like_pylance(columns, tmp_path, io, tables_equal):
     path = io.pylance_write(tmp_path / "s.lance", _nested_struct_table())
@@ -191,10 +149,14 @@ def multi_page_files(tmp_path_factory):
     table = multi_page_table()
     ours = str(d / "lancelet.lance")
     theirs = str(d / "pylance.lance")
-    # lancelet gets several batches, so it accumulates and cuts pages across batch
-    # boundaries. pylance only splits a page when a single array is queued (several queued
-    # arrays become one page), so it gets the table as one batch.
-    with LanceFileWriter(ours, table.schema, version="2.0", max_page_bytes=4096) as w:
+    # Both writers cut pages the same way: a column flushes when its share of
+    # data_cache_bytes fills up, and a flush of a single queued array is split by
+    # max_page_bytes. lancelet gets several batches and a small cache, so its pages also
+    # end at batch boundaries; pylance gets the table as one batch (it panics on nested
+    # structs written in several small-page batches).
+    with LanceFileWriter(
+        ours, table.schema, version="2.0", max_page_bytes=4096, data_cache_bytes=4096 * table.num_columns
+    ) as w:
         for b in table.to_batches(max_chunksize=700):
             w.write_batch(b)
     pw = lance.file.LanceFileWriter(theirs, table.schema, version="2.0", max_page_bytes=4096)
@@ -288,7 +250,9 @@ def big_mixed(tmp_path_factory, arrow_gen):
     d = tmp_path_factory.mktemp("big")
     ours = str(d / "lancelet.lance")
     theirs = str(d / "pylance.lance")
-    with LanceFileWriter(ours, table.schema, version="2.0", max_page_bytes=65536) as w:
+    with LanceFileWriter(
+        ours, table.schema, version="2.0", max_page_bytes=65536, data_cache_bytes=65536 * table.num_columns
+    ) as w:
         for b in table.to_batches(max_chunksize=30_000):
             w.write_batch(b)
     # One batch for pylance: it splits single arrays by max_page_bytes, and it panics
@@ -376,24 +340,6 @@ UNSUPPORTED_GOLDEN = {
     "unsupported__ver_2.2.lance": lancelet.UnsupportedFeatureError,
 }
 
-STREAM_ERROR_BUG = (
-    "BUG: errors raised while the result stream is consumed (decode errors, unsupported page encodings) "
-    "reach Python as pyarrow.lib.ArrowInvalid('External error: ...') instead of the lancelet.LanceError "
-    "hierarchy; ReaderResults.to_table()/to_batches() do not map them"
-)
-PACKED_STRUCT_BUG = (
-    "BUG: a valid pylance file with a packed struct (field metadata lance-encoding:packed=true, 1 column) "
-    "is reported as CorruptFileError ('the schema needs 3 columns but the footer lists 1') instead of "
-    "UnsupportedFeatureError"
-)
-UNSUPPORTED_GOLDEN_BUGS = {
-    "unsupported__fsst_string.lance": STREAM_ERROR_BUG,
-    "unsupported__zstd_string.lance": STREAM_ERROR_BUG,
-    "unsupported__blob.lance": STREAM_ERROR_BUG,
-    "unsupported__packed_struct.lance": PACKED_STRUCT_BUG,
-}
-
-
 def test_golden_directory_is_small_and_complete():
     assert len(GOLDEN_FILES) >= 100
     total = sum(p.stat().st_size for p in DATA_DIR.glob("*.lance"))
@@ -427,9 +373,7 @@ def test_lancelet_reads_pylance_golden_file_like_pylance(name, tables_equal):
 
 
 @pytest.mark.parametrize("name", sorted(UNSUPPORTED_GOLDEN))
-def test_lancelet_refuses_pylance_files_it_cannot_read_with_a_typed_error(name, request):
-    if name in UNSUPPORTED_GOLDEN_BUGS:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=UNSUPPORTED_GOLDEN_BUGS[name]))
+def test_lancelet_refuses_pylance_files_it_cannot_read_with_a_typed_error(name):
     path = str(DATA_DIR / name)
     # pylance reads every one of them.
     lance.file.LanceFileReader(path).read_all().to_table()
@@ -514,25 +458,21 @@ def _simple_inputs():
         "low_cardinality_1000": pa.table({"c": pa.array([["red", "green", "blue"][i % 3] for i in range(1000)])}),
         "empty": pa.table({"a": pa.array([], pa.int32()), "s": pa.array([], pa.string())}),
         "int64_5000_pages": pa.table({"c": pa.array(range(5000), pa.int64())}),
+        # The automatic dictionary for `string`: >= 100 rows and < 100 distinct values.
+        "strings_99_distinct_of_1000": pa.table({"c": [f"v{i % 99}" for i in range(1000)]}),
+        "strings_100_distinct_of_1000": pa.table({"c": [f"v{i % 100}" for i in range(1000)]}),
+        "strings_3_distinct_of_99_rows": pa.table({"c": [f"v{i % 3}" for i in range(99)]}),
+        "strings_3_distinct_of_100_rows": pa.table({"c": [f"v{i % 3}" for i in range(100)]}),
+        "empty_strings_150": pa.table({"c": [""] * 150}),
+        "all_null_strings_200": pa.table({"c": pa.array([None] * 200, pa.string())}),
+        "large_strings_low_cardinality": pa.table({"c": pa.array([f"v{i % 3}" for i in range(300)], pa.large_string())}),
+        "list_of_low_cardinality_strings": pa.table(
+            {"c": pa.array([[f"v{i % 3}"] * 2 for i in range(60)], pa.list_(pa.string()))}
+        ),
     }
 
 
-PAGE_SPLIT_BUG = (
-    "BUG: a single 5000-row int64 batch with max_page_bytes=8192 is cut into 5 pieces of 1000 rows, but the "
-    "pieces are then re-accumulated and flushed two at a time, giving pages of 2000/2000/1000 rows "
-    "(16000 bytes, twice the limit); pylance writes 5 pages of 1000 rows"
-)
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=PAGE_SPLIT_BUG))
-        if n == "int64_5000_pages"
-        else n
-        for n in sorted(_simple_inputs())
-    ],
-)
+@pytest.mark.parametrize("name", sorted(_simple_inputs()))
 def test_lancelet_layout_matches_pylance_for_the_same_input(name, tmp_path, io):
     table = _simple_inputs()[name]
     kwargs = {"max_page_bytes": 8192} if name == "int64_5000_pages" else {}
@@ -545,6 +485,56 @@ def test_lancelet_layout_matches_pylance_for_the_same_input(name, tmp_path, io):
         assert lo[key] == lt[key], key
     # Global buffer 0 (the FileDescriptor) is the same protobuf message.
     assert LanceFileReader(ours).read_global_buffer(0) == LanceFileReader(theirs).read_global_buffer(0)
+
+
+def _int64s(n: int) -> pa.Table:
+    return pa.table({"c": pa.array(range(n), pa.int64())})
+
+
+#: How pylance cuts pages (facts file section 8): (batches, writer options).
+PAGE_CUTTING = {
+    "5_batches_default_cache_one_page": ([_int64s(5000).slice(i * 1000, 1000) for i in range(5)], {}),
+    "one_batch_split_by_max_page_bytes": ([_int64s(5000)], {"max_page_bytes": 8192}),
+    "5_batches_small_cache_page_per_batch": (
+        [_int64s(5000).slice(i * 1000, 1000) for i in range(5)],
+        {"data_cache_bytes": 4096},
+    ),
+    "strings_split_334_334_332": ([pa.table({"c": [f"{i:08d}" for i in range(1000)]})], {"max_page_bytes": 4096}),
+    "fixed_size_list_split": (
+        [pa.table({"c": pa.array([[float(i)] * 8 for i in range(1000)], pa.list_(pa.float32(), 8))})],
+        {"max_page_bytes": 10000},
+    ),
+    "list_items_split_offsets_not": (
+        [pa.table({"c": pa.array([list(range(i % 10)) for i in range(1000)], pa.list_(pa.int64()))})],
+        {"max_page_bytes": 4096},
+    ),
+    "two_columns_interleaved": (
+        [
+            pa.table({"a": pa.array(range(i * 100, i * 100 + 100), pa.int64()), "b": pa.array([i % 100] * 100, pa.int8())})
+            for i in range(6)
+        ],
+        {"data_cache_bytes": 3000},
+    ),
+    "struct_two_batches_small_cache": (
+        [
+            pa.table({"s": pa.array([{"x": i, "y": str(i)} for i in range(k, k + 50)],
+                                    pa.struct([("x", pa.int32()), ("y", pa.string())]))})
+            for k in (0, 50)
+        ],
+        {"data_cache_bytes": 1},
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PAGE_CUTTING))
+def test_lancelet_cuts_pages_like_pylance(name, tmp_path, io):
+    batches, options = PAGE_CUTTING[name]
+    ours = io.lancelet_write(tmp_path / "ours.lance", list(batches), **options)
+    theirs = io.pylance_write(tmp_path / "theirs.lance", list(batches), **options)
+    lo, lt = _layout(ours), _layout(theirs)
+    for key in ("pages", "buffers", "encodings", "global_buffers"):
+        assert lo[key] == lt[key], key
+    assert Path(ours).read_bytes() == Path(theirs).read_bytes()
 
 
 def _padding_ranges(path: str):
@@ -579,8 +569,7 @@ def test_lancelet_pads_page_buffers_with_the_same_byte_as_pylance(tmp_path, mixe
     assert ours == theirs
 
 
-def test_pylance_metadata_schema_of_lancelet_file_equals_input_schema(type_case, tmp_path, io, request):
-    _xfail_if_known(request, type_case, LANCELET_WRITE_BUGS)
+def test_pylance_metadata_schema_of_lancelet_file_equals_input_schema(type_case, tmp_path, io):
     table = type_case.table()
     path = io.lancelet_write(tmp_path / "t.lance", table)
     md = lance.file.LanceFileReader(path).metadata()

@@ -407,12 +407,6 @@ def test_take_rows_of_10_rows_from_a_million_reads_under_one_percent_of_the_file
     assert after["read_requests"] > opened["read_requests"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="PERF BUG: read_range always decodes whole pages (it goes through the sequential-scan PageCache), "
-    "so read_range(600_000, 5) on a 1M-row int64 file reads the whole 8 MB page (8,065,536 bytes) where "
-    "take_rows of the same rows reads a few hundred bytes; pylance schedules only the rows' byte range",
-)
 def test_read_range_of_a_few_rows_reads_under_one_percent_of_the_file(million_int64):
     size = os.path.getsize(million_int64)
     reader = LanceFileReader(million_int64)
@@ -427,3 +421,25 @@ def test_io_stats_of_a_full_read_cover_the_data(million_int64):
     stats = reader.io_stats()
     assert stats["bytes_read"] >= 8_000_000
     assert set(stats) == {"bytes_read", "read_requests"}
+
+
+# --------------------------------------------------------------------------------------
+# Threads
+# --------------------------------------------------------------------------------------
+
+
+def test_one_reader_serves_many_threads(ints_file):
+    """The GIL is released during reads; concurrent reads of one reader all succeed."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    reader = LanceFileReader(ints_file)
+    expected = reader.read_all().to_table()
+
+    def work(k: int) -> bool:
+        idx = [(k * 37 + j * 101) % 10_000 for j in range(50)]
+        ok = reader.take_rows(idx).to_table().equals(expected.take(idx))
+        ok = ok and reader.read_range(k * 100, 500, batch_size=64).to_table().equals(expected.slice(k * 100, 500))
+        return ok and reader.read_all(batch_size=4096).to_table().equals(expected)
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        assert all(pool.map(work, range(32)))

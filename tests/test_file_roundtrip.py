@@ -17,7 +17,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import lance
@@ -25,7 +25,7 @@ from lancelet.file import LanceFileReader, LanceFileWriter
 
 # Every example writes a file; the default budget keeps this module well under a minute.
 # Hunt for bugs with e.g. LANCELET_HYPOTHESIS_EXAMPLES=5000.
-EXAMPLES = int(os.environ.get("LANCELET_HYPOTHESIS_EXAMPLES", "150"))
+EXAMPLES = int(os.environ.get("LANCELET_HYPOTHESIS_EXAMPLES", "300"))
 PROPERTY_SETTINGS = settings(
     max_examples=EXAMPLES,
     deadline=None,
@@ -99,31 +99,18 @@ def random_tables(draw, g, max_rows: int = 300):
     table = pa.table(cols)
     # Split points for write_batch calls (possibly empty batches).
     cuts = sorted(draw(st.lists(st.integers(0, n), max_size=4)))
-    max_page_bytes = draw(st.sampled_from([None, 128, 1024, 8192]))
-    return table, cuts, max_page_bytes
+    # Page cutting: a column flushes when its share of data_cache_bytes fills up, and a
+    # flush of a single batch is split by max_page_bytes.
+    page_options = {
+        "max_page_bytes": draw(st.sampled_from([None, 128, 1024, 8192])),
+        "data_cache_bytes": draw(st.sampled_from([None, 64, 2048])),
+    }
+    return table, cuts, page_options
 
 
-def has_null_leaf_without_values(array) -> bool:
-    """True if a `null`-typed leaf below a list holds no values at all (see
-    test_list_of_null_with_no_items_round_trips: lancelet cannot write that yet)."""
-    t = array.type
-    if pa.types.is_list(t) or pa.types.is_large_list(t):
-        items = array.flatten()
-        if pa.types.is_null(items.type):
-            return len(items) == 0
-        return has_null_leaf_without_values(items)
-    if pa.types.is_struct(t):
-        return any(has_null_leaf_without_values(array.field(i)) for i in range(t.num_fields))
-    return False
-
-
-def avoid_known_write_bugs(table: pa.Table) -> None:
-    assume(not any(has_null_leaf_without_values(c.combine_chunks()) for c in table.columns))
-
-
-def write_in_pieces(path, table, cuts, max_page_bytes):
+def write_in_pieces(path, table, cuts, page_options):
     bounds = [0] + cuts + [table.num_rows]
-    with LanceFileWriter(str(path), table.schema, version="2.0", max_page_bytes=max_page_bytes) as w:
+    with LanceFileWriter(str(path), table.schema, version="2.0", **page_options) as w:
         for start, end in zip(bounds, bounds[1:]):
             w.write_batch(table.slice(start, end - start))
     return str(path)
@@ -137,9 +124,8 @@ def write_in_pieces(path, table, cuts, max_page_bytes):
 @PROPERTY_SETTINGS
 @given(data=st.data())
 def test_random_schema_round_trips_through_lancelet(data, arrow_gen, scratch_dir, tables_equal):
-    table, cuts, max_page_bytes = data.draw(random_tables(arrow_gen))
-    avoid_known_write_bugs(table)
-    path = write_in_pieces(scratch_dir / "rt.lance", table, cuts, max_page_bytes)
+    table, cuts, page_options = data.draw(random_tables(arrow_gen))
+    path = write_in_pieces(scratch_dir / "rt.lance", table, cuts, page_options)
     reader = LanceFileReader(path)
     assert reader.num_rows() == table.num_rows
     assert reader.schema.equals(table.schema)
@@ -166,13 +152,8 @@ def test_random_schema_round_trips_through_lancelet(data, arrow_gen, scratch_dir
 @given(data=st.data())
 def test_pylance_reads_random_schema_written_by_lancelet(data, arrow_gen, scratch_dir, tables_equal):
     """The same random tables, read back by pylance (the oracle)."""
-    table, cuts, max_page_bytes = data.draw(random_tables(arrow_gen, max_rows=150))
-    avoid_known_write_bugs(table)
-    path = write_in_pieces(scratch_dir / "rt_pylance.lance", table, cuts, max_page_bytes)
-    # Known bug, pinned by strict xfails in test_file_interop.py (ALL_NULL_STRING_PAGE_BUG):
-    # an all-null `string` page of >= 100 rows gets a dictionary with 0 items, which pylance
-    # cannot read. Skip exactly those files so this property keeps hunting for other bugs.
-    assume(not has_empty_dictionary_page(path))
+    table, cuts, page_options = data.draw(random_tables(arrow_gen, max_rows=150))
+    path = write_in_pieces(scratch_dir / "rt_pylance.lance", table, cuts, page_options)
     try:
         got = lance.file.LanceFileReader(path).read_all().to_table()
     except Exception as e:  # pragma: no cover - reported with the table that caused it
@@ -187,9 +168,9 @@ def test_lancelet_reads_random_schema_written_by_pylance(data, arrow_gen, scratc
     """pylance writes random tables (one batch: pylance only cuts pages of a single queued
     array, and panics on nested structs written in several small-page batches); lancelet
     reads them back with read_all, read_range and take_rows."""
-    table, _, max_page_bytes = data.draw(random_tables(arrow_gen, max_rows=200))
+    table, _, page_options = data.draw(random_tables(arrow_gen, max_rows=200))
     path = str(scratch_dir / "from_pylance.lance")
-    kwargs = {"max_page_bytes": max_page_bytes} if max_page_bytes else {}
+    kwargs = {"max_page_bytes": page_options["max_page_bytes"]} if page_options["max_page_bytes"] else {}
     w = lance.file.LanceFileWriter(path, table.schema, version="2.0", **kwargs)
     w.write_batch(table.combine_chunks())
     w.close()
@@ -204,18 +185,25 @@ def test_lancelet_reads_random_schema_written_by_pylance(data, arrow_gen, scratc
         tables_equal(reader.take_rows(indices).to_table(), table.take(pa.array(indices, pa.int64())))
 
 
-def has_empty_dictionary_page(path: str) -> bool:
-    for column in LanceFileReader(path).metadata().columns:
-        for page in column.pages:
-            if "Dictionary(" in page.encoding and "num_dictionary_items: 0," in page.encoding:
-                return True
-    return False
-
-
 @pytest.fixture(scope="module")
 def scratch_dir(tmp_path_factory):
     """A directory for hypothesis examples (function-scoped tmp_path does not mix with @given)."""
     return tmp_path_factory.mktemp("roundtrip")
+
+
+# --------------------------------------------------------------------------------------
+# Every catalogue type
+# --------------------------------------------------------------------------------------
+
+def test_lancelet_round_trips_every_catalogue_type(type_case, tmp_path, tables_equal):
+    table = type_case.table()
+    path = tmp_path / "c.lance"
+    pages = {"max_page_bytes": 512, "data_cache_bytes": 2 * 512}
+    tables_equal(roundtrip(path, table.to_batches(max_chunksize=40), **pages), table)
+    reader = LanceFileReader(str(path))
+    idx = [149, 0, 75, 75, 3, 148, 0]
+    tables_equal(reader.take_rows(idx).to_table(), table.take(idx))
+    tables_equal(reader.read_range(37, 80, batch_size=9).to_table(), table.slice(37, 80))
 
 
 # --------------------------------------------------------------------------------------
@@ -487,15 +475,18 @@ def test_close_returns_rows_and_sets_size_bytes(tmp_path):
     assert w.closed
 
 
-@pytest.mark.parametrize("max_page_bytes", [64, 1000, 2048])
-def test_small_pages_round_trip_with_many_pages(max_page_bytes, tmp_path, arrow_gen, tables_equal):
+@pytest.mark.parametrize("max_page_bytes,data_cache_bytes", [(64, 5 * 64), (1000, 5 * 1000), (2048, None)])
+def test_small_pages_round_trip_with_many_pages(max_page_bytes, data_cache_bytes, tmp_path, arrow_gen, tables_equal):
     cols = {}
     for name in ("int64", "string", "bool", "decimal128_10_2"):
         cols[name] = arrow_gen.build_variant(arrow_gen.scalar[name], "some_nulls", n=500)
     cols["list"] = arrow_gen.build_variant(arrow_gen.list_of(arrow_gen.scalar["int32"]), "some_nulls", n=500)
     table = pa.table(cols)
     path = tmp_path / "pages.lance"
-    tables_equal(roundtrip(path, table.to_batches(max_chunksize=60), max_page_bytes=max_page_bytes), table)
+    # Several batches flush at the cache size; a single batch is split by max_page_bytes.
+    batches = table.to_batches(max_chunksize=60) if data_cache_bytes else [table.combine_chunks().to_batches()[0]]
+    pages = {"max_page_bytes": max_page_bytes, "data_cache_bytes": data_cache_bytes}
+    tables_equal(roundtrip(path, batches, **pages), table)
     reader = LanceFileReader(str(path))
     # int64 (4000 bytes), string and decimal columns are all bigger than the limit.
     columns = reader.metadata().columns
@@ -527,15 +518,12 @@ def test_dictionary_with_null_keys_comes_back_with_a_trailing_null_item(tmp_path
     assert chunk.to_pylist() == ["foo", None, "foo", None, "bar"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a list<null> column whose lists hold no items (all null or empty) cannot be written: close() "
-    "raises InvalidArgumentError 'cannot encode Null as flat values' (the empty items page of a null-typed leaf "
-    "is encoded as Nullable.no_nulls(Flat) instead of all_nulls); pylance writes and reads it",
+@pytest.mark.parametrize(
+    "item_type", [pa.null(), pa.struct([("n", pa.null())]), pa.list_(pa.null())], ids=["null", "struct_of_null", "list_of_null"]
 )
 @pytest.mark.parametrize("lists", [[None, None], [[], []], [[], None]], ids=["all_null", "all_empty", "mixed"])
-def test_list_of_null_with_no_items_round_trips(lists, tmp_path):
-    table = pa.table({"l": pa.array(lists, pa.list_(pa.null()))})
+def test_list_of_null_with_no_items_round_trips(lists, item_type, tmp_path):
+    table = pa.table({"l": pa.array(lists, pa.list_(item_type))})
     assert roundtrip(tmp_path / "ln.lance", table).equals(table)
 
 

@@ -32,6 +32,9 @@ use crate::io::{read_ranges, IoStats, ReadAt};
 use crate::plan::{plan_schema, project, FieldPlan};
 use crate::schema::from_lance_fields;
 
+/// Reads of fewer rows than this decode their columns on one task.
+const PARALLEL_MIN_ROWS: u64 = 4096;
+
 /// How many bytes of the tail are read speculatively when opening a file.
 const TAIL_READ: u64 = 64 * 1024;
 
@@ -211,7 +214,8 @@ impl FileReader {
         spawner: &Spawner,
     ) -> Result<RecordBatch> {
         let n = self.check_ranges(ranges)?;
-        if projection.plans.len() <= 1 {
+        // Small reads are cheaper on one task than spread over several.
+        if projection.plans.len() <= 1 || n < PARALLEL_MIN_ROWS {
             return self.read_ranges(projection, ranges, cache.as_deref()).await;
         }
         let ranges: Arc<[Range<u64>]> = ranges.into();
