@@ -120,17 +120,43 @@ impl LocalFile {
 }
 
 fn pread(file: &std::fs::File, range: &Range<u64>, path: &str) -> Result<Buffer> {
-    use std::os::unix::fs::FileExt;
+    use std::os::unix::io::AsRawFd;
     let len = usize::try_from(range.end - range.start)
         .map_err(|_| Error::InvalidArgument(format!("read of {range:?} is too large")))?;
-    let mut buf = MutableBuffer::from_len_zeroed(len);
-    file.read_exact_at(buf.as_slice_mut(), range.start).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::UnexpectedEof {
-            Error::corrupt(path, format!("byte range {range:?} lies past the end of the file"))
-        } else {
-            Error::io(path, e)
+    // Read into uninitialised, 64-byte aligned memory: zeroing it first would cost as much
+    // as a third of a scan. Only the bytes `pread` reports are ever exposed.
+    let mut buf = MutableBuffer::with_capacity(len);
+    let mut filled = 0usize;
+    while filled < len {
+        let offset = i64::try_from(range.start + filled as u64)
+            .map_err(|_| Error::InvalidArgument(format!("offset of {range:?} is too large")))?;
+        // SAFETY: the destination is `len - filled` bytes of capacity owned by `buf`, past the
+        // `filled` bytes already written; the kernel writes at most that many.
+        let n = unsafe {
+            libc::pread(
+                file.as_raw_fd(),
+                buf.as_mut_ptr().add(filled).cast::<libc::c_void>(),
+                len - filled,
+                offset,
+            )
+        };
+        if n < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(Error::io(path, e));
         }
-    })?;
+        if n == 0 {
+            return Err(Error::corrupt(
+                path,
+                format!("byte range {range:?} lies past the end of the file"),
+            ));
+        }
+        filled += n as usize;
+    }
+    // SAFETY: the loop above initialised all `len` bytes.
+    unsafe { buf.set_len(len) };
     Ok(buf.into())
 }
 

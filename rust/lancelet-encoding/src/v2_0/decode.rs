@@ -308,26 +308,26 @@ pub fn build_binary(
     dt: &DataType,
 ) -> Result<ArrayData> {
     let n = indices.len();
-    let mut validity = arrow_buffer::BooleanBufferBuilder::new(n);
-    let mut ends = Vec::with_capacity(n + 1);
-    ends.push(0u64);
-    let mut prev = base;
-    let mut nulls = 0usize;
-    for &v in indices {
-        let (end, valid) = if null_adjustment > 0 && v >= null_adjustment {
-            (v - null_adjustment, false)
+    // Fast path: no nulls (no index reaches the adjustment), so the indices are the ends.
+    let has_nulls = null_adjustment > 0 && indices.iter().any(|v| *v >= null_adjustment);
+    let mut validity = arrow_buffer::BooleanBufferBuilder::new(if has_nulls { n } else { 0 });
+    let unadjust = |v: u64| {
+        if has_nulls && v >= null_adjustment {
+            v - null_adjustment
         } else {
-            (v, true)
-        };
+            v
+        }
+    };
+    let mut prev = base;
+    for &v in indices {
+        let end = unadjust(v);
         if end < prev {
             return Err(corrupt!("binary offsets go backwards ({end} after {prev})"));
         }
-        if !valid {
-            nulls += 1;
+        if has_nulls {
+            validity.append(v < null_adjustment);
         }
-        validity.append(valid);
         prev = end;
-        ends.push(end - base);
     }
     let total = prev - base;
     let data = prefix(bytes, total, "binary bytes")?;
@@ -338,14 +338,20 @@ pub fn build_binary(
                     "{total} bytes of {dt} in one page exceed the 32-bit offset range; read as large type"
                 )));
             }
-            Buffer::from_vec(ends.iter().map(|e| *e as i32).collect::<Vec<i32>>())
+            let mut o = Vec::with_capacity(n + 1);
+            o.push(0i32);
+            o.extend(indices.iter().map(|v| (unadjust(*v) - base) as i32));
+            Buffer::from_vec(o)
         }
         DataType::LargeUtf8 | DataType::LargeBinary => {
-            Buffer::from_vec(ends.iter().map(|e| *e as i64).collect::<Vec<i64>>())
+            let mut o = Vec::with_capacity(n + 1);
+            o.push(0i64);
+            o.extend(indices.iter().map(|v| (unadjust(*v) - base) as i64));
+            Buffer::from_vec(o)
         }
         _ => return Err(corrupt!("Binary encoding for a {dt} column")),
     };
-    let nulls = (nulls > 0).then(|| NullBuffer::new(validity.finish()));
+    let nulls = has_nulls.then(|| NullBuffer::new(validity.finish()));
     Ok(ArrayDataBuilder::new(dt.clone())
         .len(n)
         .add_buffer(offsets)
