@@ -73,3 +73,21 @@ def test_lancelet_writes_the_same_bytes_as_pylance(tmp_path, name, batches):
             f"{name}: files differ (lancelet {len(ours)} B, pylance {len(theirs)} B); first difference at byte "
             f"{first}: {ours[first:first + 16].hex()} vs {theirs[first:first + 16].hex()}"
         )
+
+
+def test_global_buffers_are_written_like_pylance(tmp_path):
+    table = pa.table({"a": pa.array([1, 2, 3], pa.int32())})
+    files = {}
+    for name, module in (("ours", lf), ("theirs", plf)):
+        path = tmp_path / f"{name}.lance"
+        w = module.LanceFileWriter(str(path), table.schema, version="2.0")
+        assert w.add_global_buffer(b"first buffer") == 1
+        w.write_batch(table)
+        assert w.add_global_buffer(b"\x00" * 100) == 2
+        w.close()
+        files[name] = path.read_bytes()
+    assert files["ours"] == files["theirs"]
+    for path in (tmp_path / "ours.lance", tmp_path / "theirs.lance"):
+        for reader in (lf.LanceFileReader(str(path)), plf.LanceFileReader(str(path))):
+            assert reader.read_global_buffer(1) == b"first buffer"
+            assert reader.read_global_buffer(2) == b"\x00" * 100

@@ -376,6 +376,7 @@ class LanceFileWriter:
             _check_int("max_page_bytes", max_page_bytes, positive=True)
         self._max_page_bytes = max_page_bytes
         self._metadata: Dict[str, str] = {}
+        self._pending_buffers: List[bytes] = []
         self._writer: Any = None
         self.closed = False
         self.size_bytes: Optional[int] = None
@@ -388,6 +389,9 @@ class LanceFileWriter:
         )
         for k, v in self._metadata.items():
             self._writer.add_schema_metadata(k, v)
+        for data in self._pending_buffers:
+            self._writer.add_global_buffer(data)
+        self._pending_buffers.clear()
 
     def write_batch(self, batch: Union[pa.RecordBatch, pa.Table, Any]) -> None:
         """Writes a record batch or table (or any Arrow stream or array producer)."""
@@ -397,6 +401,22 @@ class LanceFileWriter:
             if self._writer is None:
                 self._open(pa.record_batch(b).schema if not isinstance(b, pa.RecordBatch) else b.schema)
             self._writer.write_batch(b)
+
+    def add_global_buffer(self, data: bytes) -> int:
+        """Stores ``data`` in the file as a global buffer and returns its index (1, 2, ...).
+
+        Read it back with :meth:`LanceFileReader.read_global_buffer`. Buffer 0 holds the schema.
+        """
+        if self.closed:
+            raise InvalidArgumentError("cannot change a closed LanceFileWriter")
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise InvalidArgumentError(f"a global buffer must be bytes, got {type(data).__name__}")
+        data = bytes(data)
+        if self._writer is None:
+            # Written when the schema is known (first batch).
+            self._pending_buffers.append(data)
+            return len(self._pending_buffers)
+        return self._writer.add_global_buffer(data)
 
     def add_schema_metadata(self, key: str, value: str) -> None:
         """Adds a key/value pair to the schema metadata of the file."""

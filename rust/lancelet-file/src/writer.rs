@@ -91,6 +91,8 @@ pub struct FileWriter<W: Write> {
     schema_metadata: HashMap<String, String>,
     /// Set when buffering failed half-way: the file can no longer be completed.
     poisoned: Option<String>,
+    /// Global buffers added by the caller (global buffer 0, the schema, comes at the end).
+    extra_global_buffers: Vec<(u64, u64)>,
 }
 
 impl<W: Write> FileWriter<W> {
@@ -120,6 +122,7 @@ impl<W: Write> FileWriter<W> {
             opts,
             schema_metadata,
             poisoned: None,
+            extra_global_buffers: Vec::new(),
         })
     }
 
@@ -136,6 +139,15 @@ impl<W: Write> FileWriter<W> {
     /// Adds a key to the schema metadata stored in the file.
     pub fn add_schema_metadata(&mut self, key: String, value: String) {
         self.schema_metadata.insert(key, value);
+    }
+
+    /// Writes `data` as a global buffer now and returns its index (1, 2, ...; 0 is the
+    /// file descriptor). Read it back with `FileReader::read_global_buffer`.
+    pub fn add_global_buffer(&mut self, data: &[u8]) -> Result<u32> {
+        self.check_usable()?;
+        let pos_size = self.write_aligned(&Buffer::from_slice_ref(data))?;
+        self.extra_global_buffers.push(pos_size);
+        Ok(self.extra_global_buffers.len() as u32)
     }
 
     /// Checks a batch against the file schema without writing anything.
@@ -401,16 +413,21 @@ impl<W: Write> FileWriter<W> {
         let cmo_table_start = self.pos;
         self.write_raw(&cmo)?;
         let gbo_table_start = self.pos;
-        let mut gbo = Vec::with_capacity(16);
+        let mut gbo = Vec::with_capacity(16 * (1 + self.extra_global_buffers.len()));
         gbo.extend_from_slice(&gb0_pos.to_le_bytes());
         gbo.extend_from_slice(&(gb0.len() as u64).to_le_bytes());
+        for (pos, size) in &self.extra_global_buffers {
+            gbo.extend_from_slice(&pos.to_le_bytes());
+            gbo.extend_from_slice(&size.to_le_bytes());
+        }
+        let num_global_buffers = (gbo.len() / 16) as u32;
         self.write_raw(&gbo)?;
         let (major, minor) = self.opts.version.footer_pair();
         let footer = Footer {
             column_meta_start,
             cmo_table_start,
             gbo_table_start,
-            num_global_buffers: 1,
+            num_global_buffers,
             num_columns,
             major,
             minor,

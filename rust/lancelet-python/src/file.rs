@@ -321,6 +321,15 @@ impl PyFileWriter {
         run_detached(py, || writer.write_batch(&batch))
     }
 
+    /// Writes a global buffer now; returns its index (1, 2, ...).
+    fn add_global_buffer(&mut self, py: Python<'_>, data: Vec<u8>) -> PyResult<u32> {
+        let writer = self
+            .inner
+            .as_mut()
+            .ok_or_else(|| errors::invalid(py, "the writer is closed"))?;
+        run_detached(py, || writer.add_global_buffer(&data))
+    }
+
     /// Adds a key/value pair to the schema metadata.
     fn add_schema_metadata(&mut self, py: Python<'_>, key: String, value: String) -> PyResult<()> {
         let writer = self
