@@ -6,6 +6,7 @@
 //! in `LANC`), and finding the versions of a dataset on local disk ([`versions`]).
 //! Fragments, deletion files, transactions and the commit protocol build on these.
 
+pub mod deletion;
 pub mod manifest;
 pub mod naming;
 pub mod versions;

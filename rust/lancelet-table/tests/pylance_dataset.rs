@@ -1,3 +1,4 @@
+#![allow(clippy::unwrap_used)]
 //! Reads the manifests of a small dataset written by pylance 14.0.2
 //! (`tests/data/datasets/pylance_v2_0_small`: two appends of 10 rows with
 //! `data_storage_version="2.0"`, then `delete("a < 3")`).
@@ -76,4 +77,65 @@ fn a_missing_version_is_reported() {
         read_version(&root(), Some(99)),
         Err(lancelet_table::Error::VersionNotFound { version: 99, .. })
     ));
+}
+
+fn read_deletions(root: &std::path::Path, frag: &lancelet_table::pb::DataFragment) -> Vec<u32> {
+    use lancelet_table::deletion::{decode_deletions, deletion_file_path};
+    let d = frag.deletion_file.as_ref().unwrap();
+    let path = root.join(deletion_file_path(frag.id, d));
+    let bytes = std::fs::read(&path).unwrap();
+    decode_deletions(&bytes, d, &path.display().to_string()).unwrap()
+}
+
+#[test]
+fn arrow_deletion_files_list_the_deleted_offsets() {
+    let latest = read_version(&root(), None).unwrap();
+    for f in &latest.fragments {
+        assert_eq!(read_deletions(&root(), f), vec![0, 1, 2]);
+    }
+}
+
+#[test]
+fn bitmap_deletion_files_list_the_deleted_offsets() {
+    let root = root().join("../pylance_v2_0_bitmap_deletes");
+    let latest = read_version(&root, None).unwrap();
+    let f = &latest.fragments[0];
+    let rows = read_deletions(&root, f);
+    let expected: Vec<u32> = (0..20_000).filter(|a| a % 3 == 0).collect();
+    assert_eq!(rows, expected);
+    assert_eq!(live_rows(f), 13_333);
+}
+
+#[test]
+fn damaged_deletion_files_are_corrupt() {
+    use lancelet_table::deletion::{decode_deletions, deletion_file_path};
+    let latest = read_version(&root(), None).unwrap();
+    let f = &latest.fragments[0];
+    let d = f.deletion_file.as_ref().unwrap();
+    let bytes = std::fs::read(root().join(deletion_file_path(f.id, d))).unwrap();
+    for len in 0..bytes.len() {
+        assert!(decode_deletions(&bytes[..len], d, "t").is_err(), "truncated to {len}");
+    }
+    for pos in 0..bytes.len() {
+        let mut b = bytes.clone();
+        b[pos] ^= 0xFF;
+        let _ = decode_deletions(&b, d, "t");
+    }
+}
+
+#[test]
+fn damaged_deletion_bitmaps_are_corrupt() {
+    use lancelet_table::deletion::{decode_deletions, deletion_file_path};
+    let root = root().join("../pylance_v2_0_bitmap_deletes");
+    let f = read_version(&root, None).unwrap().fragments.remove(0);
+    let d = f.deletion_file.as_ref().unwrap();
+    let bytes = std::fs::read(root.join(deletion_file_path(f.id, d))).unwrap();
+    for len in (0..bytes.len()).step_by(7) {
+        assert!(decode_deletions(&bytes[..len], d, "t").is_err(), "truncated to {len}");
+    }
+    for pos in (0..bytes.len()).step_by(3) {
+        let mut b = bytes.clone();
+        b[pos] ^= 0xFF;
+        let _ = decode_deletions(&b, d, "t");
+    }
 }

@@ -1,0 +1,94 @@
+//! Deletion files: which rows of a fragment are deleted.
+//!
+//! They live at `_deletions/{fragment_id}-{read_version}-{id}.{ext}`. Small sets are an
+//! Arrow IPC file (`.arrow`) with one column of 32-bit row offsets; large sets are a
+//! portable-format roaring bitmap (`.bin`).
+
+use std::io::Cursor;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int32Type, UInt32Type};
+use arrow_array::Array;
+
+use crate::{pb, Error, Result};
+
+/// The directory holding deletion files, relative to the dataset root.
+pub const DELETIONS_DIR: &str = "_deletions";
+
+/// The path of a fragment's deletion file, relative to the dataset root.
+pub fn deletion_file_path(fragment_id: u64, d: &pb::DeletionFile) -> String {
+    let ext = match pb::deletion_file::DeletionFileType::try_from(d.file_type) {
+        Ok(pb::deletion_file::DeletionFileType::Bitmap) => "bin",
+        _ => "arrow",
+    };
+    format!("{DELETIONS_DIR}/{fragment_id}-{}-{}.{ext}", d.read_version, d.id)
+}
+
+/// Decodes a deletion file into sorted, distinct row offsets.
+pub fn decode_deletions(bytes: &[u8], d: &pb::DeletionFile, path: &str) -> Result<Vec<u32>> {
+    let mut rows = match pb::deletion_file::DeletionFileType::try_from(d.file_type) {
+        Ok(pb::deletion_file::DeletionFileType::ArrowArray) => {
+            // arrow-ipc can panic on some damaged inputs instead of returning an error; a
+            // damaged deletion file must be a corrupt-file error, never a crash.
+            std::panic::catch_unwind(|| decode_arrow(bytes, path)).unwrap_or_else(|_| {
+                Err(Error::corrupt(
+                    path,
+                    "deletion file is damaged (Arrow IPC reader failed)",
+                ))
+            })?
+        }
+        Ok(pb::deletion_file::DeletionFileType::Bitmap) => std::panic::catch_unwind(|| {
+            roaring::RoaringBitmap::deserialize_from(bytes).map(|b| b.into_iter().collect::<Vec<u32>>())
+        })
+        .map_err(|_| Error::corrupt(path, "deletion bitmap is damaged"))?
+        .map_err(|e| Error::corrupt(path, format!("deletion bitmap does not parse: {e}")))?,
+        Err(_) => {
+            return Err(Error::corrupt(
+                path,
+                format!("unknown deletion file type {}", d.file_type),
+            ))
+        }
+    };
+    rows.sort_unstable();
+    rows.dedup();
+    if rows.len() as u64 != d.num_deleted_rows && d.num_deleted_rows != 0 {
+        return Err(Error::corrupt(
+            path,
+            format!(
+                "the manifest says {} deleted rows, the file holds {}",
+                d.num_deleted_rows,
+                rows.len()
+            ),
+        ));
+    }
+    Ok(rows)
+}
+
+fn decode_arrow(bytes: &[u8], path: &str) -> Result<Vec<u32>> {
+    let corrupt = |e: arrow_schema::ArrowError| Error::corrupt(path, format!("deletion file does not parse: {e}"));
+    let reader = arrow_ipc::reader::FileReader::try_new(Cursor::new(bytes), None).map_err(corrupt)?;
+    let mut out = Vec::new();
+    for batch in reader {
+        let batch = batch.map_err(corrupt)?;
+        let col = batch
+            .columns()
+            .first()
+            .ok_or_else(|| Error::corrupt(path, "deletion file has no column"))?;
+        if col.null_count() > 0 {
+            return Err(Error::corrupt(path, "deletion file has null row offsets"));
+        }
+        if let Some(a) = col.as_primitive_opt::<UInt32Type>() {
+            out.extend(a.values().iter().copied());
+        } else if let Some(a) = col.as_primitive_opt::<Int32Type>() {
+            for v in a.values().iter() {
+                out.push(u32::try_from(*v).map_err(|_| Error::corrupt(path, format!("negative row offset {v}")))?);
+            }
+        } else {
+            return Err(Error::corrupt(
+                path,
+                format!("deletion offsets of type {}", col.data_type()),
+            ));
+        }
+    }
+    Ok(out)
+}
