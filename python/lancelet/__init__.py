@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 from . import errors, file
+from .dataset import LanceDataset, dataset
 from ._native import __version__, set_worker_threads
 from .errors import (
     CorruptFileError,
@@ -23,6 +24,8 @@ from .errors import (
 
 __all__ = [
     "__version__",
+    "dataset",
+    "LanceDataset",
     "errors",
     "file",
     "set_worker_threads",

@@ -6,6 +6,7 @@
 //! C data interface without copying ([`arrow_ffi`]).
 
 mod arrow_ffi;
+mod dataset;
 mod errors;
 mod file;
 mod runtime;
@@ -18,6 +19,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     runtime::init(m)?;
     file::init(m)?;
+    dataset::init(m)?;
     arrow_ffi::init(m)?;
     Ok(())
 }
