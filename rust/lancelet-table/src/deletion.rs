@@ -30,7 +30,12 @@ pub fn decode_deletions(bytes: &[u8], d: &pb::DeletionFile, path: &str) -> Resul
         Ok(pb::deletion_file::DeletionFileType::ArrowArray) => {
             // arrow-ipc can panic on some damaged inputs instead of returning an error; a
             // damaged deletion file must be a corrupt-file error, never a crash.
-            std::panic::catch_unwind(|| decode_arrow(bytes, path)).unwrap_or_else(|_| {
+            let limit = 64 * (d.num_deleted_rows + 1024);
+            std::panic::catch_unwind(|| {
+                check_compressed_sizes(bytes, limit, path)?;
+                decode_arrow(bytes, path)
+            })
+            .unwrap_or_else(|_| {
                 Err(Error::corrupt(
                     path,
                     "deletion file is damaged (Arrow IPC reader failed)",
@@ -91,4 +96,64 @@ fn decode_arrow(bytes: &[u8], path: &str) -> Result<Vec<u32>> {
         }
     }
     Ok(out)
+}
+
+/// Refuses an Arrow IPC file whose compressed buffers claim to expand to more than
+/// `limit` bytes. arrow-ipc allocates the declared size before decompressing, and a
+/// damaged length would otherwise abort the process with a failed allocation.
+fn check_compressed_sizes(bytes: &[u8], limit: u64, path: &str) -> Result<()> {
+    let bad = |m: String| Error::corrupt(path, format!("deletion file is damaged: {m}"));
+    let n = bytes.len();
+    if n < 10 || &bytes[n - 6..] != b"ARROW1" {
+        return Err(bad("not an Arrow IPC file".into()));
+    }
+    let mut len = [0u8; 4];
+    len.copy_from_slice(&bytes[n - 10..n - 6]);
+    let footer_len = usize::try_from(i32::from_le_bytes(len)).map_err(|_| bad("negative footer length".into()))?;
+    let footer_start = (n - 10)
+        .checked_sub(footer_len)
+        .ok_or_else(|| bad("footer longer than the file".into()))?;
+    let footer = arrow_ipc::root_as_footer(&bytes[footer_start..n - 10]).map_err(|e| bad(e.to_string()))?;
+    for block in footer.recordBatches().into_iter().flatten() {
+        let to_usize = |v: i64| usize::try_from(v).map_err(|_| bad(format!("negative size {v}")));
+        let off = to_usize(block.offset())?;
+        let meta_len = to_usize(i64::from(block.metaDataLength()))?;
+        let body_len = to_usize(block.bodyLength())?;
+        let end = off
+            .checked_add(meta_len)
+            .and_then(|e| e.checked_add(body_len))
+            .filter(|e| *e <= n)
+            .ok_or_else(|| bad("record batch lies outside the file".into()))?;
+        let meta = &bytes[off..off + meta_len];
+        let meta = match meta {
+            [0xFF, 0xFF, 0xFF, 0xFF, _, _, _, _, rest @ ..] => rest,
+            [_, _, _, _, rest @ ..] => rest,
+            _ => return Err(bad("record batch metadata too short".into())),
+        };
+        let msg = arrow_ipc::root_as_message(meta).map_err(|e| bad(e.to_string()))?;
+        let Some(batch) = msg.header_as_record_batch() else {
+            continue;
+        };
+        if batch.compression().is_none() {
+            continue;
+        }
+        let body = &bytes[off + meta_len..end];
+        for buf in batch.buffers().into_iter().flatten() {
+            let (o, l) = (to_usize(buf.offset())?, to_usize(buf.length())?);
+            if l == 0 {
+                continue;
+            }
+            let prefix = o
+                .checked_add(8)
+                .filter(|e| *e <= body.len() && o.saturating_add(l) <= body.len())
+                .ok_or_else(|| bad("buffer lies outside its record batch".into()))?;
+            let mut ulen = [0u8; 8];
+            ulen.copy_from_slice(&body[o..prefix]);
+            let ulen = i64::from_le_bytes(ulen);
+            if ulen > 0 && ulen as u64 > limit {
+                return Err(bad(format!("a buffer claims {ulen} bytes once decompressed")));
+            }
+        }
+    }
+    Ok(())
 }
