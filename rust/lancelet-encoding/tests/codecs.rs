@@ -69,6 +69,20 @@ fn check_slice(array: &ArrayRef, a: usize, b: usize) {
     );
 }
 
+/// Whole pages, sliced inputs (non-zero offsets, unaligned bitmaps) and a row slice
+/// `a..b` (clamped) of every array.
+fn check_all(arrays: &[ArrayRef], a: usize, b: usize) {
+    for arr in arrays {
+        let n = arr.len();
+        roundtrip(arr);
+        if n > 3 {
+            roundtrip(&arr.slice(1, n - 2));
+        }
+        let (a, b) = (a.min(n), b.min(n));
+        check_slice(arr, a.min(b), a.max(b));
+    }
+}
+
 fn opt<T: Clone>(v: &[(T, bool)]) -> Vec<Option<T>> {
     v.iter().map(|(x, ok)| ok.then(|| x.clone())).collect()
 }
@@ -78,7 +92,6 @@ proptest! {
 
     #[test]
     fn fixed_width_types(v in prop::collection::vec((any::<i64>(), any::<bool>()), 0..300), a in 0usize..300, b in 0usize..300) {
-        let n = v.len();
         let arrays: Vec<ArrayRef> = vec![
             Arc::new(Int64Array::from(opt(&v))),
             Arc::new(Int8Array::from(opt(&v.iter().map(|(x, o)| (*x as i8, *o)).collect::<Vec<_>>()))),
@@ -89,20 +102,11 @@ proptest! {
             Arc::new(Decimal128Array::from(opt(&v.iter().map(|(x, o)| (i128::from(*x), *o)).collect::<Vec<_>>())).with_precision_and_scale(38, 2).unwrap()),
             Arc::new(Float16Array::from(opt(&v.iter().map(|(x, o)| (half::f16::from_f32(*x as f32), *o)).collect::<Vec<_>>()))),
         ];
-        for arr in &arrays {
-            roundtrip(arr);
-            // Sliced input (non-zero offsets, unaligned bitmaps) must encode the same values.
-            if n > 3 {
-                roundtrip(&arr.slice(1, n - 2));
-            }
-            let (a, b) = (a.min(n), b.min(n));
-            check_slice(arr, a.min(b), a.max(b));
-        }
+        check_all(&arrays, a, b);
     }
 
     #[test]
     fn variable_width_types(v in prop::collection::vec(("[a-zé]{0,20}", any::<bool>()), 0..300), a in 0usize..300, b in 0usize..300) {
-        let n = v.len();
         let s: Vec<Option<String>> = opt(&v);
         let arrays: Vec<ArrayRef> = vec![
             Arc::new(StringArray::from(s.clone())),
@@ -112,14 +116,7 @@ proptest! {
             // Low cardinality: dictionary encoded when there are >= 100 rows.
             Arc::new(StringArray::from(s.iter().enumerate().map(|(i, x)| x.as_ref().map(|_| format!("k{}", i % 5))).collect::<Vec<_>>())),
         ];
-        for arr in &arrays {
-            roundtrip(arr);
-            if n > 3 {
-                roundtrip(&arr.slice(1, n - 2));
-            }
-            let (a, b) = (a.min(n), b.min(n));
-            check_slice(arr, a.min(b), a.max(b));
-        }
+        check_all(&arrays, a, b);
     }
 
     #[test]
