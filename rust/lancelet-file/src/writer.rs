@@ -160,7 +160,7 @@ impl<W: Write> FileWriter<W> {
                     field.name()
                 ))
             })?;
-            if !types_match(col.data_type(), field.data_type()) {
+            if !col.data_type().equals_datatype(field.data_type()) {
                 return Err(Error::SchemaMismatch(format!(
                     "column {:?} is {} in the batch but {} in the file schema",
                     field.name(),
@@ -436,11 +436,6 @@ impl<W: Write> FileWriter<W> {
         self.out.flush().map_err(|e| Error::io(&self.path, e))?;
         Ok((self.out, self.rows))
     }
-}
-
-/// Arrow types are equal, ignoring field metadata and nested field names of list items.
-fn types_match(a: &DataType, b: &DataType) -> bool {
-    a.equals_datatype(b)
 }
 
 fn check_no_struct_nulls(name: &str, array: &dyn Array) -> Result<()> {

@@ -373,7 +373,7 @@ fn decode_dictionary(
         DataType::Dictionary(key, value) => {
             let items = decode_data(items_enc, buffers, n_items, value)?;
             let keys = decode_data(indices_enc, buffers, num_rows, key)?;
-            check_keys(&make_array(keys.clone()), n_items, false)?;
+            check_keys(&make_array(keys.clone()), n_items)?;
             Ok(keys
                 .into_builder()
                 .data_type(dt.clone())
@@ -399,7 +399,7 @@ fn decode_dictionary(
     }
 }
 
-fn check_keys(keys: &ArrayRef, n_items: u64, _one_based: bool) -> Result<()> {
+fn check_keys(keys: &ArrayRef, n_items: u64) -> Result<()> {
     use arrow_array::cast::AsArray;
     use arrow_array::types::*;
     macro_rules! check {

@@ -88,7 +88,7 @@ fn encode_any(array: &dyn Array, opts: &EncodeOptions, bufs: &mut Buffers) -> Re
         DataType::LargeUtf8 => Ok(encode_binary(array.as_string::<i64>(), bufs)),
         DataType::Binary => Ok(encode_binary(array.as_binary::<i32>(), bufs)),
         DataType::LargeBinary => Ok(encode_binary(array.as_binary::<i64>(), bufs)),
-        DataType::Dictionary(_, _) => encode_arrow_dictionary(array, opts, bufs),
+        DataType::Dictionary(_, _) => encode_arrow_dictionary(array, bufs),
         _ => encode_nullable(array, bufs, |arr, bufs| encode_values(arr, bufs)),
     }
 }
@@ -247,8 +247,8 @@ fn try_dictionary(
 
 /// An Arrow dictionary array: keys as they are, the dictionary as items. Null keys point
 /// at an extra null item appended to the dictionary (pylance's convention).
-fn encode_arrow_dictionary(array: &dyn Array, _opts: &EncodeOptions, bufs: &mut Buffers) -> Result<pb::ArrayEncoding> {
-    let DataType::Dictionary(key_type, _) = array.data_type() else {
+fn encode_arrow_dictionary(array: &dyn Array, bufs: &mut Buffers) -> Result<pb::ArrayEncoding> {
+    let DataType::Dictionary(_, _) = array.data_type() else {
         return Err(Error::InvalidInput("expected a dictionary array".into()));
     };
     let dict = array.as_any_dictionary();
@@ -263,7 +263,6 @@ fn encode_arrow_dictionary(array: &dyn Array, _opts: &EncodeOptions, bufs: &mut 
     } else {
         (arrow_array::make_array(keys.to_data()), values)
     };
-    let _ = key_type;
     let keys_enc = encode_nullable(keys.as_ref(), bufs, |a, b| encode_values(a, b))?;
     let items_opts = EncodeOptions { dictionary: false };
     let items_enc = encode_any(values.as_ref(), &items_opts, bufs)?;
