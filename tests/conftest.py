@@ -15,6 +15,7 @@ same bytes. Composite types (lists, structs) are built from the scalar specs wit
 from __future__ import annotations
 
 import decimal
+import os
 import random
 import zlib
 from dataclasses import dataclass
@@ -498,3 +499,107 @@ def small_mixed_table() -> pa.Table:
 @pytest.fixture(scope="session")
 def mixed_table() -> Callable[[], pa.Table]:
     return small_mixed_table
+
+
+# --------------------------------------------------------------------------------------
+# Dataset suites: the library under test, its oracle mode, and the `slow` marker
+# --------------------------------------------------------------------------------------
+
+#: ``LANCELET_TEST_ORACLE_SELF=1`` runs the dataset suites against pylance itself: the
+#: ``lib`` fixture gives ``lance`` instead of ``lancelet`` (and subprocess helpers import
+#: it), which proves the tests pass on the reference implementation. Tests of behaviour
+#: that is lancelet's own (its error classes, inputs pylance refuses, the CLI) carry the
+#: ``lancelet_only`` marker and are skipped in that mode.
+ORACLE_SELF = os.environ.get("LANCELET_TEST_ORACLE_SELF", "") == "1"
+
+#: ``LANCELET_RUN_SLOW=1`` (or ``-m slow``) runs the tests marked ``slow``.
+RUN_SLOW = os.environ.get("LANCELET_RUN_SLOW", "") == "1"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "lancelet_only: lancelet-specific behaviour, skipped when LANCELET_TEST_ORACLE_SELF=1"
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: List[pytest.Item]) -> None:
+    run_slow = RUN_SLOW or "slow" in (config.getoption("markexpr", "") or "")
+    for item in items:
+        if ORACLE_SELF and item.get_closest_marker("lancelet_only"):
+            item.add_marker(pytest.mark.skip(reason="lancelet-specific (LANCELET_TEST_ORACLE_SELF=1)"))
+        if not run_slow and item.get_closest_marker("slow"):
+            item.add_marker(pytest.mark.skip(reason="slow: run with -m slow or LANCELET_RUN_SLOW=1"))
+
+
+def dataset_library():
+    """``lancelet``, or ``lance`` when ``LANCELET_TEST_ORACLE_SELF=1``."""
+    if ORACLE_SELF:
+        return lance
+    import lancelet
+
+    return lancelet
+
+
+@pytest.fixture(scope="session")
+def lib():
+    """The dataset library under test (``lancelet``; ``lance`` in oracle mode)."""
+    return dataset_library()
+
+
+@pytest.fixture(scope="session")
+def lib_name() -> str:
+    """The module name of the library under test, for subprocesses."""
+    return "lance" if ORACLE_SELF else "lancelet"
+
+
+@pytest.fixture(scope="session")
+def oracle_self() -> bool:
+    return ORACLE_SELF
+
+
+class _ErrorKinds:
+    """The exception each failure must raise: lancelet's classes, or in oracle mode the
+    (broader) builtin classes pylance raises for the same failure.
+
+    Resolved lazily, so a class lancelet has not defined yet fails only the tests using it.
+    """
+
+    #: kind -> (attribute path in lancelet, what pylance 14.0.2 raises)
+    KINDS = {
+        "lance_error": (("LanceError",), Exception),
+        "already_exists": (("LanceError",), OSError),
+        "schema_mismatch": (("SchemaMismatchError",), OSError),
+        "not_found": (("LanceNotFoundError",), ValueError),
+        "unsupported": (("UnsupportedFeatureError",), Exception),
+        "commit_conflict": (("CommitConflictError",), OSError),
+        # row index past the end of the dataset: lancelet IndexError or ValueError
+        "take_out_of_range": ((IndexError, ValueError), OSError),
+        # unknown column in delete()/count_rows() predicates (pylance: OSError there, but
+        # ValueError in to_table(filter=...))
+        "bad_predicate": ((ValueError,), OSError),
+    }
+
+    def __init__(self, oracle: bool):
+        self._oracle = oracle
+
+    def __repr__(self) -> str:
+        return "errors"
+
+    def __getattr__(self, kind: str):
+        try:
+            ours, theirs = self.KINDS[kind]
+        except KeyError:
+            raise AttributeError(kind) from None
+        if self._oracle:
+            return theirs
+        if all(isinstance(c, type) for c in ours):
+            return tuple(ours)
+        import lancelet
+
+        return getattr(lancelet, ours[0])
+
+
+@pytest.fixture(scope="session")
+def errors() -> _ErrorKinds:
+    """``errors.<kind>``: the exception class (or tuple) expected for a failure kind."""
+    return _ErrorKinds(ORACLE_SELF)

@@ -9,10 +9,13 @@
 from __future__ import annotations
 
 from . import errors, file
-from .dataset import LanceDataset, dataset
+from .dataset import LanceDataset, LanceFragment, LanceScanner, dataset, write_dataset
 from ._native import __version__, set_worker_threads
 from .errors import (
+    CommitConflictError,
     CorruptFileError,
+    DatasetAlreadyExistsError,
+    RowIndexError,
     InternalError,
     InvalidArgumentError,
     LanceError,
@@ -25,7 +28,13 @@ from .errors import (
 __all__ = [
     "__version__",
     "dataset",
+    "write_dataset",
     "LanceDataset",
+    "LanceScanner",
+    "LanceFragment",
+    "CommitConflictError",
+    "DatasetAlreadyExistsError",
+    "RowIndexError",
     "errors",
     "file",
     "set_worker_threads",

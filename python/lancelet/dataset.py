@@ -1,21 +1,30 @@
-"""Lance datasets (read-only for now), with the API of ``lance.dataset``.
+"""Lance datasets, with the API of pylance's ``lance`` module.
 
 Example::
 
     import lancelet
-    ds = lancelet.dataset("/data/items.lance")          # latest version
-    ds.count_rows(), ds.version, ds.versions()
-    ds.to_table(columns=["id", "caption"])
-    lancelet.dataset("/data/items.lance", version=1).to_table()   # time travel
+    ds = lancelet.write_dataset(table, "/data/items.lance")          # version 1
+    lancelet.write_dataset(more, "/data/items.lance", mode="append")  # version 2
+    ds = lancelet.dataset("/data/items.lance")
+    ds.to_table(columns=["id", "caption"], filter="score > 0.5 AND lang = 'en'", limit=100)
+    ds.take([0, 10, 20])
+    ds.delete("id < 10")
+    ds.tags.create("reviewed", 2)
+    lancelet.dataset("/data/items.lance", version="reviewed").count_rows()
 
-Datasets written by pylance with ``data_storage_version="2.0"`` are read, including their
-deletions (rows removed by ``delete``). Writing, filters and newer file versions come next.
+Datasets are directories of data files plus versioned manifests; every write commits a new
+version atomically, and concurrent writers retry automatically unless their changes
+conflict (then :class:`~lancelet.CommitConflictError`). lancelet writes Lance file format
+2.0 and reads 2.0 datasets written by pylance.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Any, Dict, List, Optional
+import os
+from collections import namedtuple
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Union
 
 import pyarrow as pa
 
@@ -23,91 +32,685 @@ from . import _native
 from .errors import InvalidArgumentError, UnsupportedFeatureError
 from .file import ReaderResults
 
-__all__ = ["dataset", "LanceDataset"]
+__all__ = [
+    "dataset",
+    "write_dataset",
+    "LanceDataset",
+    "LanceScanner",
+    "LanceFragment",
+    "Tags",
+    "WriteProgress",
+]
+
+#: What a ``progress`` callback of :func:`write_dataset` receives.
+WriteProgress = namedtuple("WriteProgress", ["rows_written", "bytes_written", "files_written"])
+
+_Columns = Optional[Union[List[str], Dict[str, str]]]
+
+# Scanner options pylance accepts that only tune its own execution; accepted and ignored.
+_IGNORED_SCAN_OPTIONS = {
+    "batch_size_bytes",
+    "batch_readahead",
+    "fragment_readahead",
+    "io_buffer_size",
+    "late_materialization",
+    "use_stats",
+    "prefilter",
+    "fast_search",
+    "use_scalar_index",
+    "strict_batch_size",
+    "scan_stats_callback",
+    "blob_handling",
+    "disable_scoring_autoprojection",
+}
+# Scanner options for features lancelet does not have yet.
+_UNSUPPORTED_SCAN_OPTIONS = {
+    "nearest",
+    "full_text_query",
+    "index_segments",
+    "order_by",
+    "include_deleted_rows",
+    "row_addr_allowlist",
+    "row_addr_blocklist",
+}
 
 
 def _local(uri: Any, storage_options: Optional[Dict[str, str]]) -> str:
-    uri = str(uri)
+    if isinstance(uri, LanceDataset):
+        uri = uri.uri
+    uri = os.fspath(uri) if isinstance(uri, os.PathLike) else str(uri)
     if "://" in uri and not uri.startswith("file://"):
         raise UnsupportedFeatureError(f"only local datasets are supported for now, got {uri!r}")
     if storage_options:
         raise InvalidArgumentError(f"storage_options are not used for local datasets: {sorted(storage_options)}")
-    return uri
+    return uri[len("file://") :] if uri.startswith("file://") else uri
+
+
+def _check_version(version: Any) -> Any:
+    if version is None or isinstance(version, str):
+        return version
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise InvalidArgumentError(f"version must be a positive integer or a tag name, got {version!r}")
+    return version
 
 
 def dataset(
-    uri: str,
-    version: Optional[int] = None,
-    asof: Any = None,
+    uri: Union[str, Path],
+    version: Optional[Union[int, str]] = None,
+    asof: Optional[Union[_dt.datetime, str]] = None,
     storage_options: Optional[Dict[str, str]] = None,
 ) -> "LanceDataset":
-    """Opens the dataset at ``uri`` at ``version`` (the latest when None)."""
+    """Opens the dataset at ``uri``.
+
+    ``version`` is a version number or a tag name (the latest version when None);
+    ``asof`` opens the newest version committed at or before a time.
+
+    >>> ds = lancelet.dataset("/data/items.lance", version=3)  # doctest: +SKIP
+    """
+    ds = LanceDataset(uri, version=version, storage_options=storage_options)
     if asof is not None:
-        raise UnsupportedFeatureError("asof= is not supported yet; pass version=")
-    return LanceDataset(uri, version=version, storage_options=storage_options)
+        if version is not None:
+            raise InvalidArgumentError("pass version= or asof=, not both")
+        ds = ds._asof(asof)
+    return ds
+
+
+def _as_reader(data: Any, schema: Optional[pa.Schema]) -> pa.RecordBatchReader:
+    """Any supported input as a stream of batches (nothing is materialized)."""
+    if isinstance(data, LanceDataset):
+        data = data.to_batches()
+    if isinstance(data, pa.RecordBatchReader):
+        reader = data
+    elif isinstance(data, pa.Table):
+        reader = data.to_reader()
+    elif isinstance(data, pa.RecordBatch):
+        reader = pa.RecordBatchReader.from_batches(data.schema, [data])
+    elif _is_pandas(data):
+        reader = pa.Table.from_pandas(data, schema=schema).to_reader()
+    elif isinstance(data, (list, tuple)):
+        batches = [b if isinstance(b, pa.RecordBatch) else _to_batch(b) for b in data]
+        if schema is None and not batches:
+            raise InvalidArgumentError("cannot write an empty list of batches without schema=")
+        reader = pa.RecordBatchReader.from_batches(schema or batches[0].schema, batches)
+    elif hasattr(data, "__arrow_c_stream__"):
+        reader = pa.RecordBatchReader.from_stream(data)
+    elif hasattr(data, "__arrow_c_array__"):
+        reader = pa.RecordBatchReader.from_batches(*_one(pa.record_batch(data)))
+    elif isinstance(data, (Iterator, Iterable)) and not isinstance(data, (str, bytes, dict)):
+        it = iter(data)
+        if schema is None:
+            try:
+                first = _to_batch(next(it))
+            except StopIteration:
+                raise InvalidArgumentError("cannot write an empty iterator without schema=") from None
+            schema = first.schema
+            it = _chain_first(first, it)
+        reader = pa.RecordBatchReader.from_batches(schema, (_to_batch(b) for b in it))
+    else:
+        raise TypeError(
+            f"cannot write {type(data).__name__}: pass a pyarrow Table, RecordBatch, RecordBatchReader, "
+            "a list or iterator of RecordBatches, a pandas DataFrame, or an object with __arrow_c_stream__"
+        )
+    if schema is not None and reader.schema != schema:
+        reader = reader.cast(schema) if hasattr(reader, "cast") else reader
+    return reader
+
+
+def _one(batch: pa.RecordBatch):
+    return batch.schema, [batch]
+
+
+def _chain_first(first: pa.RecordBatch, rest: Iterator) -> Iterator:
+    yield first
+    yield from rest
+
+
+def _to_batch(b: Any) -> pa.RecordBatch:
+    if isinstance(b, pa.RecordBatch):
+        return b
+    if isinstance(b, pa.Table):
+        return b.combine_chunks().to_batches()[0] if b.num_rows else pa.RecordBatch.from_pylist([], schema=b.schema)
+    if hasattr(b, "__arrow_c_array__"):
+        return pa.record_batch(b)
+    raise TypeError(f"expected RecordBatches, got {type(b).__name__}")
+
+
+def _is_pandas(data: Any) -> bool:
+    mod = type(data).__module__
+    return mod.startswith("pandas") and type(data).__name__ == "DataFrame"
+
+
+def _progress_callback(progress: Any) -> Optional[Callable]:
+    if progress is None or progress is False:
+        return None
+    if progress is True:
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:  # pragma: no cover - tqdm is optional
+            return None
+        bar = tqdm(unit=" rows", desc="writing")
+
+        def update(rows: int, nbytes: int, files: int) -> None:
+            bar.update(rows - bar.n)
+            bar.set_postfix(files=files, MB=round(nbytes / 1e6, 1), refresh=False)
+
+        update.close = bar.close  # type: ignore[attr-defined]
+        return update
+    if callable(progress):
+        return lambda rows, nbytes, files: progress(WriteProgress(rows, nbytes, files))
+    raise InvalidArgumentError("progress must be True, False, None or a callable")
+
+
+def write_dataset(
+    data_obj: Any,
+    uri: Union[str, Path, "LanceDataset"],
+    schema: Optional[pa.Schema] = None,
+    mode: str = "create",
+    *,
+    max_rows_per_file: int = 1024 * 1024,
+    max_rows_per_group: int = 1024,
+    max_bytes_per_file: int = 90 * 1024 * 1024 * 1024,
+    data_storage_version: Optional[str] = None,
+    use_legacy_format: Optional[bool] = None,
+    enable_v2_manifest_paths: bool = True,
+    storage_options: Optional[Dict[str, str]] = None,
+    commit_message: Optional[str] = None,
+    progress: Any = None,
+    **kwargs: Any,
+) -> "LanceDataset":
+    """Writes ``data_obj`` as a dataset at ``uri`` and returns it at the new version.
+
+    ``mode`` is ``"create"`` (fail if a dataset exists), ``"append"`` (create if absent) or
+    ``"overwrite"`` (a new version holding only this data; history is kept). Input is
+    streamed: a table, batch, list or iterator of batches, RecordBatchReader, pandas
+    DataFrame, or anything with ``__arrow_c_stream__`` (polars, DuckDB...). Data files are
+    cut every ``max_rows_per_file`` rows or ``max_bytes_per_file`` bytes; each becomes a
+    fragment. ``progress=True`` shows a progress bar; a callable receives
+    :data:`WriteProgress` tuples.
+
+    >>> lancelet.write_dataset(pa.table({"id": [1, 2]}), "/tmp/ids.lance")  # doctest: +SKIP
+    """
+    unknown = set(kwargs) - {"data_cache_bytes", "max_page_bytes", "commit_lock", "auto_cleanup_options"}
+    if unknown:
+        raise TypeError(f"write_dataset() got unexpected keyword arguments {sorted(unknown)}")
+    if kwargs.get("enable_stable_row_ids"):
+        raise UnsupportedFeatureError("stable row ids are not supported yet")
+    if mode not in ("create", "append", "overwrite"):
+        raise InvalidArgumentError(f'mode must be "create", "append" or "overwrite", got {mode!r}')
+    if use_legacy_format:
+        data_storage_version = "legacy"
+    if data_storage_version not in (None, "2.0"):
+        if data_storage_version in ("stable", "2.1", "2.2", "2.3", "next", "legacy", "0.1"):
+            raise UnsupportedFeatureError(
+                f'lancelet writes data_storage_version="2.0" for now, not {data_storage_version!r}'
+            )
+        raise InvalidArgumentError(f"unknown data_storage_version {data_storage_version!r}")
+    for name, value in (("max_rows_per_file", max_rows_per_file), ("max_rows_per_group", max_rows_per_group),
+                        ("max_bytes_per_file", max_bytes_per_file)):
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise InvalidArgumentError(f"{name} must be a positive integer, got {value!r}")
+    path = _local(uri, storage_options)
+    reader = _as_reader(data_obj, schema)
+    callback = _progress_callback(progress)
+    try:
+        native = _native.Dataset.write(
+            path,
+            reader,
+            mode=mode,
+            max_rows_per_file=max_rows_per_file,
+            max_bytes_per_file=max_bytes_per_file,
+            enable_v2_manifest_paths=enable_v2_manifest_paths,
+            data_storage_version=data_storage_version,
+            commit_message=commit_message,
+            progress=callback,
+        )
+    finally:
+        close = getattr(callback, "close", None)
+        if close is not None:
+            close()
+    ds = LanceDataset.__new__(LanceDataset)
+    ds._init(str(uri.uri if isinstance(uri, LanceDataset) else uri), path, native)
+    return ds
+
+
+class Tags:
+    """Named versions of a dataset (``ds.tags``), as in pylance."""
+
+    def __init__(self, ds: "LanceDataset"):
+        self._ds = ds
+
+    def list(self) -> Dict[str, Dict[str, Any]]:
+        """Every tag: ``{name: {"version", "manifest_size", "branch", "created_at", "updated_at", "metadata"}}``."""
+        out = {}
+        for name, version, size, branch, created, updated in self._ds._native.tags():
+            out[name] = {
+                "branch": branch,
+                "version": version,
+                "created_at": _parse_time(created),
+                "updated_at": _parse_time(updated),
+                "manifest_size": size,
+                "metadata": {},
+            }
+        return out
+
+    def create(self, tag: str, version: int) -> None:
+        """Creates ``tag`` pointing at ``version`` (fails if the tag exists)."""
+        self._ds._native.tag("create", _tag_name(tag), _check_int_version(version))
+
+    def update(self, tag: str, version: int) -> None:
+        """Moves existing ``tag`` to ``version``."""
+        self._ds._native.tag("update", _tag_name(tag), _check_int_version(version))
+
+    def delete(self, tag: str) -> None:
+        """Deletes ``tag``."""
+        self._ds._native.tag("delete", _tag_name(tag))
+
+    def get_version(self, tag: str) -> int:
+        """The version ``tag`` points at."""
+        tags = self.list()
+        if tag not in tags:
+            raise InvalidArgumentError(f"tag {tag!r} does not exist")
+        return tags[tag]["version"]
+
+
+def _parse_time(s: Optional[str]) -> Optional[_dt.datetime]:
+    """An RFC 3339 time as written in tag files (nanoseconds cut to microseconds)."""
+    if not s:
+        return None
+    body = s[:-1] + "+00:00" if s.endswith("Z") else s
+    if "." in body:
+        head, rest = body.split(".", 1)
+        digits = "".join(c for c in rest if c.isdigit())
+        body = head + "." + digits[:6].ljust(6, "0") + rest[len(digits):]
+    try:
+        return _dt.datetime.fromisoformat(body)
+    except ValueError:
+        return None
+
+
+def _tag_name(tag: Any) -> str:
+    if not isinstance(tag, str):
+        raise InvalidArgumentError(f"tag names are strings, got {tag!r}")
+    return tag
+
+
+def _check_int_version(version: Any) -> int:
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise InvalidArgumentError(f"version must be a positive integer, got {version!r}")
+    return version
 
 
 class LanceDataset:
-    """One version of a Lance dataset."""
+    """One version of a Lance dataset.
 
-    def __init__(self, uri: str, version: Optional[int] = None, storage_options: Optional[Dict[str, str]] = None):
-        if version is not None and (isinstance(version, bool) or not isinstance(version, int) or version < 1):
-            raise InvalidArgumentError(f"version must be a positive integer, got {version!r}")
-        self.uri = str(uri)
-        self._path = _local(uri, storage_options)
-        self._ds = _native.Dataset.open(self._path, version)
+    Reading methods see the version this object was opened at; writing methods
+    (``delete``, ``restore``) commit a new version and move this object to it.
+    """
+
+    def __init__(
+        self,
+        uri: Union[str, Path],
+        version: Optional[Union[int, str]] = None,
+        storage_options: Optional[Dict[str, str]] = None,
+    ):
+        path = _local(uri, storage_options)
+        self._init(os.fspath(uri) if isinstance(uri, os.PathLike) else str(uri), path,
+                   _native.Dataset.open(path, _check_version(version)))
+
+    def _init(self, uri: str, path: str, native: Any) -> None:
+        self.uri = uri
+        self._path = path
+        self._native = native
+
+    def _with(self, native: Any) -> "LanceDataset":
+        ds = LanceDataset.__new__(LanceDataset)
+        ds._init(self.uri, self._path, native)
+        return ds
+
+    # -- versions ---------------------------------------------------------------------
 
     @property
     def version(self) -> int:
         """The version this object reads."""
-        return self._ds.version()
+        return self._native.version()
 
     @property
     def latest_version(self) -> int:
         """The newest version of the dataset."""
-        return self.versions()[-1]["version"]
+        return self._native.latest_version()
 
     @property
     def schema(self) -> pa.Schema:
         """The table schema."""
-        return pa.schema(self._ds)
+        return pa.schema(self._native)
+
+    @property
+    def data_storage_version(self) -> str:
+        """The Lance file format of the data files, e.g. ``"2.0"``."""
+        return self._native.data_storage_version()
+
+    @property
+    def tags(self) -> Tags:
+        """Named versions: ``ds.tags.create("v1", 1)``, ``lancelet.dataset(uri, version="v1")``."""
+        return Tags(self)
 
     def versions(self) -> List[Dict[str, Any]]:
         """Every version, oldest first: ``{"version", "timestamp", "metadata"}``."""
         out = []
-        for v, secs, nanos in _native.Dataset.versions(self._path):
+        for v, secs, nanos, rows, meta in self._native.versions():
             ts = _dt.datetime.fromtimestamp(secs + nanos / 1e9)
-            out.append({"version": v, "timestamp": ts, "metadata": {}})
+            metadata = {"total_rows": str(rows), **meta}
+            out.append({"version": v, "timestamp": ts, "metadata": metadata})
         return out
 
-    def checkout_version(self, version: int) -> "LanceDataset":
-        """The same dataset at another version."""
-        return LanceDataset(self.uri, version=version)
+    def checkout_version(self, version: Union[int, str]) -> "LanceDataset":
+        """The same dataset at another version (a number or a tag name)."""
+        return self._with(self._native.checkout(_check_version(version)))
 
-    def count_rows(self, filter: Optional[str] = None) -> int:
-        """Number of rows (deleted rows excluded)."""
+    def checkout_latest(self) -> None:
+        """Moves this object to the newest version."""
+        self._native = self._native.checkout(None)
+
+    def restore(self) -> None:
+        """Commits a new version whose content is this (older) version's."""
+        self._native = self._native.restore()
+
+    def _asof(self, asof: Union[_dt.datetime, str]) -> "LanceDataset":
+        if isinstance(asof, str):
+            asof = _dt.datetime.fromisoformat(asof)
+        cutoff = asof.timestamp()
+        best = None
+        for v, secs, nanos, _, _ in self._native.versions():
+            if secs + nanos / 1e9 <= cutoff:
+                best = v
+        if best is None:
+            raise InvalidArgumentError(f"no version of {self.uri} was committed at or before {asof}")
+        return self.checkout_version(best)
+
+    # -- reading ----------------------------------------------------------------------
+
+    def count_rows(self, filter: Optional[str] = None, **kwargs: Any) -> int:
+        """Number of rows (matching ``filter`` when given; deleted rows excluded)."""
+        if kwargs:
+            return self.scanner(filter=filter, **kwargs).count_rows()
+        return self._native.count_rows(_filter(filter))
+
+    def __len__(self) -> int:
+        return self.count_rows()
+
+    def scanner(
+        self,
+        columns: _Columns = None,
+        filter: Optional[str] = None,
+        limit: Optional[int] = None,
+        offset: Optional[int] = None,
+        batch_size: Optional[int] = None,
+        fragments: Optional[Iterable[Union["LanceFragment", int]]] = None,
+        *,
+        with_row_id: Optional[bool] = None,
+        with_row_address: Optional[bool] = None,
+        scan_in_order: Optional[bool] = None,
+        **kwargs: Any,
+    ) -> "LanceScanner":
+        """A scan of this version.
+
+        ``columns``: names (``"s.a"`` selects a struct child) or ``{name: SQL expression}``;
+        ``filter``: a SQL predicate (``"a > 1 AND name LIKE 'x%'"``); ``limit``/``offset``
+        apply after the filter; ``fragments`` restricts (and orders) the fragments read;
+        ``with_row_id``/``with_row_address`` append ``_rowid``/``_rowaddr``.
+        """
+        for k in kwargs:
+            if k in _UNSUPPORTED_SCAN_OPTIONS:
+                if kwargs[k] is not None:
+                    raise UnsupportedFeatureError(f"scanner option {k!r} is not supported yet")
+            elif k not in _IGNORED_SCAN_OPTIONS:
+                raise TypeError(f"scanner() got an unexpected keyword argument {k!r}")
+        return LanceScanner(
+            self,
+            columns=columns,
+            filter=filter,
+            limit=limit,
+            offset=offset,
+            batch_size=batch_size,
+            fragments=fragments,
+            with_row_id=bool(with_row_id),
+            with_row_address=bool(with_row_address),
+        )
+
+    def to_table(self, columns: _Columns = None, filter: Optional[str] = None, **kwargs: Any) -> pa.Table:
+        """The rows as a ``pyarrow.Table`` (same options as :meth:`scanner`)."""
+        return self.scanner(columns=columns, filter=filter, **kwargs).to_table()
+
+    def to_batches(self, columns: _Columns = None, filter: Optional[str] = None, **kwargs: Any) -> Iterator[pa.RecordBatch]:
+        """The rows as an iterator of ``pyarrow.RecordBatch`` (same options as :meth:`scanner`)."""
+        return self.scanner(columns=columns, filter=filter, **kwargs).to_batches()
+
+    def head(self, num_rows: int, **kwargs: Any) -> pa.Table:
+        """The first ``num_rows`` rows."""
+        return self.scanner(limit=num_rows, **kwargs).to_table()
+
+    def to_pandas(self, columns: _Columns = None, filter: Optional[str] = None, **kwargs: Any):
+        """The rows as a pandas DataFrame."""
+        return self.to_table(columns=columns, filter=filter, **kwargs).to_pandas()
+
+    def take(self, indices: Union[List[int], pa.Array], columns: _Columns = None) -> pa.Table:
+        """Rows at ``indices`` (positions among the live rows; any order, duplicates allowed)."""
+        idx = _indices(indices)
+        if isinstance(columns, dict):
+            raise UnsupportedFeatureError("take() with column expressions is not supported yet")
+        return ReaderResults(self._native.take(idx, _names(columns))).to_table()
+
+    def _take_rows(self, row_ids: Union[List[int], pa.Array], columns: _Columns = None) -> pa.Table:
+        """Rows by ``_rowid`` (equal to ``_rowaddr`` on datasets without stable row ids)."""
+        ids = _indices(row_ids)
+        return ReaderResults(self._native.take_addresses(ids, _names(columns))).to_table()
+
+    def get_fragments(self, filter: Optional[str] = None) -> List["LanceFragment"]:
+        """The fragments of this version."""
         if filter is not None:
-            raise UnsupportedFeatureError("filters are not supported yet")
-        return self._ds.count_rows()
+            raise UnsupportedFeatureError("get_fragments(filter=...) is not supported yet")
+        return [LanceFragment(self, meta) for meta in self._native.fragments()]
 
-    def to_batches(self, columns: Optional[List[str]] = None) -> pa.RecordBatchReader:
-        """The rows as a ``pyarrow.RecordBatchReader`` (one batch per fragment)."""
-        return ReaderResults(self._ds.scan(_columns(columns))).to_batches()
-
-    def to_table(self, columns: Optional[List[str]] = None) -> pa.Table:
-        """The rows as a ``pyarrow.Table``."""
-        return ReaderResults(self._ds.scan(_columns(columns))).to_table()
+    def get_fragment(self, fragment_id: int) -> Optional["LanceFragment"]:
+        """The fragment with id ``fragment_id`` (None if there is none)."""
+        for meta in self._native.fragments():
+            if meta["id"] == fragment_id:
+                return LanceFragment(self, meta)
+        return None
 
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
-        return self._ds.scan(None).__arrow_c_stream__(requested_schema)
+        return self._native.scan().__arrow_c_stream__(requested_schema)
+
+    # -- writing ----------------------------------------------------------------------
+
+    def delete(self, predicate: str) -> Dict[str, int]:
+        """Deletes the rows matching the SQL ``predicate`` and moves to the new version.
+
+        Returns ``{"num_deleted_rows": n}``; nothing is committed when no row matches.
+        """
+        if not isinstance(predicate, str):
+            raise InvalidArgumentError("delete() takes a SQL predicate string")
+        self._native, n = self._native.delete(predicate)
+        return {"num_deleted_rows": n}
 
     def __repr__(self) -> str:
         return f"LanceDataset(uri={self.uri!r}, version={self.version})"
 
 
-def _columns(columns: Optional[List[str]]) -> Optional[List[str]]:
+def _filter(filter: Any) -> Optional[str]:
+    if filter is None or isinstance(filter, str):
+        return filter
+    raise UnsupportedFeatureError(f"filters must be SQL strings, got {type(filter).__name__}")
+
+
+def _names(columns: Any) -> Optional[List[str]]:
     if columns is None:
         return None
     if isinstance(columns, str) or not all(isinstance(c, str) for c in columns):
         raise InvalidArgumentError("columns must be a list of column names")
     return list(columns)
+
+
+def _indices(indices: Any) -> List[int]:
+    if isinstance(indices, (pa.Array, pa.ChunkedArray)):
+        indices = indices.to_pylist()
+    elif hasattr(indices, "tolist"):
+        indices = indices.tolist()
+    out = []
+    for i in indices:
+        if isinstance(i, bool) or not isinstance(i, int):
+            raise InvalidArgumentError(f"row indices must be integers, got {i!r}")
+        out.append(i)
+    return out
+
+
+class LanceScanner:
+    """A planned read of a dataset version (see :meth:`LanceDataset.scanner`)."""
+
+    def __init__(
+        self,
+        ds: LanceDataset,
+        columns: _Columns = None,
+        filter: Optional[str] = None,
+        limit: Optional[int] = None,
+        offset: Optional[int] = None,
+        batch_size: Optional[int] = None,
+        fragments: Optional[Iterable[Union["LanceFragment", int]]] = None,
+        with_row_id: bool = False,
+        with_row_address: bool = False,
+    ):
+        for name, v in (("limit", limit), ("offset", offset), ("batch_size", batch_size)):
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
+                raise InvalidArgumentError(f"{name} must be a non-negative integer, got {v!r}")
+        if batch_size == 0:
+            raise InvalidArgumentError("batch_size must be positive")
+        self._ds = ds
+        self._kwargs: Dict[str, Any] = dict(
+            filter=_filter(filter),
+            limit=limit,
+            offset=offset,
+            batch_size=batch_size,
+            with_row_id=with_row_id,
+            with_row_address=with_row_address,
+        )
+        if isinstance(columns, dict):
+            items = list(columns.items())
+            if not all(isinstance(k, str) and isinstance(v, str) for k, v in items):
+                raise InvalidArgumentError("columns as a dict maps output names to SQL expressions (strings)")
+            self._kwargs["exprs"] = items
+        else:
+            self._kwargs["columns"] = _names(columns)
+        if fragments is not None:
+            self._kwargs["fragments"] = [f.fragment_id if isinstance(f, LanceFragment) else int(f) for f in fragments]
+
+    def _stream(self) -> Any:
+        return self._ds._native.scan(**self._kwargs)
+
+    @property
+    def projected_schema(self) -> pa.Schema:
+        """The schema of the results."""
+        return pa.schema(self._stream())
+
+    @property
+    def dataset_schema(self) -> pa.Schema:
+        """The schema of the dataset."""
+        return self._ds.schema
+
+    def to_table(self) -> pa.Table:
+        """The results as a ``pyarrow.Table``."""
+        return ReaderResults(self._stream()).to_table()
+
+    def to_reader(self) -> pa.RecordBatchReader:
+        """The results as a ``pyarrow.RecordBatchReader``."""
+        return ReaderResults(self._stream()).to_batches()
+
+    def to_batches(self) -> Iterator[pa.RecordBatch]:
+        """The results as an iterator of ``pyarrow.RecordBatch``."""
+        return iter(self.to_reader())
+
+    def count_rows(self) -> int:
+        """How many rows the scan returns."""
+        k = self._kwargs
+        if k["limit"] is None and not k["offset"]:
+            return self._ds._native.count_rows(k["filter"], k.get("fragments"))
+        return sum(b.num_rows for b in self.to_batches())
+
+    def explain_plan(self, verbose: bool = False) -> str:
+        """A short description of the scan."""
+        k = {key: v for key, v in self._kwargs.items() if v not in (None, False)}
+        return f"LanceScan(uri={self._ds.uri!r}, version={self._ds.version}, {k})"
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        return self._stream().__arrow_c_stream__(requested_schema)
+
+
+DataFile = namedtuple("DataFile", ["path", "fields", "column_indices", "file_major_version",
+                                   "file_minor_version", "file_size_bytes"])
+FragmentMetadata = namedtuple("FragmentMetadata", ["id", "files", "physical_rows", "deletion_file"])
+
+
+class LanceFragment:
+    """One fragment of a dataset version: a set of rows stored in its own data files."""
+
+    def __init__(self, ds: LanceDataset, meta: Dict[str, Any]):
+        self._ds = ds
+        self._meta = meta
+
+    @property
+    def fragment_id(self) -> int:
+        """The fragment's id."""
+        return self._meta["id"]
+
+    @property
+    def physical_rows(self) -> int:
+        """Rows stored, including deleted ones."""
+        return self._meta["physical_rows"]
+
+    @property
+    def num_deletions(self) -> int:
+        """Rows deleted."""
+        d = self._meta["deletion_file"]
+        return d["num_deleted_rows"] if d else 0
+
+    @property
+    def metadata(self) -> FragmentMetadata:
+        """The fragment's manifest entry."""
+        return FragmentMetadata(self.fragment_id, self.data_files(), self.physical_rows, self._meta["deletion_file"])
+
+    @property
+    def schema(self) -> pa.Schema:
+        return self._ds.schema
+
+    def count_rows(self, filter: Optional[str] = None) -> int:
+        """Live rows (matching ``filter`` when given)."""
+        if filter is None:
+            return self._meta["num_rows"]
+        return self._ds._native.count_rows(_filter(filter), [self.fragment_id])
+
+    def data_files(self) -> List[DataFile]:
+        """The fragment's data files."""
+        return [DataFile(**f) for f in self._meta["files"]]
+
+    def deletion_file(self) -> Optional[str]:
+        """The path of the deletion file, relative to the dataset root (None if no deletions)."""
+        d = self._meta["deletion_file"]
+        return d["path"] if d else None
+
+    def scanner(self, **kwargs: Any) -> LanceScanner:
+        """A scan of this fragment only."""
+        return self._ds.scanner(fragments=[self.fragment_id], **kwargs)
+
+    def to_table(self, **kwargs: Any) -> pa.Table:
+        """The fragment's rows as a table."""
+        return self.scanner(**kwargs).to_table()
+
+    def to_batches(self, **kwargs: Any) -> Iterator[pa.RecordBatch]:
+        """The fragment's rows as batches."""
+        return self.scanner(**kwargs).to_batches()
+
+    def take(self, indices: Union[List[int], pa.Array], columns: _Columns = None) -> pa.Table:
+        """Rows at offsets ``indices`` among this fragment's live rows."""
+        return ReaderResults(self._ds._native.fragment_take(self.fragment_id, _indices(indices), _names(columns))).to_table()
+
+    def __repr__(self) -> str:
+        return f"LanceFragment(id={self.fragment_id}, physical_rows={self.physical_rows})"

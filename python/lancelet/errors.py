@@ -16,6 +16,9 @@ __all__ = [
     "UnsupportedFeatureError",
     "InvalidArgumentError",
     "InternalError",
+    "CommitConflictError",
+    "DatasetAlreadyExistsError",
+    "RowIndexError",
 ]
 
 
@@ -49,3 +52,20 @@ class InvalidArgumentError(LanceError, ValueError):
 
 class InternalError(LanceError, RuntimeError):
     """A bug in lancelet (a Rust panic caught at the boundary). Please report it."""
+
+
+class CommitConflictError(LanceError):
+    """Another writer committed a change that conflicts with this one; nothing was written.
+
+    Re-read the dataset and try again. Concurrent appends never conflict; a delete
+    conflicts with another delete of the same fragment; overwrite and restore conflict with
+    everything committed concurrently.
+    """
+
+
+class DatasetAlreadyExistsError(LanceError, FileExistsError):
+    """``write_dataset(..., mode="create")`` found a dataset at the target."""
+
+
+class RowIndexError(LanceError, IndexError):
+    """A row index or row address past the end of the dataset or fragment."""

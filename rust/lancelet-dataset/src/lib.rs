@@ -1,67 +1,180 @@
 //! Lance datasets: a versioned table made of fragments, each made of data files.
 //!
-//! This first slice is read-only: open a dataset directory at its latest or any earlier
-//! version, see its schema and row counts, and read fragments as Arrow with deleted rows
-//! removed. Deleted rows are skipped by reading only the surviving row ranges of each
-//! data file, not by filtering after the read.
+//! - [`Dataset`]: one version of a dataset; opens any version or tag, lists versions,
+//!   reads fragments with deleted rows skipped, and caches open data files and deletion
+//!   vectors across versions.
+//! - [`write`]: streaming writes into new data files and the Append / Overwrite commits.
+//! - [`scan`]: the scanner (projection, SQL filter, limit/offset, row ids and addresses),
+//!   planned as independent row-range tasks so the caller can run them in parallel.
+//! - [`take`] and [`delete`]: random access by row offset and deletion by predicate.
 
+pub mod delete;
+mod error;
+pub mod scan;
+pub mod take;
+pub mod write;
+
+use std::collections::HashMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use arrow_array::{RecordBatch, RecordBatchOptions};
-use arrow_schema::{Schema, SchemaRef};
+use arrow_schema::SchemaRef;
 use lancelet_file::io::LocalFile;
 use lancelet_file::schema::from_lance_fields;
-use lancelet_file::{Error, FileReader, Result};
+use lancelet_file::{FileReader, Spawner};
+use lancelet_table::commit::{commit, new_transaction, CommitOptions};
 use lancelet_table::deletion::{decode_deletions, deletion_file_path};
-use lancelet_table::manifest::live_rows;
+use lancelet_table::manifest::{check_reader_flags, live_rows, FLAG_STABLE_ROW_IDS};
+use lancelet_table::naming::{ManifestNaming, VERSIONS_DIR};
 use lancelet_table::pb;
-use lancelet_table::versions::{list_versions, read_version, VersionEntry};
+use lancelet_table::store::{LocalStore, Store};
+use lancelet_table::tags;
+use lancelet_table::versions::{list_versions, read_entry, read_version};
+
+pub use error::{Error, Result};
+pub use lancelet_table::tags::Tag;
 
 /// The directory holding data files, relative to the dataset root.
 pub const DATA_DIR: &str = "data";
 
-/// One version of a dataset, opened for reading.
-#[derive(Debug)]
-pub struct Dataset {
-    root: PathBuf,
-    manifest: pb::Manifest,
-    schema: SchemaRef,
+/// Open data files and decoded deletion vectors, shared by every version of a dataset
+/// opened from the same handle (files are immutable, so entries never go stale).
+#[derive(Debug, Default)]
+struct Caches {
+    files: Mutex<HashMap<String, Arc<FileReader>>>,
+    deletions: Mutex<HashMap<String, Arc<Vec<u32>>>>,
 }
 
-fn table_err(e: lancelet_table::Error) -> Error {
-    match e {
-        lancelet_table::Error::Corrupt { path, message } => Error::Corrupt { path, message },
-        lancelet_table::Error::Io { path, source } => Error::io(&path, source),
-        lancelet_table::Error::VersionNotFound { path, version } => {
-            Error::InvalidArgument(format!("version {version} of dataset {path} does not exist"))
-        }
-        other => Error::InvalidArgument(other.to_string()),
+/// A version of a dataset, by number or by tag name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VersionRef {
+    /// A version number.
+    Number(u64),
+    /// A tag name.
+    Tag(String),
+}
+
+/// One entry of [`Dataset::versions`].
+#[derive(Debug, Clone)]
+pub struct VersionInfo {
+    /// The version number.
+    pub version: u64,
+    /// Commit time (seconds, nanoseconds since the epoch).
+    pub timestamp: (i64, i32),
+    /// Live rows at that version.
+    pub num_rows: u64,
+    /// The operation that created it and its properties (e.g. a commit message).
+    pub metadata: HashMap<String, String>,
+}
+
+/// One version of a dataset, opened for reading (and committing on top of).
+#[derive(Clone)]
+pub struct Dataset {
+    store: Arc<dyn Store>,
+    root: PathBuf,
+    manifest: Arc<pb::Manifest>,
+    naming: ManifestNaming,
+    schema: SchemaRef,
+    caches: Arc<Caches>,
+    spawner: Option<Spawner>,
+}
+
+impl std::fmt::Debug for Dataset {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Dataset")
+            .field("root", &self.root)
+            .field("version", &self.manifest.version)
+            .field("naming", &self.naming)
+            .finish()
     }
 }
 
 impl Dataset {
-    /// Opens `root` at `version` (the latest when `None`).
-    pub fn open(root: &Path, version: Option<u64>) -> Result<Self> {
-        if !root.join(lancelet_table::naming::VERSIONS_DIR).is_dir() {
-            return Err(Error::NotFound {
-                path: root.display().to_string(),
-            });
+    /// Opens the dataset at `root` at `version` (the latest when `None`).
+    pub async fn open(root: &Path, version: Option<VersionRef>) -> Result<Self> {
+        let store: Arc<dyn Store> = Arc::new(LocalStore::new(root));
+        if !store.exists(VERSIONS_DIR).await? {
+            return Err(Error::NotFound(root.display().to_string()));
         }
-        let manifest = read_version(root, version).map_err(table_err)?;
+        Self::open_with(store, root.to_path_buf(), version, Arc::default(), None).await
+    }
+
+    async fn open_with(
+        store: Arc<dyn Store>,
+        root: PathBuf,
+        version: Option<VersionRef>,
+        caches: Arc<Caches>,
+        spawner: Option<Spawner>,
+    ) -> Result<Self> {
+        let number = match version {
+            None => None,
+            Some(VersionRef::Number(v)) => Some(v),
+            Some(VersionRef::Tag(name)) => Some(tags::get_tag(store.as_ref(), &name).await?.version),
+        };
+        let (manifest, naming) = read_version(store.as_ref(), number).await.map_err(|e| match e {
+            lancelet_table::Error::NotFound { path } => Error::NotFound(path),
+            e => e.into(),
+        })?;
+        Self::from_manifest(store, root, manifest, naming, caches, spawner)
+    }
+
+    fn from_manifest(
+        store: Arc<dyn Store>,
+        root: PathBuf,
+        manifest: pb::Manifest,
+        naming: ManifestNaming,
+        caches: Arc<Caches>,
+        spawner: Option<Spawner>,
+    ) -> Result<Self> {
         let path = root.display().to_string();
+        check_reader_flags(&manifest, &path)?;
+        if !manifest.base_paths.is_empty()
+            || manifest
+                .fragments
+                .iter()
+                .any(|f| f.files.iter().any(|d| d.base_id.is_some()))
+        {
+            return Err(Error::Unsupported(format!("{path} keeps data under other base paths")));
+        }
         let schema = Arc::new(from_lance_fields(&manifest.fields, &manifest.schema_metadata, &path)?);
         Ok(Self {
-            root: root.to_path_buf(),
-            manifest,
+            store,
+            root,
+            manifest: Arc::new(manifest),
+            naming,
             schema,
+            caches,
+            spawner,
         })
     }
 
-    /// Every version of the dataset at `root`, oldest first.
-    pub fn versions(root: &Path) -> Result<Vec<VersionEntry>> {
-        list_versions(root).map_err(table_err)
+    /// Uses `spawner` to decode columns of one read in parallel.
+    pub fn with_spawner(mut self, spawner: Spawner) -> Self {
+        self.spawner = Some(spawner);
+        self
+    }
+
+    /// The same dataset at another version (sharing this handle's caches).
+    pub async fn checkout(&self, version: Option<VersionRef>) -> Result<Self> {
+        Self::open_with(
+            self.store.clone(),
+            self.root.clone(),
+            version,
+            self.caches.clone(),
+            self.spawner.clone(),
+        )
+        .await
+    }
+
+    /// The dataset root directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The metadata store.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
     }
 
     /// The version this dataset was opened at.
@@ -74,9 +187,33 @@ impl Dataset {
         &self.manifest
     }
 
+    /// How this dataset names its manifests.
+    pub fn naming(&self) -> ManifestNaming {
+        self.naming
+    }
+
     /// The table schema.
     pub fn schema(&self) -> &SchemaRef {
         &self.schema
+    }
+
+    /// The data file format version, e.g. `"2.0"`.
+    pub fn data_storage_version(&self) -> String {
+        if let Some(df) = &self.manifest.data_format {
+            if !df.version.is_empty() {
+                return df.version.clone();
+            }
+        }
+        match self.manifest.fragments.first().and_then(|f| f.files.first()) {
+            Some(d) if d.file_major_version == 0 => "legacy".to_string(),
+            Some(d) => format!("{}.{}", d.file_major_version, d.file_minor_version),
+            None => "2.0".to_string(),
+        }
+    }
+
+    /// Whether rows have move-stable ids (then `_rowid` is not the row address).
+    pub fn has_stable_row_ids(&self) -> bool {
+        self.manifest.reader_feature_flags & FLAG_STABLE_ROW_IDS != 0
     }
 
     /// Rows in this version (deleted rows excluded).
@@ -89,112 +226,175 @@ impl Dataset {
         &self.manifest.fragments
     }
 
-    /// The schema of a projection (all columns when `None`).
-    pub fn projected_schema(&self, columns: Option<&[String]>) -> Result<SchemaRef> {
-        match columns {
-            None => Ok(self.schema.clone()),
-            Some(names) => {
-                let fields = names
-                    .iter()
-                    .map(|n| {
-                        self.schema
-                            .field_with_name(n)
-                            .cloned()
-                            .map_err(|_| Error::InvalidArgument(format!("column {n:?} is not in the dataset's schema")))
-                    })
-                    .collect::<Result<Vec<_>>>()?;
-                Ok(Arc::new(Schema::new_with_metadata(
-                    fields,
-                    self.schema.metadata().clone(),
-                )))
-            }
-        }
+    /// The fragment with id `id`.
+    pub fn fragment(&self, id: u64) -> Result<&pb::DataFragment> {
+        self.manifest.fragments.iter().find(|f| f.id == id).ok_or_else(|| {
+            Error::InvalidArgument(format!("fragment {id} does not exist in version {}", self.version()))
+        })
     }
 
-    /// Reads the live rows of fragment number `index` (position in [`Dataset::fragments`]).
-    pub async fn read_fragment(&self, index: usize, columns: Option<&[String]>) -> Result<RecordBatch> {
-        let frag = self
-            .manifest
-            .fragments
-            .get(index)
-            .ok_or_else(|| Error::InvalidArgument(format!("fragment {index} does not exist")))?;
-        let schema = self.projected_schema(columns)?;
-        let keep = self.live_ranges(frag)?;
-        let rows: u64 = keep.iter().map(|r| r.end - r.start).sum();
-        // Each column comes from the data file that holds it (schema evolution adds files).
-        let mut arrays = Vec::with_capacity(schema.fields().len());
-        let mut readers: Vec<FileReader> = Vec::with_capacity(frag.files.len());
-        for df in &frag.files {
-            let path = self.root.join(DATA_DIR).join(safe_relative(&df.path)?);
-            let io = Arc::new(LocalFile::open(&path.display().to_string())?);
-            readers.push(FileReader::open(io).await?);
-        }
-        for field in schema.fields() {
-            let r = readers
-                .iter()
-                .find(|r| r.metadata().schema.field_with_name(field.name()).is_ok())
-                .ok_or_else(|| {
-                    Error::corrupt(
-                        &self.root.display().to_string(),
-                        format!("no data file of fragment {} holds {:?}", frag.id, field.name()),
-                    )
-                })?;
-            if r.num_rows() != frag.physical_rows {
-                return Err(Error::corrupt(
-                    &r.metadata().path,
-                    format!(
-                        "data file has {} rows but the fragment has {}",
-                        r.num_rows(),
-                        frag.physical_rows
-                    ),
-                ));
-            }
-            let p = r.projection(Some(std::slice::from_ref(field.name())))?;
-            let batch = r.read_ranges(&p, &keep, None).await?;
-            arrays.push(batch.column(0).clone());
-        }
-        let opts = RecordBatchOptions::new().with_row_count(Some(rows as usize));
-        Ok(RecordBatch::try_new_with_options(schema, arrays, &opts)?)
+    /// The newest version number.
+    pub async fn latest_version(&self) -> Result<u64> {
+        Ok(lancelet_table::versions::latest_version(self.store.as_ref())
+            .await?
+            .map(|e| e.version)
+            .unwrap_or(0))
     }
 
-    /// Row ranges of a fragment that are not deleted.
-    #[expect(
-        clippy::single_range_in_vec_init,
-        reason = "a list of row ranges that may hold just one"
-    )]
-    fn live_ranges(&self, frag: &pb::DataFragment) -> Result<Vec<Range<u64>>> {
-        let n = frag.physical_rows;
-        let Some(d) = frag.deletion_file.as_ref() else {
-            return Ok(vec![0..n]);
-        };
-        let path = self.root.join(deletion_file_path(frag.id, d));
-        let display = path.display().to_string();
-        let bytes = std::fs::read(&path).map_err(|e| Error::io(&display, e))?;
-        let deleted = decode_deletions(&bytes, d, &display).map_err(table_err)?;
+    /// Every version, oldest first.
+    pub async fn versions(&self) -> Result<Vec<VersionInfo>> {
         let mut out = Vec::new();
-        let mut start = 0u64;
-        for &row in &deleted {
-            let row = u64::from(row);
-            if row >= n {
-                return Err(Error::corrupt(
-                    &display,
-                    format!("deleted row {row} is past the fragment's {n} rows"),
-                ));
+        for entry in list_versions(self.store.as_ref()).await? {
+            let m = read_entry(self.store.as_ref(), &entry).await?;
+            let ts = m.timestamp.as_ref().map(|t| (t.seconds, t.nanos)).unwrap_or((0, 0));
+            let mut metadata = HashMap::new();
+            if !m.tag.is_empty() {
+                metadata.insert("tag".to_string(), m.tag.clone());
             }
-            if row > start {
-                out.push(start..row);
-            }
-            start = row + 1;
-        }
-        if start < n {
-            out.push(start..n);
+            out.push(VersionInfo {
+                version: m.version,
+                timestamp: ts,
+                num_rows: m.fragments.iter().map(live_rows).sum(),
+                metadata,
+            });
         }
         Ok(out)
     }
+
+    /// Every tag.
+    pub async fn tags(&self) -> Result<Vec<Tag>> {
+        Ok(tags::list_tags(self.store.as_ref()).await?)
+    }
+
+    /// Creates a tag.
+    pub async fn create_tag(&self, name: &str, version: u64) -> Result<()> {
+        Ok(tags::create_tag(self.store.as_ref(), name, version).await?)
+    }
+
+    /// Moves a tag.
+    pub async fn update_tag(&self, name: &str, version: u64) -> Result<()> {
+        Ok(tags::update_tag(self.store.as_ref(), name, version).await?)
+    }
+
+    /// Deletes a tag.
+    pub async fn delete_tag(&self, name: &str) -> Result<()> {
+        Ok(tags::delete_tag(self.store.as_ref(), name).await?)
+    }
+
+    /// Commits a new version whose content is this version's (a Restore transaction).
+    pub async fn restore(&self) -> Result<Self> {
+        let op = pb::transaction::Operation::Restore(pb::transaction::Restore {
+            version: self.version(),
+        });
+        let latest = self.checkout(None).await?;
+        latest.commit_operation(op, None).await
+    }
+
+    /// Commits `op` read at this version and returns the dataset at the new version.
+    pub async fn commit_operation(&self, op: pb::transaction::Operation, message: Option<&str>) -> Result<Self> {
+        let txn = new_transaction(self.version(), op, message);
+        let opts = CommitOptions::default();
+        let (m, naming) = commit(self.store.as_ref(), Some((&self.manifest, self.naming)), &txn, &opts).await?;
+        Self::from_manifest(
+            self.store.clone(),
+            self.root.clone(),
+            m,
+            naming,
+            self.caches.clone(),
+            self.spawner.clone(),
+        )
+    }
+
+    /// The open data files of a fragment, in the fragment's order.
+    pub(crate) async fn fragment_readers(&self, frag: &pb::DataFragment) -> Result<Vec<Arc<FileReader>>> {
+        let mut out = Vec::with_capacity(frag.files.len());
+        for df in &frag.files {
+            let cached = self.caches.files.lock().ok().and_then(|c| c.get(&df.path).cloned());
+            let reader = match cached {
+                Some(r) => r,
+                None => {
+                    let path = self.root.join(DATA_DIR).join(safe_relative(&df.path)?);
+                    let io = Arc::new(LocalFile::open(&path.display().to_string())?);
+                    let r = Arc::new(FileReader::open(io).await?);
+                    if r.num_rows() != frag.physical_rows {
+                        return Err(Error::corrupt(
+                            &r.metadata().path,
+                            format!(
+                                "data file has {} rows but fragment {} has {}",
+                                r.num_rows(),
+                                frag.id,
+                                frag.physical_rows
+                            ),
+                        ));
+                    }
+                    if let Ok(mut c) = self.caches.files.lock() {
+                        c.insert(df.path.clone(), r.clone());
+                    }
+                    r
+                }
+            };
+            out.push(reader);
+        }
+        Ok(out)
+    }
+
+    /// The sorted deleted row offsets of a fragment.
+    pub(crate) async fn deleted_rows(&self, frag: &pb::DataFragment) -> Result<Arc<Vec<u32>>> {
+        let Some(d) = frag.deletion_file.as_ref() else {
+            return Ok(Arc::new(Vec::new()));
+        };
+        let rel = deletion_file_path(frag.id, d);
+        if let Some(v) = self.caches.deletions.lock().ok().and_then(|c| c.get(&rel).cloned()) {
+            return Ok(v);
+        }
+        let bytes = self.store.read(&rel).await?;
+        let display = self.root.join(&rel).display().to_string();
+        let rows = decode_deletions(&bytes, d, &display)?;
+        if let Some(&last) = rows.last() {
+            if u64::from(last) >= frag.physical_rows {
+                return Err(Error::corrupt(
+                    &display,
+                    format!("deleted row {last} is past the fragment's {} rows", frag.physical_rows),
+                ));
+            }
+        }
+        let rows = Arc::new(rows);
+        if let Ok(mut c) = self.caches.deletions.lock() {
+            c.insert(rel, rows.clone());
+        }
+        Ok(rows)
+    }
+
+    /// Row ranges of a fragment that are not deleted.
+    pub(crate) async fn live_ranges(&self, frag: &pb::DataFragment) -> Result<Vec<Range<u64>>> {
+        let deleted = self.deleted_rows(frag).await?;
+        Ok(complement(&deleted, frag.physical_rows))
+    }
+
+    pub(crate) fn spawner(&self) -> Option<&Spawner> {
+        self.spawner.as_ref()
+    }
+}
+
+/// The ranges of `0..n` not listed in `sorted` (distinct, ascending, all below `n`).
+pub(crate) fn complement(sorted: &[u32], n: u64) -> Vec<Range<u64>> {
+    let mut out = Vec::with_capacity(sorted.len() + 1);
+    let mut start = 0u64;
+    for &row in sorted {
+        let row = u64::from(row);
+        if row > start {
+            out.push(start..row);
+        }
+        start = row + 1;
+    }
+    if start < n {
+        out.push(start..n);
+    }
+    out
 }
 
 /// A data file path from a manifest, refused if it could escape the data directory.
-fn safe_relative(p: &str) -> Result<&Path> {
+pub(crate) fn safe_relative(p: &str) -> Result<&Path> {
     let path = Path::new(p);
     let ok = !p.is_empty() && path.components().all(|c| matches!(c, std::path::Component::Normal(_)));
     if ok {

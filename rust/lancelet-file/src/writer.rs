@@ -93,6 +93,8 @@ pub struct FileWriter<W: Write> {
     poisoned: Option<String>,
     /// Global buffers added by the caller (global buffer 0, the schema, comes at the end).
     extra_global_buffers: Vec<(u64, u64)>,
+    /// Field ids recorded in the file's schema, in pre-order (default: 0, 1, 2...).
+    field_ids: Option<Vec<i32>>,
 }
 
 impl<W: Write> FileWriter<W> {
@@ -123,7 +125,27 @@ impl<W: Write> FileWriter<W> {
             schema_metadata,
             poisoned: None,
             extra_global_buffers: Vec::new(),
+            field_ids: None,
         })
+    }
+
+    /// Records these field ids (one per Lance field, in pre-order) in the file's schema
+    /// instead of 0, 1, 2...: a dataset's data files carry the dataset's field ids.
+    pub fn set_field_ids(&mut self, ids: Vec<i32>) -> Result<()> {
+        let n = to_lance_fields(&self.schema)?.len();
+        if ids.len() != n {
+            return Err(Error::InvalidArgument(format!(
+                "{} field ids given for a schema of {n} fields",
+                ids.len()
+            )));
+        }
+        self.field_ids = Some(ids);
+        Ok(())
+    }
+
+    /// Bytes written to the sink so far (buffered pages not included).
+    pub fn bytes_written(&self) -> u64 {
+        self.pos
     }
 
     /// The schema being written.
@@ -381,9 +403,21 @@ impl<W: Write> FileWriter<W> {
         }
         let mut md: Vec<(&String, &String)> = self.schema_metadata.iter().collect();
         md.sort();
+        let mut fields = to_lance_fields(&self.schema)?;
+        if let Some(ids) = &self.field_ids {
+            for f in &mut fields {
+                let remap = |id: i32| usize::try_from(id).ok().and_then(|i| ids.get(i)).copied().unwrap_or(id);
+                f.id = remap(f.id);
+                f.parent_id = if f.parent_id < 0 {
+                    f.parent_id
+                } else {
+                    remap(f.parent_id)
+                };
+            }
+        }
         let descriptor = pbfile::FileDescriptor {
             schema: Some(pbfile::Schema {
-                fields: to_lance_fields(&self.schema)?,
+                fields,
                 metadata: md
                     .into_iter()
                     .map(|(k, v)| (k.clone(), bytes::Bytes::from(v.clone().into_bytes())))

@@ -90,13 +90,13 @@ pub struct BatchStream {
 
 /// Where a stream keeps the typed error behind a failed batch: the C stream interface
 /// only carries a message, so the facade asks for the original with `take_error`.
-pub type ErrorSlot = std::sync::Arc<std::sync::Mutex<Option<lancelet_file::Error>>>;
+pub type ErrorSlot = std::sync::Arc<std::sync::Mutex<Option<(errors::Kind, String)>>>;
 
 /// Records `e` in `slot` and turns it into the error the C stream interface carries.
-pub fn stream_error(slot: &ErrorSlot, e: lancelet_file::Error) -> ArrowError {
-    let message = e.to_string();
+pub fn stream_error<E: errors::CoreError>(slot: &ErrorSlot, e: E) -> ArrowError {
+    let message = errors::display_chain(&e);
     if let Ok(mut guard) = slot.lock() {
-        *guard = Some(e);
+        *guard = Some((e.kind(), message.clone()));
     }
     ArrowError::ExternalError(message.into())
 }
@@ -135,8 +135,8 @@ impl BatchStream {
 
     /// The typed exception behind the last failed batch, if any (consumed).
     fn take_error(&self, py: Python<'_>) -> Option<Py<PyAny>> {
-        let e = self.error.lock().ok()?.take()?;
-        Some(errors::to_py(py, e).into_value(py).into_any())
+        let (kind, message) = self.error.lock().ok()?.take()?;
+        Some(errors::make(py, kind, message).into_value(py).into_any())
     }
 
     /// The schema of the batches.

@@ -1,17 +1,23 @@
-//! `lancelet._native.Dataset`: read-only access to a dataset version.
+//! `lancelet._native.Dataset`: datasets, their versions, scans, writes and deletes.
 
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use arrow_array::RecordBatch;
+use arrow_array::ffi_stream::{FFI_ArrowArrayStream, RecordBatchStreamReader};
+use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::ArrowError;
-use lancelet_dataset::Dataset;
+use lancelet_dataset::scan::{Columns, Limiter, Scan, ScanOptions};
+use lancelet_dataset::write::{write_dataset, WriteMode, WriteParams, WriteProgress};
+use lancelet_dataset::{Dataset, VersionRef};
+use lancelet_file::FileVersion;
 use pyo3::prelude::*;
-use pyo3::types::PyCapsule;
+use pyo3::types::{PyCapsule, PyCapsuleMethods, PyDict};
+use tokio::task::JoinHandle;
 
 use crate::arrow_ffi::{schema_capsule, stream_error, BatchStream, ErrorSlot, FnReader};
 use crate::errors;
-use crate::runtime::{run_detached, runtime};
+use crate::runtime::{block_on, runtime, spawner};
 
 /// One version of a dataset.
 #[pyclass(module = "lancelet._native", name = "Dataset", frozen)]
@@ -23,35 +29,208 @@ fn local(uri: &str) -> PathBuf {
     PathBuf::from(uri.strip_prefix("file://").unwrap_or(uri))
 }
 
+fn version_ref(v: Option<&Bound<'_, PyAny>>) -> PyResult<Option<VersionRef>> {
+    let Some(v) = v else { return Ok(None) };
+    if v.is_none() {
+        return Ok(None);
+    }
+    if let Ok(s) = v.extract::<String>() {
+        return Ok(Some(VersionRef::Tag(s)));
+    }
+    let n: i64 = v
+        .extract()
+        .map_err(|_| errors::invalid(v.py(), format!("version must be an int or a tag name, got {v}")))?;
+    let n = u64::try_from(n)
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| errors::invalid(v.py(), format!("version must be a positive integer, got {n}")))?;
+    Ok(Some(VersionRef::Number(n)))
+}
+
+fn wrap(ds: Dataset) -> PyDataset {
+    PyDataset { inner: Arc::new(ds) }
+}
+
+/// Imports any `__arrow_c_stream__` object as a batch reader.
+fn import_stream(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<RecordBatchStreamReader> {
+    if !obj.hasattr("__arrow_c_stream__")? {
+        return Err(errors::invalid(py, "expected an object with __arrow_c_stream__"));
+    }
+    let capsule = obj.call_method0("__arrow_c_stream__")?;
+    let capsule = capsule.cast::<PyCapsule>().map_err(PyErr::from)?;
+    let ptr = capsule.pointer_checked(Some(c"arrow_array_stream"))?;
+    // SAFETY: the capsule carries the name the PyCapsule protocol defines for an
+    // ArrowArrayStream; `from_raw` moves the stream out and marks the original released,
+    // so the capsule's destructor will not release it again.
+    let stream = unsafe { FFI_ArrowArrayStream::from_raw(ptr.as_ptr().cast::<FFI_ArrowArrayStream>()) };
+    RecordBatchStreamReader::try_new(stream).map_err(|e| errors::invalid(py, e.to_string()))
+}
+
+fn file_version(py: Python<'_>, v: Option<&str>) -> PyResult<FileVersion> {
+    match v {
+        None | Some("2.0") => Ok(FileVersion::V2_0),
+        Some(other) => Err(errors::make(
+            py,
+            errors::Kind::Unsupported,
+            format!("lancelet writes data_storage_version=\"2.0\" for now, not {other:?}"),
+        )),
+    }
+}
+
+/// A scan task running on the runtime, remembered with the process that launched it.
+struct Pending {
+    pid: u32,
+    task: usize,
+    handle: JoinHandle<lancelet_dataset::Result<RecordBatch>>,
+}
+
+fn launch(scan: &Arc<Scan>, task: usize) -> Result<Pending, ArrowError> {
+    let rt = runtime().map_err(|e| ArrowError::ExternalError(Box::new(e)))?;
+    let scan = scan.clone();
+    Ok(Pending {
+        pid: std::process::id(),
+        task,
+        handle: rt.spawn(async move { scan.run_task(task).await }),
+    })
+}
+
+/// Runs a scan's tasks a few at a time ahead of the consumer, in order.
+fn scan_stream(scan: Arc<Scan>) -> BatchStream {
+    let schema = scan.schema().clone();
+    let slot = ErrorSlot::default();
+    let err_slot = slot.clone();
+    let window = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
+        .max(2);
+    let mut limiter: Limiter = scan.limiter();
+    let mut next_task = 0usize;
+    let mut pending: VecDeque<Pending> = VecDeque::new();
+    let mut ready: VecDeque<RecordBatch> = VecDeque::new();
+    let next = move || -> Option<Result<RecordBatch, ArrowError>> {
+        loop {
+            if let Some(b) = ready.pop_front() {
+                return Some(Ok(b));
+            }
+            if limiter.done() {
+                return None;
+            }
+            while pending.len() < window && next_task < scan.num_tasks() {
+                match launch(&scan, next_task) {
+                    Ok(p) => pending.push_back(p),
+                    Err(e) => return Some(Err(e)),
+                }
+                next_task += 1;
+            }
+            let mut p = pending.pop_front()?;
+            if p.pid != std::process::id() {
+                // Forked since the task started: its runtime is gone in this process.
+                let task = p.task;
+                std::mem::forget(p);
+                p = match launch(&scan, task) {
+                    Ok(p) => p,
+                    Err(e) => return Some(Err(e)),
+                };
+            }
+            let res = match runtime() {
+                Ok(rt) => rt.block_on(p.handle),
+                Err(e) => return Some(Err(ArrowError::ExternalError(Box::new(e)))),
+            };
+            match res {
+                Ok(Ok(batch)) => ready.extend(limiter.push(batch)),
+                Ok(Err(e)) => return Some(Err(stream_error(&err_slot, e))),
+                Err(e) => return Some(Err(ArrowError::ExternalError(Box::new(e)))),
+            }
+        }
+    };
+    BatchStream::new(Box::new(FnReader { schema, next }), slot)
+}
+
+/// Hands a single batch out as a stream.
+fn one_batch(batch: RecordBatch) -> BatchStream {
+    let schema = batch.schema();
+    let mut once = Some(batch);
+    let next = move || once.take().map(Ok);
+    BatchStream::new(Box::new(FnReader { schema, next }), ErrorSlot::default())
+}
+
 #[pymethods]
 impl PyDataset {
-    /// Opens a local dataset at `version` (latest when None).
+    /// Opens a local dataset at `version` (a number or a tag name; latest when None).
     #[staticmethod]
     #[pyo3(signature = (uri, version=None))]
-    fn open(py: Python<'_>, uri: String, version: Option<u64>) -> PyResult<Self> {
+    fn open(py: Python<'_>, uri: String, version: Option<Bound<'_, PyAny>>) -> PyResult<Self> {
         let root = local(&uri);
-        let ds = run_detached(py, move || Dataset::open(&root, version))?;
-        Ok(Self { inner: Arc::new(ds) })
+        let v = version_ref(version.as_ref())?;
+        let ds = block_on(py, async move { Dataset::open(&root, v).await })?;
+        Ok(wrap(ds))
     }
 
-    /// `(version, seconds, nanos)` of every version, oldest first.
+    /// Writes a stream of batches as a dataset and commits it.
     #[staticmethod]
-    fn versions(py: Python<'_>, uri: String) -> PyResult<Vec<(u64, i64, i32)>> {
+    #[pyo3(signature = (uri, data, mode="create", max_rows_per_file=1024*1024, max_bytes_per_file=90*1024*1024*1024,
+        enable_v2_manifest_paths=true, data_storage_version=None, commit_message=None, progress=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn write(
+        py: Python<'_>,
+        uri: String,
+        data: Bound<'_, PyAny>,
+        mode: &str,
+        max_rows_per_file: u64,
+        max_bytes_per_file: u64,
+        enable_v2_manifest_paths: bool,
+        data_storage_version: Option<String>,
+        commit_message: Option<String>,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<Self> {
+        let mode = WriteMode::parse(mode).map_err(|e| errors::to_py(py, e))?;
+        let file_version = file_version(py, data_storage_version.as_deref())?;
+        let reader: Box<dyn RecordBatchReader + Send> = Box::new(import_stream(py, &data)?);
+        let progress = progress.map(|cb| {
+            let cb = Arc::new(cb);
+            Arc::new(move |p: WriteProgress| {
+                Python::attach(|py| {
+                    let _ = cb.call1(py, (p.rows, p.bytes, p.files));
+                });
+            }) as lancelet_dataset::write::ProgressFn
+        });
+        let params = WriteParams {
+            mode,
+            max_rows_per_file,
+            max_bytes_per_file,
+            enable_v2_manifest_paths,
+            file_version,
+            commit_message,
+            progress,
+            ..WriteParams::default()
+        };
         let root = local(&uri);
-        run_detached(py, move || {
-            let mut out = Vec::new();
-            for v in Dataset::versions(&root)? {
-                let ds = Dataset::open(&root, Some(v.version))?;
-                let ts = ds
-                    .manifest()
-                    .timestamp
-                    .as_ref()
-                    .map(|t| (t.seconds, t.nanos))
-                    .unwrap_or((0, 0));
-                out.push((v.version, ts.0, ts.1));
-            }
-            Ok(out)
-        })
+        // The input may be a Python generator: pull it on this thread (with the GIL
+        // released; pyarrow takes it back while producing each batch), not on a worker.
+        let rt = runtime().map_err(|e| errors::make(py, errors::Kind::Internal, e.to_string()))?;
+        let res = py.detach(|| {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                rt.block_on(async move { write_dataset(&root, reader, params).await })
+            }))
+        });
+        match res {
+            Ok(Ok(ds)) => Ok(wrap(ds)),
+            Ok(Err(e)) => Err(errors::to_py(py, e)),
+            Err(payload) => Err(errors::from_panic(py, payload)),
+        }
+    }
+
+    /// The same dataset at another version (a number, a tag name, or None for the latest).
+    #[pyo3(signature = (version=None))]
+    fn checkout(&self, py: Python<'_>, version: Option<Bound<'_, PyAny>>) -> PyResult<Self> {
+        let v = version_ref(version.as_ref())?;
+        let ds = self.inner.clone();
+        Ok(wrap(block_on(py, async move { ds.checkout(v).await })?))
+    }
+
+    /// The dataset root.
+    fn uri(&self) -> String {
+        self.inner.root().display().to_string()
     }
 
     /// The version this object reads.
@@ -59,14 +238,61 @@ impl PyDataset {
         self.inner.version()
     }
 
-    /// Live rows of this version.
-    fn count_rows(&self) -> u64 {
-        self.inner.count_rows()
+    /// The newest version.
+    fn latest_version(&self, py: Python<'_>) -> PyResult<u64> {
+        let ds = self.inner.clone();
+        block_on(py, async move { ds.latest_version().await })
     }
 
-    /// Number of fragments.
-    fn num_fragments(&self) -> usize {
-        self.inner.fragments().len()
+    /// Data file format, e.g. "2.0".
+    fn data_storage_version(&self) -> String {
+        self.inner.data_storage_version()
+    }
+
+    /// `(version, seconds, nanos, num_rows, metadata)` of every version, oldest first.
+    #[allow(clippy::type_complexity)]
+    fn versions(
+        &self,
+        py: Python<'_>,
+    ) -> PyResult<Vec<(u64, i64, i32, u64, std::collections::HashMap<String, String>)>> {
+        let ds = self.inner.clone();
+        let v = block_on(py, async move { ds.versions().await })?;
+        Ok(v.into_iter()
+            .map(|v| (v.version, v.timestamp.0, v.timestamp.1, v.num_rows, v.metadata))
+            .collect())
+    }
+
+    /// Live rows (matching `filter` when given).
+    #[pyo3(signature = (filter=None, fragments=None))]
+    fn count_rows(&self, py: Python<'_>, filter: Option<String>, fragments: Option<Vec<u64>>) -> PyResult<u64> {
+        let ds = self.inner.clone();
+        if filter.as_deref().is_none_or(|f| f.trim().is_empty()) {
+            return match fragments {
+                None => Ok(ds.count_rows()),
+                Some(ids) => {
+                    let mut n = 0;
+                    for id in ids {
+                        n += lancelet_table::manifest::live_rows(ds.fragment(id).map_err(|e| errors::to_py(py, e))?);
+                    }
+                    Ok(n)
+                }
+            };
+        }
+        block_on(py, async move {
+            let opts = ScanOptions {
+                columns: Columns::Names(Vec::new()),
+                filter,
+                fragments,
+                ..ScanOptions::default()
+            };
+            let scan = Arc::new(Scan::plan(&ds, opts).await?);
+            let counts = futures::future::try_join_all((0..scan.num_tasks()).map(|i| {
+                let scan = scan.clone();
+                async move { scan.count_task(i).await }
+            }))
+            .await?;
+            Ok::<u64, lancelet_dataset::Error>(counts.into_iter().sum())
+        })
     }
 
     /// The table schema.
@@ -74,34 +300,183 @@ impl PyDataset {
         schema_capsule(py, self.inner.schema())
     }
 
-    /// Streams the live rows, one batch per fragment.
-    #[pyo3(signature = (columns=None))]
-    fn scan(&self, py: Python<'_>, columns: Option<Vec<String>>) -> PyResult<BatchStream> {
-        let schema = self
-            .inner
-            .projected_schema(columns.as_deref())
-            .map_err(|e| errors::to_py(py, e))?;
-        let ds = self.inner.clone();
-        let slot = ErrorSlot::default();
-        let err_slot = slot.clone();
-        let mut next_fragment = 0usize;
-        let next = move || -> Option<Result<RecordBatch, ArrowError>> {
-            if next_fragment >= ds.fragments().len() {
-                return None;
-            }
-            let i = next_fragment;
-            next_fragment += 1;
-            let rt = match runtime() {
-                Ok(rt) => rt,
-                Err(e) => return Some(Err(ArrowError::ExternalError(Box::new(e)))),
-            };
-            let ds2 = ds.clone();
-            let cols = columns.clone();
-            let res = rt.block_on(async move { ds2.read_fragment(i, cols.as_deref()).await });
-            Some(res.map_err(|e| stream_error(&err_slot, e)))
-        };
-        Ok(BatchStream::new(Box::new(FnReader { schema, next }), slot))
+    /// Fragment metadata as dicts.
+    fn fragments<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        self.inner.fragments().iter().map(|f| fragment_dict(py, f)).collect()
     }
+
+    /// Plans a scan and streams its batches.
+    #[pyo3(signature = (columns=None, exprs=None, filter=None, limit=None, offset=None, batch_size=None,
+        fragments=None, with_row_id=false, with_row_address=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn scan(
+        &self,
+        py: Python<'_>,
+        columns: Option<Vec<String>>,
+        exprs: Option<Vec<(String, String)>>,
+        filter: Option<String>,
+        limit: Option<u64>,
+        offset: Option<u64>,
+        batch_size: Option<usize>,
+        fragments: Option<Vec<u64>>,
+        with_row_id: bool,
+        with_row_address: bool,
+    ) -> PyResult<BatchStream> {
+        let columns = match (columns, exprs) {
+            (_, Some(e)) => Columns::Exprs(e),
+            (Some(c), None) => Columns::Names(c),
+            (None, None) => Columns::All,
+        };
+        let opts = ScanOptions {
+            columns,
+            filter,
+            limit,
+            offset: offset.unwrap_or(0),
+            batch_size: batch_size.unwrap_or(lancelet_dataset::scan::DEFAULT_BATCH_SIZE),
+            fragments,
+            with_row_id,
+            with_row_address,
+        };
+        let rt = runtime().map_err(|e| errors::make(py, errors::Kind::Internal, e.to_string()))?;
+        let ds = self.inner.as_ref().clone().with_spawner(spawner(&rt));
+        let scan = block_on(py, async move { Scan::plan(&ds, opts).await })?;
+        Ok(scan_stream(Arc::new(scan)))
+    }
+
+    /// Rows at offsets `indices` among the live rows.
+    #[pyo3(signature = (indices, columns=None))]
+    fn take(&self, py: Python<'_>, indices: Vec<i64>, columns: Option<Vec<String>>) -> PyResult<BatchStream> {
+        let mut idx = Vec::with_capacity(indices.len());
+        for i in indices {
+            idx.push(
+                u64::try_from(i)
+                    .map_err(|_| errors::make(py, errors::Kind::OutOfRange, format!("row index {i} is negative")))?,
+            );
+        }
+        let rt = runtime().map_err(|e| errors::make(py, errors::Kind::Internal, e.to_string()))?;
+        let ds = self.inner.as_ref().clone().with_spawner(spawner(&rt));
+        let batch = block_on(py, async move { ds.take(&idx, columns.as_deref()).await })?;
+        Ok(one_batch(batch))
+    }
+
+    /// Rows at row addresses `(fragment_id << 32) | offset`.
+    #[pyo3(signature = (addresses, columns=None))]
+    fn take_addresses(
+        &self,
+        py: Python<'_>,
+        addresses: Vec<u64>,
+        columns: Option<Vec<String>>,
+    ) -> PyResult<BatchStream> {
+        let ds = self.inner.clone();
+        let batch = block_on(
+            py,
+            async move { ds.take_addresses(&addresses, columns.as_deref()).await },
+        )?;
+        Ok(one_batch(batch))
+    }
+
+    /// Deletes rows matching `predicate`: `(dataset at the new version, rows deleted)`.
+    fn delete(&self, py: Python<'_>, predicate: String) -> PyResult<(Self, u64)> {
+        let ds = self.inner.clone();
+        let (ds, res) = block_on(py, async move { ds.delete(&predicate).await })?;
+        Ok((wrap(ds), res.num_deleted_rows))
+    }
+
+    /// Commits a new version equal to this one.
+    fn restore(&self, py: Python<'_>) -> PyResult<Self> {
+        let ds = self.inner.clone();
+        Ok(wrap(block_on(py, async move { ds.restore().await })?))
+    }
+
+    /// `(name, version, manifest_size, branch, created_at, updated_at)` of every tag.
+    #[allow(clippy::type_complexity)]
+    fn tags(
+        &self,
+        py: Python<'_>,
+    ) -> PyResult<Vec<(String, u64, u64, Option<String>, Option<String>, Option<String>)>> {
+        let ds = self.inner.clone();
+        let tags = block_on(py, async move { ds.tags().await })?;
+        Ok(tags
+            .into_iter()
+            .map(|t| (t.name, t.version, t.manifest_size, t.branch, t.created_at, t.updated_at))
+            .collect())
+    }
+
+    /// Rows at live offsets `indices` of fragment `fragment_id`.
+    #[pyo3(signature = (fragment_id, indices, columns=None))]
+    fn fragment_take(
+        &self,
+        py: Python<'_>,
+        fragment_id: u64,
+        indices: Vec<i64>,
+        columns: Option<Vec<String>>,
+    ) -> PyResult<BatchStream> {
+        let mut idx = Vec::with_capacity(indices.len());
+        for i in indices {
+            idx.push(
+                u64::try_from(i)
+                    .map_err(|_| errors::make(py, errors::Kind::OutOfRange, format!("row index {i} is negative")))?,
+            );
+        }
+        let ds = self.inner.clone();
+        let batch = block_on(py, async move {
+            ds.take_in_fragment(fragment_id, &idx, columns.as_deref()).await
+        })?;
+        Ok(one_batch(batch))
+    }
+
+    /// Creates, moves (`update`) or deletes a tag.
+    #[pyo3(signature = (action, name, version=None))]
+    fn tag(&self, py: Python<'_>, action: &str, name: String, version: Option<u64>) -> PyResult<()> {
+        let ds = self.inner.clone();
+        let action = action.to_string();
+        block_on(py, async move {
+            match (action.as_str(), version) {
+                ("create", Some(v)) => ds.create_tag(&name, v).await,
+                ("update", Some(v)) => ds.update_tag(&name, v).await,
+                ("delete", _) => ds.delete_tag(&name).await,
+                _ => Err(lancelet_dataset::Error::InvalidArgument(format!(
+                    "bad tag action {action:?}"
+                ))),
+            }
+        })
+    }
+}
+
+fn fragment_dict<'py>(py: Python<'py>, f: &lancelet_table::pb::DataFragment) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("id", f.id)?;
+    d.set_item("physical_rows", f.physical_rows)?;
+    d.set_item("num_rows", lancelet_table::manifest::live_rows(f))?;
+    let files: Vec<Bound<'py, PyDict>> = f
+        .files
+        .iter()
+        .map(|df| {
+            let x = PyDict::new(py);
+            x.set_item("path", &df.path)?;
+            x.set_item("fields", df.fields.clone())?;
+            x.set_item("column_indices", df.column_indices.clone())?;
+            x.set_item("file_major_version", df.file_major_version)?;
+            x.set_item("file_minor_version", df.file_minor_version)?;
+            x.set_item("file_size_bytes", df.file_size_bytes)?;
+            Ok(x)
+        })
+        .collect::<PyResult<_>>()?;
+    d.set_item("files", files)?;
+    match &f.deletion_file {
+        None => d.set_item("deletion_file", py.None())?,
+        Some(del) => {
+            let x = PyDict::new(py);
+            let kind = if del.file_type == 1 { "bitmap" } else { "array" };
+            x.set_item("file_type", kind)?;
+            x.set_item("read_version", del.read_version)?;
+            x.set_item("id", del.id)?;
+            x.set_item("num_deleted_rows", del.num_deleted_rows)?;
+            x.set_item("path", lancelet_table::deletion::deletion_file_path(f.id, del))?;
+            d.set_item("deletion_file", x)?;
+        }
+    }
+    Ok(d)
 }
 
 pub fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {

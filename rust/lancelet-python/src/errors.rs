@@ -20,6 +20,9 @@ pub enum Kind {
     SchemaMismatch,
     Unsupported,
     InvalidArgument,
+    CommitConflict,
+    AlreadyExists,
+    OutOfRange,
     Internal,
 }
 
@@ -32,6 +35,9 @@ impl Kind {
             Kind::SchemaMismatch => "SchemaMismatchError",
             Kind::Unsupported => "UnsupportedFeatureError",
             Kind::InvalidArgument => "InvalidArgumentError",
+            Kind::CommitConflict => "CommitConflictError",
+            Kind::AlreadyExists => "DatasetAlreadyExistsError",
+            Kind::OutOfRange => "RowIndexError",
             Kind::Internal => "InternalError",
         }
     }
@@ -51,7 +57,44 @@ pub fn make(py: Python<'_>, kind: Kind, message: String) -> PyErr {
     }
 }
 
-/// Which exception a core error becomes.
+/// An error from the Rust core that knows which Python exception it becomes.
+pub trait CoreError: std::error::Error + Send + 'static {
+    /// The exception class.
+    fn kind(&self) -> Kind;
+}
+
+impl CoreError for Error {
+    fn kind(&self) -> Kind {
+        kind_of(self)
+    }
+}
+
+impl CoreError for lancelet_dataset::Error {
+    fn kind(&self) -> Kind {
+        use lancelet_dataset::Error as D;
+        use lancelet_table::Error as T;
+        match self {
+            D::File(e) => kind_of(e),
+            D::Table(t) => match t {
+                T::Corrupt { .. } => Kind::Corrupt,
+                T::Io { .. } => Kind::Io,
+                T::NotFound { .. } => Kind::NotFound,
+                T::CommitConflict { .. } => Kind::CommitConflict,
+                T::Unsupported(_) => Kind::Unsupported,
+                _ => Kind::InvalidArgument,
+            },
+            D::Expr { .. } | D::InvalidArgument(_) | D::Arrow(_) => Kind::InvalidArgument,
+            D::SchemaMismatch(_) => Kind::SchemaMismatch,
+            D::OutOfRange(_) => Kind::OutOfRange,
+            D::Unsupported(_) => Kind::Unsupported,
+            D::AlreadyExists(_) => Kind::AlreadyExists,
+            D::NotFound(_) => Kind::NotFound,
+            _ => Kind::Internal,
+        }
+    }
+}
+
+/// Which exception a file-layer error becomes.
 pub fn kind_of(e: &Error) -> Kind {
     match e {
         Error::Corrupt { .. } => Kind::Corrupt,
@@ -66,12 +109,12 @@ pub fn kind_of(e: &Error) -> Kind {
 }
 
 /// Converts a core error.
-pub fn to_py(py: Python<'_>, e: Error) -> PyErr {
-    make(py, kind_of(&e), display_chain(&e))
+pub fn to_py<E: CoreError>(py: Python<'_>, e: E) -> PyErr {
+    make(py, e.kind(), display_chain(&e))
 }
 
 /// `Display` of an error followed by its sources, so nothing is lost.
-fn display_chain(e: &dyn std::error::Error) -> String {
+pub fn display_chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
     let mut src = e.source();
     while let Some(inner) = src {

@@ -302,7 +302,7 @@ impl PyFileWriter {
             if w.is_err() {
                 let _ = std::fs::remove_file(&tmp);
             }
-            Ok((w?, tmp))
+            Ok::<_, lancelet_file::Error>((w?, tmp))
         })?;
         Ok(Self {
             inner: Some(writer),
@@ -361,7 +361,7 @@ impl PyFileWriter {
                 .len();
             drop(file);
             std::fs::rename(&tmp, &target).map_err(|e| lancelet_file::Error::io(&display, e))?;
-            Ok((rows, size))
+            Ok::<_, lancelet_file::Error>((rows, size))
         });
         if res.is_err() {
             let _ = std::fs::remove_file(&self.tmp);

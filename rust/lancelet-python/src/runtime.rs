@@ -58,10 +58,11 @@ pub fn runtime() -> std::io::Result<Arc<Runtime>> {
 }
 
 /// Runs `fut` to completion with the GIL released, honouring Ctrl-C.
-pub fn block_on<F, T>(py: Python<'_>, fut: F) -> PyResult<T>
+pub fn block_on<F, T, E>(py: Python<'_>, fut: F) -> PyResult<T>
 where
-    F: Future<Output = lancelet_file::Result<T>> + Send + 'static,
+    F: Future<Output = Result<T, E>> + Send + 'static,
     T: Send + 'static,
+    E: errors::CoreError,
 {
     let rt = runtime().map_err(|e| errors::make(py, errors::Kind::Internal, format!("cannot start runtime: {e}")))?;
     let mut handle = rt.spawn(fut);
@@ -88,7 +89,10 @@ where
 }
 
 /// Runs CPU work with the GIL released, turning panics into `InternalError`.
-pub fn run_detached<T: Send, F: FnOnce() -> lancelet_file::Result<T> + Send>(py: Python<'_>, f: F) -> PyResult<T> {
+pub fn run_detached<T: Send, E: errors::CoreError, F: FnOnce() -> Result<T, E> + Send>(
+    py: Python<'_>,
+    f: F,
+) -> PyResult<T> {
     let res = py.detach(|| std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)));
     match res {
         Ok(Ok(v)) => Ok(v),

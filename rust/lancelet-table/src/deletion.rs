@@ -24,6 +24,38 @@ pub fn deletion_file_path(fragment_id: u64, d: &pb::DeletionFile) -> String {
     format!("{DELETIONS_DIR}/{fragment_id}-{}-{}.{ext}", d.read_version, d.id)
 }
 
+/// Deletion sets larger than this are stored as roaring bitmaps, smaller ones as Arrow
+/// IPC (Lance's threshold).
+pub const BITMAP_THRESHOLD: usize = 5_000;
+
+/// Encodes sorted, distinct row offsets as a deletion file: its bytes and its type.
+pub fn encode_deletions(rows: &[u32]) -> Result<(Vec<u8>, pb::deletion_file::DeletionFileType)> {
+    use pb::deletion_file::DeletionFileType;
+    if rows.len() > BITMAP_THRESHOLD {
+        let bitmap: roaring::RoaringBitmap = rows.iter().copied().collect();
+        let mut out = Vec::with_capacity(bitmap.serialized_size());
+        bitmap
+            .serialize_into(&mut out)
+            .map_err(|e| Error::InvalidArgument(format!("cannot serialize deletion bitmap: {e}")))?;
+        return Ok((out, DeletionFileType::Bitmap));
+    }
+    let schema = std::sync::Arc::new(arrow_schema::Schema::new(vec![arrow_schema::Field::new(
+        "row_id",
+        arrow_schema::DataType::UInt32,
+        false,
+    )]));
+    let array = arrow_array::UInt32Array::from(rows.to_vec());
+    let fail = |e: arrow_schema::ArrowError| Error::InvalidArgument(format!("cannot encode deletion file: {e}"));
+    let batch = arrow_array::RecordBatch::try_new(schema.clone(), vec![std::sync::Arc::new(array)]).map_err(fail)?;
+    let mut out = Vec::new();
+    {
+        let mut w = arrow_ipc::writer::FileWriter::try_new(&mut out, &schema).map_err(fail)?;
+        w.write(&batch).map_err(fail)?;
+        w.finish().map_err(fail)?;
+    }
+    Ok((out, DeletionFileType::ArrowArray))
+}
+
 /// Decodes a deletion file into sorted, distinct row offsets.
 pub fn decode_deletions(bytes: &[u8], d: &pb::DeletionFile, path: &str) -> Result<Vec<u32>> {
     let mut rows = match pb::deletion_file::DeletionFileType::try_from(d.file_type) {

@@ -1,19 +1,26 @@
 //! The Lance table format: how a dataset directory records its versions.
 //!
-//! This crate starts the table layer with the parts every other table operation needs:
-//! the naming rules of manifest files ([`naming`]), the manifest file container
-//! ([`manifest`]: a length-prefixed `Manifest` protobuf followed by a 16-byte footer ending
-//! in `LANC`), and finding the versions of a dataset on local disk ([`versions`]).
-//! Fragments, deletion files, transactions and the commit protocol build on these.
+//! - [`naming`]: manifest file names (V1 and V2 schemes).
+//! - [`manifest`]: the manifest file container and feature flags.
+//! - [`store`]: the small-file storage the table layer writes through, with the atomic
+//!   put-if-absent commits rely on.
+//! - [`versions`]: finding and reading the versions of a dataset.
+//! - [`deletion`]: deletion files (Arrow IPC and roaring bitmaps).
+//! - [`commit`]: transactions, applying them to a manifest, conflict detection and the
+//!   commit loop.
+//! - [`tags`]: named references to versions (`_refs/tags/{name}.json`).
 
+pub mod commit;
 pub mod deletion;
 pub mod manifest;
 pub mod naming;
+pub mod store;
+pub mod tags;
 pub mod versions;
 
 pub use lancelet_proto::pbtable as pb;
 
-/// What can go wrong reading table metadata.
+/// What can go wrong reading or writing table metadata.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -34,6 +41,12 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// A file or dataset that does not exist.
+    #[error("not found: {path}")]
+    NotFound {
+        /// What was looked for.
+        path: String,
+    },
     /// The requested version does not exist.
     #[error("version {version} of {path} does not exist")]
     VersionNotFound {
@@ -42,6 +55,23 @@ pub enum Error {
         /// Requested version.
         version: u64,
     },
+    /// Another writer committed a change that conflicts with ours.
+    #[error("commit conflict on {path}: {message}")]
+    CommitConflict {
+        /// Dataset path.
+        path: String,
+        /// What conflicted.
+        message: String,
+    },
+    /// Creating something that exists already (a dataset, a tag).
+    #[error("{0} already exists")]
+    AlreadyExists(String),
+    /// A bad argument (bad tag name, unknown tag...).
+    #[error("{0}")]
+    InvalidArgument(String),
+    /// A valid feature this build does not handle (unknown feature flags...).
+    #[error("unsupported: {0}")]
+    Unsupported(String),
 }
 
 /// Result alias for this crate.

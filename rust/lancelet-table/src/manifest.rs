@@ -64,3 +64,67 @@ pub fn live_rows(fragment: &pb::DataFragment) -> u64 {
     let deleted = fragment.deletion_file.as_ref().map(|d| d.num_deleted_rows).unwrap_or(0);
     fragment.physical_rows.saturating_sub(deleted)
 }
+
+/// Feature flag: fragments may have deletion files.
+pub const FLAG_DELETION_FILES: u64 = 1;
+/// Feature flag: rows have move-stable row ids.
+pub const FLAG_STABLE_ROW_IDS: u64 = 2;
+/// Feature flag (deprecated): data files use the v2 file format.
+pub const FLAG_USE_V2_FORMAT_DEPRECATED: u64 = 4;
+/// Feature flag: the manifest carries a table config.
+pub const FLAG_TABLE_CONFIG: u64 = 8;
+/// Feature flag: data may live under other base paths.
+pub const FLAG_BASE_PATHS: u64 = 16;
+/// Feature flag: commits do not write transaction files.
+pub const FLAG_DISABLE_TRANSACTION_FILE: u64 = 32;
+
+/// Reader flags this build understands. Stable row ids only change what `_rowid` means;
+/// the dataset layer refuses `_rowid` on such datasets until row ids are implemented.
+const KNOWN_READER_FLAGS: u64 = FLAG_DELETION_FILES | FLAG_STABLE_ROW_IDS | FLAG_USE_V2_FORMAT_DEPRECATED;
+/// Writer flags this build maintains correctly when it commits on top of a manifest.
+const KNOWN_WRITER_FLAGS: u64 = FLAG_DELETION_FILES | FLAG_USE_V2_FORMAT_DEPRECATED | FLAG_TABLE_CONFIG;
+
+fn check_flags(flags: u64, known: u64, what: &str, path: &str) -> Result<()> {
+    let unknown = flags & !known;
+    if unknown == 0 {
+        return Ok(());
+    }
+    let names: Vec<String> = (0..64)
+        .filter(|b| unknown & (1u64 << b) != 0)
+        .map(|b| match 1u64 << b {
+            FLAG_STABLE_ROW_IDS => "stable row ids".to_string(),
+            FLAG_BASE_PATHS => "base paths".to_string(),
+            FLAG_DISABLE_TRANSACTION_FILE => "disabled transaction files".to_string(),
+            other => format!("flag {other}"),
+        })
+        .collect();
+    Err(Error::Unsupported(format!(
+        "{path} needs {what} features lancelet does not support yet: {}",
+        names.join(", ")
+    )))
+}
+
+/// Refuses a manifest this build cannot read correctly.
+pub fn check_reader_flags(m: &pb::Manifest, path: &str) -> Result<()> {
+    check_flags(m.reader_feature_flags, KNOWN_READER_FLAGS, "reader", path)
+}
+
+/// Refuses to commit on top of a manifest whose features this build cannot maintain.
+pub fn check_writer_flags(m: &pb::Manifest, path: &str) -> Result<()> {
+    check_flags(m.writer_feature_flags, KNOWN_WRITER_FLAGS, "writer", path)
+}
+
+/// Sets the feature flags a manifest's content requires.
+pub fn set_feature_flags(m: &mut pb::Manifest) {
+    let mut reader = m.reader_feature_flags & FLAG_USE_V2_FORMAT_DEPRECATED;
+    let mut writer = m.writer_feature_flags & FLAG_USE_V2_FORMAT_DEPRECATED;
+    if m.fragments.iter().any(|f| f.deletion_file.is_some()) {
+        reader |= FLAG_DELETION_FILES;
+        writer |= FLAG_DELETION_FILES;
+    }
+    if !m.config.is_empty() {
+        writer |= FLAG_TABLE_CONFIG;
+    }
+    m.reader_feature_flags = reader;
+    m.writer_feature_flags = writer;
+}

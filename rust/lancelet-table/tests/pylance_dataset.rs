@@ -7,7 +7,16 @@ use std::path::PathBuf;
 
 use lancelet_table::manifest::{decode_manifest, encode_manifest, live_rows};
 use lancelet_table::naming::ManifestNaming;
-use lancelet_table::versions::{list_versions, read_version};
+use lancelet_table::store::LocalStore;
+use lancelet_table::versions::VersionEntry;
+
+fn list_versions(root: &std::path::Path) -> lancelet_table::Result<Vec<VersionEntry>> {
+    futures::executor::block_on(lancelet_table::versions::list_versions(&LocalStore::new(root)))
+}
+
+fn read_version(root: &std::path::Path, v: Option<u64>) -> lancelet_table::Result<lancelet_table::pb::Manifest> {
+    futures::executor::block_on(lancelet_table::versions::read_version(&LocalStore::new(root), v)).map(|(m, _)| m)
+}
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/datasets/pylance_v2_0_small")
@@ -51,7 +60,7 @@ fn manifests_describe_fragments_files_and_deletions() {
 #[test]
 fn manifests_round_trip_through_our_container() {
     for e in list_versions(&root()).unwrap() {
-        let bytes = std::fs::read(&e.path).unwrap();
+        let bytes = std::fs::read(root().join(&e.path)).unwrap();
         let m = decode_manifest(&bytes, &e.path).unwrap();
         assert_eq!(decode_manifest(&encode_manifest(&m), "ours").unwrap(), m);
     }
@@ -60,7 +69,7 @@ fn manifests_round_trip_through_our_container() {
 #[test]
 fn damaged_manifests_are_corrupt_not_panics() {
     let e = &list_versions(&root()).unwrap()[0];
-    let bytes = std::fs::read(&e.path).unwrap();
+    let bytes = std::fs::read(root().join(&e.path)).unwrap();
     for len in 0..bytes.len() {
         assert!(decode_manifest(&bytes[..len], "t").is_err(), "truncated to {len}");
     }

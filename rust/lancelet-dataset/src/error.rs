@@ -1,0 +1,61 @@
+//! Errors of the dataset layer: the file and table errors below it, plus what only a
+//! dataset operation can get wrong (filters, conflicts, schemas of appended data).
+
+/// What can go wrong in a dataset operation.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// From reading or writing a data file.
+    #[error(transparent)]
+    File(#[from] lancelet_file::Error),
+    /// From the table metadata layer (manifests, commits, tags).
+    #[error(transparent)]
+    Table(#[from] lancelet_table::Error),
+    /// A filter or column expression that does not parse or type-check.
+    #[error("{context}: {source}")]
+    Expr {
+        /// What the expression was for (e.g. `filter "a > 1"`).
+        context: String,
+        /// The parser or binder error.
+        #[source]
+        source: lancelet_expr::Error,
+    },
+    /// Data whose schema does not match the dataset's.
+    #[error("schema mismatch: {0}")]
+    SchemaMismatch(String),
+    /// A bad argument from the caller.
+    #[error("{0}")]
+    InvalidArgument(String),
+    /// A row index past the end.
+    #[error("{0}")]
+    OutOfRange(String),
+    /// A valid request this build does not support yet.
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+    /// The dataset already exists (writing with mode "create").
+    #[error("dataset already exists: {0}")]
+    AlreadyExists(String),
+    /// The dataset does not exist.
+    #[error("dataset not found: {0}")]
+    NotFound(String),
+    /// An Arrow error while assembling results.
+    #[error(transparent)]
+    Arrow(#[from] arrow_schema::ArrowError),
+}
+
+/// Result alias for this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// A corrupt-data error about `path`.
+    pub fn corrupt(path: &str, message: impl Into<String>) -> Self {
+        Self::File(lancelet_file::Error::corrupt(path, message))
+    }
+
+    pub(crate) fn expr(context: impl Into<String>, source: lancelet_expr::Error) -> Self {
+        Self::Expr {
+            context: context.into(),
+            source,
+        }
+    }
+}

@@ -1,0 +1,779 @@
+//! Scans: projection, SQL filter, limit/offset, row ids and addresses.
+//!
+//! A scan is planned into tasks, each a list of physical row ranges of one fragment
+//! (deleted rows already cut out). Tasks are independent, so the caller runs several at
+//! once and consumes their outputs in order through a [`Limiter`], which applies
+//! `offset`/`limit` and cuts batches to `batch_size`.
+//!
+//! With a filter, a task first reads only the columns the filter needs, evaluates it, and
+//! then reads the projected columns for the matching rows only: when few rows match, it
+//! reads just their byte ranges instead of whole pages.
+
+use std::collections::{BTreeSet, HashMap};
+use std::ops::Range;
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, RecordBatchOptions, UInt64Array};
+use arrow_schema::{DataType, Field, FieldRef, Schema, SchemaRef};
+use arrow_select::filter::filter_record_batch;
+use lancelet_expr::BoundExpr;
+use lancelet_file::plan::{plan_schema, project};
+use lancelet_file::reader::to_ranges;
+use lancelet_table::pb;
+
+use crate::{Dataset, Error, Result};
+
+/// Name of the row id column.
+pub const ROW_ID: &str = "_rowid";
+/// Name of the row address column: `(fragment_id << 32) | row offset in the fragment`.
+pub const ROW_ADDR: &str = "_rowaddr";
+/// Rows a task reads at least (when no limit makes fewer enough).
+const MIN_TASK_ROWS: u64 = 128 * 1024;
+/// Default output batch size.
+pub const DEFAULT_BATCH_SIZE: usize = 8192;
+
+/// What a scan returns.
+#[derive(Debug, Clone)]
+pub enum Columns {
+    /// Every column.
+    All,
+    /// Columns by name (dotted paths select struct children, as pylance does).
+    Names(Vec<String>),
+    /// Output columns computed by SQL expressions: `(output name, expression)`.
+    Exprs(Vec<(String, String)>),
+}
+
+/// Options of a scan.
+#[derive(Debug, Clone)]
+pub struct ScanOptions {
+    /// The projection.
+    pub columns: Columns,
+    /// A SQL predicate; only rows where it is true are returned.
+    pub filter: Option<String>,
+    /// Return at most this many rows.
+    pub limit: Option<u64>,
+    /// Skip this many (matching) rows first.
+    pub offset: u64,
+    /// Maximum rows per output batch.
+    pub batch_size: usize,
+    /// Scan only these fragments (by id), in this order.
+    pub fragments: Option<Vec<u64>>,
+    /// Add `_rowid`.
+    pub with_row_id: bool,
+    /// Add `_rowaddr`.
+    pub with_row_address: bool,
+}
+
+impl Default for ScanOptions {
+    fn default() -> Self {
+        Self {
+            columns: Columns::All,
+            filter: None,
+            limit: None,
+            offset: 0,
+            batch_size: DEFAULT_BATCH_SIZE,
+            fragments: None,
+            with_row_id: false,
+            with_row_address: false,
+        }
+    }
+}
+
+/// One unit of work: physical row ranges of one fragment.
+#[derive(Debug, Clone)]
+pub struct ScanTask {
+    /// The fragment.
+    pub fragment: Arc<pb::DataFragment>,
+    /// Row ranges to read, ascending.
+    pub ranges: Vec<Range<u64>>,
+}
+
+impl ScanTask {
+    fn rows(&self) -> u64 {
+        self.ranges.iter().map(|r| r.end - r.start).sum()
+    }
+}
+
+#[derive(Debug)]
+struct Filter {
+    sql: String,
+    expr: BoundExpr,
+    /// Top-level columns it reads.
+    columns: Vec<String>,
+    /// Whether it uses `_rowid` / `_rowaddr`.
+    row_id: bool,
+    row_addr: bool,
+    schema: SchemaRef,
+}
+
+#[derive(Debug)]
+enum Output {
+    /// The projected columns as read.
+    Read,
+    /// Expressions over the read columns.
+    Exprs(Vec<(String, BoundExpr)>),
+}
+
+/// A planned scan.
+#[derive(Debug)]
+pub struct Scan {
+    ds: Dataset,
+    tasks: Vec<ScanTask>,
+    /// Names to read for the output (dotted paths allowed).
+    read: Vec<String>,
+    read_schema: SchemaRef,
+    filter: Option<Filter>,
+    output: Output,
+    with_row_id: bool,
+    with_row_addr: bool,
+    schema: SchemaRef,
+    limit: Option<u64>,
+    offset: u64,
+    batch_size: usize,
+}
+
+fn special_fields() -> [Field; 2] {
+    [
+        Field::new(ROW_ID, DataType::UInt64, true),
+        Field::new(ROW_ADDR, DataType::UInt64, true),
+    ]
+}
+
+/// The schema of the columns `names` (dotted paths merged into their structs) of `schema`.
+pub(crate) fn projected_schema(schema: &Schema, names: &[String]) -> Result<SchemaRef> {
+    let (plans, _) = plan_schema(schema)?;
+    let picked = project(&plans, names)
+        .map_err(|n| Error::InvalidArgument(format!("column {n:?} is not in the dataset's schema")))?;
+    let fields: Vec<FieldRef> = picked.iter().map(|p| p.field().clone()).collect();
+    Ok(Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone())))
+}
+
+fn top_level(path: &[String]) -> Option<&String> {
+    path.first()
+}
+
+impl Scan {
+    /// Plans a scan of `ds`.
+    pub async fn plan(ds: &Dataset, opts: ScanOptions) -> Result<Self> {
+        if opts.batch_size == 0 {
+            return Err(Error::InvalidArgument("batch_size must be positive".into()));
+        }
+        let base = ds.schema().clone();
+        let wants_ids = opts.with_row_id;
+        // Filter: parse, then bind against exactly the batch the filter stage builds.
+        let filter = match &opts.filter {
+            None => None,
+            Some(sql) if sql.trim().is_empty() => None,
+            Some(sql) => Some(plan_filter(&base, sql)?),
+        };
+        if (wants_ids || filter.as_ref().is_some_and(|f| f.row_id)) && ds.has_stable_row_ids() {
+            return Err(Error::Unsupported(
+                "_rowid on a dataset with stable row ids (row ids are not implemented yet)".into(),
+            ));
+        }
+        let (read, output) = match &opts.columns {
+            Columns::All => (base.fields().iter().map(|f| f.name().clone()).collect(), None),
+            Columns::Names(names) => {
+                for n in names {
+                    if n == ROW_ID || n == ROW_ADDR {
+                        return Err(Error::InvalidArgument(format!(
+                            "{n} is not a stored column; use with_row_id / with_row_address"
+                        )));
+                    }
+                }
+                (names.clone(), None)
+            }
+            Columns::Exprs(exprs) => {
+                let mut cols = BTreeSet::new();
+                let mut parsed = Vec::new();
+                for (name, sql) in exprs {
+                    let ctx = || format!("column {name:?} = {sql:?}");
+                    let e = lancelet_expr::parse(sql).map_err(|e| Error::expr(ctx(), e))?;
+                    let mut full: Vec<FieldRef> = base.fields().iter().cloned().collect();
+                    full.extend(special_fields().map(Arc::new));
+                    let resolved = e.bind(&Schema::new(full)).map_err(|e| Error::expr(ctx(), e))?;
+                    for p in resolved.expr().columns() {
+                        if let Some(t) = top_level(&p) {
+                            if t != ROW_ID && t != ROW_ADDR {
+                                cols.insert(t.clone());
+                            }
+                        }
+                    }
+                    parsed.push((name.clone(), sql.clone(), e));
+                }
+                // Keep the dataset's column order for the read.
+                let read: Vec<String> = base
+                    .fields()
+                    .iter()
+                    .map(|f| f.name().clone())
+                    .filter(|n| cols.contains(n))
+                    .collect();
+                (read, Some(parsed))
+            }
+        };
+        let read_schema = projected_schema(&base, &read)?;
+        let mut with_addr_for_exprs = false;
+        let output = match output {
+            None => Output::Read,
+            Some(parsed) => {
+                let mut fields: Vec<FieldRef> = read_schema.fields().iter().cloned().collect();
+                fields.extend(special_fields().map(Arc::new));
+                let input = Schema::new(fields);
+                let mut bound = Vec::new();
+                for (name, sql, e) in parsed {
+                    with_addr_for_exprs |= e
+                        .columns()
+                        .iter()
+                        .any(|p| top_level(p).is_some_and(|t| t == ROW_ID || t == ROW_ADDR));
+                    let b = e
+                        .bind_projection(&input)
+                        .map_err(|e| Error::expr(format!("column {name:?} = {sql:?}"), e))?;
+                    bound.push((name, b));
+                }
+                Output::Exprs(bound)
+            }
+        };
+        let _ = with_addr_for_exprs;
+        let mut out_fields: Vec<FieldRef> = match &output {
+            Output::Read => read_schema.fields().iter().cloned().collect(),
+            Output::Exprs(b) => b
+                .iter()
+                .map(|(n, e)| Arc::new(Field::new(n, e.data_type().clone(), true)))
+                .collect(),
+        };
+        if opts.with_row_id {
+            out_fields.push(Arc::new(Field::new(ROW_ID, DataType::UInt64, true)));
+        }
+        if opts.with_row_address {
+            out_fields.push(Arc::new(Field::new(ROW_ADDR, DataType::UInt64, true)));
+        }
+        let schema = Arc::new(Schema::new_with_metadata(out_fields, base.metadata().clone()));
+        let tasks = plan_tasks(ds, &opts, filter.is_some()).await?;
+        Ok(Self {
+            ds: ds.clone(),
+            tasks,
+            read,
+            read_schema,
+            filter,
+            output,
+            with_row_id: opts.with_row_id,
+            with_row_addr: opts.with_row_address,
+            schema,
+            limit: opts.limit,
+            offset: if filter_is_some(&opts) { opts.offset } else { 0 },
+            batch_size: opts.batch_size,
+        })
+    }
+
+    /// The output schema.
+    pub fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    /// Number of tasks.
+    pub fn num_tasks(&self) -> usize {
+        self.tasks.len()
+    }
+
+    /// The planned tasks.
+    pub fn tasks(&self) -> &[ScanTask] {
+        &self.tasks
+    }
+
+    /// A fresh limiter for this scan's outputs.
+    pub fn limiter(&self) -> Limiter {
+        Limiter {
+            skip: self.offset,
+            remaining: if self.filter.is_some() { self.limit } else { None },
+            batch_size: self.batch_size,
+        }
+    }
+
+    /// Runs task `i`, returning its rows (possibly none).
+    pub async fn run_task(&self, i: usize) -> Result<RecordBatch> {
+        let task = self
+            .tasks
+            .get(i)
+            .ok_or_else(|| Error::InvalidArgument(format!("scan task {i} does not exist")))?;
+        let frag = &task.fragment;
+        let n = task.rows() as usize;
+        let Some(filter) = &self.filter else {
+            let batch = self
+                .ds
+                .read_rows(frag, &self.read, &self.read_schema, &task.ranges)
+                .await?;
+            let addr = self.needs_addr().then(|| row_addresses(frag.id, &task.ranges));
+            return self.finish(batch, addr);
+        };
+        // Filter stage: only the filter's columns.
+        let fbatch = self
+            .ds
+            .read_rows(
+                frag,
+                &filter.columns,
+                &projected_schema(self.ds.schema(), &filter.columns)?,
+                &task.ranges,
+            )
+            .await?;
+        let addr = row_addresses(frag.id, &task.ranges);
+        let fbatch = with_specials(&fbatch, &filter.schema, filter.row_id, filter.row_addr, &addr)?;
+        let mask = filter
+            .expr
+            .evaluate_predicate(&fbatch)
+            .map_err(|e| Error::expr(format!("filter {:?}", filter.sql), e))?;
+        let selected = mask.true_count();
+        if selected == 0 {
+            return Ok(RecordBatch::new_empty(self.schema.clone()));
+        }
+        let all = selected == n;
+        let addr = if all { addr } else { filter_array(&addr, &mask)? };
+        // Projection stage: reuse what the filter read, read the rest for matching rows only.
+        let fschema = fbatch.schema();
+        let reusable = |f: &Field| {
+            fschema
+                .index_of(f.name())
+                .ok()
+                .filter(|&i| fschema.field(i).data_type() == f.data_type())
+        };
+        let missing: Vec<String> = self
+            .read
+            .iter()
+            .filter(|name| {
+                let top = self.top_of(name);
+                self.read_schema
+                    .field_with_name(top)
+                    .map(|f| reusable(f).is_none())
+                    .unwrap_or(true)
+            })
+            .cloned()
+            .collect();
+        let read_more = if missing.is_empty() {
+            None
+        } else if all {
+            Some(self.read_part(frag, &missing, &task.ranges).await?)
+        } else if selected * 4 < n {
+            let rows: Vec<u64> = addr.values().iter().map(|a| a & 0xFFFF_FFFF).collect();
+            Some(self.read_part(frag, &missing, &to_ranges(&rows)).await?)
+        } else {
+            let b = self.read_part(frag, &missing, &task.ranges).await?;
+            Some(filter_record_batch(&b, &mask)?)
+        };
+        let mut columns = Vec::with_capacity(self.read_schema.fields().len());
+        for f in self.read_schema.fields() {
+            if let Some(i) = reusable(f) {
+                let col = fbatch.column(i);
+                columns.push(if all {
+                    col.clone()
+                } else {
+                    filter_array_dyn(col, &mask)?
+                });
+            } else {
+                let b = read_more
+                    .as_ref()
+                    .ok_or_else(|| Error::InvalidArgument(format!("column {:?} was not read", f.name())))?;
+                columns.push(b.column(b.schema().index_of(f.name())?).clone());
+            }
+        }
+        let top: Vec<FieldRef> = self.read_schema.fields().iter().cloned().collect();
+        let batch = RecordBatch::try_new_with_options(
+            Arc::new(Schema::new(top)),
+            columns,
+            &RecordBatchOptions::new().with_row_count(Some(selected)),
+        )?;
+        self.finish(batch, Some(addr))
+    }
+
+    /// Runs every task in order on the current task and returns the output batches
+    /// (callers wanting parallelism run [`Scan::run_task`] concurrently instead).
+    pub async fn collect(&self) -> Result<Vec<RecordBatch>> {
+        let mut limiter = self.limiter();
+        let mut out = Vec::new();
+        for i in 0..self.num_tasks() {
+            if limiter.done() {
+                break;
+            }
+            out.extend(limiter.push(self.run_task(i).await?));
+        }
+        Ok(out)
+    }
+
+    /// Counts the rows task `i` would return (before limit/offset).
+    pub async fn count_task(&self, i: usize) -> Result<u64> {
+        let task = self
+            .tasks
+            .get(i)
+            .ok_or_else(|| Error::InvalidArgument(format!("scan task {i} does not exist")))?;
+        let Some(filter) = &self.filter else {
+            return Ok(task.rows());
+        };
+        let frag = &task.fragment;
+        let fbatch = self
+            .ds
+            .read_rows(
+                frag,
+                &filter.columns,
+                &projected_schema(self.ds.schema(), &filter.columns)?,
+                &task.ranges,
+            )
+            .await?;
+        let addr = row_addresses(frag.id, &task.ranges);
+        let fbatch = with_specials(&fbatch, &filter.schema, filter.row_id, filter.row_addr, &addr)?;
+        let mask = filter
+            .expr
+            .evaluate_predicate(&fbatch)
+            .map_err(|e| Error::expr(format!("filter {:?}", filter.sql), e))?;
+        Ok(mask.true_count() as u64)
+    }
+
+    async fn read_part(&self, frag: &pb::DataFragment, names: &[String], ranges: &[Range<u64>]) -> Result<RecordBatch> {
+        let schema = projected_schema(self.ds.schema(), names)?;
+        self.ds.read_rows(frag, names, &schema, ranges).await
+    }
+
+    /// The top-level column a projected name reads.
+    fn top_of<'a>(&self, name: &'a str) -> &'a str {
+        if self.ds.schema().field_with_name(name).is_ok() {
+            name
+        } else {
+            name.split('.').next().unwrap_or(name)
+        }
+    }
+
+    fn needs_addr(&self) -> bool {
+        self.with_row_id || self.with_row_addr || matches!(self.output, Output::Exprs(_))
+    }
+
+    /// Applies the output expressions and appends the row id / address columns.
+    fn finish(&self, batch: RecordBatch, addr: Option<UInt64Array>) -> Result<RecordBatch> {
+        let n = batch.num_rows();
+        let addr = addr.unwrap_or_else(|| UInt64Array::from(Vec::<u64>::new()));
+        let mut columns: Vec<ArrayRef> = match &self.output {
+            Output::Read => batch.columns().to_vec(),
+            Output::Exprs(exprs) => {
+                let mut fields: Vec<FieldRef> = batch.schema().fields().iter().cloned().collect();
+                fields.extend(special_fields().map(Arc::new));
+                let mut cols = batch.columns().to_vec();
+                let a: ArrayRef = Arc::new(addr.clone());
+                cols.push(a.clone());
+                cols.push(a);
+                let input = RecordBatch::try_new_with_options(
+                    Arc::new(Schema::new(fields)),
+                    cols,
+                    &RecordBatchOptions::new().with_row_count(Some(n)),
+                )?;
+                exprs
+                    .iter()
+                    .map(|(name, e)| {
+                        e.evaluate(&input)
+                            .map_err(|err| Error::expr(format!("column {name:?}"), err))
+                    })
+                    .collect::<Result<Vec<_>>>()?
+            }
+        };
+        if self.with_row_id {
+            columns.push(Arc::new(addr.clone()));
+        }
+        if self.with_row_addr {
+            columns.push(Arc::new(addr));
+        }
+        Ok(RecordBatch::try_new_with_options(
+            self.schema.clone(),
+            columns,
+            &RecordBatchOptions::new().with_row_count(Some(n)),
+        )?)
+    }
+}
+
+fn filter_is_some(opts: &ScanOptions) -> bool {
+    opts.filter.as_ref().is_some_and(|f| !f.trim().is_empty())
+}
+
+fn plan_filter(base: &Schema, sql: &str) -> Result<Filter> {
+    let parsed = lancelet_expr::parse(sql).map_err(|e| Error::expr(format!("filter {sql:?}"), e))?;
+    // Bind against the full schema first: an unknown column is reported with every column
+    // the user could have meant, and names are resolved as the binder resolves them.
+    let mut full: Vec<FieldRef> = base.fields().iter().cloned().collect();
+    full.extend(special_fields().map(Arc::new));
+    let resolved = parsed
+        .bind(&Schema::new(full))
+        .map_err(|e| Error::expr(format!("filter {sql:?}"), e))?;
+    let mut cols = BTreeSet::new();
+    let (mut row_id, mut row_addr) = (false, false);
+    for p in resolved.expr().columns() {
+        match top_level(&p).map(String::as_str) {
+            Some(ROW_ID) => row_id = true,
+            Some(ROW_ADDR) => row_addr = true,
+            Some(t) if base.field_with_name(t).is_ok() => {
+                cols.insert(t.to_string());
+            }
+            _ => {}
+        }
+    }
+    let columns: Vec<String> = base
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .filter(|n| cols.contains(n))
+        .collect();
+    let mut fields: Vec<FieldRef> = columns
+        .iter()
+        .filter_map(|c| base.field_with_name(c).ok().map(|f| Arc::new(f.clone())))
+        .collect();
+    let [id_field, addr_field] = special_fields();
+    if row_id {
+        fields.push(Arc::new(id_field));
+    }
+    if row_addr {
+        fields.push(Arc::new(addr_field));
+    }
+    let schema = Arc::new(Schema::new(fields));
+    let bound = parsed
+        .bind(&schema)
+        .map_err(|e| Error::expr(format!("filter {sql:?}"), e))?;
+    if bound.data_type() != &DataType::Boolean && bound.data_type() != &DataType::Null {
+        return Err(Error::InvalidArgument(format!(
+            "filter {sql:?} is of type {}, not a boolean condition",
+            bound.data_type()
+        )));
+    }
+    Ok(Filter {
+        sql: sql.to_string(),
+        expr: bound,
+        columns,
+        row_id,
+        row_addr,
+        schema,
+    })
+}
+
+/// Adds the `_rowid` / `_rowaddr` columns a filter uses.
+fn with_specials(
+    batch: &RecordBatch,
+    schema: &SchemaRef,
+    id: bool,
+    addr: bool,
+    values: &UInt64Array,
+) -> Result<RecordBatch> {
+    if !id && !addr {
+        return Ok(RecordBatch::try_new_with_options(
+            schema.clone(),
+            batch.columns().to_vec(),
+            &RecordBatchOptions::new().with_row_count(Some(batch.num_rows())),
+        )?);
+    }
+    let mut cols = batch.columns().to_vec();
+    let a: ArrayRef = Arc::new(values.clone());
+    if id {
+        cols.push(a.clone());
+    }
+    if addr {
+        cols.push(a);
+    }
+    Ok(RecordBatch::try_new_with_options(
+        schema.clone(),
+        cols,
+        &RecordBatchOptions::new().with_row_count(Some(batch.num_rows())),
+    )?)
+}
+
+/// `(fragment_id << 32) | row` for every row in `ranges`.
+pub(crate) fn row_addresses(fragment_id: u64, ranges: &[Range<u64>]) -> UInt64Array {
+    let base = fragment_id << 32;
+    let n: u64 = ranges.iter().map(|r| r.end - r.start).sum();
+    let mut v = Vec::with_capacity(n as usize);
+    for r in ranges {
+        v.extend((r.start..r.end).map(|i| base | i));
+    }
+    UInt64Array::from(v)
+}
+
+fn filter_array(a: &UInt64Array, mask: &BooleanArray) -> Result<UInt64Array> {
+    let out = arrow_select::filter::filter(a, mask)?;
+    Ok(out.as_primitive::<arrow_array::types::UInt64Type>().clone())
+}
+
+fn filter_array_dyn(a: &ArrayRef, mask: &BooleanArray) -> Result<ArrayRef> {
+    Ok(arrow_select::filter::filter(a.as_ref(), mask)?)
+}
+
+/// Cuts the live rows of the chosen fragments into tasks, applying offset/limit up front
+/// when there is no filter.
+async fn plan_tasks(ds: &Dataset, opts: &ScanOptions, filtered: bool) -> Result<Vec<ScanTask>> {
+    let frags: Vec<&pb::DataFragment> = match &opts.fragments {
+        None => ds.fragments().iter().collect(),
+        Some(ids) => ids.iter().map(|&id| ds.fragment(id)).collect::<Result<_>>()?,
+    };
+    let (mut skip, mut remaining) = if filtered {
+        (0, u64::MAX)
+    } else {
+        (opts.offset, opts.limit.unwrap_or(u64::MAX))
+    };
+    let task_rows = MIN_TASK_ROWS.max(opts.batch_size as u64);
+    let mut tasks = Vec::new();
+    for f in frags {
+        if remaining == 0 {
+            break;
+        }
+        let live = lancelet_table::manifest::live_rows(f);
+        if skip >= live {
+            skip -= live;
+            continue;
+        }
+        let fragment = Arc::new(f.clone());
+        let ranges = ds.live_ranges(f).await?;
+        let mut current: Vec<Range<u64>> = Vec::new();
+        let mut current_rows = 0u64;
+        for r in ranges {
+            let mut r = r;
+            // Skip rows before the offset.
+            let len = r.end - r.start;
+            if skip >= len {
+                skip -= len;
+                continue;
+            }
+            r.start += skip;
+            skip = 0;
+            while r.start < r.end && remaining > 0 {
+                let take = (r.end - r.start).min(task_rows - current_rows).min(remaining);
+                current.push(r.start..r.start + take);
+                current_rows += take;
+                remaining -= take;
+                r.start += take;
+                if current_rows == task_rows {
+                    tasks.push(ScanTask {
+                        fragment: fragment.clone(),
+                        ranges: std::mem::take(&mut current),
+                    });
+                    current_rows = 0;
+                }
+            }
+            if remaining == 0 {
+                break;
+            }
+        }
+        if !current.is_empty() {
+            tasks.push(ScanTask {
+                fragment,
+                ranges: current,
+            });
+        }
+    }
+    Ok(tasks)
+}
+
+/// Applies offset and limit to task outputs taken in order, and cuts them to batch size.
+#[derive(Debug, Clone)]
+pub struct Limiter {
+    skip: u64,
+    remaining: Option<u64>,
+    batch_size: usize,
+}
+
+impl Limiter {
+    /// Whether no more rows are wanted.
+    pub fn done(&self) -> bool {
+        self.remaining == Some(0)
+    }
+
+    /// The output batches of one task's rows.
+    pub fn push(&mut self, batch: RecordBatch) -> Vec<RecordBatch> {
+        let mut start = 0usize;
+        let n = batch.num_rows();
+        if self.skip > 0 {
+            let s = (self.skip as usize).min(n);
+            self.skip -= s as u64;
+            start = s;
+        }
+        let mut end = n;
+        if let Some(rem) = self.remaining.as_mut() {
+            let take = ((n - start) as u64).min(*rem);
+            *rem -= take;
+            end = start + take as usize;
+        }
+        let mut out = Vec::new();
+        let mut at = start;
+        while at < end {
+            let len = (end - at).min(self.batch_size);
+            out.push(batch.slice(at, len));
+            at += len;
+        }
+        out
+    }
+}
+
+impl Dataset {
+    /// Reads the columns `names` (dotted paths allowed) of `frag` at `ranges` as one batch
+    /// with `schema` (from [`projected_schema`]), taking each column from its data file.
+    pub(crate) async fn read_rows(
+        &self,
+        frag: &pb::DataFragment,
+        names: &[String],
+        schema: &SchemaRef,
+        ranges: &[Range<u64>],
+    ) -> Result<RecordBatch> {
+        let n: u64 = ranges.iter().map(|r| r.end - r.start).sum();
+        let opts = RecordBatchOptions::new().with_row_count(Some(n as usize));
+        if names.is_empty() {
+            return Ok(RecordBatch::try_new_with_options(schema.clone(), vec![], &opts)?);
+        }
+        let readers = self.fragment_readers(frag).await?;
+        // Group requested names by the data file holding their top-level column.
+        let mut per_file: Vec<Vec<String>> = vec![Vec::new(); readers.len()];
+        for name in names {
+            let top = name.split('.').next().unwrap_or(name);
+            let top = if schema.field_with_name(name).is_ok() {
+                name.as_str()
+            } else {
+                top
+            };
+            // A column no data file holds was added after the fragment was written, or left
+            // out of an append: it reads as nulls.
+            if let Some(i) = readers
+                .iter()
+                .position(|r| r.metadata().schema.field_with_name(top).is_ok())
+            {
+                per_file[i].push(name.clone());
+            }
+        }
+        let mut by_name: HashMap<String, ArrayRef> = HashMap::new();
+        for (r, file_names) in readers.iter().zip(per_file) {
+            if file_names.is_empty() {
+                continue;
+            }
+            let p = r.projection(Some(&file_names))?;
+            let batch = match self.spawner() {
+                Some(s) => r.read_ranges_parallel(&p, ranges, None, s).await?,
+                None => r.read_ranges(&p, ranges, None).await?,
+            };
+            for (f, c) in batch.schema().fields().iter().zip(batch.columns()) {
+                by_name.insert(f.name().clone(), c.clone());
+            }
+        }
+        let columns = schema
+            .fields()
+            .iter()
+            .map(|f| {
+                by_name
+                    .remove(f.name())
+                    .unwrap_or_else(|| arrow_array::new_null_array(f.data_type(), n as usize))
+            })
+            .collect::<Vec<_>>();
+        // Data files may name nested fields differently; the dataset schema wins.
+        let columns = columns
+            .into_iter()
+            .zip(schema.fields())
+            .map(|(c, f)| conform(c, f.data_type()))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(RecordBatch::try_new_with_options(schema.clone(), columns, &opts)?)
+    }
+}
+
+/// Re-labels an array read from a file with the dataset's (equivalent) type.
+fn conform(a: ArrayRef, dt: &DataType) -> Result<ArrayRef> {
+    if a.data_type() == dt {
+        return Ok(a);
+    }
+    let data = a.to_data().into_builder().data_type(dt.clone()).build()?;
+    Ok(arrow_array::make_array(data))
+}

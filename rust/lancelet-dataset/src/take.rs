@@ -1,0 +1,202 @@
+//! Random access: rows by their offset in the dataset (deleted rows not counted) or by
+//! row address. Each fragment involved is read once, through the data files' partial
+//! reads, and the rows come back in the order asked (duplicates allowed).
+
+use std::ops::Range;
+
+use arrow_array::{RecordBatch, RecordBatchOptions, UInt32Array};
+use arrow_schema::SchemaRef;
+use lancelet_table::manifest::live_rows;
+use lancelet_table::pb;
+
+use crate::scan::projected_schema;
+use crate::{Dataset, Error, Result};
+
+impl Dataset {
+    /// The schema of `take(.., columns)`.
+    pub fn take_schema(&self, columns: Option<&[String]>) -> Result<SchemaRef> {
+        match columns {
+            None => Ok(self.schema().clone()),
+            Some(names) => projected_schema(self.schema(), names),
+        }
+    }
+
+    /// Rows at `indices`, offsets among the live rows of this version.
+    pub async fn take(&self, indices: &[u64], columns: Option<&[String]>) -> Result<RecordBatch> {
+        let total = self.count_rows();
+        let mut starts = Vec::with_capacity(self.fragments().len() + 1);
+        let mut acc = 0u64;
+        for f in self.fragments() {
+            starts.push(acc);
+            acc += live_rows(f);
+        }
+        // (fragment position, live offset in fragment, output position)
+        let mut wanted: Vec<(usize, u64, usize)> = Vec::with_capacity(indices.len());
+        for (pos, &i) in indices.iter().enumerate() {
+            if i >= total {
+                return Err(Error::OutOfRange(format!(
+                    "row index {i} is out of range: the dataset has {total} rows"
+                )));
+            }
+            let frag = starts.partition_point(|&s| s <= i) - 1;
+            wanted.push((frag, i - starts[frag], pos));
+        }
+        let mut by_frag: Vec<(usize, Vec<(u64, usize)>)> = Vec::new();
+        wanted.sort_by_key(|w| (w.0, w.2));
+        for (frag, off, pos) in wanted {
+            match by_frag.last_mut() {
+                Some((f, v)) if *f == frag => v.push((off, pos)),
+                _ => by_frag.push((frag, vec![(off, pos)])),
+            }
+        }
+        let mut requests = Vec::with_capacity(by_frag.len());
+        for (frag, rows) in by_frag {
+            let f = &self.fragments()[frag];
+            let live = self.live_ranges(f).await?;
+            let physical: Vec<u64> = rows.iter().map(|(off, _)| live_to_physical(&live, *off)).collect();
+            requests.push((f, physical, rows.into_iter().map(|(_, p)| p).collect::<Vec<_>>()));
+        }
+        self.take_physical(requests, indices.len(), columns).await
+    }
+
+    /// Rows at offsets `indices` among the live rows of fragment `fragment_id`.
+    pub async fn take_in_fragment(
+        &self,
+        fragment_id: u64,
+        indices: &[u64],
+        columns: Option<&[String]>,
+    ) -> Result<RecordBatch> {
+        let f = self.fragment(fragment_id)?;
+        let n = live_rows(f);
+        let live = self.live_ranges(f).await?;
+        let mut addrs = Vec::with_capacity(indices.len());
+        for &i in indices {
+            if i >= n {
+                return Err(Error::OutOfRange(format!(
+                    "row index {i} is out of range: fragment {fragment_id} has {n} rows"
+                )));
+            }
+            addrs.push((fragment_id << 32) | live_to_physical(&live, i));
+        }
+        self.take_addresses(&addrs, columns).await
+    }
+
+    /// Rows at row addresses `(fragment_id << 32) | offset`, in the order given.
+    pub async fn take_addresses(&self, addresses: &[u64], columns: Option<&[String]>) -> Result<RecordBatch> {
+        let mut groups: Vec<(u64, Vec<u64>, Vec<usize>)> = Vec::new();
+        let mut order: Vec<(u64, usize)> = addresses.iter().enumerate().map(|(p, &a)| (a >> 32, p)).collect();
+        order.sort_unstable();
+        for (frag, pos) in order {
+            let row = addresses[pos] & 0xFFFF_FFFF;
+            match groups.last_mut() {
+                Some((f, rows, ps)) if *f == frag => {
+                    rows.push(row);
+                    ps.push(pos);
+                }
+                _ => groups.push((frag, vec![row], vec![pos])),
+            }
+        }
+        let mut requests = Vec::with_capacity(groups.len());
+        for (frag, rows, ps) in groups {
+            let f = self.fragment(frag).map_err(|_| {
+                Error::OutOfRange(format!(
+                    "row address {} names missing fragment {frag}",
+                    (frag << 32) | rows[0]
+                ))
+            })?;
+            if let Some(r) = rows.iter().find(|&&r| r >= f.physical_rows) {
+                return Err(Error::OutOfRange(format!(
+                    "row {r} is past the {} rows of fragment {frag}",
+                    f.physical_rows
+                )));
+            }
+            requests.push((f, rows, ps));
+        }
+        self.take_physical(requests, addresses.len(), columns).await
+    }
+
+    async fn take_physical(
+        &self,
+        requests: Vec<(&pb::DataFragment, Vec<u64>, Vec<usize>)>,
+        n: usize,
+        columns: Option<&[String]>,
+    ) -> Result<RecordBatch> {
+        let schema = self.take_schema(columns)?;
+        let names: Vec<String> = match columns {
+            Some(c) => c.to_vec(),
+            None => schema.fields().iter().map(|f| f.name().clone()).collect(),
+        };
+        let parts = futures::future::try_join_all(
+            requests
+                .iter()
+                .map(|(f, rows, _)| self.take_rows(f, &names, &schema, rows)),
+        )
+        .await?;
+        let opts = RecordBatchOptions::new().with_row_count(Some(n));
+        if parts.is_empty() {
+            return Ok(RecordBatch::try_new_with_options(
+                schema.clone(),
+                schema
+                    .fields()
+                    .iter()
+                    .map(|f| arrow_array::new_empty_array(f.data_type()))
+                    .collect(),
+                &RecordBatchOptions::new().with_row_count(Some(0)),
+            )?);
+        }
+        let all = arrow_select::concat::concat_batches(&schema, &parts)?;
+        // Row k of `all` belongs at output position positions[k]; invert that.
+        let mut inverse = vec![0u32; n];
+        let mut k = 0u32;
+        for (_, _, positions) in &requests {
+            for &p in positions {
+                inverse[p] = k;
+                k += 1;
+            }
+        }
+        let out = arrow_select::take::take_record_batch(&all, &UInt32Array::from(inverse))?;
+        Ok(RecordBatch::try_new_with_options(
+            schema,
+            out.columns().to_vec(),
+            &opts,
+        )?)
+    }
+
+    /// Reads physical `rows` (any order) of a fragment.
+    async fn take_rows(
+        &self,
+        frag: &pb::DataFragment,
+        names: &[String],
+        schema: &SchemaRef,
+        rows: &[u64],
+    ) -> Result<RecordBatch> {
+        let mut sorted = rows.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let ranges = lancelet_file::reader::to_ranges(&sorted);
+        let batch = self.read_rows(frag, names, schema, &ranges).await?;
+        if sorted.as_slice() == rows {
+            return Ok(batch);
+        }
+        let positions: Vec<u32> = rows
+            .iter()
+            .map(|r| sorted.binary_search(r).map(|p| p as u32).unwrap_or(0))
+            .collect();
+        Ok(arrow_select::take::take_record_batch(
+            &batch,
+            &UInt32Array::from(positions),
+        )?)
+    }
+}
+
+/// The physical row of live offset `off` given a fragment's live ranges.
+pub(crate) fn live_to_physical(live: &[Range<u64>], mut off: u64) -> u64 {
+    for r in live {
+        let len = r.end - r.start;
+        if off < len {
+            return r.start + off;
+        }
+        off -= len;
+    }
+    live.last().map(|r| r.end).unwrap_or(0)
+}

@@ -1,0 +1,511 @@
+//! Writing datasets: input batches stream into new data files (a file is closed once it
+//! holds `max_rows_per_file` rows or `max_bytes_per_file` bytes), then one transaction
+//! commits them: Overwrite for a new or replaced dataset, Append otherwise. Memory stays
+//! bounded by the writer's page buffers, never the whole input. If anything fails before
+//! the commit lands, the files written so far are removed.
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow_array::{RecordBatch, RecordBatchReader};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use lancelet_file::schema::to_lance_fields;
+use lancelet_file::{FileVersion, FileWriter, WriterOptions};
+use lancelet_table::commit::{commit, new_transaction, CommitOptions};
+use lancelet_table::naming::ManifestNaming;
+use lancelet_table::pb;
+use lancelet_table::pb::transaction::Operation;
+use lancelet_table::store::{LocalStore, Store};
+
+use crate::{Caches, Dataset, Error, Result, DATA_DIR};
+
+/// How a write treats an existing dataset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteMode {
+    /// Create a new dataset; fail if one exists.
+    Create,
+    /// Add rows to the dataset, creating it if absent.
+    Append,
+    /// Replace the dataset's rows (and schema) with the input, keeping history.
+    Overwrite,
+}
+
+impl WriteMode {
+    /// Parses `"create"`, `"append"` or `"overwrite"`.
+    pub fn parse(s: &str) -> Result<Self> {
+        match s {
+            "create" => Ok(Self::Create),
+            "append" => Ok(Self::Append),
+            "overwrite" => Ok(Self::Overwrite),
+            other => Err(Error::InvalidArgument(format!(
+                "mode must be \"create\", \"append\" or \"overwrite\", got {other:?}"
+            ))),
+        }
+    }
+}
+
+/// Progress of a write: rows and bytes so far, files completed.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WriteProgress {
+    /// Rows written so far.
+    pub rows: u64,
+    /// Bytes of completed data files.
+    pub bytes: u64,
+    /// Data files completed.
+    pub files: u64,
+}
+
+/// A progress callback.
+pub type ProgressFn = Arc<dyn Fn(WriteProgress) + Send + Sync>;
+
+/// Options of [`write_dataset`].
+#[derive(Clone)]
+pub struct WriteParams {
+    /// What to do with an existing dataset.
+    pub mode: WriteMode,
+    /// Rows per data file (and fragment).
+    pub max_rows_per_file: u64,
+    /// Bytes per data file, checked after each batch.
+    pub max_bytes_per_file: u64,
+    /// Name manifests with the V2 scheme (new datasets only).
+    pub enable_v2_manifest_paths: bool,
+    /// File format of new data files.
+    pub file_version: FileVersion,
+    /// Stored in the transaction's properties.
+    pub commit_message: Option<String>,
+    /// Called after each batch and each completed file.
+    pub progress: Option<ProgressFn>,
+    /// Options of the file writer.
+    pub writer: WriterOptions,
+}
+
+impl std::fmt::Debug for WriteParams {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WriteParams")
+            .field("mode", &self.mode)
+            .field("max_rows_per_file", &self.max_rows_per_file)
+            .field("max_bytes_per_file", &self.max_bytes_per_file)
+            .field("file_version", &self.file_version)
+            .finish()
+    }
+}
+
+impl Default for WriteParams {
+    fn default() -> Self {
+        Self {
+            mode: WriteMode::Create,
+            max_rows_per_file: 1024 * 1024,
+            max_bytes_per_file: 90 * 1024 * 1024 * 1024,
+            enable_v2_manifest_paths: true,
+            file_version: FileVersion::V2_0,
+            commit_message: None,
+            progress: None,
+            writer: WriterOptions::default(),
+        }
+    }
+}
+
+/// A new data file name: 24 binary digits from the first 3 bytes of a random UUID, then
+/// the other 13 bytes in hex (Lance's rule, which spreads files over object-store prefixes).
+pub fn new_data_file_name() -> String {
+    let bytes = *uuid::Uuid::new_v4().as_bytes();
+    let mut s = String::with_capacity(56);
+    for b in &bytes[..3] {
+        s.push_str(&format!("{b:08b}"));
+    }
+    for b in &bytes[3..] {
+        s.push_str(&format!("{b:02x}"));
+    }
+    s.push_str(".lance");
+    s
+}
+
+/// How appended data maps onto the dataset's columns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Alignment {
+    /// For each dataset column present in the data (in dataset order), its index in the data.
+    pub order: Vec<usize>,
+    /// Positions (in the dataset schema) of those columns.
+    pub present: Vec<usize>,
+}
+
+/// Matches `data`'s columns to `target`'s, or explains how the schemas differ. Nullable
+/// dataset columns may be missing from the data (they read as nulls, as in pylance).
+pub fn align_schema(target: &Schema, data: &Schema) -> Result<Alignment> {
+    let mut problems = Vec::new();
+    let mut order = Vec::with_capacity(target.fields().len());
+    let mut present = Vec::with_capacity(target.fields().len());
+    for (pos, f) in target.fields().iter().enumerate() {
+        match data.index_of(f.name()) {
+            Ok(i) => {
+                let g = data.field(i);
+                if !same_type(f.data_type(), g.data_type()) {
+                    problems.push(format!(
+                        "field {:?} is {} in the dataset but {} in the data",
+                        f.name(),
+                        f.data_type(),
+                        g.data_type()
+                    ));
+                }
+                order.push(i);
+                present.push(pos);
+            }
+            Err(_) if f.is_nullable() => {}
+            Err(_) => problems.push(format!(
+                "field {:?} is missing from the data (it is not nullable)",
+                f.name()
+            )),
+        }
+    }
+    for g in data.fields() {
+        if target.field_with_name(g.name()).is_err() {
+            problems.push(format!("field {:?} is not in the dataset", g.name()));
+        }
+    }
+    if !problems.is_empty() {
+        return Err(Error::SchemaMismatch(problems.join("; ")));
+    }
+    Ok(Alignment { order, present })
+}
+
+/// Types equal up to the names of list items (which writers spell differently).
+fn same_type(a: &DataType, b: &DataType) -> bool {
+    match (a, b) {
+        (DataType::List(x), DataType::List(y)) | (DataType::LargeList(x), DataType::LargeList(y)) => {
+            same_type(x.data_type(), y.data_type())
+        }
+        (DataType::FixedSizeList(x, n), DataType::FixedSizeList(y, m)) => {
+            n == m && same_type(x.data_type(), y.data_type())
+        }
+        (DataType::Struct(x), DataType::Struct(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y.iter())
+                    .all(|(p, q)| p.name() == q.name() && same_type(p.data_type(), q.data_type()))
+        }
+        _ => a == b,
+    }
+}
+
+/// The schema data files are written with: the dataset's types and field names, with list
+/// item names taken from the data so batches are accepted unchanged.
+fn cast_batch(batch: &RecordBatch, order: Option<&[usize]>, schema: &SchemaRef) -> Result<RecordBatch> {
+    let columns = match order {
+        Some(order) => order.iter().map(|&i| batch.column(i).clone()).collect(),
+        None => batch.columns().to_vec(),
+    };
+    let opts = arrow_array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+    Ok(RecordBatch::try_new_with_options(schema.clone(), columns, &opts)?)
+}
+
+/// Writes data files under `root/data` from `batches`, returning one fragment per file
+/// (ids 0.. until the commit assigns real ones). On error, the files written are removed.
+pub struct FragmentWriter {
+    root: std::path::PathBuf,
+    schema: SchemaRef,
+    field_ids: Vec<i32>,
+    params: WriteParams,
+    current: Option<(String, FileWriter<BufWriter<File>>)>,
+    done: Vec<pb::DataFragment>,
+    progress: WriteProgress,
+}
+
+impl FragmentWriter {
+    /// A writer of files with `schema`, recording `field_ids` (pre-order Lance field ids).
+    pub fn new(root: &Path, schema: SchemaRef, field_ids: Vec<i32>, params: WriteParams) -> Result<Self> {
+        if params.max_rows_per_file == 0 || params.max_bytes_per_file == 0 {
+            return Err(Error::InvalidArgument(
+                "max_rows_per_file and max_bytes_per_file must be positive".into(),
+            ));
+        }
+        // Checks the schema (and the file version) before any input is consumed.
+        FileWriter::try_new(std::io::sink(), "schema check", schema.clone(), params.writer.clone())?;
+        Ok(Self {
+            root: root.to_path_buf(),
+            schema,
+            field_ids,
+            params,
+            current: None,
+            done: Vec::new(),
+            progress: WriteProgress::default(),
+        })
+    }
+
+    fn data_path(&self, name: &str) -> std::path::PathBuf {
+        self.root.join(DATA_DIR).join(name)
+    }
+
+    fn open_file(&mut self) -> Result<()> {
+        let dir = self.root.join(DATA_DIR);
+        std::fs::create_dir_all(&dir).map_err(|e| lancelet_file::Error::io(&dir.display().to_string(), e))?;
+        let name = new_data_file_name();
+        let path = self.data_path(&name);
+        let display = path.display().to_string();
+        let f = File::create(&path).map_err(|e| lancelet_file::Error::io(&display, e))?;
+        let mut w = FileWriter::try_new(
+            BufWriter::with_capacity(1 << 20, f),
+            &display,
+            self.schema.clone(),
+            self.params.writer.clone(),
+        )?;
+        w.set_field_ids(self.field_ids.clone())?;
+        self.current = Some((name, w));
+        Ok(())
+    }
+
+    fn close_file(&mut self) -> Result<()> {
+        let Some((name, w)) = self.current.take() else {
+            return Ok(());
+        };
+        let rows = w.num_rows();
+        let (out, _) = w.finish()?;
+        let file = out
+            .into_inner()
+            .map_err(|e| lancelet_file::Error::io(&name, e.into_error()))?;
+        file.sync_data().map_err(|e| lancelet_file::Error::io(&name, e))?;
+        let size = file.metadata().map_err(|e| lancelet_file::Error::io(&name, e))?.len();
+        let (major, minor) = match self.params.file_version {
+            FileVersion::V2_0 => (2, 0),
+            other => {
+                let (a, b) = other.footer_pair();
+                (u32::from(a), u32::from(b))
+            }
+        };
+        self.done.push(pb::DataFragment {
+            id: self.done.len() as u64,
+            files: vec![pb::DataFile {
+                path: name,
+                fields: self.field_ids.clone(),
+                column_indices: (0..self.field_ids.len() as i32).collect(),
+                file_major_version: major,
+                file_minor_version: minor,
+                file_size_bytes: size,
+                base_id: None,
+            }],
+            deletion_file: None,
+            physical_rows: rows,
+            ..Default::default()
+        });
+        self.progress.files += 1;
+        self.progress.bytes += size;
+        self.report();
+        Ok(())
+    }
+
+    fn report(&self) {
+        if let Some(p) = &self.params.progress {
+            p(self.progress);
+        }
+    }
+
+    /// Writes one batch (already in the file schema), cutting files at the row limit.
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        let mut offset = 0usize;
+        while offset < batch.num_rows() {
+            if self.current.is_none() {
+                self.open_file()?;
+            }
+            let Some((_, w)) = self.current.as_mut() else {
+                return Err(Error::InvalidArgument("no open data file".into()));
+            };
+            let room = (self.params.max_rows_per_file - w.num_rows()).min((batch.num_rows() - offset) as u64) as usize;
+            w.write_batch(&batch.slice(offset, room))?;
+            offset += room;
+            self.progress.rows += room as u64;
+            let full =
+                w.num_rows() >= self.params.max_rows_per_file || w.bytes_written() >= self.params.max_bytes_per_file;
+            if full {
+                self.close_file()?;
+            }
+        }
+        self.report();
+        Ok(())
+    }
+
+    /// Closes the last file and returns the fragments written.
+    pub fn finish(&mut self) -> Result<Vec<pb::DataFragment>> {
+        self.close_file()?;
+        Ok(self.done.clone())
+    }
+
+    /// Removes every file written so far (after a failure).
+    pub fn abort(&mut self) {
+        if let Some((name, _)) = self.current.take() {
+            let _ = std::fs::remove_file(self.data_path(&name));
+        }
+        for f in std::mem::take(&mut self.done) {
+            for d in &f.files {
+                let _ = std::fs::remove_file(self.data_path(&d.path));
+            }
+        }
+    }
+}
+
+/// The Lance field ids of the top-level columns at `present` (positions in `schema`),
+/// each followed by its children's, in pre-order, from the dataset's field list.
+fn dataset_field_ids(schema: &Schema, fields: &[lancelet_proto::pbfile::Field], present: &[usize]) -> Result<Vec<i32>> {
+    let ours = to_lance_fields(schema)?;
+    let theirs = preorder(fields);
+    if ours.len() != theirs.len() || ours.iter().zip(&theirs).any(|(a, b)| a.name != b.name) {
+        return Err(Error::SchemaMismatch(
+            "the dataset's field list does not match its schema".into(),
+        ));
+    }
+    let mut out = Vec::new();
+    let mut top = 0usize;
+    for (i, f) in ours.iter().enumerate() {
+        if f.parent_id < 0 && i > 0 {
+            top += 1;
+        }
+        if present.contains(&top) {
+            out.push(theirs[i].id);
+        }
+    }
+    Ok(out)
+}
+
+/// Lance fields in pre-order (parents before children, siblings in list order).
+fn preorder(fields: &[lancelet_proto::pbfile::Field]) -> Vec<&lancelet_proto::pbfile::Field> {
+    fn visit<'a>(
+        parent: i32,
+        fields: &'a [lancelet_proto::pbfile::Field],
+        out: &mut Vec<&'a lancelet_proto::pbfile::Field>,
+        depth: usize,
+    ) {
+        if depth > 64 {
+            return;
+        }
+        for f in fields.iter().filter(|f| f.parent_id == parent) {
+            out.push(f);
+            visit(f.id, fields, out, depth + 1);
+        }
+    }
+    let mut out = Vec::with_capacity(fields.len());
+    visit(-1, fields, &mut out, 0);
+    out
+}
+
+/// Writes `reader`'s batches as a dataset at `root` and commits them.
+pub async fn write_dataset(
+    root: &Path,
+    mut reader: Box<dyn RecordBatchReader + Send>,
+    params: WriteParams,
+) -> Result<Dataset> {
+    let store: Arc<dyn Store> = Arc::new(LocalStore::new(root));
+    let existing =
+        match Dataset::open_with(store.clone(), root.to_path_buf(), None, Arc::<Caches>::default(), None).await {
+            Ok(ds) => Some(ds),
+            Err(Error::NotFound(_)) => None,
+            Err(Error::Table(lancelet_table::Error::NotFound { .. })) => None,
+            Err(e) => return Err(e),
+        };
+    let data_schema = reader.schema();
+    let mode = params.mode;
+    if mode == WriteMode::Create && existing.is_some() {
+        return Err(Error::AlreadyExists(root.display().to_string()));
+    }
+    let appending = mode == WriteMode::Append && existing.is_some();
+    let (file_schema, order, field_ids) = match (&existing, appending) {
+        (Some(ds), true) => {
+            if ds.data_storage_version() != params.file_version.name() {
+                return Err(Error::Unsupported(format!(
+                    "appending {} files to a dataset of format {}",
+                    params.file_version.name(),
+                    ds.data_storage_version()
+                )));
+            }
+            let aligned = align_schema(ds.schema(), &data_schema)?;
+            // Keep the data's nested field names (e.g. list items) so batches need no cast.
+            let fields: Vec<Field> = aligned
+                .order
+                .iter()
+                .zip(&aligned.present)
+                .map(|(&i, &pos)| {
+                    data_schema
+                        .field(i)
+                        .clone()
+                        .with_name(ds.schema().field(pos).name().clone())
+                })
+                .collect();
+            let schema = Arc::new(Schema::new_with_metadata(fields, ds.schema().metadata().clone()));
+            let ids = dataset_field_ids(ds.schema(), &ds.manifest().fields, &aligned.present)?;
+            let identity = aligned.order.len() == data_schema.fields().len()
+                && aligned.order.iter().enumerate().all(|(i, &j)| i == j);
+            (schema, (!identity).then_some(aligned.order), ids)
+        }
+        _ => {
+            let ids = to_lance_fields(&data_schema)?.iter().map(|f| f.id).collect();
+            (data_schema.clone(), None::<Vec<usize>>, ids)
+        }
+    };
+    let mut writer = FragmentWriter::new(root, file_schema.clone(), field_ids, params.clone())?;
+    let pumped: Result<()> = reader.by_ref().try_for_each(|batch| {
+        let batch = batch?;
+        if batch.num_rows() == 0 {
+            return Ok(());
+        }
+        writer.write(&cast_batch(&batch, order.as_deref(), &file_schema)?)
+    });
+    let fragments = match pumped.and_then(|()| writer.finish()) {
+        Ok(f) => f,
+        Err(e) => {
+            writer.abort();
+            return Err(e);
+        }
+    };
+    let op = if appending {
+        Operation::Append(pb::transaction::Append {
+            fragments: fragments.clone(),
+        })
+    } else {
+        Operation::Overwrite(pb::transaction::Overwrite {
+            fragments: fragments.clone(),
+            schema: to_lance_fields(&file_schema)?,
+            schema_metadata: file_schema
+                .metadata()
+                .iter()
+                .map(|(k, v)| (k.clone(), bytes::Bytes::from(v.clone().into_bytes())))
+                .collect(),
+            config_upsert_values: Default::default(),
+            initial_bases: Vec::new(),
+        })
+    };
+    let read_version = existing.as_ref().map(|d| d.version()).unwrap_or(0);
+    let txn = new_transaction(read_version, op, params.commit_message.as_deref());
+    let opts = CommitOptions {
+        naming: if params.enable_v2_manifest_paths {
+            ManifestNaming::V2
+        } else {
+            ManifestNaming::V1
+        },
+        data_format: Some(pb::manifest::DataStorageFormat {
+            file_format: "lance".into(),
+            version: params.file_version.name().into(),
+        }),
+        ..CommitOptions::default()
+    };
+    let base = existing.as_ref().map(|d| (d.manifest(), d.naming()));
+    match commit(store.as_ref(), base, &txn, &opts).await {
+        Ok((m, naming)) => Dataset::from_manifest(store, root.to_path_buf(), m, naming, Arc::default(), None),
+        Err(e) => {
+            remove_fragments(root, &fragments);
+            Err(match e {
+                lancelet_table::Error::CommitConflict { .. } if mode == WriteMode::Create && existing.is_none() => {
+                    Error::AlreadyExists(root.display().to_string())
+                }
+                e => e.into(),
+            })
+        }
+    }
+}
+
+/// Removes the data files of fragments that were never committed.
+pub(crate) fn remove_fragments(root: &Path, fragments: &[pb::DataFragment]) {
+    for f in fragments {
+        for d in &f.files {
+            let _ = std::fs::remove_file(root.join(DATA_DIR).join(&d.path));
+        }
+    }
+}

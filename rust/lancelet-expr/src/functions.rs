@@ -1,0 +1,218 @@
+//! Scalar functions: evaluation (argument checking lives in the binder).
+
+use std::sync::Arc;
+
+use arrow_arith::boolean::is_not_null;
+use arrow_array::cast::AsArray;
+use arrow_array::types::{
+    Decimal128Type, Float16Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type,
+};
+use arrow_array::{
+    Array, ArrayRef, BooleanArray, GenericStringArray, Int32Array, Int64Array, OffsetSizeTrait, Scalar, StringArray,
+};
+use arrow_buffer::Buffer;
+use arrow_schema::{ArrowError, DataType};
+use arrow_select::zip::zip;
+use arrow_string::like;
+use arrow_string::regexp::{regexp_is_match_scalar, regexp_match};
+
+use crate::error::{Error, Result};
+use crate::eval::{datum_op, Value};
+
+/// Function names `bind` accepts (lower case), for error messages.
+pub(crate) const SUPPORTED: &[&str] = &[
+    "abs",
+    "char_length",
+    "character_length",
+    "coalesce",
+    "contains",
+    "ends_with",
+    "isnan",
+    "length",
+    "lower",
+    "regexp_like",
+    "regexp_match",
+    "starts_with",
+    "upper",
+];
+
+/// A bound function; constant arguments that must be constant are captured here.
+#[derive(Debug, Clone)]
+pub(crate) enum Func {
+    Lower,
+    Upper,
+    CharLength,
+    StartsWith,
+    EndsWith,
+    Contains,
+    RegexpLike { pattern: String, flags: Option<String> },
+    RegexpMatch { pattern: String, flags: Option<String> },
+    Abs,
+    Coalesce,
+    IsNan,
+}
+
+fn arg(values: &[Value], i: usize) -> Result<&Value> {
+    values
+        .get(i)
+        .ok_or_else(|| Error::Type(format!("missing function argument {}", i + 1)))
+}
+
+fn wrong_type(what: &str, dt: &DataType) -> Error {
+    Error::Type(format!("{what} does not accept {dt} values"))
+}
+
+impl Func {
+    pub(crate) fn invoke(&self, values: &[Value], rows: usize) -> Result<Value> {
+        match self {
+            Func::Lower => arg(values, 0)?.map(|a| case_map(a, false)),
+            Func::Upper => arg(values, 0)?.map(|a| case_map(a, true)),
+            Func::CharLength => arg(values, 0)?.map(char_length),
+            Func::StartsWith => bool_kernel(values, like::starts_with),
+            Func::EndsWith => bool_kernel(values, like::ends_with),
+            Func::Contains => bool_kernel(values, like::contains),
+            Func::RegexpLike { pattern, flags } => arg(values, 0)?.map(|a| regexp_like(a, pattern, flags.as_deref())),
+            Func::RegexpMatch { pattern, flags } => arg(values, 0)?.map(|a| {
+                let pattern = Scalar::new(cast_like(a, StringArray::from(vec![pattern.as_str()]))?);
+                let flags = match flags {
+                    Some(f) => Some(Scalar::new(cast_like(a, StringArray::from(vec![f.as_str()]))?)),
+                    None => None,
+                };
+                Ok(regexp_match(a.as_ref(), &pattern, flags.as_ref().map(|f| f as _))?)
+            }),
+            Func::Abs => arg(values, 0)?.map(abs),
+            Func::IsNan => arg(values, 0)?.map(is_nan),
+            Func::Coalesce => coalesce(values, rows),
+        }
+    }
+}
+
+/// A constant string argument as an array of the same string type as `like`.
+fn cast_like(like: &ArrayRef, s: StringArray) -> Result<ArrayRef> {
+    Ok(arrow_cast::cast(&s, like.data_type())?)
+}
+
+fn bool_kernel(
+    values: &[Value],
+    f: fn(&dyn arrow_array::Datum, &dyn arrow_array::Datum) -> std::result::Result<BooleanArray, ArrowError>,
+) -> Result<Value> {
+    datum_op(arg(values, 0)?, arg(values, 1)?, |a, b| {
+        f(a, b).map(|x| Arc::new(x) as ArrayRef)
+    })
+}
+
+fn case_map(a: &ArrayRef, upper: bool) -> Result<ArrayRef> {
+    fn run<O: OffsetSizeTrait>(a: &GenericStringArray<O>, upper: bool) -> Result<ArrayRef> {
+        if a.values().is_ascii() {
+            // ASCII: map the value bytes in one pass and keep offsets and nulls.
+            let bytes: Vec<u8> = a
+                .values()
+                .iter()
+                .map(|b| {
+                    if upper {
+                        b.to_ascii_uppercase()
+                    } else {
+                        b.to_ascii_lowercase()
+                    }
+                })
+                .collect();
+            let out =
+                GenericStringArray::<O>::try_new(a.offsets().clone(), Buffer::from_vec(bytes), a.nulls().cloned())?;
+            return Ok(Arc::new(out));
+        }
+        let out: GenericStringArray<O> = a
+            .iter()
+            .map(|v| v.map(|s| if upper { s.to_uppercase() } else { s.to_lowercase() }))
+            .collect();
+        Ok(Arc::new(out))
+    }
+    match a.data_type() {
+        DataType::Utf8 => run(a.as_string::<i32>(), upper),
+        DataType::LargeUtf8 => run(a.as_string::<i64>(), upper),
+        dt => Err(wrong_type(if upper { "upper()" } else { "lower()" }, dt)),
+    }
+}
+
+/// Length in characters (not bytes), as DataFusion's `length` / `char_length`.
+fn char_length(a: &ArrayRef) -> Result<ArrayRef> {
+    match a.data_type() {
+        DataType::Utf8 => {
+            let s = a.as_string::<i32>();
+            if s.values().is_ascii() {
+                return Ok(arrow_string::length::length(a.as_ref())?);
+            }
+            Ok(Arc::new(Int32Array::from_unary(s, |v| v.chars().count() as i32)))
+        }
+        DataType::LargeUtf8 => {
+            let s = a.as_string::<i64>();
+            if s.values().is_ascii() {
+                return Ok(arrow_string::length::length(a.as_ref())?);
+            }
+            Ok(Arc::new(Int64Array::from_unary(s, |v| v.chars().count() as i64)))
+        }
+        dt => Err(wrong_type("length()", dt)),
+    }
+}
+
+fn regexp_like(a: &ArrayRef, pattern: &str, flags: Option<&str>) -> Result<ArrayRef> {
+    let out = match a.data_type() {
+        DataType::Utf8 => regexp_is_match_scalar(a.as_string::<i32>(), pattern, flags)?,
+        DataType::LargeUtf8 => regexp_is_match_scalar(a.as_string::<i64>(), pattern, flags)?,
+        DataType::Utf8View => regexp_is_match_scalar(a.as_string_view(), pattern, flags)?,
+        dt => return Err(wrong_type("regexp_like()", dt)),
+    };
+    Ok(Arc::new(out))
+}
+
+fn abs(a: &ArrayRef) -> Result<ArrayRef> {
+    Ok(match a.data_type() {
+        DataType::Int8 => Arc::new(a.as_primitive::<Int8Type>().unary::<_, Int8Type>(i8::wrapping_abs)),
+        DataType::Int16 => Arc::new(a.as_primitive::<Int16Type>().unary::<_, Int16Type>(i16::wrapping_abs)),
+        DataType::Int32 => Arc::new(a.as_primitive::<Int32Type>().unary::<_, Int32Type>(i32::wrapping_abs)),
+        DataType::Int64 => Arc::new(a.as_primitive::<Int64Type>().unary::<_, Int64Type>(i64::wrapping_abs)),
+        DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64 | DataType::Null => Arc::clone(a),
+        DataType::Float16 => {
+            let wide = arrow_cast::cast(a.as_ref(), &DataType::Float32)?;
+            arrow_cast::cast(&abs(&wide)?, &DataType::Float16)?
+        }
+        DataType::Float32 => Arc::new(a.as_primitive::<Float32Type>().unary::<_, Float32Type>(f32::abs)),
+        DataType::Float64 => Arc::new(a.as_primitive::<Float64Type>().unary::<_, Float64Type>(f64::abs)),
+        DataType::Decimal128(p, s) => Arc::new(
+            a.as_primitive::<Decimal128Type>()
+                .unary::<_, Decimal128Type>(i128::wrapping_abs)
+                .with_precision_and_scale(*p, *s)?,
+        ),
+        dt => return Err(wrong_type("abs()", dt)),
+    })
+}
+
+fn is_nan(a: &ArrayRef) -> Result<ArrayRef> {
+    Ok(Arc::new(match a.data_type() {
+        DataType::Float16 => BooleanArray::from_unary(a.as_primitive::<Float16Type>(), |v| v.is_nan()),
+        DataType::Float32 => BooleanArray::from_unary(a.as_primitive::<Float32Type>(), f32::is_nan),
+        DataType::Float64 => BooleanArray::from_unary(a.as_primitive::<Float64Type>(), f64::is_nan),
+        // Integers and decimals are never NaN.
+        _ => BooleanArray::new(arrow_buffer::BooleanBuffer::new_unset(a.len()), a.logical_nulls()),
+    }))
+}
+
+fn coalesce(values: &[Value], rows: usize) -> Result<Value> {
+    let mut iter = values.iter();
+    let mut acc = iter
+        .next()
+        .cloned()
+        .ok_or_else(|| Error::Type("coalesce() needs an argument".to_string()))?;
+    for next in iter {
+        match &acc {
+            Value::Scalar(s) if s.is_valid(0) => break,
+            Value::Scalar(_) => acc = next.clone(),
+            Value::Array(a) if a.null_count() == 0 => break,
+            Value::Array(a) => {
+                let mask = is_not_null(a.as_ref())?;
+                let falsy = next.clone().into_array(rows)?;
+                acc = Value::Array(zip(&mask, a, &falsy)?);
+            }
+        }
+    }
+    Ok(acc)
+}

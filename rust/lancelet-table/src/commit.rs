@@ -1,0 +1,431 @@
+//! Transactions and the commit protocol.
+//!
+//! A writer describes its change as a `Transaction` (an operation plus the version it read),
+//! writes it to `_transactions/{read_version}-{uuid}.txn`, then tries to create the manifest
+//! of the next version with [`Store::put_if_absent`]. When another writer took that version
+//! first, the transactions committed since our read version are checked against ours: if
+//! none conflicts, our operation is applied again on top of the newest manifest (fresh
+//! fragment ids) and the commit retried; otherwise the commit fails with
+//! [`Error::CommitConflict`]. A manifest only appears once complete, so a writer that dies at
+//! any point leaves the dataset at a committed version.
+
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
+
+use prost::Message;
+
+use crate::manifest::{check_writer_flags, encode_manifest, set_feature_flags};
+use crate::naming::ManifestNaming;
+use crate::store::Store;
+use crate::versions::{latest_version, list_versions, read_entry, write_latest_hint};
+use crate::{pb, Error, Result};
+
+use pb::transaction::Operation;
+
+/// The directory holding transaction files, relative to the dataset root.
+pub const TRANSACTIONS_DIR: &str = "_transactions";
+
+/// The library name lancelet records in the manifests it writes.
+pub const WRITER_LIBRARY: &str = "lancelet";
+
+/// How a commit behaves.
+#[derive(Debug, Clone)]
+pub struct CommitOptions {
+    /// Attempts after the first before giving up with a conflict.
+    pub max_retries: u32,
+    /// Manifest naming for a new dataset (an existing one keeps its own).
+    pub naming: ManifestNaming,
+    /// Storage format recorded for a new dataset (or an overwrite that changes it).
+    pub data_format: Option<pb::manifest::DataStorageFormat>,
+}
+
+impl Default for CommitOptions {
+    fn default() -> Self {
+        Self {
+            max_retries: 20,
+            naming: ManifestNaming::V2,
+            data_format: None,
+        }
+    }
+}
+
+/// A new transaction reading `read_version` (0 for a new dataset).
+pub fn new_transaction(read_version: u64, operation: Operation, message: Option<&str>) -> pb::Transaction {
+    let mut properties = HashMap::new();
+    if let Some(m) = message {
+        properties.insert("message".to_string(), m.to_string());
+    }
+    pb::Transaction {
+        read_version,
+        uuid: uuid::Uuid::new_v4().hyphenated().to_string(),
+        tag: String::new(),
+        transaction_properties: properties,
+        operation: Some(operation),
+    }
+}
+
+/// The transaction file's name (inside [`TRANSACTIONS_DIR`]).
+pub fn transaction_file_name(txn: &pb::Transaction) -> String {
+    format!("{}-{}.txn", txn.read_version, txn.uuid)
+}
+
+/// A short name of an operation, for messages.
+pub fn operation_name(op: Option<&Operation>) -> &'static str {
+    match op {
+        Some(Operation::Append(_)) => "Append",
+        Some(Operation::Delete(_)) => "Delete",
+        Some(Operation::Overwrite(_)) => "Overwrite",
+        Some(Operation::CreateIndex(_)) => "CreateIndex",
+        Some(Operation::Rewrite(_)) => "Rewrite",
+        Some(Operation::Merge(_)) => "Merge",
+        Some(Operation::Restore(_)) => "Restore",
+        Some(Operation::ReserveFragments(_)) => "ReserveFragments",
+        Some(Operation::Update(_)) => "Update",
+        Some(Operation::Project(_)) => "Project",
+        Some(Operation::UpdateConfig(_)) => "UpdateConfig",
+        Some(Operation::DataReplacement(_)) => "DataReplacement",
+        Some(Operation::UpdateMemWalState(_)) => "UpdateMemWalState",
+        Some(Operation::Clone(_)) => "Clone",
+        Some(Operation::UpdateBases(_)) => "UpdateBases",
+        None => "unknown operation",
+    }
+}
+
+/// Fragment ids an operation rewrites or removes (`None`: it replaces the whole table).
+fn touched_fragments(op: &Operation) -> Option<HashSet<u64>> {
+    let ids = |frags: &[pb::DataFragment]| frags.iter().map(|f| f.id).collect::<HashSet<u64>>();
+    match op {
+        Operation::Append(_)
+        | Operation::ReserveFragments(_)
+        | Operation::UpdateConfig(_)
+        | Operation::CreateIndex(_)
+        | Operation::Project(_) => Some(HashSet::new()),
+        Operation::Delete(d) => {
+            let mut s = ids(&d.updated_fragments);
+            s.extend(d.deleted_fragment_ids.iter().copied());
+            Some(s)
+        }
+        Operation::Update(u) => {
+            let mut s = ids(&u.updated_fragments);
+            s.extend(u.removed_fragment_ids.iter().copied());
+            Some(s)
+        }
+        Operation::Rewrite(r) => {
+            let mut s = ids(&r.old_fragments);
+            for g in &r.groups {
+                s.extend(g.old_fragments.iter().map(|f| f.id));
+            }
+            Some(s)
+        }
+        Operation::DataReplacement(d) => Some(d.replacements.iter().map(|r| r.fragment_id).collect()),
+        _ => None,
+    }
+}
+
+/// Why `mine` cannot be committed after `theirs`, or `None` when both can stand.
+pub fn conflict_reason(mine: &Operation, theirs: &Operation) -> Option<String> {
+    let (m, t) = (operation_name(Some(mine)), operation_name(Some(theirs)));
+    let whole = |op: &Operation| {
+        matches!(
+            op,
+            Operation::Overwrite(_) | Operation::Restore(_) | Operation::Merge(_) | Operation::Clone(_)
+        )
+    };
+    if whole(mine) || whole(theirs) {
+        // Reserving ids never changes data, so it commutes even with a table replacement.
+        if matches!(mine, Operation::ReserveFragments(_)) {
+            return None;
+        }
+        return Some(format!("a concurrent {t} conflicts with this {m}"));
+    }
+    if let (Operation::UpdateConfig(a), Operation::UpdateConfig(b)) = (mine, theirs) {
+        let keys = |c: &pb::transaction::UpdateConfig| {
+            let mut k: HashSet<String> = c.upsert_values.keys().cloned().collect();
+            k.extend(c.delete_keys.iter().cloned());
+            if let Some(u) = &c.config_updates {
+                k.extend(u.update_entries.iter().map(|e| e.key.clone()));
+            }
+            k
+        };
+        let (ka, kb) = (keys(a), keys(b));
+        return ka
+            .intersection(&kb)
+            .next()
+            .map(|k| format!("a concurrent UpdateConfig also changed {k:?}"));
+    }
+    let (Some(a), Some(b)) = (touched_fragments(mine), touched_fragments(theirs)) else {
+        return Some(format!("{m} cannot be reconciled with a concurrent {t}"));
+    };
+    let mut shared: Vec<u64> = a.intersection(&b).copied().collect();
+    shared.sort_unstable();
+    (!shared.is_empty()).then(|| format!("a concurrent {t} changed fragment(s) {shared:?} that this {m} also changes"))
+}
+
+fn next_fragment_id(m: &pb::Manifest) -> u64 {
+    let max_in_list = m.fragments.iter().map(|f| f.id).max();
+    match (m.max_fragment_id, max_in_list) {
+        (Some(a), Some(b)) => u64::from(a).max(b) + 1,
+        (Some(a), None) => u64::from(a) + 1,
+        (None, Some(b)) => b + 1,
+        (None, None) => 0,
+    }
+}
+
+fn assign_ids(frags: &[pb::DataFragment], next: &mut u64) -> Vec<pb::DataFragment> {
+    frags
+        .iter()
+        .map(|f| {
+            let mut f = f.clone();
+            f.id = *next;
+            *next += 1;
+            f
+        })
+        .collect()
+}
+
+fn apply_update_map(target: &mut HashMap<String, String>, update: &pb::transaction::UpdateMap) {
+    if update.replace {
+        target.clear();
+    }
+    for e in &update.update_entries {
+        match &e.value {
+            Some(v) => {
+                target.insert(e.key.clone(), v.clone());
+            }
+            None => {
+                target.remove(&e.key);
+            }
+        }
+    }
+}
+
+fn now() -> prost_types::Timestamp {
+    let d = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    prost_types::Timestamp {
+        seconds: i64::try_from(d.as_secs()).unwrap_or(i64::MAX),
+        nanos: i32::try_from(d.subsec_nanos()).unwrap_or(0),
+    }
+}
+
+/// The manifest of `version` that results from applying `txn` on top of `base` (the
+/// latest committed manifest, or `None` for a new dataset).
+pub async fn apply(
+    store: &dyn Store,
+    base: Option<&pb::Manifest>,
+    txn: &pb::Transaction,
+    version: u64,
+    opts: &CommitOptions,
+) -> Result<pb::Manifest> {
+    let op = txn
+        .operation
+        .as_ref()
+        .ok_or_else(|| Error::InvalidArgument("transaction has no operation".into()))?;
+    let mut m = base.cloned().unwrap_or_default();
+    if base.is_none() && !matches!(op, Operation::Overwrite(_)) {
+        return Err(Error::NotFound {
+            path: store.root_display(),
+        });
+    }
+    if base.is_some_and(|b| b.index_section.is_some()) && !matches!(op, Operation::Overwrite(_)) {
+        return Err(Error::Unsupported(
+            "committing to a dataset with indices (its index metadata would be lost)".into(),
+        ));
+    }
+    let mut next = base.map(next_fragment_id).unwrap_or(0);
+    match op {
+        Operation::Append(a) => {
+            let new = assign_ids(&a.fragments, &mut next);
+            m.fragments.extend(new);
+        }
+        Operation::Overwrite(o) => {
+            m.fragments = assign_ids(&o.fragments, &mut next);
+            m.fields = o.schema.clone();
+            m.schema_metadata = o.schema_metadata.clone();
+            m.config.extend(o.config_upsert_values.clone());
+            m.index_section = None;
+            if let Some(df) = &opts.data_format {
+                m.data_format = Some(df.clone());
+            }
+        }
+        Operation::Delete(d) => {
+            let removed: HashSet<u64> = d.deleted_fragment_ids.iter().copied().collect();
+            let updated: HashMap<u64, &pb::DataFragment> = d.updated_fragments.iter().map(|f| (f.id, f)).collect();
+            for id in removed.iter().chain(updated.keys()) {
+                if !m.fragments.iter().any(|f| f.id == *id) {
+                    return Err(Error::CommitConflict {
+                        path: store.root_display(),
+                        message: format!("fragment {id} no longer exists"),
+                    });
+                }
+            }
+            m.fragments.retain(|f| !removed.contains(&f.id));
+            for f in &mut m.fragments {
+                if let Some(u) = updated.get(&f.id) {
+                    *f = (*u).clone();
+                }
+            }
+        }
+        Operation::Restore(r) => {
+            let entries = list_versions(store).await?;
+            let entry = entries
+                .iter()
+                .find(|e| e.version == r.version)
+                .ok_or_else(|| Error::VersionNotFound {
+                    path: store.root_display(),
+                    version: r.version,
+                })?;
+            let old = read_entry(store, entry).await?;
+            m.fragments = old.fragments;
+            m.fields = old.fields;
+            m.schema_metadata = old.schema_metadata;
+            m.config = old.config;
+            m.table_metadata = old.table_metadata;
+            m.data_format = old.data_format;
+            m.index_section = None;
+        }
+        Operation::ReserveFragments(r) => {
+            next += u64::from(r.num_fragments);
+        }
+        Operation::UpdateConfig(u) => {
+            m.config.extend(u.upsert_values.clone());
+            for k in &u.delete_keys {
+                m.config.remove(k);
+            }
+            if let Some(c) = &u.config_updates {
+                apply_update_map(&mut m.config, c);
+            }
+            if let Some(t) = &u.table_metadata_updates {
+                apply_update_map(&mut m.table_metadata, t);
+            }
+        }
+        other => {
+            return Err(Error::Unsupported(format!(
+                "committing a {} transaction",
+                operation_name(Some(other))
+            )))
+        }
+    }
+    let max_id = m.fragments.iter().map(|f| f.id).max();
+    let floor = base.and_then(|b| b.max_fragment_id.map(u64::from));
+    let reserved = next.checked_sub(1);
+    m.max_fragment_id = [max_id, floor, reserved.filter(|_| next > 0)]
+        .into_iter()
+        .flatten()
+        .max()
+        .map(|v| u32::try_from(v).unwrap_or(u32::MAX));
+    m.version = version;
+    m.timestamp = Some(now());
+    m.tag = String::new();
+    m.transaction_file = transaction_file_name(txn);
+    m.transaction_section = None;
+    m.writer_version = Some(pb::manifest::WriterVersion {
+        library: WRITER_LIBRARY.to_string(),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        prerelease: None,
+        build_metadata: None,
+    });
+    if m.data_format.is_none() {
+        m.data_format = opts.data_format.clone();
+    }
+    set_feature_flags(&mut m);
+    Ok(m)
+}
+
+async fn read_transaction(store: &dyn Store, m: &pb::Manifest) -> Result<Option<pb::Transaction>> {
+    if m.transaction_file.is_empty() || m.transaction_file.contains('/') {
+        return Ok(None);
+    }
+    let path = format!("{TRANSACTIONS_DIR}/{}", m.transaction_file);
+    match store.read(&path).await {
+        Ok(bytes) => Ok(pb::Transaction::decode(bytes).ok()),
+        Err(Error::NotFound { .. }) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Checks `txn` against every version committed after `from` up to `to` (inclusive).
+async fn check_since(store: &dyn Store, txn: &pb::Transaction, from: u64, to: u64) -> Result<()> {
+    let mine = txn
+        .operation
+        .as_ref()
+        .ok_or_else(|| Error::InvalidArgument("transaction has no operation".into()))?;
+    let entries = list_versions(store).await?;
+    for v in from + 1..=to {
+        let conflict = |message: String| Error::CommitConflict {
+            path: store.root_display(),
+            message: format!("version {v} was committed concurrently: {message}"),
+        };
+        let Some(entry) = entries.iter().find(|e| e.version == v) else {
+            return Err(conflict("its manifest is missing".into()));
+        };
+        let m = read_entry(store, entry).await?;
+        let Some(theirs) = read_transaction(store, &m).await? else {
+            return Err(conflict("its transaction cannot be read, so it may conflict".into()));
+        };
+        match theirs.operation.as_ref() {
+            None => return Err(conflict("its operation is unknown to lancelet".into())),
+            Some(op) => {
+                if let Some(reason) = conflict_reason(mine, op) {
+                    return Err(conflict(reason));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Commits `txn`, read at `base` (`None` for a new dataset): writes its transaction file,
+/// then the next manifest, rebasing over concurrent commits that do not conflict.
+/// Returns the new manifest and the naming scheme it was written with.
+pub async fn commit(
+    store: &dyn Store,
+    base: Option<(&pb::Manifest, ManifestNaming)>,
+    txn: &pb::Transaction,
+    opts: &CommitOptions,
+) -> Result<(pb::Manifest, ManifestNaming)> {
+    let txn_path = format!("{TRANSACTIONS_DIR}/{}", transaction_file_name(txn));
+    store.put(&txn_path, txn.encode_to_vec().into()).await?;
+    let mut checked = base.map(|(m, _)| m.version).unwrap_or(0);
+    let mut current: Option<(pb::Manifest, ManifestNaming)> = base.map(|(m, n)| (m.clone(), n));
+    for attempt in 0..=opts.max_retries {
+        if let Some(latest) = latest_version(store).await? {
+            if latest.version > checked {
+                check_since(store, txn, checked, latest.version).await?;
+                let m = read_entry(store, &latest).await?;
+                checked = latest.version;
+                current = Some((m, latest.naming));
+            }
+        }
+        if let Some((m, _)) = &current {
+            check_writer_flags(m, &store.root_display())?;
+        }
+        let naming = current.as_ref().map(|(_, n)| *n).unwrap_or(opts.naming);
+        let version = checked + 1;
+        let manifest = apply(store, current.as_ref().map(|(m, _)| m), txn, version, opts).await?;
+        let bytes = encode_manifest(&manifest);
+        if store
+            .put_if_absent(&naming.relative_path(version), bytes.into())
+            .await?
+        {
+            write_latest_hint(store, version).await;
+            return Ok((manifest, naming));
+        }
+        tokio::time::sleep(backoff(attempt)).await;
+    }
+    Err(Error::CommitConflict {
+        path: store.root_display(),
+        message: format!(
+            "gave up after {} attempts: other writers kept committing first",
+            opts.max_retries + 1
+        ),
+    })
+}
+
+/// Exponential backoff with jitter: 5 ms doubling per attempt, capped at 500 ms.
+fn backoff(attempt: u32) -> Duration {
+    let cap = 5u64.saturating_mul(1u64 << attempt.min(7)).min(500);
+    let jitter = (uuid::Uuid::new_v4().as_u128() % 1000) as u64;
+    Duration::from_micros(cap * 1000 / 2 + cap * jitter / 2)
+}

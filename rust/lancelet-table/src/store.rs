@@ -1,0 +1,169 @@
+//! Where a dataset's metadata files live.
+//!
+//! The table layer reads and writes small files (manifests, transactions, deletion files,
+//! tags) through the [`Store`] trait, with paths relative to the dataset root. The one
+//! operation that makes commits safe is [`Store::put_if_absent`]: it creates a file only if
+//! no file of that name exists, atomically, so two writers can never both create the same
+//! version. [`LocalStore`] implements it with a hard link from a fully written temporary
+//! file, so readers never observe a partially written manifest.
+
+use std::fmt::Debug;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use futures::FutureExt;
+
+use crate::{Error, Result};
+
+/// Small-file storage rooted at a dataset directory. Paths use `/` and are relative to the root.
+pub trait Store: Debug + Send + Sync {
+    /// A display form of the root (for messages).
+    fn root_display(&self) -> String;
+    /// Reads a whole file; a missing file is [`Error::NotFound`].
+    fn read<'a>(&'a self, path: &'a str) -> BoxFuture<'a, Result<Bytes>>;
+    /// Writes a whole file, replacing any existing one atomically.
+    fn put<'a>(&'a self, path: &'a str, data: Bytes) -> BoxFuture<'a, Result<()>>;
+    /// Creates a file only if none exists; `Ok(false)` when it already exists.
+    fn put_if_absent<'a>(&'a self, path: &'a str, data: Bytes) -> BoxFuture<'a, Result<bool>>;
+    /// File names (not paths) directly inside `dir`; empty when `dir` does not exist.
+    fn list<'a>(&'a self, dir: &'a str) -> BoxFuture<'a, Result<Vec<String>>>;
+    /// Deletes a file; deleting a missing file is not an error.
+    fn delete<'a>(&'a self, path: &'a str) -> BoxFuture<'a, Result<()>>;
+    /// Whether a file exists.
+    fn exists<'a>(&'a self, path: &'a str) -> BoxFuture<'a, Result<bool>>;
+}
+
+/// A [`Store`] over a local directory.
+#[derive(Debug, Clone)]
+pub struct LocalStore {
+    root: PathBuf,
+}
+
+impl LocalStore {
+    /// A store rooted at `root` (which need not exist yet).
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        Self { root: root.into() }
+    }
+
+    /// The root directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn full(&self, path: &str) -> PathBuf {
+        self.root.join(path)
+    }
+}
+
+fn io_err(path: &Path, source: std::io::Error) -> Error {
+    if source.kind() == std::io::ErrorKind::NotFound {
+        Error::NotFound {
+            path: path.display().to_string(),
+        }
+    } else {
+        Error::Io {
+            path: path.display().to_string(),
+            source,
+        }
+    }
+}
+
+/// Writes `data` to a new temporary file next to `target` and syncs it.
+fn write_temp(target: &Path, data: &[u8]) -> Result<PathBuf> {
+    let dir = target.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
+    let name = target.file_name().and_then(|n| n.to_str()).unwrap_or("file");
+    let tmp = dir.join(format!(".{name}.{}.tmp", uuid::Uuid::new_v4().simple()));
+    let mut f = std::fs::File::create(&tmp).map_err(|e| io_err(&tmp, e))?;
+    let written = f.write_all(data).and_then(|_| f.sync_data());
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(io_err(&tmp, e));
+    }
+    Ok(tmp)
+}
+
+impl Store for LocalStore {
+    fn root_display(&self) -> String {
+        self.root.display().to_string()
+    }
+
+    fn read<'a>(&'a self, path: &'a str) -> BoxFuture<'a, Result<Bytes>> {
+        async move {
+            let p = self.full(path);
+            std::fs::read(&p).map(Bytes::from).map_err(|e| io_err(&p, e))
+        }
+        .boxed()
+    }
+
+    fn put<'a>(&'a self, path: &'a str, data: Bytes) -> BoxFuture<'a, Result<()>> {
+        async move {
+            let p = self.full(path);
+            let tmp = write_temp(&p, &data)?;
+            std::fs::rename(&tmp, &p).map_err(|e| {
+                let _ = std::fs::remove_file(&tmp);
+                io_err(&p, e)
+            })
+        }
+        .boxed()
+    }
+
+    fn put_if_absent<'a>(&'a self, path: &'a str, data: Bytes) -> BoxFuture<'a, Result<bool>> {
+        async move {
+            let p = self.full(path);
+            if p.exists() {
+                return Ok(false);
+            }
+            // The content is complete on disk before the name appears; `link` fails if the
+            // name exists, which is the atomic test-and-set the commit protocol needs.
+            let tmp = write_temp(&p, &data)?;
+            let res = std::fs::hard_link(&tmp, &p);
+            let _ = std::fs::remove_file(&tmp);
+            match res {
+                Ok(()) => Ok(true),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+                Err(e) => Err(io_err(&p, e)),
+            }
+        }
+        .boxed()
+    }
+
+    fn list<'a>(&'a self, dir: &'a str) -> BoxFuture<'a, Result<Vec<String>>> {
+        async move {
+            let p = self.full(dir);
+            let entries = match std::fs::read_dir(&p) {
+                Ok(e) => e,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+                Err(e) => return Err(io_err(&p, e)),
+            };
+            let mut out = Vec::new();
+            for e in entries {
+                let e = e.map_err(|e| io_err(&p, e))?;
+                if let Some(name) = e.file_name().to_str() {
+                    out.push(name.to_string());
+                }
+            }
+            out.sort();
+            Ok(out)
+        }
+        .boxed()
+    }
+
+    fn delete<'a>(&'a self, path: &'a str) -> BoxFuture<'a, Result<()>> {
+        async move {
+            let p = self.full(path);
+            match std::fs::remove_file(&p) {
+                Ok(()) => Ok(()),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                Err(e) => Err(io_err(&p, e)),
+            }
+        }
+        .boxed()
+    }
+
+    fn exists<'a>(&'a self, path: &'a str) -> BoxFuture<'a, Result<bool>> {
+        async move { Ok(self.full(path).exists()) }.boxed()
+    }
+}

@@ -1,0 +1,258 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! The commit protocol: linear history under concurrency, conflicts, retries and tags.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use lancelet_table::commit::{commit, conflict_reason, new_transaction, CommitOptions};
+use lancelet_table::naming::ManifestNaming;
+use lancelet_table::pb;
+use lancelet_table::pb::transaction::Operation;
+use lancelet_table::store::{LocalStore, Store};
+use lancelet_table::versions::{list_versions, read_version};
+use lancelet_table::{tags, Error};
+
+fn frag(rows: u64) -> pb::DataFragment {
+    pb::DataFragment {
+        physical_rows: rows,
+        files: vec![pb::DataFile {
+            path: format!("{}.lance", uuid_like()),
+            ..Default::default()
+        }],
+        ..Default::default()
+    }
+}
+
+fn uuid_like() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    format!("f{}", N.fetch_add(1, Ordering::Relaxed))
+}
+
+fn append(n: usize) -> Operation {
+    Operation::Append(pb::transaction::Append {
+        fragments: (0..n).map(|_| frag(10)).collect(),
+    })
+}
+
+fn overwrite() -> Operation {
+    Operation::Overwrite(pb::transaction::Overwrite {
+        fragments: vec![frag(10)],
+        ..Default::default()
+    })
+}
+
+fn delete(ids: &[u64]) -> Operation {
+    Operation::Delete(pb::transaction::Delete {
+        updated_fragments: ids
+            .iter()
+            .map(|&id| pb::DataFragment {
+                id,
+                physical_rows: 10,
+                deletion_file: Some(pb::DeletionFile {
+                    num_deleted_rows: 1,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    })
+}
+
+async fn create(store: &dyn Store) -> pb::Manifest {
+    let txn = new_transaction(0, overwrite(), None);
+    commit(store, None, &txn, &CommitOptions::default()).await.unwrap().0
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_appends_all_land_in_a_linear_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> = Arc::new(LocalStore::new(dir.path()));
+    let base = create(store.as_ref()).await;
+    let writers = 16;
+    let tasks: Vec<_> = (0..writers)
+        .map(|_| {
+            let (store, base) = (store.clone(), base.clone());
+            tokio::spawn(async move {
+                let txn = new_transaction(base.version, append(2), None);
+                commit(
+                    store.as_ref(),
+                    Some((&base, ManifestNaming::V2)),
+                    &txn,
+                    &CommitOptions::default(),
+                )
+                .await
+                .unwrap()
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let versions: Vec<u64> = list_versions(store.as_ref())
+        .await
+        .unwrap()
+        .iter()
+        .map(|v| v.version)
+        .collect();
+    assert_eq!(versions, (1..=writers as u64 + 1).collect::<Vec<_>>());
+    let (latest, _) = read_version(store.as_ref(), None).await.unwrap();
+    assert_eq!(latest.fragments.len(), 1 + 2 * writers);
+    let ids: HashSet<u64> = latest.fragments.iter().map(|f| f.id).collect();
+    assert_eq!(ids.len(), latest.fragments.len(), "fragment ids must be unique");
+    assert_eq!(latest.max_fragment_id, Some(2 * writers as u32));
+}
+
+#[tokio::test]
+async fn a_delete_loses_to_a_concurrent_delete_of_the_same_fragment() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = LocalStore::new(dir.path());
+    let base = create(&store).await;
+    let first = new_transaction(1, delete(&[0]), None);
+    commit(
+        &store,
+        Some((&base, ManifestNaming::V2)),
+        &first,
+        &CommitOptions::default(),
+    )
+    .await
+    .unwrap();
+    let second = new_transaction(1, delete(&[0]), None);
+    let err = commit(
+        &store,
+        Some((&base, ManifestNaming::V2)),
+        &second,
+        &CommitOptions::default(),
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(err, Error::CommitConflict { .. }), "{err}");
+    assert_eq!(
+        list_versions(&store).await.unwrap().len(),
+        2,
+        "the loser adds no version"
+    );
+}
+
+#[tokio::test]
+async fn an_append_rebases_over_a_concurrent_delete() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = LocalStore::new(dir.path());
+    let base = create(&store).await;
+    let del = new_transaction(1, delete(&[0]), None);
+    commit(
+        &store,
+        Some((&base, ManifestNaming::V2)),
+        &del,
+        &CommitOptions::default(),
+    )
+    .await
+    .unwrap();
+    let app = new_transaction(1, append(1), None);
+    let (m, _) = commit(
+        &store,
+        Some((&base, ManifestNaming::V2)),
+        &app,
+        &CommitOptions::default(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(m.version, 3);
+    assert!(m.fragments[0].deletion_file.is_some(), "the delete is kept");
+    assert_eq!(m.fragments[1].id, 1);
+}
+
+#[tokio::test]
+async fn a_missing_transaction_file_counts_as_a_conflict() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = LocalStore::new(dir.path());
+    let base = create(&store).await;
+    let app = new_transaction(1, append(1), None);
+    let (m, _) = commit(
+        &store,
+        Some((&base, ManifestNaming::V2)),
+        &app,
+        &CommitOptions::default(),
+    )
+    .await
+    .unwrap();
+    store
+        .delete(&format!("_transactions/{}", m.transaction_file))
+        .await
+        .unwrap();
+    let again = new_transaction(1, append(1), None);
+    let err = commit(
+        &store,
+        Some((&base, ManifestNaming::V2)),
+        &again,
+        &CommitOptions::default(),
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(err, Error::CommitConflict { .. }), "{err}");
+}
+
+#[test]
+fn conflict_rules() {
+    let cases = [
+        (append(1), append(1), false),
+        (append(1), delete(&[0]), false),
+        (delete(&[0]), append(1), false),
+        (delete(&[0]), delete(&[1]), false),
+        (delete(&[0]), delete(&[0]), true),
+        (append(1), overwrite(), true),
+        (overwrite(), append(1), true),
+        (
+            delete(&[0]),
+            Operation::Restore(pb::transaction::Restore { version: 1 }),
+            true,
+        ),
+        (
+            Operation::ReserveFragments(pb::transaction::ReserveFragments { num_fragments: 2 }),
+            overwrite(),
+            false,
+        ),
+    ];
+    for (mine, theirs, conflict) in cases {
+        assert_eq!(
+            conflict_reason(&mine, &theirs).is_some(),
+            conflict,
+            "{mine:?} vs {theirs:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn v1_datasets_stay_v1() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = LocalStore::new(dir.path());
+    let txn = new_transaction(0, overwrite(), None);
+    let opts = CommitOptions {
+        naming: ManifestNaming::V1,
+        ..CommitOptions::default()
+    };
+    let (m, naming) = commit(&store, None, &txn, &opts).await.unwrap();
+    assert_eq!(naming, ManifestNaming::V1);
+    let app = new_transaction(1, append(1), None);
+    commit(&store, Some((&m, naming)), &app, &CommitOptions::default())
+        .await
+        .unwrap();
+    assert!(dir.path().join("_versions/2.manifest").exists());
+}
+
+#[tokio::test]
+async fn tags_point_at_existing_versions() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = LocalStore::new(dir.path());
+    create(&store).await;
+    tags::create_tag(&store, "v1", 1).await.unwrap();
+    assert!(tags::create_tag(&store, "v1", 1).await.is_err(), "duplicate");
+    assert!(tags::create_tag(&store, "v9", 9).await.is_err(), "missing version");
+    assert!(tags::create_tag(&store, "../x", 1).await.is_err(), "bad name");
+    let t = tags::get_tag(&store, "v1").await.unwrap();
+    assert_eq!((t.version, t.manifest_size > 0), (1, true));
+    tags::delete_tag(&store, "v1").await.unwrap();
+    assert!(tags::list_tags(&store).await.unwrap().is_empty());
+    assert!(tags::delete_tag(&store, "v1").await.is_err());
+}
