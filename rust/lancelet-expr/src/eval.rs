@@ -333,10 +333,10 @@ impl Node {
                 .evaluate(batch)?
                 .map(|a| Ok(Arc::new(is_bool(as_bool(a)?, *value, *negated)))),
             Node::InList { input, list, negated } => {
-                let v = input.evaluate(batch)?;
+                let v = positive_zero(input.evaluate(batch)?);
                 let mut acc: Option<Value> = None;
                 for item in list {
-                    let eq = bool_op(&v, &item.evaluate(batch)?, cmp::eq)?;
+                    let eq = bool_op(&v, &positive_zero(item.evaluate(batch)?), cmp::eq)?;
                     acc = Some(match acc {
                         None => eq,
                         Some(prev) => kleene(prev, eq, rows, or_kleene)?,

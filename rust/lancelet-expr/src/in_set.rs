@@ -145,9 +145,9 @@ macro_rules! dispatch_int {
 macro_rules! dispatch_float {
     ($dt:expr, $f:ident, $a:expr, $set:expr) => {
         match $dt {
-            DataType::Float16 => Some($f::<Float16Type, _>($a, |v| f64::from(v).to_bits(), $set)),
-            DataType::Float32 => Some($f::<Float32Type, _>($a, |v| f64::from(v).to_bits(), $set)),
-            DataType::Float64 => Some($f::<Float64Type, _>($a, |v| v.to_bits(), $set)),
+            DataType::Float16 => Some($f::<Float16Type, _>($a, |v| (f64::from(v) + 0.0).to_bits(), $set)),
+            DataType::Float32 => Some($f::<Float32Type, _>($a, |v| (f64::from(v) + 0.0).to_bits(), $set)),
+            DataType::Float64 => Some($f::<Float64Type, _>($a, |v| (v + 0.0).to_bits(), $set)),
             _ => None,
         }
     };

@@ -130,14 +130,16 @@ fn to_sql(p: &P) -> String {
     }
 }
 
-/// Arrow's comparison order: integers numerically, floats by IEEE total order (an integer
+/// SQL comparison order as pylance applies it: integers numerically, floats by total order
+/// except that -0.0 equals +0.0 (NaN is above everything and equal to itself; an integer
 /// compared with a float is converted to float), strings bytewise.
 fn compare(a: &V, b: &V) -> Ordering {
+    let z = |x: f64| x + 0.0;
     match (a, b) {
         (V::I(x), V::I(y)) => x.cmp(y),
-        (V::F(x), V::F(y)) => x.total_cmp(y),
-        (V::I(x), V::F(y)) => (*x as f64).total_cmp(y),
-        (V::F(x), V::I(y)) => x.total_cmp(&(*y as f64)),
+        (V::F(x), V::F(y)) => z(*x).total_cmp(&z(*y)),
+        (V::I(x), V::F(y)) => (*x as f64).total_cmp(&z(*y)),
+        (V::F(x), V::I(y)) => z(*x).total_cmp(&(*y as f64)),
         (V::S(x), V::S(y)) => x.as_bytes().cmp(y.as_bytes()),
         _ => unreachable!("generator mixes kinds: {a:?} {b:?}"),
     }
