@@ -415,6 +415,27 @@ class LanceDataset:
         """Commits a new version whose content is this (older) version's."""
         self._native = self._native.restore()
 
+    def config(self) -> Dict[str, str]:
+        """The table config stored in the manifest (``key -> value``)."""
+        return dict(self._native.config())
+
+    def update_config(self, values: Dict[str, Optional[str]], *, replace: bool = False) -> Dict[str, str]:
+        """Sets table config keys (a value of None removes the key; ``replace=True`` drops
+        every other key) in an UpdateConfig commit; moves to the new version and returns
+        the new config."""
+        if not isinstance(values, dict) or not all(
+            isinstance(k, str) and (v is None or isinstance(v, str)) for k, v in values.items()
+        ):
+            raise InvalidArgumentError("update_config takes a dict of string keys to string (or None) values")
+        self._native = self._native.update_config(list(values.items()), bool(replace))
+        return self.config()
+
+    def delete_config_keys(self, keys: List[str]) -> None:
+        """Removes table config keys in an UpdateConfig commit and moves to the new version."""
+        if isinstance(keys, str) or not all(isinstance(k, str) for k in keys):
+            raise InvalidArgumentError("delete_config_keys takes a list of key names")
+        self._native = self._native.update_config([(k, None) for k in keys], False)
+
     def _asof(self, asof: Union[_dt.datetime, str]) -> "LanceDataset":
         if isinstance(asof, str):
             asof = _dt.datetime.fromisoformat(asof)

@@ -403,3 +403,32 @@ pub(crate) fn safe_relative(p: &str) -> Result<&Path> {
         Err(Error::corrupt(p, "data file path leaves the dataset directory"))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::take::live_to_physical;
+
+    proptest::proptest! {
+        #[test]
+        fn live_offsets_map_to_the_rows_not_deleted(deleted in proptest::collection::btree_set(0u32..300, 0..300)) {
+            let deleted: Vec<u32> = deleted.into_iter().collect();
+            let n = 300u64;
+            let live = complement(&deleted, n);
+            let expected: Vec<u64> = (0..n).filter(|r| deleted.binary_search(&(*r as u32)).is_err()).collect();
+            let from_ranges: Vec<u64> = live.iter().flat_map(|r| r.clone()).collect();
+            proptest::prop_assert_eq!(&from_ranges, &expected);
+            for (i, &row) in expected.iter().enumerate() {
+                proptest::prop_assert_eq!(live_to_physical(&live, i as u64), row);
+            }
+        }
+    }
+
+    #[test]
+    fn data_paths_cannot_escape() {
+        for bad in ["", "../x.lance", "/etc/passwd", "a/../../b", "./x"] {
+            assert!(safe_relative(bad).is_err(), "{bad}");
+        }
+        assert!(safe_relative("abc.lance").is_ok());
+    }
+}

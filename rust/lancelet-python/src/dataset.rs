@@ -382,6 +382,29 @@ impl PyDataset {
         Ok((wrap(ds), res.num_deleted_rows))
     }
 
+    /// The table config (`key -> value`) of this version.
+    fn config(&self) -> std::collections::HashMap<String, String> {
+        self.inner.manifest().config.clone()
+    }
+
+    /// Commits an UpdateConfig transaction: each `(key, value)` sets a key (`None` removes
+    /// it); `replace` drops every other key first.
+    fn update_config(&self, py: Python<'_>, entries: Vec<(String, Option<String>)>, replace: bool) -> PyResult<Self> {
+        use lancelet_table::pb::transaction as t;
+        let ds = self.inner.clone();
+        let op = t::Operation::UpdateConfig(t::UpdateConfig {
+            config_updates: Some(t::UpdateMap {
+                update_entries: entries
+                    .into_iter()
+                    .map(|(key, value)| t::UpdateMapEntry { key, value })
+                    .collect(),
+                replace,
+            }),
+            ..Default::default()
+        });
+        Ok(wrap(block_on(py, async move { ds.commit_operation(op, None).await })?))
+    }
+
     /// Commits a new version equal to this one.
     fn restore(&self, py: Python<'_>) -> PyResult<Self> {
         let ds = self.inner.clone();

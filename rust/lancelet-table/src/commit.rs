@@ -14,7 +14,10 @@ use std::time::Duration;
 
 use prost::Message;
 
-use crate::manifest::{check_writer_flags, encode_manifest, set_feature_flags};
+use crate::manifest::{
+    check_writer_flags, decode_manifest, decode_transaction_section, encode_manifest_with_transaction,
+    set_feature_flags,
+};
 use crate::naming::ManifestNaming;
 use crate::store::Store;
 use crate::versions::{latest_version, list_versions, read_entry, write_latest_hint};
@@ -333,7 +336,16 @@ pub async fn apply(
     Ok(m)
 }
 
-async fn read_transaction(store: &dyn Store, m: &pb::Manifest) -> Result<Option<pb::Transaction>> {
+/// The transaction that produced a manifest: inline in the manifest file when it carries
+/// one, else from its transaction file.
+async fn read_transaction(
+    store: &dyn Store,
+    manifest_bytes: &[u8],
+    m: &pb::Manifest,
+) -> Result<Option<pb::Transaction>> {
+    if let Some(t) = decode_transaction_section(manifest_bytes, m) {
+        return Ok(Some(t));
+    }
     if m.transaction_file.is_empty() || m.transaction_file.contains('/') {
         return Ok(None);
     }
@@ -360,8 +372,9 @@ async fn check_since(store: &dyn Store, txn: &pb::Transaction, from: u64, to: u6
         let Some(entry) = entries.iter().find(|e| e.version == v) else {
             return Err(conflict("its manifest is missing".into()));
         };
-        let m = read_entry(store, entry).await?;
-        let Some(theirs) = read_transaction(store, &m).await? else {
+        let bytes = store.read(&entry.path).await?;
+        let m = decode_manifest(&bytes, &entry.path)?;
+        let Some(theirs) = read_transaction(store, &bytes, &m).await? else {
             return Err(conflict("its transaction cannot be read, so it may conflict".into()));
         };
         match theirs.operation.as_ref() {
@@ -404,7 +417,7 @@ pub async fn commit(
         let naming = current.as_ref().map(|(_, n)| *n).unwrap_or(opts.naming);
         let version = checked + 1;
         let manifest = apply(store, current.as_ref().map(|(m, _)| m), txn, version, opts).await?;
-        let bytes = encode_manifest(&manifest);
+        let bytes = encode_manifest_with_transaction(&manifest, txn);
         if store
             .put_if_absent(&naming.relative_path(version), bytes.into())
             .await?

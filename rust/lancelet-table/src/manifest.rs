@@ -48,11 +48,37 @@ pub fn decode_manifest(bytes: &[u8], path: &str) -> Result<pb::Manifest> {
 
 /// Serializes a manifest file (no extra sections).
 pub fn encode_manifest(manifest: &pb::Manifest) -> Vec<u8> {
+    encode_sections(Vec::new(), manifest)
+}
+
+/// Serializes a manifest file that also carries its transaction inline, in a section at the
+/// start of the file (as pylance 14 writes them; `transaction_section` points at it).
+pub fn encode_manifest_with_transaction(manifest: &pb::Manifest, txn: &pb::Transaction) -> Vec<u8> {
+    let t = txn.encode_to_vec();
+    let mut out = Vec::with_capacity(t.len() + 4);
+    out.extend_from_slice(&(t.len() as u32).to_le_bytes());
+    out.extend_from_slice(&t);
+    let mut m = manifest.clone();
+    m.transaction_section = Some(0);
+    encode_sections(out, &m)
+}
+
+/// The transaction stored inline in a manifest file, when it has one.
+pub fn decode_transaction_section(bytes: &[u8], m: &pb::Manifest) -> Option<pb::Transaction> {
+    let pos = usize::try_from(m.transaction_section?).ok()?;
+    let len = bytes.get(pos..pos.checked_add(4)?)?;
+    let len = u32::from_le_bytes([len[0], len[1], len[2], len[3]]) as usize;
+    let body = bytes.get(pos + 4..(pos + 4).checked_add(len)?)?;
+    pb::Transaction::decode(body).ok()
+}
+
+fn encode_sections(mut out: Vec<u8>, manifest: &pb::Manifest) -> Vec<u8> {
     let body = manifest.encode_to_vec();
-    let mut out = Vec::with_capacity(body.len() + 20);
+    let pos = out.len() as i64;
+    out.reserve(body.len() + 20);
     out.extend_from_slice(&(body.len() as u32).to_le_bytes());
     out.extend_from_slice(&body);
-    out.extend_from_slice(&0i64.to_le_bytes());
+    out.extend_from_slice(&pos.to_le_bytes());
     out.extend_from_slice(&MANIFEST_FORMAT.0.to_le_bytes());
     out.extend_from_slice(&MANIFEST_FORMAT.1.to_le_bytes());
     out.extend_from_slice(MAGIC);

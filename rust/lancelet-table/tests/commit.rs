@@ -181,6 +181,27 @@ async fn a_missing_transaction_file_counts_as_a_conflict() {
         .delete(&format!("_transactions/{}", m.transaction_file))
         .await
         .unwrap();
+    // Without the file, the copy inline in the manifest still answers...
+    let rebased = new_transaction(1, append(1), None);
+    let (m3, _) = commit(
+        &store,
+        Some((&base, ManifestNaming::V2)),
+        &rebased,
+        &CommitOptions::default(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(m3.version, 3);
+    // ... but a manifest with neither (an older writer) is a conflict.
+    let mut bare = m.clone();
+    bare.transaction_section = None;
+    store
+        .put(
+            &ManifestNaming::V2.relative_path(2),
+            lancelet_table::manifest::encode_manifest(&bare).into(),
+        )
+        .await
+        .unwrap();
     let again = new_transaction(1, append(1), None);
     let err = commit(
         &store,
