@@ -28,8 +28,13 @@ use crate::{Dataset, Error, Result};
 pub const ROW_ID: &str = "_rowid";
 /// Name of the row address column: `(fragment_id << 32) | row offset in the fragment`.
 pub const ROW_ADDR: &str = "_rowaddr";
-/// Rows a task reads at least (when no limit makes fewer enough).
-const MIN_TASK_ROWS: u64 = 128 * 1024;
+/// Bytes of stored data a task aims to read: large enough that per-read overheads vanish,
+/// small enough that a few tasks in flight keep a scan's memory low (a 1 GB scan of all
+/// columns peaked at 410 MB RSS with fixed 128K-row tasks of 188-byte rows).
+const TARGET_TASK_BYTES: u64 = 8 << 20;
+/// Bounds on rows per task.
+const MIN_TASK_ROWS: u64 = 4096;
+const MAX_TASK_ROWS: u64 = 256 * 1024;
 /// Default output batch size.
 pub const DEFAULT_BATCH_SIZE: usize = 8192;
 
@@ -249,7 +254,8 @@ impl Scan {
             out_fields.push(Arc::new(Field::new(ROW_ADDR, DataType::UInt64, true)));
         }
         let schema = Arc::new(Schema::new_with_metadata(out_fields, base.metadata().clone()));
-        let tasks = plan_tasks(ds, &opts, filter.is_some()).await?;
+        let share = read_share(&base, &read_schema, filter.as_ref());
+        let tasks = plan_tasks(ds, &opts, filter.is_some(), share).await?;
         Ok(Self {
             ds: ds.clone(),
             tasks,
@@ -608,7 +614,31 @@ fn filter_array_dyn(a: &ArrayRef, mask: &BooleanArray) -> Result<ArrayRef> {
 
 /// Cuts the live rows of the chosen fragments into tasks, applying offset/limit up front
 /// when there is no filter.
-async fn plan_tasks(ds: &Dataset, opts: &ScanOptions, filtered: bool) -> Result<Vec<ScanTask>> {
+/// The fraction of a row's stored bytes a scan reads, estimated by top-level columns.
+fn read_share(base: &Schema, read: &Schema, filter: Option<&Filter>) -> f64 {
+    let total = base.fields().len().max(1);
+    let mut names: BTreeSet<&str> = read.fields().iter().map(|f| f.name().as_str()).collect();
+    if let Some(f) = filter {
+        names.extend(f.columns.iter().map(String::as_str));
+    }
+    (names.len().max(1) as f64 / total as f64).min(1.0)
+}
+
+/// Rows per task for a fragment: [`TARGET_TASK_BYTES`] of the columns read.
+fn task_rows_for(frag: &pb::DataFragment, share: f64, batch_size: u64) -> u64 {
+    let bytes: u64 = frag.files.iter().map(|f| f.file_size_bytes).sum();
+    let per_row = if frag.physical_rows == 0 || bytes == 0 {
+        100.0
+    } else {
+        (bytes as f64 / frag.physical_rows as f64 * share).max(1.0)
+    };
+    ((TARGET_TASK_BYTES as f64 / per_row) as u64).clamp(
+        MIN_TASK_ROWS.max(batch_size.min(MAX_TASK_ROWS)),
+        MAX_TASK_ROWS.max(batch_size),
+    )
+}
+
+async fn plan_tasks(ds: &Dataset, opts: &ScanOptions, filtered: bool, share: f64) -> Result<Vec<ScanTask>> {
     let frags: Vec<&pb::DataFragment> = match &opts.fragments {
         None => ds.fragments().iter().collect(),
         Some(ids) => ids.iter().map(|&id| ds.fragment(id)).collect::<Result<_>>()?,
@@ -618,7 +648,6 @@ async fn plan_tasks(ds: &Dataset, opts: &ScanOptions, filtered: bool) -> Result<
     } else {
         (opts.offset, opts.limit.unwrap_or(u64::MAX))
     };
-    let task_rows = MIN_TASK_ROWS.max(opts.batch_size as u64);
     let mut tasks = Vec::new();
     for f in frags {
         if remaining == 0 {
@@ -629,6 +658,7 @@ async fn plan_tasks(ds: &Dataset, opts: &ScanOptions, filtered: bool) -> Result<
             skip -= live;
             continue;
         }
+        let task_rows = task_rows_for(f, share, opts.batch_size as u64);
         let fragment = Arc::new(f.clone());
         let ranges = ds.live_ranges(f).await?;
         let mut current: Vec<Range<u64>> = Vec::new();

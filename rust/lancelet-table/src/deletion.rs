@@ -146,6 +146,11 @@ fn check_compressed_sizes(bytes: &[u8], limit: u64, path: &str) -> Result<()> {
         .checked_sub(footer_len)
         .ok_or_else(|| bad("footer longer than the file".into()))?;
     let footer = arrow_ipc::root_as_footer(&bytes[footer_start..n - 10]).map_err(|e| bad(e.to_string()))?;
+    // A deletion file is one column of integers: dictionaries mean damage, and arrow-ipc
+    // would allocate their declared body size before reading it.
+    if footer.dictionaries().is_some_and(|d| !d.is_empty()) {
+        return Err(bad("deletion files have no dictionaries".into()));
+    }
     for block in footer.recordBatches().into_iter().flatten() {
         let to_usize = |v: i64| usize::try_from(v).map_err(|_| bad(format!("negative size {v}")));
         let off = to_usize(block.offset())?;
@@ -166,10 +171,29 @@ fn check_compressed_sizes(bytes: &[u8], limit: u64, path: &str) -> Result<()> {
         let Some(batch) = msg.header_as_record_batch() else {
             continue;
         };
+        // arrow-ipc allocates (zeroed) buffers sized by the declared row counts before it
+        // looks at the data: a damaged count must not reach it.
+        let max_rows = u64::try_from(bytes.len())
+            .unwrap_or(u64::MAX)
+            .saturating_mul(64)
+            .max(limit / 64);
+        let counts = std::iter::once(batch.length()).chain(batch.nodes().into_iter().flatten().map(|n| n.length()));
+        for c in counts {
+            if u64::try_from(c).map_or(true, |c| c > max_rows) {
+                return Err(bad(format!("a record batch claims {c} rows")));
+            }
+        }
+        let body = &bytes[off + meta_len..end];
+        // arrow-ipc slices buffers without checking them against the body (it panics).
+        for buf in batch.buffers().into_iter().flatten() {
+            let (o, l) = (to_usize(buf.offset())?, to_usize(buf.length())?);
+            if o.checked_add(l).is_none_or(|e| e > body.len()) {
+                return Err(bad("buffer lies outside its record batch".into()));
+            }
+        }
         if batch.compression().is_none() {
             continue;
         }
-        let body = &bytes[off + meta_len..end];
         for buf in batch.buffers().into_iter().flatten() {
             let (o, l) = (to_usize(buf.offset())?, to_usize(buf.length())?);
             if l == 0 {

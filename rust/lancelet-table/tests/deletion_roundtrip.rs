@@ -35,3 +35,22 @@ fn the_threshold_matches_lance() {
     let over: Vec<u32> = (0..=BITMAP_THRESHOLD as u32).collect();
     assert_eq!(roundtrip(&over).1, DeletionFileType::Bitmap);
 }
+
+/// Inputs the fuzzer found that made arrow-ipc panic or try multi-terabyte allocations
+/// (the first byte chose the file type, the second the claimed count).
+#[test]
+fn damaged_files_found_by_fuzzing_are_errors() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/damaged_deletions");
+    let mut n = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let data = std::fs::read(entry.unwrap().path()).unwrap();
+        let d = pb::DeletionFile {
+            file_type: i32::from(data[0] & 1),
+            num_deleted_rows: u64::from(data[1]),
+            ..Default::default()
+        };
+        assert!(decode_deletions(&data[2..], &d, "fuzz").is_err());
+        n += 1;
+    }
+    assert!(n >= 3);
+}
