@@ -15,3 +15,7 @@ echo "== cargo test"
 cargo test --release --workspace --quiet
 echo "== pytest"
 "$VPY" -m pytest -q "$@"
+if [ $# -eq 0 ]; then
+  echo "== memory bounds (tests/test_dataset_memory.py, scaled down: 0.5 GB written, 0.25 GB scanned)"
+  LANCELET_RUN_SLOW=1 LANCELET_MEMTEST_GB=0.25 "$VPY" -m pytest -q tests/test_dataset_memory.py
+fi

@@ -403,17 +403,20 @@ def int_atom(draw) -> str:
 def float_atom(draw) -> str:
     col = draw(st.sampled_from(["f", "f", "f32", "st.inner.z"]))
     kind = draw(st.integers(0, 5))
+    # A float32 column against a literal beyond float32's range: pylance casts the literal
+    # to inf for `f32 = 1e308` but not under NOT; that quirk is not worth matching.
+    floats = FLOATS.filter(lambda x: "308" not in x) if col == "f32" else FLOATS
     if kind == 0:
-        return f"{col} {draw(CMP)} {draw(FLOATS)}"
+        return f"{col} {draw(CMP)} {draw(floats)}"
     if kind == 1:
         return f"{col} {draw(CMP)} {draw(INTS)}"
     if kind == 2:
         return f"{col} IS {draw(st.sampled_from(['', 'NOT ']))}NULL"
     if kind == 3:
-        return f"{col} {draw(st.sampled_from(['', 'NOT ']))}BETWEEN {draw(FLOATS)} AND {draw(FLOATS)}"
+        return f"{col} {draw(st.sampled_from(['', 'NOT ']))}BETWEEN {draw(floats)} AND {draw(floats)}"
     if kind == 4:
         op = draw(st.sampled_from(["+", "-", "*"]))
-        return f"{col} {op} {draw(st.sampled_from(['i', 'id', '2', '0.5']))} {draw(CMP)} {draw(FLOATS)}"
+        return f"{col} {op} {draw(st.sampled_from(['i', 'id', '2', '0.5']))} {draw(CMP)} {draw(floats)}"
     return f"{col} {draw(CMP)} {draw(st.sampled_from(['f', 'f32', 'i']))}"
 
 
@@ -455,10 +458,29 @@ def date_atom(draw) -> str:
 
 ATOMS = st.one_of(int_atom(), float_atom(), string_atom(), bool_atom(), date_atom())
 
+def _not_contradiction(t) -> bool:
+    """pylance's optimizer folds ``x AND NOT x`` (and ``x OR NOT x``) to a constant, which is
+    wrong for rows where x is NULL; lancelet keeps SQL's three-valued logic, so such pairs
+    are not generated."""
+    a, _, b = t
+
+    def positive(p: str) -> str:
+        while p.startswith("NOT (") and p.endswith(")"):
+            p = p[5:-1]
+        for neg, pos in ((" NOT IN ", " IN "), (" NOT BETWEEN ", " BETWEEN "), (" NOT LIKE ", " LIKE "),
+                         (" IS NOT ", " IS ")):
+            p = p.replace(neg, pos)
+        return p
+
+    return a == b or positive(a) != positive(b)
+
+
 PREDICATE = st.recursive(
     ATOMS,
     lambda inner: st.one_of(
-        st.tuples(inner, st.sampled_from(["AND", "OR"]), inner).map(lambda t: f"({t[0]}) {t[1]} ({t[2]})"),
+        st.tuples(inner, st.sampled_from(["AND", "OR"]), inner)
+        .filter(_not_contradiction)
+        .map(lambda t: f"({t[0]}) {t[1]} ({t[2]})"),
         inner.map(lambda p: f"NOT ({p})"),
     ),
     max_leaves=5,

@@ -98,12 +98,17 @@ def dataset(
     uri: Union[str, Path],
     version: Optional[Union[int, str]] = None,
     asof: Optional[Union[_dt.datetime, str]] = None,
+    block_size: Optional[int] = None,
+    commit_lock: Any = None,
+    index_cache_size: Optional[int] = None,
     storage_options: Optional[Dict[str, str]] = None,
 ) -> "LanceDataset":
     """Opens the dataset at ``uri``.
 
     ``version`` is a version number or a tag name (the latest version when None);
-    ``asof`` opens the newest version committed at or before a time.
+    ``asof`` opens the newest version committed at or before a time. ``block_size``,
+    ``commit_lock`` and ``index_cache_size`` are accepted for pylance compatibility and
+    ignored (commits are atomic without a lock).
 
     >>> ds = lancelet.dataset("/data/items.lance", version=3)  # doctest: +SKIP
     """
@@ -465,21 +470,35 @@ class LanceDataset:
         filter: Optional[str] = None,
         limit: Optional[int] = None,
         offset: Optional[int] = None,
+        nearest: Optional[Dict[str, Any]] = None,
         batch_size: Optional[int] = None,
+        batch_size_bytes: Optional[int] = None,
+        batch_readahead: Optional[int] = None,
+        fragment_readahead: Optional[int] = None,
+        scan_in_order: Optional[bool] = None,
         fragments: Optional[Iterable[Union["LanceFragment", int]]] = None,
+        index_segments: Optional[Iterable[Any]] = None,
+        full_text_query: Optional[Any] = None,
         *,
+        prefilter: Optional[bool] = None,
         with_row_id: Optional[bool] = None,
         with_row_address: Optional[bool] = None,
-        scan_in_order: Optional[bool] = None,
         **kwargs: Any,
     ) -> "LanceScanner":
-        """A scan of this version.
+        """A scan of this version (pylance's signature; vector and full-text search are not
+        supported yet, and the readahead/size hints are accepted and ignored).
 
         ``columns``: names (``"s.a"`` selects a struct child) or ``{name: SQL expression}``;
         ``filter``: a SQL predicate (``"a > 1 AND name LIKE 'x%'"``); ``limit``/``offset``
         apply after the filter; ``fragments`` restricts (and orders) the fragments read;
         ``with_row_id``/``with_row_address`` append ``_rowid``/``_rowaddr``.
+
+        >>> ds.scanner(columns=["id"], filter="id > 10", limit=5).to_table()  # doctest: +SKIP
         """
+        for name, value in (("nearest", nearest), ("index_segments", index_segments),
+                            ("full_text_query", full_text_query)):
+            if value is not None:
+                raise UnsupportedFeatureError(f"scanner option {name!r} is not supported yet")
         for k in kwargs:
             if k in _UNSUPPORTED_SCAN_OPTIONS:
                 if kwargs[k] is not None:
@@ -700,6 +719,7 @@ class LanceFragment:
 
     @property
     def schema(self) -> pa.Schema:
+        """The dataset's schema."""
         return self._ds.schema
 
     def count_rows(self, filter: Optional[str] = None) -> int:
