@@ -44,3 +44,13 @@ def test_pylance_config_is_read(tmp_path):
     assert lancelet.dataset(uri).config() == {"k": "v"}
     lancelet.write_dataset(pa.table({"a": [2]}), uri, mode="append")
     assert lance.dataset(uri).config() == {"k": "v"}
+
+
+def test_dataset_stats_match_pylance(tmp_path):
+    uri = str(tmp_path / "s.lance")
+    lancelet.write_dataset(pa.table({"a": list(range(3000))}), uri, max_rows_per_file=1000)
+    lancelet.write_dataset(pa.table({"a": [1, 2]}), uri, mode="append")
+    lancelet.dataset(uri).delete("a < 10 OR a = 2500")
+    for rows_per_group in (1024, 100):
+        ours = lancelet.dataset(uri).stats.dataset_stats(max_rows_per_group=rows_per_group)
+        assert ours == dict(lance.dataset(uri).stats.dataset_stats(max_rows_per_group=rows_per_group))

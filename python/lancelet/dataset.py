@@ -278,6 +278,25 @@ def write_dataset(
     return ds
 
 
+class LanceStats:
+    """Statistics about a dataset version (``ds.stats``), as in pylance."""
+
+    def __init__(self, ds: "LanceDataset"):
+        self._ds = ds
+
+    def dataset_stats(self, max_rows_per_group: int = 1024) -> Dict[str, int]:
+        """``{"num_deleted_rows", "num_fragments", "num_small_files"}``; a small file holds
+        fewer than ``max_rows_per_group`` rows (a hint that compaction would help)."""
+        frags = self._ds._native.fragments()
+        return {
+            "num_deleted_rows": sum(f["physical_rows"] - f["num_rows"] for f in frags),
+            "num_fragments": len(frags),
+            "num_small_files": sum(
+                1 for f in frags for _ in f["files"] if f["physical_rows"] < max_rows_per_group
+            ),
+        }
+
+
 class Tags:
     """Named versions of a dataset (``ds.tags``), as in pylance."""
 
@@ -393,6 +412,11 @@ class LanceDataset:
     def data_storage_version(self) -> str:
         """The Lance file format of the data files, e.g. ``"2.0"``."""
         return self._native.data_storage_version()
+
+    @property
+    def stats(self) -> "LanceStats":
+        """Cheap statistics from the manifest: ``ds.stats.dataset_stats()``."""
+        return LanceStats(self)
 
     @property
     def tags(self) -> Tags:
