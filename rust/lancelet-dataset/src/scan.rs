@@ -145,6 +145,13 @@ fn special_fields() -> [Field; 2] {
     ]
 }
 
+/// `schema`'s fields followed by `_rowid` and `_rowaddr`: what expressions are bound against.
+fn with_special_fields(schema: &Schema) -> Schema {
+    let mut fields: Vec<FieldRef> = schema.fields().iter().cloned().collect();
+    fields.extend(special_fields().map(Arc::new));
+    Schema::new(fields)
+}
+
 /// The schema of the columns `names` (dotted paths merged into their structs) of `schema`.
 pub(crate) fn projected_schema(schema: &Schema, names: &[String]) -> Result<SchemaRef> {
     let (plans, _) = plan_schema(schema)?;
@@ -195,9 +202,7 @@ impl Scan {
                 for (name, sql) in exprs {
                     let ctx = || format!("column {name:?} = {sql:?}");
                     let e = lancelet_expr::parse(sql).map_err(|e| Error::expr(ctx(), e))?;
-                    let mut full: Vec<FieldRef> = base.fields().iter().cloned().collect();
-                    full.extend(special_fields().map(Arc::new));
-                    let resolved = e.bind(&Schema::new(full)).map_err(|e| Error::expr(ctx(), e))?;
+                    let resolved = e.bind(&with_special_fields(&base)).map_err(|e| Error::expr(ctx(), e))?;
                     for p in resolved.expr().columns() {
                         if let Some(t) = top_level(&p) {
                             if t != ROW_ID && t != ROW_ADDR {
@@ -218,19 +223,12 @@ impl Scan {
             }
         };
         let read_schema = projected_schema(&base, &read)?;
-        let mut with_addr_for_exprs = false;
         let output = match output {
             None => Output::Read,
             Some(parsed) => {
-                let mut fields: Vec<FieldRef> = read_schema.fields().iter().cloned().collect();
-                fields.extend(special_fields().map(Arc::new));
-                let input = Schema::new(fields);
+                let input = with_special_fields(&read_schema);
                 let mut bound = Vec::new();
                 for (name, sql, e) in parsed {
-                    with_addr_for_exprs |= e
-                        .columns()
-                        .iter()
-                        .any(|p| top_level(p).is_some_and(|t| t == ROW_ID || t == ROW_ADDR));
                     let b = e
                         .bind_projection(&input)
                         .map_err(|e| Error::expr(format!("column {name:?} = {sql:?}"), e))?;
@@ -239,7 +237,6 @@ impl Scan {
                 Output::Exprs(bound)
             }
         };
-        let _ = with_addr_for_exprs;
         let mut out_fields: Vec<FieldRef> = match &output {
             Output::Read => read_schema.fields().iter().cloned().collect(),
             Output::Exprs(b) => b
@@ -371,7 +368,7 @@ impl Scan {
                 columns.push(if all {
                     col.clone()
                 } else {
-                    filter_array_dyn(col, &mask)?
+                    arrow_select::filter::filter(col.as_ref(), &mask)?
                 });
             } else {
                 let b = read_more
@@ -456,14 +453,12 @@ impl Scan {
         let mut columns: Vec<ArrayRef> = match &self.output {
             Output::Read => batch.columns().to_vec(),
             Output::Exprs(exprs) => {
-                let mut fields: Vec<FieldRef> = batch.schema().fields().iter().cloned().collect();
-                fields.extend(special_fields().map(Arc::new));
                 let mut cols = batch.columns().to_vec();
                 let a: ArrayRef = Arc::new(addr.clone());
                 cols.push(a.clone());
                 cols.push(a);
                 let input = RecordBatch::try_new_with_options(
-                    Arc::new(Schema::new(fields)),
+                    Arc::new(with_special_fields(&batch.schema())),
                     cols,
                     &RecordBatchOptions::new().with_row_count(Some(n)),
                 )?;
@@ -508,10 +503,8 @@ fn plan_filter(base: &Schema, sql: &str) -> Result<Filter> {
     let parsed = lancelet_expr::parse(sql).map_err(|e| Error::expr(format!("filter {sql:?}"), e))?;
     // Bind against the full schema first: an unknown column is reported with every column
     // the user could have meant, and names are resolved as the binder resolves them.
-    let mut full: Vec<FieldRef> = base.fields().iter().cloned().collect();
-    full.extend(special_fields().map(Arc::new));
     let resolved = parsed
-        .bind(&Schema::new(full))
+        .bind(&with_special_fields(base))
         .map_err(|e| Error::expr(format!("filter {sql:?}"), e))?;
     let mut cols = BTreeSet::new();
     let (mut row_id, mut row_addr) = (false, false);
@@ -606,10 +599,6 @@ pub(crate) fn row_addresses(fragment_id: u64, ranges: &[Range<u64>]) -> UInt64Ar
 fn filter_array(a: &UInt64Array, mask: &BooleanArray) -> Result<UInt64Array> {
     let out = arrow_select::filter::filter(a, mask)?;
     Ok(out.as_primitive::<arrow_array::types::UInt64Type>().clone())
-}
-
-fn filter_array_dyn(a: &ArrayRef, mask: &BooleanArray) -> Result<ArrayRef> {
-    Ok(arrow_select::filter::filter(a.as_ref(), mask)?)
 }
 
 /// Cuts the live rows of the chosen fragments into tasks, applying offset/limit up front

@@ -189,9 +189,9 @@ fn same_type(a: &DataType, b: &DataType) -> bool {
     }
 }
 
-/// The schema data files are written with: the dataset's types and field names, with list
-/// item names taken from the data so batches are accepted unchanged.
-fn cast_batch(batch: &RecordBatch, order: Option<&[usize]>, schema: &SchemaRef) -> Result<RecordBatch> {
+/// `batch`'s columns in the order of the data file's `schema` (`order[i]` is the input column
+/// of output column `i`; `None` keeps them as they are).
+fn reorder_columns(batch: &RecordBatch, order: Option<&[usize]>, schema: &SchemaRef) -> Result<RecordBatch> {
     let columns = match order {
         Some(order) => order.iter().map(|&i| batch.column(i).clone()).collect(),
         None => batch.columns().to_vec(),
@@ -446,7 +446,7 @@ pub async fn write_dataset(
         if batch.num_rows() == 0 {
             return Ok(());
         }
-        writer.write(&cast_batch(&batch, order.as_deref(), &file_schema)?)
+        writer.write(&reorder_columns(&batch, order.as_deref(), &file_schema)?)
     });
     let fragments = match pumped.and_then(|()| writer.finish()) {
         Ok(f) => f,

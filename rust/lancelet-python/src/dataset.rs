@@ -146,6 +146,17 @@ fn scan_stream(scan: Arc<Scan>) -> BatchStream {
     BatchStream::new(Box::new(FnReader { schema, next }), slot)
 }
 
+/// Row indices from Python, refusing negative ones.
+fn row_indices(py: Python<'_>, indices: Vec<i64>) -> PyResult<Vec<u64>> {
+    indices
+        .into_iter()
+        .map(|i| {
+            u64::try_from(i)
+                .map_err(|_| errors::make(py, errors::Kind::OutOfRange, format!("row index {i} is negative")))
+        })
+        .collect()
+}
+
 /// Hands a single batch out as a stream.
 fn one_batch(batch: RecordBatch) -> BatchStream {
     let schema = batch.schema();
@@ -346,13 +357,7 @@ impl PyDataset {
     /// Rows at offsets `indices` among the live rows.
     #[pyo3(signature = (indices, columns=None))]
     fn take(&self, py: Python<'_>, indices: Vec<i64>, columns: Option<Vec<String>>) -> PyResult<BatchStream> {
-        let mut idx = Vec::with_capacity(indices.len());
-        for i in indices {
-            idx.push(
-                u64::try_from(i)
-                    .map_err(|_| errors::make(py, errors::Kind::OutOfRange, format!("row index {i} is negative")))?,
-            );
-        }
+        let idx = row_indices(py, indices)?;
         let rt = runtime().map_err(|e| errors::make(py, errors::Kind::Internal, e.to_string()))?;
         let ds = self.inner.as_ref().clone().with_spawner(spawner(&rt));
         let batch = block_on(py, async move { ds.take(&idx, columns.as_deref()).await })?;
@@ -434,13 +439,7 @@ impl PyDataset {
         indices: Vec<i64>,
         columns: Option<Vec<String>>,
     ) -> PyResult<BatchStream> {
-        let mut idx = Vec::with_capacity(indices.len());
-        for i in indices {
-            idx.push(
-                u64::try_from(i)
-                    .map_err(|_| errors::make(py, errors::Kind::OutOfRange, format!("row index {i} is negative")))?,
-            );
-        }
+        let idx = row_indices(py, indices)?;
         let ds = self.inner.clone();
         let batch = block_on(py, async move {
             ds.take_in_fragment(fragment_id, &idx, columns.as_deref()).await
