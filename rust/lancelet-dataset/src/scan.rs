@@ -295,10 +295,7 @@ impl Scan {
 
     /// Runs task `i`, returning its rows (possibly none).
     pub async fn run_task(&self, i: usize) -> Result<RecordBatch> {
-        let task = self
-            .tasks
-            .get(i)
-            .ok_or_else(|| Error::InvalidArgument(format!("scan task {i} does not exist")))?;
+        let task = self.task(i)?;
         let frag = &task.fragment;
         let n = task.rows() as usize;
         let Some(filter) = &self.filter else {
@@ -309,22 +306,7 @@ impl Scan {
             let addr = self.needs_addr().then(|| row_addresses(frag.id, &task.ranges));
             return self.finish(batch, addr);
         };
-        // Filter stage: only the filter's columns.
-        let fbatch = self
-            .ds
-            .read_rows(
-                frag,
-                &filter.columns,
-                &projected_schema(self.ds.schema(), &filter.columns)?,
-                &task.ranges,
-            )
-            .await?;
-        let addr = row_addresses(frag.id, &task.ranges);
-        let fbatch = with_specials(&fbatch, &filter.schema, filter.row_id, filter.row_addr, &addr)?;
-        let mask = filter
-            .expr
-            .evaluate_predicate(&fbatch)
-            .map_err(|e| Error::expr(format!("filter {:?}", filter.sql), e))?;
+        let (fbatch, addr, mask) = self.filter_stage(task, filter).await?;
         let selected = mask.true_count();
         if selected == 0 {
             return Ok(RecordBatch::new_empty(self.schema.clone()));
@@ -402,30 +384,33 @@ impl Scan {
 
     /// Counts the rows task `i` would return (before limit/offset).
     pub async fn count_task(&self, i: usize) -> Result<u64> {
-        let task = self
-            .tasks
-            .get(i)
-            .ok_or_else(|| Error::InvalidArgument(format!("scan task {i} does not exist")))?;
+        let task = self.task(i)?;
         let Some(filter) = &self.filter else {
             return Ok(task.rows());
         };
+        let (_, _, mask) = self.filter_stage(task, filter).await?;
+        Ok(mask.true_count() as u64)
+    }
+
+    /// Reads only the filter's columns of a task and evaluates it: the batch it read (with
+    /// `_rowid`/`_rowaddr` when the filter uses them), the task's row addresses, the mask.
+    async fn filter_stage(&self, task: &ScanTask, filter: &Filter) -> Result<(RecordBatch, UInt64Array, BooleanArray)> {
         let frag = &task.fragment;
-        let fbatch = self
-            .ds
-            .read_rows(
-                frag,
-                &filter.columns,
-                &projected_schema(self.ds.schema(), &filter.columns)?,
-                &task.ranges,
-            )
-            .await?;
+        let schema = projected_schema(self.ds.schema(), &filter.columns)?;
+        let fbatch = self.ds.read_rows(frag, &filter.columns, &schema, &task.ranges).await?;
         let addr = row_addresses(frag.id, &task.ranges);
         let fbatch = with_specials(&fbatch, &filter.schema, filter.row_id, filter.row_addr, &addr)?;
         let mask = filter
             .expr
             .evaluate_predicate(&fbatch)
             .map_err(|e| Error::expr(format!("filter {:?}", filter.sql), e))?;
-        Ok(mask.true_count() as u64)
+        Ok((fbatch, addr, mask))
+    }
+
+    fn task(&self, i: usize) -> Result<&ScanTask> {
+        self.tasks
+            .get(i)
+            .ok_or_else(|| Error::InvalidArgument(format!("scan task {i} does not exist")))
     }
 
     async fn read_part(&self, frag: &pb::DataFragment, names: &[String], ranges: &[Range<u64>]) -> Result<RecordBatch> {

@@ -256,30 +256,14 @@ impl Parser {
         match kw_name.as_str() {
             "in" => {
                 self.expect(Tok::LParen, "after IN")?;
-                let mut list = Vec::new();
-                let mut d = depth;
                 if self.peek().tok == Tok::RParen {
                     return Err(parse_error(
                         "expected at least one value in the IN list",
                         self.peek().pos,
                     ));
                 }
-                loop {
-                    let (item, id) = self.parse_expr(0, nesting + 1)?;
-                    d = d.max(id);
-                    list.push(item);
-                    let t = self.advance();
-                    match t.tok {
-                        Tok::Comma => continue,
-                        Tok::RParen => break,
-                        other => {
-                            return Err(parse_error(
-                                format!("expected ',' or ')' in the IN list, found {}", other.describe()),
-                                t.pos,
-                            ));
-                        }
-                    }
-                }
+                let (list, ld) = self.parse_list(nesting, "in the IN list")?;
+                let d = depth.max(ld);
                 Ok((Expr::InList { expr, list, negated }, d + 1))
             }
             "between" => {
@@ -426,32 +410,36 @@ impl Parser {
 
     fn parse_call(&mut self, name: String, nesting: usize) -> Result<(Expr, usize)> {
         self.advance(); // (
-        let mut args = Vec::new();
-        let mut depth = 0;
-        if self.peek().tok == Tok::RParen {
+        let (args, depth) = if self.peek().tok == Tok::RParen {
             self.advance();
+            (Vec::new(), 0)
         } else {
-            loop {
-                let (a, d) = self.parse_expr(0, nesting + 1)?;
-                depth = depth.max(d);
-                args.push(a);
-                let t = self.advance();
-                match t.tok {
-                    Tok::Comma => continue,
-                    Tok::RParen => break,
-                    other => {
-                        return Err(parse_error(
-                            format!(
-                                "expected ',' or ')' in the arguments of {name}(), found {}",
-                                other.describe()
-                            ),
-                            t.pos,
-                        ));
-                    }
+            self.parse_list(nesting, &format!("in the arguments of {name}()"))?
+        };
+        Ok((Expr::Function { name, args }, depth + 1))
+    }
+
+    /// Comma-separated expressions up to and including the closing `)`, with their depth;
+    /// `what` says where, for errors.
+    fn parse_list(&mut self, nesting: usize, what: &str) -> Result<(Vec<Expr>, usize)> {
+        let mut items = Vec::new();
+        let mut depth = 0;
+        loop {
+            let (item, d) = self.parse_expr(0, nesting + 1)?;
+            depth = depth.max(d);
+            items.push(item);
+            let t = self.advance();
+            match t.tok {
+                Tok::Comma => continue,
+                Tok::RParen => return Ok((items, depth)),
+                other => {
+                    return Err(parse_error(
+                        format!("expected ',' or ')' {what}, found {}", other.describe()),
+                        t.pos,
+                    ))
                 }
             }
         }
-        Ok((Expr::Function { name, args }, depth + 1))
     }
 
     /// A column path: `a`, `a.b.c`, `` `my col`.b ``.

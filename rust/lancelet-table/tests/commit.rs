@@ -60,6 +60,15 @@ fn delete(ids: &[u64]) -> Operation {
     })
 }
 
+/// Commits `txn` read at `base` (a V2 dataset) with default options.
+async fn on_base(
+    store: &dyn Store,
+    base: &pb::Manifest,
+    txn: &pb::Transaction,
+) -> lancelet_table::Result<(pb::Manifest, ManifestNaming)> {
+    commit(store, Some((base, ManifestNaming::V2)), txn, &CommitOptions::default()).await
+}
+
 async fn create(store: &dyn Store) -> pb::Manifest {
     let txn = new_transaction(0, overwrite(), None);
     commit(store, None, &txn, &CommitOptions::default()).await.unwrap().0
@@ -110,23 +119,9 @@ async fn a_delete_loses_to_a_concurrent_delete_of_the_same_fragment() {
     let store = LocalStore::new(dir.path());
     let base = create(&store).await;
     let first = new_transaction(1, delete(&[0]), None);
-    commit(
-        &store,
-        Some((&base, ManifestNaming::V2)),
-        &first,
-        &CommitOptions::default(),
-    )
-    .await
-    .unwrap();
+    on_base(&store, &base, &first).await.unwrap();
     let second = new_transaction(1, delete(&[0]), None);
-    let err = commit(
-        &store,
-        Some((&base, ManifestNaming::V2)),
-        &second,
-        &CommitOptions::default(),
-    )
-    .await
-    .unwrap_err();
+    let err = on_base(&store, &base, &second).await.unwrap_err();
     assert!(matches!(err, Error::CommitConflict { .. }), "{err}");
     assert_eq!(
         list_versions(&store).await.unwrap().len(),
@@ -141,23 +136,9 @@ async fn an_append_rebases_over_a_concurrent_delete() {
     let store = LocalStore::new(dir.path());
     let base = create(&store).await;
     let del = new_transaction(1, delete(&[0]), None);
-    commit(
-        &store,
-        Some((&base, ManifestNaming::V2)),
-        &del,
-        &CommitOptions::default(),
-    )
-    .await
-    .unwrap();
+    on_base(&store, &base, &del).await.unwrap();
     let app = new_transaction(1, append(1), None);
-    let (m, _) = commit(
-        &store,
-        Some((&base, ManifestNaming::V2)),
-        &app,
-        &CommitOptions::default(),
-    )
-    .await
-    .unwrap();
+    let (m, _) = on_base(&store, &base, &app).await.unwrap();
     assert_eq!(m.version, 3);
     assert!(m.fragments[0].deletion_file.is_some(), "the delete is kept");
     assert_eq!(m.fragments[1].id, 1);
@@ -169,28 +150,14 @@ async fn a_missing_transaction_file_counts_as_a_conflict() {
     let store = LocalStore::new(dir.path());
     let base = create(&store).await;
     let app = new_transaction(1, append(1), None);
-    let (m, _) = commit(
-        &store,
-        Some((&base, ManifestNaming::V2)),
-        &app,
-        &CommitOptions::default(),
-    )
-    .await
-    .unwrap();
+    let (m, _) = on_base(&store, &base, &app).await.unwrap();
     store
         .delete(&format!("_transactions/{}", m.transaction_file))
         .await
         .unwrap();
     // Without the file, the copy inline in the manifest still answers...
     let rebased = new_transaction(1, append(1), None);
-    let (m3, _) = commit(
-        &store,
-        Some((&base, ManifestNaming::V2)),
-        &rebased,
-        &CommitOptions::default(),
-    )
-    .await
-    .unwrap();
+    let (m3, _) = on_base(&store, &base, &rebased).await.unwrap();
     assert_eq!(m3.version, 3);
     // ... but a manifest with neither (an older writer) is a conflict.
     let mut bare = m.clone();
@@ -203,14 +170,7 @@ async fn a_missing_transaction_file_counts_as_a_conflict() {
         .await
         .unwrap();
     let again = new_transaction(1, append(1), None);
-    let err = commit(
-        &store,
-        Some((&base, ManifestNaming::V2)),
-        &again,
-        &CommitOptions::default(),
-    )
-    .await
-    .unwrap_err();
+    let err = on_base(&store, &base, &again).await.unwrap_err();
     assert!(matches!(err, Error::CommitConflict { .. }), "{err}");
 }
 
