@@ -8,8 +8,17 @@
 
 from __future__ import annotations
 
-from . import errors, file
-from .dataset import LanceDataset, LanceFragment, LanceScanner, dataset, write_dataset
+from . import errors, file, fragment
+from .dataset import (
+    LanceDataset,
+    LanceFragment,
+    LanceOperation,
+    LanceScanner,
+    ScanStatistics,
+    dataset,
+    write_dataset,
+)
+from .fragment import FragmentMetadata, write_fragments
 from ._native import __version__, set_worker_threads
 from .errors import (
     CommitConflictError,
@@ -32,6 +41,11 @@ __all__ = [
     "LanceDataset",
     "LanceScanner",
     "LanceFragment",
+    "LanceOperation",
+    "ScanStatistics",
+    "FragmentMetadata",
+    "write_fragments",
+    "fragment",
     "CommitConflictError",
     "DatasetAlreadyExistsError",
     "RowIndexError",

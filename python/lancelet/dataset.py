@@ -31,6 +31,7 @@ import pyarrow as pa
 from . import _native
 from .errors import InvalidArgumentError, UnsupportedFeatureError
 from .file import ReaderResults
+from .fragment import DataFile, FragmentMetadata
 
 __all__ = [
     "dataset",
@@ -38,6 +39,8 @@ __all__ = [
     "LanceDataset",
     "LanceScanner",
     "LanceFragment",
+    "LanceOperation",
+    "ScanStatistics",
     "Tags",
     "WriteProgress",
 ]
@@ -59,7 +62,6 @@ _IGNORED_SCAN_OPTIONS = {
     "fast_search",
     "use_scalar_index",
     "strict_batch_size",
-    "scan_stats_callback",
     "blob_handling",
     "disable_scoring_autoprojection",
 }
@@ -206,6 +208,29 @@ def _progress_callback(progress: Any) -> Optional[Callable]:
     raise InvalidArgumentError("progress must be True, False, None or a callable")
 
 
+def _check_write_args(mode: str, data_storage_version: Optional[str], max_rows_per_file: Any,
+                      max_rows_per_group: Any, max_bytes_per_file: Any, kwargs: Dict[str, Any], caller: str) -> None:
+    """Checks the arguments :func:`write_dataset` and ``write_fragments`` share."""
+    unknown = set(kwargs) - {"data_cache_bytes", "max_page_bytes", "commit_lock", "auto_cleanup_options",
+                             "enable_stable_row_ids", "use_legacy_format"}
+    if unknown:
+        raise TypeError(f"{caller}() got unexpected keyword arguments {sorted(unknown)}")
+    if kwargs.get("enable_stable_row_ids"):
+        raise UnsupportedFeatureError("stable row ids are not supported yet")
+    if mode not in ("create", "append", "overwrite"):
+        raise InvalidArgumentError(f'mode must be "create", "append" or "overwrite", got {mode!r}')
+    if data_storage_version not in (None, "2.0"):
+        if data_storage_version in ("stable", "2.1", "2.2", "2.3", "next", "legacy", "0.1"):
+            raise UnsupportedFeatureError(
+                f'lancelet writes data_storage_version="2.0" for now, not {data_storage_version!r}'
+            )
+        raise InvalidArgumentError(f"unknown data_storage_version {data_storage_version!r}")
+    for name, value in (("max_rows_per_file", max_rows_per_file), ("max_rows_per_group", max_rows_per_group),
+                        ("max_bytes_per_file", max_bytes_per_file)):
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise InvalidArgumentError(f"{name} must be a positive integer, got {value!r}")
+
+
 def write_dataset(
     data_obj: Any,
     uri: Union[str, Path, "LanceDataset"],
@@ -235,25 +260,10 @@ def write_dataset(
 
     >>> lancelet.write_dataset(pa.table({"id": [1, 2]}), "/tmp/ids.lance")  # doctest: +SKIP
     """
-    unknown = set(kwargs) - {"data_cache_bytes", "max_page_bytes", "commit_lock", "auto_cleanup_options"}
-    if unknown:
-        raise TypeError(f"write_dataset() got unexpected keyword arguments {sorted(unknown)}")
-    if kwargs.get("enable_stable_row_ids"):
-        raise UnsupportedFeatureError("stable row ids are not supported yet")
-    if mode not in ("create", "append", "overwrite"):
-        raise InvalidArgumentError(f'mode must be "create", "append" or "overwrite", got {mode!r}')
     if use_legacy_format:
         data_storage_version = "legacy"
-    if data_storage_version not in (None, "2.0"):
-        if data_storage_version in ("stable", "2.1", "2.2", "2.3", "next", "legacy", "0.1"):
-            raise UnsupportedFeatureError(
-                f'lancelet writes data_storage_version="2.0" for now, not {data_storage_version!r}'
-            )
-        raise InvalidArgumentError(f"unknown data_storage_version {data_storage_version!r}")
-    for name, value in (("max_rows_per_file", max_rows_per_file), ("max_rows_per_group", max_rows_per_group),
-                        ("max_bytes_per_file", max_bytes_per_file)):
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise InvalidArgumentError(f"{name} must be a positive integer, got {value!r}")
+    _check_write_args(mode, data_storage_version, max_rows_per_file, max_rows_per_group, max_bytes_per_file, kwargs,
+                      "write_dataset")
     path = _local(uri, storage_options)
     reader = _as_reader(data_obj, schema)
     callback = _progress_callback(progress)
@@ -364,6 +374,67 @@ def _check_int_version(version: Any) -> int:
     return version
 
 
+class LanceOperation:
+    """Operations :meth:`LanceDataset.commit` applies, as in pylance."""
+
+    class BaseOperation:
+        """An operation to commit."""
+
+    class Append(BaseOperation):
+        """Adds ``fragments`` (written with :func:`lancelet.fragment.write_fragments`) to the dataset."""
+
+        def __init__(self, fragments: Iterable[FragmentMetadata]):
+            self.fragments = list(fragments)
+            for f in self.fragments:
+                if not isinstance(f, FragmentMetadata):
+                    raise TypeError(f"expected FragmentMetadata, got {type(f).__name__}")
+
+        def __repr__(self) -> str:
+            return f"LanceOperation.Append(fragments={self.fragments})"
+
+    class Overwrite(BaseOperation):
+        """Replaces the dataset's rows with ``fragments`` and its schema with ``new_schema``
+        (creating the dataset if absent)."""
+
+        def __init__(self, new_schema: pa.Schema, fragments: Iterable[FragmentMetadata]):
+            if not isinstance(new_schema, pa.Schema):
+                raise TypeError(f"new_schema must be a pyarrow.Schema, got {type(new_schema).__name__}")
+            self.new_schema = new_schema
+            self.fragments = list(LanceOperation.Append(fragments).fragments)
+
+        def __repr__(self) -> str:
+            return f"LanceOperation.Overwrite(new_schema={self.new_schema}, fragments={self.fragments})"
+
+
+class ScanStatistics:
+    """What one scan did: I/O issued and rows seen (``scanner.scan_stats``,
+    ``scan_stats_callback``). ``bytes_read``/``iops`` count data file reads after
+    coalescing; ``rows_scanned`` is the live rows the scan covered, ``rows_matched`` those
+    that passed the filter (before offset/limit)."""
+
+    __slots__ = ("bytes_read", "iops", "tasks", "rows_scanned", "rows_matched")
+
+    def __init__(self, bytes_read: int = 0, iops: int = 0, tasks: int = 0, rows_scanned: int = 0,
+                 rows_matched: int = 0):
+        self.bytes_read = bytes_read
+        self.iops = iops
+        self.tasks = tasks
+        self.rows_scanned = rows_scanned
+        self.rows_matched = rows_matched
+
+    # pylance's names for index work; lancelet has no indices yet.
+    indices_loaded = 0
+    parts_loaded = 0
+    index_comparisons = 0
+
+    def to_dict(self) -> Dict[str, int]:
+        """The counters as a dict."""
+        return {k: getattr(self, k) for k in self.__slots__}
+
+    def __repr__(self) -> str:
+        return "ScanStatistics(" + ", ".join(f"{k}={v}" for k, v in self.to_dict().items()) + ")"
+
+
 class LanceDataset:
     """One version of a Lance dataset.
 
@@ -431,6 +502,53 @@ class LanceDataset:
             metadata = {"total_rows": str(rows), **meta}
             out.append({"version": v, "timestamp": ts, "metadata": metadata})
         return out
+
+    @staticmethod
+    def commit(
+        base_uri: Union[str, Path, "LanceDataset"],
+        operation: LanceOperation.BaseOperation,
+        read_version: Optional[int] = None,
+        commit_lock: Any = None,
+        storage_options: Optional[Dict[str, str]] = None,
+        enable_v2_manifest_paths: Optional[bool] = None,
+        detached: bool = False,
+        max_retries: int = 20,
+        *,
+        commit_message: Optional[str] = None,
+        **kwargs: Any,
+    ) -> "LanceDataset":
+        """Commits ``operation`` (fragments written apart, see
+        :func:`lancelet.fragment.write_fragments`) as one new version and returns it.
+
+        ``read_version`` is the version the fragments were planned against; concurrent
+        commits since then are checked for conflicts and retried as for any write.
+
+        >>> op = lancelet.LanceOperation.Append(frags)  # doctest: +SKIP
+        >>> ds = lancelet.LanceDataset.commit("/tmp/items.lance", op, read_version=3)  # doctest: +SKIP
+        """
+        if detached:
+            raise UnsupportedFeatureError("detached commits are not supported")
+        if kwargs.get("enable_stable_row_ids"):
+            raise UnsupportedFeatureError("stable row ids are not supported yet")
+        if read_version is not None:
+            read_version = _check_int_version(read_version)
+        uri = base_uri.uri if isinstance(base_uri, LanceDataset) else base_uri
+        path = _local(uri, storage_options)
+        frags = [f.to_json() for f in operation.fragments] if hasattr(operation, "fragments") else None
+        if isinstance(operation, LanceOperation.Overwrite):
+            kind, schema = "overwrite", operation.new_schema
+        elif isinstance(operation, LanceOperation.Append):
+            kind, schema = "append", None
+        else:
+            raise UnsupportedFeatureError(f"lancelet cannot commit {type(operation).__name__} operations yet")
+        native = _native.Dataset.commit(
+            path, kind, frags, schema=schema, read_version=read_version,
+            enable_v2_manifest_paths=True if enable_v2_manifest_paths is None else bool(enable_v2_manifest_paths),
+            commit_message=commit_message,
+        )
+        ds = LanceDataset.__new__(LanceDataset)
+        ds._init(os.fspath(uri) if isinstance(uri, os.PathLike) else str(uri), path, native)
+        return ds
 
     def checkout_version(self, version: Union[int, str]) -> "LanceDataset":
         """The same dataset at another version (a number or a tag name)."""
@@ -507,6 +625,7 @@ class LanceDataset:
         prefilter: Optional[bool] = None,
         with_row_id: Optional[bool] = None,
         with_row_address: Optional[bool] = None,
+        scan_stats_callback: Optional[Callable[[ScanStatistics], None]] = None,
         **kwargs: Any,
     ) -> "LanceScanner":
         """A scan of this version (pylance's signature; vector and full-text search are not
@@ -515,7 +634,9 @@ class LanceDataset:
         ``columns``: names (``"s.a"`` selects a struct child) or ``{name: SQL expression}``;
         ``filter``: a SQL predicate (``"a > 1 AND name LIKE 'x%'"``); ``limit``/``offset``
         apply after the filter; ``fragments`` restricts (and orders) the fragments read;
-        ``with_row_id``/``with_row_address`` append ``_rowid``/``_rowaddr``.
+        ``with_row_id``/``with_row_address`` append ``_rowid``/``_rowaddr``;
+        ``scan_stats_callback`` receives a :class:`ScanStatistics` when a run ends (also
+        readable as ``scanner.scan_stats``).
 
         >>> ds.scanner(columns=["id"], filter="id > 10", limit=5).to_table()  # doctest: +SKIP
         """
@@ -539,6 +660,7 @@ class LanceDataset:
             fragments=fragments,
             with_row_id=bool(with_row_id),
             with_row_address=bool(with_row_address),
+            scan_stats_callback=scan_stats_callback,
         )
 
     def to_table(self, columns: _Columns = None, filter: Optional[str] = None, **kwargs: Any) -> pa.Table:
@@ -628,6 +750,16 @@ def _indices(indices: Any) -> List[int]:
     return out
 
 
+def _reporting(reader: pa.RecordBatchReader, stats: Any, callback: Callable) -> pa.RecordBatchReader:
+    """``reader``, calling ``callback`` with the scan's statistics once it is exhausted."""
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        yield from reader
+        callback(ScanStatistics(**stats.snapshot()))
+
+    return pa.RecordBatchReader.from_batches(reader.schema, batches())
+
+
 class LanceScanner:
     """A planned read of a dataset version (see :meth:`LanceDataset.scanner`)."""
 
@@ -642,6 +774,7 @@ class LanceScanner:
         fragments: Optional[Iterable[Union["LanceFragment", int]]] = None,
         with_row_id: bool = False,
         with_row_address: bool = False,
+        scan_stats_callback: Optional[Callable[[ScanStatistics], None]] = None,
     ):
         for name, v in (("limit", limit), ("offset", offset), ("batch_size", batch_size)):
             if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
@@ -649,6 +782,8 @@ class LanceScanner:
         if batch_size == 0:
             raise InvalidArgumentError("batch_size must be positive")
         self._ds = ds
+        self._stats_callback = scan_stats_callback
+        self._stats: Optional[Any] = None
         self._kwargs: Dict[str, Any] = dict(
             filter=_filter(filter),
             limit=limit,
@@ -668,7 +803,16 @@ class LanceScanner:
             self._kwargs["fragments"] = [f.fragment_id if isinstance(f, LanceFragment) else int(f) for f in fragments]
 
     def _stream(self) -> Any:
-        return self._ds._native.scan(**self._kwargs)
+        self._stats = _native.ScanStats()
+        stream = self._ds._native.scan(stats=self._stats, **self._kwargs)
+        if self._stats_callback is None:
+            return stream
+        return _reporting(pa.RecordBatchReader.from_stream(stream), self._stats, self._stats_callback)
+
+    @property
+    def scan_stats(self) -> ScanStatistics:
+        """What the most recent execution of this scanner did so far (zeros before one)."""
+        return ScanStatistics(**self._stats.snapshot()) if self._stats is not None else ScanStatistics()
 
     @property
     def projected_schema(self) -> pa.Schema:
@@ -708,11 +852,6 @@ class LanceScanner:
         return self._stream().__arrow_c_stream__(requested_schema)
 
 
-DataFile = namedtuple("DataFile", ["path", "fields", "column_indices", "file_major_version",
-                                   "file_minor_version", "file_size_bytes"])
-FragmentMetadata = namedtuple("FragmentMetadata", ["id", "files", "physical_rows", "deletion_file"])
-
-
 class LanceFragment:
     """One fragment of a dataset version: a set of rows stored in its own data files."""
 
@@ -739,7 +878,7 @@ class LanceFragment:
     @property
     def metadata(self) -> FragmentMetadata:
         """The fragment's manifest entry."""
-        return FragmentMetadata(self.fragment_id, self.data_files(), self.physical_rows, self._meta["deletion_file"])
+        return FragmentMetadata(self._meta)
 
     @property
     def schema(self) -> pa.Schema:
@@ -754,7 +893,7 @@ class LanceFragment:
 
     def data_files(self) -> List[DataFile]:
         """The fragment's data files."""
-        return [DataFile(**f) for f in self._meta["files"]]
+        return self.metadata.files
 
     def deletion_file(self) -> Optional[str]:
         """The path of the deletion file, relative to the dataset root (None if no deletions)."""

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use arrow_schema::SchemaRef;
-use lancelet_file::io::LocalFile;
+use lancelet_file::io::{IoStats, LocalFile};
 use lancelet_file::schema::from_lance_fields;
 use lancelet_file::{FileReader, Spawner};
 use lancelet_table::commit::{commit, new_transaction, CommitOptions};
@@ -78,6 +78,8 @@ pub struct Dataset {
     schema: SchemaRef,
     caches: Arc<Caches>,
     spawner: Option<Spawner>,
+    /// Where reads of data files are counted, when someone asked.
+    io_stats: Option<Arc<IoStats>>,
 }
 
 impl std::fmt::Debug for Dataset {
@@ -146,7 +148,14 @@ impl Dataset {
             schema,
             caches,
             spawner,
+            io_stats: None,
         })
+    }
+
+    /// Counts the data file reads made through this handle into `stats`.
+    pub fn with_io_stats(mut self, stats: Arc<IoStats>) -> Self {
+        self.io_stats = Some(stats);
+        self
     }
 
     /// Uses `spawner` to decode columns of one read in parallel.
@@ -333,7 +342,10 @@ impl Dataset {
                     r
                 }
             };
-            out.push(reader);
+            out.push(match &self.io_stats {
+                Some(stats) => Arc::new(reader.with_stats(stats.clone())),
+                None => reader,
+            });
         }
         Ok(out)
     }

@@ -11,6 +11,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
@@ -18,6 +19,7 @@ use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, RecordBatchOptions
 use arrow_schema::{DataType, Field, FieldRef, Schema, SchemaRef};
 use arrow_select::filter::filter_record_batch;
 use lancelet_expr::BoundExpr;
+use lancelet_file::io::IoStats;
 use lancelet_file::plan::{plan_schema, project};
 use lancelet_file::reader::to_ranges;
 use lancelet_table::pb;
@@ -64,6 +66,10 @@ pub struct ScanOptions {
     pub batch_size: usize,
     /// Scan only these fragments (by id), in this order.
     pub fragments: Option<Vec<u64>>,
+    /// Scan only these physical row ranges, `(fragment id, rows)`, in this order (deleted
+    /// rows inside them are still skipped). Overrides `fragments`. A distributed reader
+    /// splits a pinned version into such pieces, one set per worker.
+    pub row_ranges: Option<Vec<(u64, Range<u64>)>>,
     /// Add `_rowid`.
     pub with_row_id: bool,
     /// Add `_rowaddr`.
@@ -79,6 +85,7 @@ impl Default for ScanOptions {
             offset: 0,
             batch_size: DEFAULT_BATCH_SIZE,
             fragments: None,
+            row_ranges: None,
             with_row_id: false,
             with_row_address: false,
         }
@@ -120,10 +127,59 @@ enum Output {
     Exprs(Vec<(String, BoundExpr)>),
 }
 
+/// What a scan did so far: rows it looked at and returned, bytes it read.
+#[derive(Debug, Default)]
+pub struct ScanStats {
+    /// Reads of data files made by the scan.
+    pub io: Arc<IoStats>,
+    /// Tasks run (or counted).
+    pub tasks: AtomicU64,
+    /// Live rows the tasks covered (read by the filter, or read whole without one).
+    pub rows_scanned: AtomicU64,
+    /// Rows the tasks produced (matching the filter; before `offset`/`limit`).
+    pub rows_matched: AtomicU64,
+}
+
+/// A copy of [`ScanStats`] at one moment.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ScanStatsSnapshot {
+    /// Bytes fetched from storage.
+    pub bytes_read: u64,
+    /// Read requests sent to storage.
+    pub iops: u64,
+    /// Tasks run.
+    pub tasks: u64,
+    /// Live rows covered.
+    pub rows_scanned: u64,
+    /// Rows produced.
+    pub rows_matched: u64,
+}
+
+impl ScanStats {
+    /// The counters now.
+    pub fn snapshot(&self) -> ScanStatsSnapshot {
+        let (bytes_read, iops) = self.io.snapshot();
+        ScanStatsSnapshot {
+            bytes_read,
+            iops,
+            tasks: self.tasks.load(Ordering::Relaxed),
+            rows_scanned: self.rows_scanned.load(Ordering::Relaxed),
+            rows_matched: self.rows_matched.load(Ordering::Relaxed),
+        }
+    }
+
+    fn task_done(&self, scanned: u64, matched: u64) {
+        self.tasks.fetch_add(1, Ordering::Relaxed);
+        self.rows_scanned.fetch_add(scanned, Ordering::Relaxed);
+        self.rows_matched.fetch_add(matched, Ordering::Relaxed);
+    }
+}
+
 /// A planned scan.
 #[derive(Debug)]
 pub struct Scan {
     ds: Dataset,
+    stats: Arc<ScanStats>,
     tasks: Vec<ScanTask>,
     /// Names to read for the output (dotted paths allowed).
     read: Vec<String>,
@@ -253,8 +309,10 @@ impl Scan {
         let schema = Arc::new(Schema::new_with_metadata(out_fields, base.metadata().clone()));
         let share = read_share(&base, &read_schema, filter.as_ref());
         let tasks = plan_tasks(ds, &opts, filter.is_some(), share).await?;
+        let stats = Arc::new(ScanStats::default());
         Ok(Self {
-            ds: ds.clone(),
+            ds: ds.clone().with_io_stats(stats.io.clone()),
+            stats,
             tasks,
             read,
             read_schema,
@@ -284,6 +342,11 @@ impl Scan {
         &self.tasks
     }
 
+    /// What the scan did so far (shared: it keeps counting while tasks run).
+    pub fn stats(&self) -> &Arc<ScanStats> {
+        &self.stats
+    }
+
     /// A fresh limiter for this scan's outputs.
     pub fn limiter(&self) -> Limiter {
         Limiter {
@@ -295,6 +358,12 @@ impl Scan {
 
     /// Runs task `i`, returning its rows (possibly none).
     pub async fn run_task(&self, i: usize) -> Result<RecordBatch> {
+        let batch = self.run_task_inner(i).await?;
+        self.stats.task_done(self.task(i)?.rows(), batch.num_rows() as u64);
+        Ok(batch)
+    }
+
+    async fn run_task_inner(&self, i: usize) -> Result<RecordBatch> {
         let task = self.task(i)?;
         let frag = &task.fragment;
         let n = task.rows() as usize;
@@ -385,11 +454,12 @@ impl Scan {
     /// Counts the rows task `i` would return (before limit/offset).
     pub async fn count_task(&self, i: usize) -> Result<u64> {
         let task = self.task(i)?;
-        let Some(filter) = &self.filter else {
-            return Ok(task.rows());
+        let n = match &self.filter {
+            None => task.rows(),
+            Some(filter) => self.filter_stage(task, filter).await?.2.true_count() as u64,
         };
-        let (_, _, mask) = self.filter_stage(task, filter).await?;
-        Ok(mask.true_count() as u64)
+        self.stats.task_done(task.rows(), n);
+        Ok(n)
     }
 
     /// Reads only the filter's columns of a task and evaluates it: the batch it read (with
@@ -613,9 +683,26 @@ fn task_rows_for(frag: &pb::DataFragment, share: f64, batch_size: u64) -> u64 {
 }
 
 async fn plan_tasks(ds: &Dataset, opts: &ScanOptions, filtered: bool, share: f64) -> Result<Vec<ScanTask>> {
-    let frags: Vec<&pb::DataFragment> = match &opts.fragments {
-        None => ds.fragments().iter().collect(),
-        Some(ids) => ids.iter().map(|&id| ds.fragment(id)).collect::<Result<_>>()?,
+    // Each piece is a fragment, optionally restricted to some physical rows.
+    let pieces: Vec<(&pb::DataFragment, Option<Range<u64>>)> = match (&opts.row_ranges, &opts.fragments) {
+        (Some(ranges), _) => ranges
+            .iter()
+            .map(|(id, r)| {
+                let f = ds.fragment(*id)?;
+                if r.start > r.end || r.end > f.physical_rows {
+                    return Err(Error::OutOfRange(format!(
+                        "rows {}..{} of fragment {id}, which has {} rows",
+                        r.start, r.end, f.physical_rows
+                    )));
+                }
+                Ok((f, Some(r.clone())))
+            })
+            .collect::<Result<_>>()?,
+        (None, None) => ds.fragments().iter().map(|f| (f, None)).collect(),
+        (None, Some(ids)) => ids
+            .iter()
+            .map(|&id| Ok((ds.fragment(id)?, None)))
+            .collect::<Result<_>>()?,
     };
     let (mut skip, mut remaining) = if filtered {
         (0, u64::MAX)
@@ -623,18 +710,29 @@ async fn plan_tasks(ds: &Dataset, opts: &ScanOptions, filtered: bool, share: f64
         (opts.offset, opts.limit.unwrap_or(u64::MAX))
     };
     let mut tasks = Vec::new();
-    for f in frags {
+    for (f, within) in pieces {
         if remaining == 0 {
             break;
         }
-        let live = lancelet_table::manifest::live_rows(f);
-        if skip >= live {
-            skip -= live;
-            continue;
+        if within.is_none() {
+            // Skipping whole fragments needs no deletion file.
+            let live = lancelet_table::manifest::live_rows(f);
+            if skip >= live {
+                skip -= live;
+                continue;
+            }
+        }
+        let mut ranges = ds.live_ranges(f).await?;
+        if let Some(w) = &within {
+            ranges = intersect(&ranges, w);
+            let live: u64 = ranges.iter().map(|r| r.end - r.start).sum();
+            if skip >= live {
+                skip -= live;
+                continue;
+            }
         }
         let task_rows = task_rows_for(f, share, opts.batch_size as u64);
         let fragment = Arc::new(f.clone());
-        let ranges = ds.live_ranges(f).await?;
         let mut current: Vec<Range<u64>> = Vec::new();
         let mut current_rows = 0u64;
         for r in ranges {
@@ -673,6 +771,15 @@ async fn plan_tasks(ds: &Dataset, opts: &ScanOptions, filtered: bool, share: f64
         }
     }
     Ok(tasks)
+}
+
+/// The parts of ascending, disjoint `ranges` inside `within`.
+fn intersect(ranges: &[Range<u64>], within: &Range<u64>) -> Vec<Range<u64>> {
+    ranges
+        .iter()
+        .map(|r| r.start.max(within.start)..r.end.min(within.end))
+        .filter(|r| r.start < r.end)
+        .collect()
 }
 
 /// Applies offset and limit to task outputs taken in order, and cuts them to batch size.

@@ -19,7 +19,7 @@ use lancelet_table::pb;
 use lancelet_table::pb::transaction::Operation;
 use lancelet_table::store::{LocalStore, Store};
 
-use crate::{Caches, Dataset, Error, Result, DATA_DIR};
+use crate::{Caches, Dataset, Error, Result, VersionRef, DATA_DIR};
 
 /// How a write treats an existing dataset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,6 +79,9 @@ pub struct WriteParams {
     pub progress: Option<ProgressFn>,
     /// Options of the file writer.
     pub writer: WriterOptions,
+    /// A tag put in every data file name (`{name}-{tag}.lance`), so that the files of one
+    /// distributed job can be found and removed if the job never commits them.
+    pub file_tag: Option<String>,
 }
 
 impl std::fmt::Debug for WriteParams {
@@ -103,13 +106,15 @@ impl Default for WriteParams {
             commit_message: None,
             progress: None,
             writer: WriterOptions::default(),
+            file_tag: None,
         }
     }
 }
 
 /// A new data file name: 24 binary digits from the first 3 bytes of a random UUID, then
 /// the other 13 bytes in hex (Lance's rule, which spreads files over object-store prefixes).
-pub fn new_data_file_name() -> String {
+/// With a `tag`, it goes before the extension: `{name}-{tag}.lance`.
+pub fn new_data_file_name(tag: Option<&str>) -> String {
     let bytes = *uuid::Uuid::new_v4().as_bytes();
     let mut s = String::with_capacity(56);
     for b in &bytes[..3] {
@@ -118,8 +123,24 @@ pub fn new_data_file_name() -> String {
     for b in &bytes[3..] {
         s.push_str(&format!("{b:02x}"));
     }
+    if let Some(tag) = tag {
+        s.push('-');
+        s.push_str(tag);
+    }
     s.push_str(".lance");
     s
+}
+
+/// Checks a file tag: 1 to 64 ASCII letters, digits or `_`, so it cannot change the path.
+pub fn check_file_tag(tag: &str) -> Result<()> {
+    let ok = !tag.is_empty() && tag.len() <= 64 && tag.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::InvalidArgument(format!(
+            "file tag must be 1 to 64 letters, digits or '_', got {tag:?}"
+        )))
+    }
 }
 
 /// How appended data maps onto the dataset's columns.
@@ -220,6 +241,9 @@ impl FragmentWriter {
                 "max_rows_per_file and max_bytes_per_file must be positive".into(),
             ));
         }
+        if let Some(tag) = &params.file_tag {
+            check_file_tag(tag)?;
+        }
         // Checks the schema (and the file version) before any input is consumed.
         FileWriter::try_new(std::io::sink(), "schema check", schema.clone(), params.writer.clone())?;
         Ok(Self {
@@ -240,7 +264,7 @@ impl FragmentWriter {
     fn open_file(&mut self) -> Result<()> {
         let dir = self.root.join(DATA_DIR);
         std::fs::create_dir_all(&dir).map_err(|e| lancelet_file::Error::io(&dir.display().to_string(), e))?;
-        let name = new_data_file_name();
+        let name = new_data_file_name(self.params.file_tag.as_deref());
         let path = self.data_path(&name);
         let display = path.display().to_string();
         let f = File::create(&path).map_err(|e| lancelet_file::Error::io(&display, e))?;
@@ -387,20 +411,38 @@ fn preorder(fields: &[lancelet_proto::pbfile::Field]) -> Vec<&lancelet_proto::pb
     out
 }
 
-/// Writes `reader`'s batches as a dataset at `root` and commits them.
-pub async fn write_dataset(
+/// Data files written and not committed yet.
+#[derive(Debug, Clone)]
+pub struct StagedWrite {
+    /// One fragment per data file (ids from 0; the commit assigns real ones).
+    pub fragments: Vec<pb::DataFragment>,
+    /// The schema of the files: the dataset's columns (and field ids) when appending.
+    pub schema: SchemaRef,
+    /// Whether the files add to an existing dataset rather than create or replace one.
+    pub appending: bool,
+}
+
+/// Opens the dataset at `root` if there is one.
+async fn open_existing(store: &Arc<dyn Store>, root: &Path) -> Result<Option<Dataset>> {
+    match Dataset::open_with(store.clone(), root.to_path_buf(), None, Arc::<Caches>::default(), None).await {
+        Ok(ds) => Ok(Some(ds)),
+        Err(Error::NotFound(_)) => Ok(None),
+        Err(Error::Table(lancelet_table::Error::NotFound { .. })) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Writes `reader`'s batches as data files of the dataset at `root` without committing
+/// them: in the dataset's schema when `params.mode` appends to an existing dataset, in
+/// the data's schema otherwise. Returns the dataset as it was (if any) and the files.
+/// On error, the files written are removed.
+pub async fn write_fragments(
     root: &Path,
     mut reader: Box<dyn RecordBatchReader + Send>,
-    params: WriteParams,
-) -> Result<Dataset> {
+    params: &WriteParams,
+) -> Result<(Option<Dataset>, StagedWrite)> {
     let store: Arc<dyn Store> = Arc::new(LocalStore::new(root));
-    let existing =
-        match Dataset::open_with(store.clone(), root.to_path_buf(), None, Arc::<Caches>::default(), None).await {
-            Ok(ds) => Some(ds),
-            Err(Error::NotFound(_)) => None,
-            Err(Error::Table(lancelet_table::Error::NotFound { .. })) => None,
-            Err(e) => return Err(e),
-        };
+    let existing = open_existing(&store, root).await?;
     let data_schema = reader.schema();
     let mode = params.mode;
     if mode == WriteMode::Create && existing.is_some() {
@@ -455,22 +497,151 @@ pub async fn write_dataset(
             return Err(e);
         }
     };
-    let op = if appending {
-        Operation::Append(pb::transaction::Append {
-            fragments: fragments.clone(),
-        })
+    Ok((
+        existing,
+        StagedWrite {
+            fragments,
+            schema: file_schema,
+            appending,
+        },
+    ))
+}
+
+/// Writes `reader`'s batches as a dataset at `root` and commits them.
+pub async fn write_dataset(
+    root: &Path,
+    reader: Box<dyn RecordBatchReader + Send>,
+    params: WriteParams,
+) -> Result<Dataset> {
+    let (existing, staged) = write_fragments(root, reader, &params).await?;
+    let op = if staged.appending {
+        CommitKind::Append
     } else {
-        Operation::Overwrite(pb::transaction::Overwrite {
-            fragments: fragments.clone(),
-            schema: to_lance_fields(&file_schema)?,
-            schema_metadata: file_schema
-                .metadata()
-                .iter()
-                .map(|(k, v)| (k.clone(), bytes::Bytes::from(v.clone().into_bytes())))
-                .collect(),
-            config_upsert_values: Default::default(),
-            initial_bases: Vec::new(),
-        })
+        CommitKind::Overwrite(staged.schema.clone())
+    };
+    let created = existing.is_none();
+    match commit_fragments_on(root, existing, op, staged.fragments.clone(), &params).await {
+        Ok(ds) => Ok(ds),
+        Err(e) => {
+            remove_fragments(root, &staged.fragments);
+            Err(match e {
+                Error::Table(lancelet_table::Error::CommitConflict { .. })
+                    if params.mode == WriteMode::Create && created =>
+                {
+                    Error::AlreadyExists(root.display().to_string())
+                }
+                e => e,
+            })
+        }
+    }
+}
+
+/// What a commit of written fragments does.
+#[derive(Debug, Clone)]
+pub enum CommitKind {
+    /// Add the fragments to the dataset.
+    Append,
+    /// Replace the dataset's rows with the fragments, and its schema with this one
+    /// (creating the dataset if absent).
+    Overwrite(SchemaRef),
+}
+
+/// Commits fragments written earlier (e.g. by [`write_fragments`] on other machines) as
+/// one new version of the dataset at `root`, on top of `read_version` (the latest when
+/// `None`). Uses `params` for naming, file version and commit message.
+pub async fn commit_fragments(
+    root: &Path,
+    kind: CommitKind,
+    fragments: Vec<pb::DataFragment>,
+    read_version: Option<u64>,
+    params: &WriteParams,
+) -> Result<Dataset> {
+    let store: Arc<dyn Store> = Arc::new(LocalStore::new(root));
+    let existing = match read_version {
+        None => open_existing(&store, root).await?,
+        Some(v) => Some(
+            Dataset::open_with(
+                store,
+                root.to_path_buf(),
+                Some(VersionRef::Number(v)),
+                Arc::default(),
+                None,
+            )
+            .await?,
+        ),
+    };
+    commit_fragments_on(root, existing, kind, fragments, params).await
+}
+
+/// Checks that fragments from outside fit the dataset they are committed to: safe paths,
+/// known field ids, the dataset's file version.
+fn check_fragments(
+    fragments: &[pb::DataFragment],
+    fields: &[lancelet_proto::pbfile::Field],
+    version: &str,
+) -> Result<()> {
+    let known: std::collections::HashSet<i32> = fields.iter().map(|f| f.id).collect();
+    for f in fragments {
+        if f.files.is_empty() || f.physical_rows == 0 {
+            return Err(Error::InvalidArgument(format!(
+                "fragment {} has no data files or no rows",
+                f.id
+            )));
+        }
+        for d in &f.files {
+            crate::safe_relative(&d.path)?;
+            if let Some(id) = d.fields.iter().find(|id| !known.contains(id)) {
+                return Err(Error::SchemaMismatch(format!(
+                    "data file {} holds field id {id}, which the dataset's schema does not have",
+                    d.path
+                )));
+            }
+            let v = format!("{}.{}", d.file_major_version, d.file_minor_version);
+            if v != version {
+                return Err(Error::Unsupported(format!(
+                    "data file {} has format {v} but the dataset uses {version}",
+                    d.path
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+async fn commit_fragments_on(
+    root: &Path,
+    existing: Option<Dataset>,
+    kind: CommitKind,
+    fragments: Vec<pb::DataFragment>,
+    params: &WriteParams,
+) -> Result<Dataset> {
+    let store: Arc<dyn Store> = Arc::new(LocalStore::new(root));
+    let op = match kind {
+        CommitKind::Append => {
+            let Some(ds) = &existing else {
+                return Err(Error::NotFound(format!(
+                    "{} (append needs an existing dataset; overwrite creates one)",
+                    root.display()
+                )));
+            };
+            check_fragments(&fragments, &ds.manifest().fields, &ds.data_storage_version())?;
+            Operation::Append(pb::transaction::Append { fragments })
+        }
+        CommitKind::Overwrite(schema) => {
+            let fields = to_lance_fields(&schema)?;
+            check_fragments(&fragments, &fields, params.file_version.name())?;
+            Operation::Overwrite(pb::transaction::Overwrite {
+                fragments,
+                schema: fields,
+                schema_metadata: schema
+                    .metadata()
+                    .iter()
+                    .map(|(k, v)| (k.clone(), bytes::Bytes::from(v.clone().into_bytes())))
+                    .collect(),
+                config_upsert_values: Default::default(),
+                initial_bases: Vec::new(),
+            })
+        }
     };
     let read_version = existing.as_ref().map(|d| d.version()).unwrap_or(0);
     let txn = new_transaction(read_version, op, params.commit_message.as_deref());
@@ -487,18 +658,25 @@ pub async fn write_dataset(
         ..CommitOptions::default()
     };
     let base = existing.as_ref().map(|d| (d.manifest(), d.naming()));
-    match commit(store.as_ref(), base, &txn, &opts).await {
-        Ok((m, naming)) => Dataset::from_manifest(store, root.to_path_buf(), m, naming, Arc::default(), None),
-        Err(e) => {
-            remove_fragments(root, &fragments);
-            Err(match e {
-                lancelet_table::Error::CommitConflict { .. } if mode == WriteMode::Create && existing.is_none() => {
-                    Error::AlreadyExists(root.display().to_string())
-                }
-                e => e.into(),
-            })
+    let (m, naming) = commit(store.as_ref(), base, &txn, &opts).await?;
+    Dataset::from_manifest(store, root.to_path_buf(), m, naming, Arc::default(), None)
+}
+
+/// Removes data files named with `tag` (see [`WriteParams::file_tag`]) except those in
+/// `keep`: what a distributed job left behind in tasks that failed, were retried or ran
+/// twice. Returns how many files it removed.
+pub async fn remove_tagged_files(root: &Path, tag: &str, keep: &std::collections::HashSet<String>) -> Result<usize> {
+    check_file_tag(tag)?;
+    let store = LocalStore::new(root);
+    let suffix = format!("-{tag}.lance");
+    let mut removed = 0;
+    for name in store.list(DATA_DIR).await? {
+        if name.ends_with(&suffix) && !keep.contains(&name) {
+            store.delete(&format!("{DATA_DIR}/{name}")).await?;
+            removed += 1;
         }
     }
+    Ok(removed)
 }
 
 /// Removes the data files of fragments that were never committed.
@@ -507,5 +685,28 @@ pub(crate) fn remove_fragments(root: &Path, fragments: &[pb::DataFragment]) {
         for d in &f.files {
             let _ = std::fs::remove_file(root.join(DATA_DIR).join(&d.path));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_file_names_follow_lance_and_carry_the_tag() {
+        let plain = new_data_file_name(None);
+        assert_eq!(plain.len(), 24 + 26 + ".lance".len());
+        assert!(plain[..24].bytes().all(|b| b == b'0' || b == b'1'));
+        let tagged = new_data_file_name(Some("spark_ab12"));
+        assert!(tagged.ends_with("-spark_ab12.lance"));
+        assert_eq!(tagged.len(), plain.len() + "-spark_ab12".len());
+    }
+
+    #[test]
+    fn file_tags_cannot_change_the_path() {
+        for bad in ["", "a/b", "..", "a-b", "a.lance", &"x".repeat(65)] {
+            assert!(check_file_tag(bad).is_err(), "{bad:?}");
+        }
+        assert!(check_file_tag("spark_0123abc").is_ok());
     }
 }

@@ -155,6 +155,16 @@ impl FileReader {
         &self.stats
     }
 
+    /// The same open file, counting its reads into `stats` instead (the metadata is shared,
+    /// so this is cheap: callers use it to attribute I/O to one scan).
+    pub fn with_stats(&self, stats: Arc<IoStats>) -> Self {
+        Self {
+            io: self.io.clone(),
+            meta: self.meta.clone(),
+            stats,
+        }
+    }
+
     /// The underlying object.
     pub fn io(&self) -> &Arc<dyn ReadAt> {
         &self.io

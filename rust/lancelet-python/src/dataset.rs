@@ -8,7 +8,7 @@ use arrow_array::ffi_stream::{FFI_ArrowArrayStream, RecordBatchStreamReader};
 use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::ArrowError;
 use lancelet_dataset::scan::{Columns, Limiter, Scan, ScanOptions};
-use lancelet_dataset::write::{write_dataset, WriteMode, WriteParams, WriteProgress};
+use lancelet_dataset::write::{write_dataset, CommitKind, WriteMode, WriteParams, WriteProgress};
 use lancelet_dataset::{Dataset, VersionRef};
 use lancelet_file::FileVersion;
 use pyo3::prelude::*;
@@ -17,7 +17,40 @@ use tokio::task::JoinHandle;
 
 use crate::arrow_ffi::{schema_capsule, stream_error, BatchStream, ErrorSlot, FnReader};
 use crate::errors;
+use crate::fragment_meta::{fragment_dict, fragment_from_dict};
 use crate::runtime::{block_on, runtime, spawner};
+
+/// Counters of one scan, filled in while it runs: pass one to `Dataset.scan(stats=...)`.
+#[pyclass(module = "lancelet._native", name = "ScanStats", frozen)]
+#[derive(Default)]
+pub struct PyScanStats {
+    inner: std::sync::Mutex<Option<Arc<lancelet_dataset::scan::ScanStats>>>,
+}
+
+#[pymethods]
+impl PyScanStats {
+    #[new]
+    fn new() -> Self {
+        Self::default()
+    }
+
+    /// The counters now: bytes_read, iops, tasks, rows_scanned, rows_matched.
+    fn snapshot<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = self
+            .inner
+            .lock()
+            .ok()
+            .and_then(|g| g.as_ref().map(|s| s.snapshot()))
+            .unwrap_or_default();
+        let d = PyDict::new(py);
+        d.set_item("bytes_read", s.bytes_read)?;
+        d.set_item("iops", s.iops)?;
+        d.set_item("tasks", s.tasks)?;
+        d.set_item("rows_scanned", s.rows_scanned)?;
+        d.set_item("rows_matched", s.rows_matched)?;
+        Ok(d)
+    }
+}
 
 /// One version of a dataset.
 #[pyclass(module = "lancelet._native", name = "Dataset", frozen)]
@@ -74,6 +107,56 @@ fn file_version(py: Python<'_>, v: Option<&str>) -> PyResult<FileVersion> {
             errors::Kind::Unsupported,
             format!("lancelet writes data_storage_version=\"2.0\" for now, not {other:?}"),
         )),
+    }
+}
+
+/// The parameters of a write, checked.
+#[allow(clippy::too_many_arguments)]
+fn write_params(
+    py: Python<'_>,
+    mode: &str,
+    max_rows_per_file: u64,
+    max_bytes_per_file: u64,
+    enable_v2_manifest_paths: bool,
+    data_storage_version: Option<&str>,
+    commit_message: Option<String>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<WriteParams> {
+    let mode = WriteMode::parse(mode).map_err(|e| errors::to_py(py, e))?;
+    let file_version = file_version(py, data_storage_version)?;
+    let progress = progress.map(|cb| {
+        let cb = Arc::new(cb);
+        Arc::new(move |p: WriteProgress| {
+            Python::attach(|py| {
+                let _ = cb.call1(py, (p.rows, p.bytes, p.files));
+            });
+        }) as lancelet_dataset::write::ProgressFn
+    });
+    Ok(WriteParams {
+        mode,
+        max_rows_per_file,
+        max_bytes_per_file,
+        enable_v2_manifest_paths,
+        file_version,
+        commit_message,
+        progress,
+        ..WriteParams::default()
+    })
+}
+
+/// Runs a write whose input may be a Python generator: it is pulled on this thread (with
+/// the GIL released; pyarrow takes it back while producing each batch), not on a worker.
+fn pull_on_this_thread<T, F>(py: Python<'_>, fut: F) -> PyResult<T>
+where
+    F: std::future::Future<Output = lancelet_dataset::Result<T>> + Send,
+    T: Send,
+{
+    let rt = runtime().map_err(|e| errors::make(py, errors::Kind::Internal, e.to_string()))?;
+    let res = py.detach(|| std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rt.block_on(fut))));
+    match res {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(errors::to_py(py, e)),
+        Err(payload) => Err(errors::from_panic(py, payload)),
     }
 }
 
@@ -194,41 +277,119 @@ impl PyDataset {
         commit_message: Option<String>,
         progress: Option<Py<PyAny>>,
     ) -> PyResult<Self> {
-        let mode = WriteMode::parse(mode).map_err(|e| errors::to_py(py, e))?;
-        let file_version = file_version(py, data_storage_version.as_deref())?;
-        let reader: Box<dyn RecordBatchReader + Send> = Box::new(import_stream(py, &data)?);
-        let progress = progress.map(|cb| {
-            let cb = Arc::new(cb);
-            Arc::new(move |p: WriteProgress| {
-                Python::attach(|py| {
-                    let _ = cb.call1(py, (p.rows, p.bytes, p.files));
-                });
-            }) as lancelet_dataset::write::ProgressFn
-        });
-        let params = WriteParams {
+        let params = write_params(
+            py,
             mode,
             max_rows_per_file,
             max_bytes_per_file,
             enable_v2_manifest_paths,
-            file_version,
+            data_storage_version.as_deref(),
             commit_message,
             progress,
-            ..WriteParams::default()
-        };
+        )?;
+        let reader: Box<dyn RecordBatchReader + Send> = Box::new(import_stream(py, &data)?);
         let root = local(&uri);
-        // The input may be a Python generator: pull it on this thread (with the GIL
-        // released; pyarrow takes it back while producing each batch), not on a worker.
-        let rt = runtime().map_err(|e| errors::make(py, errors::Kind::Internal, e.to_string()))?;
-        let res = py.detach(|| {
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                rt.block_on(async move { write_dataset(&root, reader, params).await })
-            }))
-        });
-        match res {
-            Ok(Ok(ds)) => Ok(wrap(ds)),
-            Ok(Err(e)) => Err(errors::to_py(py, e)),
-            Err(payload) => Err(errors::from_panic(py, payload)),
-        }
+        let ds = pull_on_this_thread(py, async move { write_dataset(&root, reader, params).await })?;
+        Ok(wrap(ds))
+    }
+
+    /// Writes a stream of batches as data files of the dataset at `uri` without committing
+    /// them. Returns the fragments (dicts), the files' schema and whether they append to
+    /// the existing dataset (rather than create or replace it).
+    #[staticmethod]
+    #[pyo3(signature = (uri, data, mode="append", max_rows_per_file=1024*1024, max_bytes_per_file=90*1024*1024*1024,
+        data_storage_version=None, file_tag=None, progress=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn write_fragments<'py>(
+        py: Python<'py>,
+        uri: String,
+        data: Bound<'py, PyAny>,
+        mode: &str,
+        max_rows_per_file: u64,
+        max_bytes_per_file: u64,
+        data_storage_version: Option<String>,
+        file_tag: Option<String>,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<(Vec<Bound<'py, PyDict>>, Bound<'py, PyCapsule>, bool)> {
+        let mut params = write_params(
+            py,
+            mode,
+            max_rows_per_file,
+            max_bytes_per_file,
+            true,
+            data_storage_version.as_deref(),
+            None,
+            progress,
+        )?;
+        params.file_tag = file_tag;
+        let reader: Box<dyn RecordBatchReader + Send> = Box::new(import_stream(py, &data)?);
+        let root = local(&uri);
+        let (_, staged) = pull_on_this_thread(py, async move {
+            lancelet_dataset::write::write_fragments(&root, reader, &params).await
+        })?;
+        let frags = staged
+            .fragments
+            .iter()
+            .map(|f| fragment_dict(py, f))
+            .collect::<PyResult<Vec<_>>>()?;
+        Ok((frags, schema_capsule(py, &staged.schema)?, staged.appending))
+    }
+
+    /// Commits fragments written earlier as one new version: `kind` is "append" or
+    /// "overwrite" (which needs `schema` and creates the dataset if absent).
+    #[staticmethod]
+    #[pyo3(signature = (uri, kind, fragments, schema=None, read_version=None, enable_v2_manifest_paths=true,
+        data_storage_version=None, commit_message=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn commit(
+        py: Python<'_>,
+        uri: String,
+        kind: &str,
+        fragments: Vec<Bound<'_, PyAny>>,
+        schema: Option<Bound<'_, PyAny>>,
+        read_version: Option<u64>,
+        enable_v2_manifest_paths: bool,
+        data_storage_version: Option<String>,
+        commit_message: Option<String>,
+    ) -> PyResult<Self> {
+        let kind = match (kind, schema) {
+            ("append", _) => CommitKind::Append,
+            ("overwrite", Some(s)) => CommitKind::Overwrite(Arc::new(crate::file::import_schema(py, &s)?)),
+            ("overwrite", None) => return Err(errors::invalid(py, "an overwrite needs the new schema")),
+            (other, _) => {
+                return Err(errors::invalid(
+                    py,
+                    format!("commit kind must be \"append\" or \"overwrite\", got {other:?}"),
+                ))
+            }
+        };
+        let fragments = fragments.iter().map(fragment_from_dict).collect::<PyResult<Vec<_>>>()?;
+        let params = write_params(
+            py,
+            "append",
+            1,
+            1,
+            enable_v2_manifest_paths,
+            data_storage_version.as_deref(),
+            commit_message,
+            None,
+        )?;
+        let root = local(&uri);
+        let ds = block_on(py, async move {
+            lancelet_dataset::write::commit_fragments(&root, kind, fragments, read_version, &params).await
+        })?;
+        Ok(wrap(ds))
+    }
+
+    /// Removes the data files named with `tag` that are not in `keep` (file names);
+    /// returns how many it removed.
+    #[staticmethod]
+    fn remove_tagged_files(py: Python<'_>, uri: String, tag: String, keep: Vec<String>) -> PyResult<usize> {
+        let root = local(&uri);
+        let keep: std::collections::HashSet<String> = keep.into_iter().collect();
+        block_on(py, async move {
+            lancelet_dataset::write::remove_tagged_files(&root, &tag, &keep).await
+        })
     }
 
     /// The same dataset at another version (a number, a tag name, or None for the latest).
@@ -318,7 +479,7 @@ impl PyDataset {
 
     /// Plans a scan and streams its batches.
     #[pyo3(signature = (columns=None, exprs=None, filter=None, limit=None, offset=None, batch_size=None,
-        fragments=None, with_row_id=false, with_row_address=false))]
+        fragments=None, with_row_id=false, with_row_address=false, row_ranges=None, stats=None))]
     #[allow(clippy::too_many_arguments)]
     fn scan(
         &self,
@@ -332,6 +493,8 @@ impl PyDataset {
         fragments: Option<Vec<u64>>,
         with_row_id: bool,
         with_row_address: bool,
+        row_ranges: Option<Vec<(u64, u64, u64)>>,
+        stats: Option<PyRef<'_, PyScanStats>>,
     ) -> PyResult<BatchStream> {
         let columns = match (columns, exprs) {
             (_, Some(e)) => Columns::Exprs(e),
@@ -345,12 +508,18 @@ impl PyDataset {
             offset: offset.unwrap_or(0),
             batch_size: batch_size.unwrap_or(lancelet_dataset::scan::DEFAULT_BATCH_SIZE),
             fragments,
+            row_ranges: row_ranges.map(|r| r.into_iter().map(|(f, a, b)| (f, a..b)).collect()),
             with_row_id,
             with_row_address,
         };
         let rt = runtime().map_err(|e| errors::make(py, errors::Kind::Internal, e.to_string()))?;
         let ds = self.inner.as_ref().clone().with_spawner(spawner(&rt));
         let scan = block_on(py, async move { Scan::plan(&ds, opts).await })?;
+        if let Some(stats) = stats {
+            if let Ok(mut g) = stats.inner.lock() {
+                *g = Some(scan.stats().clone());
+            }
+        }
         Ok(scan_stream(Arc::new(scan)))
     }
 
@@ -465,43 +634,8 @@ impl PyDataset {
     }
 }
 
-fn fragment_dict<'py>(py: Python<'py>, f: &lancelet_table::pb::DataFragment) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("id", f.id)?;
-    d.set_item("physical_rows", f.physical_rows)?;
-    d.set_item("num_rows", lancelet_table::manifest::live_rows(f))?;
-    let files: Vec<Bound<'py, PyDict>> = f
-        .files
-        .iter()
-        .map(|df| {
-            let x = PyDict::new(py);
-            x.set_item("path", &df.path)?;
-            x.set_item("fields", df.fields.clone())?;
-            x.set_item("column_indices", df.column_indices.clone())?;
-            x.set_item("file_major_version", df.file_major_version)?;
-            x.set_item("file_minor_version", df.file_minor_version)?;
-            x.set_item("file_size_bytes", df.file_size_bytes)?;
-            Ok(x)
-        })
-        .collect::<PyResult<_>>()?;
-    d.set_item("files", files)?;
-    match &f.deletion_file {
-        None => d.set_item("deletion_file", py.None())?,
-        Some(del) => {
-            let x = PyDict::new(py);
-            let kind = if del.file_type == 1 { "bitmap" } else { "array" };
-            x.set_item("file_type", kind)?;
-            x.set_item("read_version", del.read_version)?;
-            x.set_item("id", del.id)?;
-            x.set_item("num_deleted_rows", del.num_deleted_rows)?;
-            x.set_item("path", lancelet_table::deletion::deletion_file_path(f.id, del))?;
-            d.set_item("deletion_file", x)?;
-        }
-    }
-    Ok(d)
-}
-
 pub fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyDataset>()?;
+    m.add_class::<PyScanStats>()?;
     Ok(())
 }

@@ -102,7 +102,8 @@ impl PyFileReader {
         let cache = Arc::new(PageCache::default());
         let slot = ErrorSlot::default();
         let err_slot = slot.clone();
-        // One batch is read ahead on the runtime while the consumer handles the current one.
+        // Once started, one batch is read ahead on the runtime while the consumer handles
+        // the current one.
         // The runtime is looked up per batch: a stream created before a fork and consumed in
         // the child must not wait on the parent's runtime, whose threads did not survive.
         let read = move |range: Range<u64>| -> Result<Pending, ArrowError> {
@@ -130,8 +131,14 @@ impl PyFileReader {
                 r
             })
         };
-        let mut pending = next_range().map(&read);
+        // Nothing is read until the first batch is asked for.
+        let mut pending = None;
+        let mut started = false;
         let next = move || -> Option<Result<RecordBatch, ArrowError>> {
+            if !started {
+                started = true;
+                pending = next_range().map(&read);
+            }
             let mut task = match pending.take()? {
                 Ok(t) => t,
                 Err(e) => return Some(Err(e)),
@@ -257,7 +264,7 @@ pub struct PyFileWriter {
     target: PathBuf,
 }
 
-fn import_schema(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Schema> {
+pub(crate) fn import_schema(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Schema> {
     let capsule = obj.call_method0("__arrow_c_schema__")?;
     let capsule = capsule.cast::<PyCapsule>().map_err(PyErr::from)?;
     let ptr = capsule.pointer_checked(Some(c"arrow_schema"))?;

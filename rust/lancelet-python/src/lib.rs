@@ -9,6 +9,7 @@ mod arrow_ffi;
 mod dataset;
 mod errors;
 mod file;
+mod fragment_meta;
 mod runtime;
 
 use pyo3::prelude::*;

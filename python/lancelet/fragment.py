@@ -1,0 +1,157 @@
+"""Fragments written apart from their commit, as pylance's ``lance.fragment`` offers.
+
+A distributed job writes data files on many workers with :func:`write_fragments`, sends the
+returned :class:`FragmentMetadata` (JSON-serializable) to one place, and commits them all
+as one version with :meth:`lancelet.LanceDataset.commit`::
+
+    frags = lancelet.fragment.write_fragments(batches, uri)                 # on each worker
+    op = lancelet.LanceOperation.Append([f for part in parts for f in part])
+    lancelet.LanceDataset.commit(uri, op, read_version=ds.version)           # once
+
+The JSON form is pylance's (``FragmentMetadata.to_json()``), so fragments can be committed
+by either library.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import namedtuple
+from typing import Any, Callable, Dict, List, Optional, Union
+
+import pyarrow as pa
+
+from . import _native
+
+__all__ = ["FragmentMetadata", "DataFile", "DeletionFile", "write_fragments"]
+
+#: One data file of a fragment.
+DataFile = namedtuple(
+    "DataFile",
+    ["path", "fields", "column_indices", "file_major_version", "file_minor_version", "file_size_bytes", "base_id"],
+    defaults=[None],
+)
+
+#: A fragment's deletion file (``path`` is relative to the dataset root).
+DeletionFile = namedtuple(
+    "DeletionFile", ["read_version", "id", "file_type", "num_deleted_rows", "base_id", "path"], defaults=[None, None]
+)
+
+# Keys lancelet adds to the native dicts that are not part of pylance's JSON.
+_EXTRA_KEYS = ("num_rows",)
+
+
+class FragmentMetadata:
+    """A fragment's manifest entry: its data files, row count and deletion file."""
+
+    def __init__(self, meta: Dict[str, Any]):
+        self._meta = meta
+
+    @property
+    def id(self) -> int:
+        """The fragment id (0.. until a commit assigns the dataset's next ids)."""
+        return self._meta["id"]
+
+    @property
+    def physical_rows(self) -> int:
+        """Rows stored, deleted ones included."""
+        return self._meta["physical_rows"]
+
+    @property
+    def files(self) -> List[DataFile]:
+        """The data files."""
+        return [DataFile(**{k: v for k, v in f.items() if k in DataFile._fields}) for f in self._meta["files"]]
+
+    def data_files(self) -> List[DataFile]:
+        """The data files (as :attr:`files`)."""
+        return self.files
+
+    @property
+    def deletion_file(self) -> Optional[DeletionFile]:
+        """The deletion file, if rows were deleted."""
+        d = self._meta.get("deletion_file")
+        return DeletionFile(**{k: v for k, v in d.items() if k in DeletionFile._fields}) if d else None
+
+    @property
+    def num_deletions(self) -> int:
+        """Rows deleted."""
+        d = self._meta.get("deletion_file")
+        return d["num_deleted_rows"] if d else 0
+
+    @property
+    def num_rows(self) -> int:
+        """Live rows."""
+        return self.physical_rows - self.num_deletions
+
+    def to_json(self) -> Dict[str, Any]:
+        """The fragment as a JSON-ready dict, in pylance's format."""
+        out = {k: v for k, v in self._meta.items() if k not in _EXTRA_KEYS}
+        if out.get("deletion_file"):
+            out["deletion_file"] = {k: v for k, v in out["deletion_file"].items() if k != "path"}
+        return out
+
+    @staticmethod
+    def from_json(data: Union[str, bytes, Dict[str, Any]]) -> "FragmentMetadata":
+        """Reads :meth:`to_json`'s output (a dict, or a JSON string as pylance takes)."""
+        meta = json.loads(data) if isinstance(data, (str, bytes)) else dict(data)
+        if not isinstance(meta, dict):
+            raise ValueError(f"fragment metadata must be a JSON object, got {type(meta).__name__}")
+        return FragmentMetadata(meta)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, FragmentMetadata) and self.to_json() == other.to_json()
+
+    def __repr__(self) -> str:
+        return f"FragmentMetadata(id={self.id}, physical_rows={self.physical_rows}, files={[f.path for f in self.files]})"
+
+
+def write_fragments(
+    data: Any,
+    dataset_uri: Any,
+    schema: Optional[pa.Schema] = None,
+    *,
+    mode: str = "append",
+    max_rows_per_file: int = 1024 * 1024,
+    max_rows_per_group: int = 1024,
+    max_bytes_per_file: int = 90 * 1024 * 1024 * 1024,
+    progress: Optional[Union[bool, Callable]] = None,
+    data_storage_version: Optional[str] = None,
+    storage_options: Optional[Dict[str, str]] = None,
+    return_transaction: bool = False,
+    **kwargs: Any,
+) -> List[FragmentMetadata]:
+    """Writes ``data`` as new data files of the dataset at ``dataset_uri`` without
+    committing them; returns one :class:`FragmentMetadata` per file.
+
+    With ``mode="append"`` and an existing dataset, the files use the dataset's schema and
+    field ids (columns may come in any order; missing nullable ones read as nulls), so the
+    fragments can be committed with ``LanceOperation.Append``. Otherwise (a new dataset,
+    or ``mode="overwrite"``) they use the data's schema, for ``LanceOperation.Overwrite``.
+    Nothing is visible to readers until the commit; uncommitted files are garbage that
+    ``cleanup_old_versions`` may remove later.
+
+    >>> frags = lancelet.fragment.write_fragments(table, "/tmp/items.lance")  # doctest: +SKIP
+    """
+    from .dataset import _as_reader, _check_write_args, _local, _progress_callback
+
+    if return_transaction:
+        from .errors import UnsupportedFeatureError
+
+        raise UnsupportedFeatureError("return_transaction=True is not supported; commit a LanceOperation instead")
+    _check_write_args(mode, data_storage_version, max_rows_per_file, max_rows_per_group, max_bytes_per_file, kwargs,
+                      "write_fragments")
+    callback = _progress_callback(progress)
+    try:
+        frags, _schema, _appending = _native.Dataset.write_fragments(
+            _local(dataset_uri, storage_options),
+            _as_reader(data, schema),
+            mode="create" if mode == "create" else mode,
+            max_rows_per_file=max_rows_per_file,
+            max_bytes_per_file=max_bytes_per_file,
+            data_storage_version=data_storage_version,
+            progress=callback,
+        )
+    finally:
+        close = getattr(callback, "close", None)
+        if close is not None:
+            close()
+    return [FragmentMetadata(f) for f in frags]

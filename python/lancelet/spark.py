@@ -1,0 +1,693 @@
+"""Read and write lancelet datasets from PySpark (4.1+), and helpers for Arrow UDF jobs.
+
+::
+
+    import lancelet.spark
+    lancelet.spark.register(spark)      # the "lancelet" source; enables filter pushdown
+    df = spark.read.format("lancelet").load("/data/items.lance")
+    df = spark.read.format("lancelet").option("version", 3).load(uri)       # or a tag name
+    df.write.format("lancelet").mode("append").save(uri)                   # creates if absent
+    df.write.format("lancelet").mode("overwrite").save(uri)
+
+**Reads** pin one version on the driver. Partitions are row ranges of fragments: large
+fragments are split, small ones grouped, aiming at ``rows_per_partition`` rows (by default
+about 128 MiB of stored data); ``max_partitions`` caps their number. Each task opens the
+dataset at the pinned version and yields Arrow batches from the native scanner, cast once
+to the exact Arrow types Spark expects (Spark has no unsigned, large or fixed-size types).
+Spark filters on columns (comparisons, IN, IS [NOT] NULL, NOT, string prefix/suffix/
+contains) are pushed into the scan, so rows that do not match are never materialized;
+the rest stay with Spark.
+
+Read options: ``version`` (number or tag), ``columns`` (comma-separated; Spark 4 cannot
+prune Python sources yet), ``with_row_id`` (adds ``_rowid``), ``rows_per_partition``,
+``max_partitions``, ``batch_size``, ``scan_stats_dir`` (each task writes its scan
+statistics there as JSON, for debugging and tests).
+
+**Writes** stream each task's batches into new data files; the driver commits them all in
+one transaction (Append, or Overwrite for ``mode("overwrite")``) with the dataset layer's
+conflict retry. Files carry a per-job tag in their names, so a job that fails or is
+aborted leaves no new version and its files are removed, as are the files of failed,
+retried or speculative task attempts once the job commits.
+
+Write options: ``max_rows_per_file``, ``max_bytes_per_file``, ``commit_message``,
+``fixed_size_lists`` (``"emb:768,thumb:32"``: write these array columns as fixed-size
+lists; columns read from lancelet keep their size through the field metadata key
+``lancelet.fixed_size_list``).
+
+**Arrow UDF helpers** for custom jobs: :func:`take` (rows by ``_rowid`` on executors),
+:func:`fragment_writer` + :func:`commit_fragments` (write with ``mapInArrow``, commit on
+the driver).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import os
+import uuid
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+
+import pyarrow as pa
+
+from . import _native
+from .dataset import LanceDataset, LanceOperation, dataset
+from .errors import InvalidArgumentError, LanceNotFoundError, SchemaMismatchError, UnsupportedFeatureError
+from .fragment import FragmentMetadata
+
+try:
+    from pyspark.sql import types as T
+    from pyspark.sql.datasource import (
+        DataSource,
+        DataSourceArrowWriter,
+        DataSourceReader,
+        EqualNullSafe,
+        EqualTo,
+        Filter,
+        GreaterThan,
+        GreaterThanOrEqual,
+        In,
+        InputPartition,
+        IsNotNull,
+        IsNull,
+        LessThan,
+        LessThanOrEqual,
+        Not,
+        StringContains,
+        StringEndsWith,
+        StringStartsWith,
+        WriterCommitMessage,
+    )
+    from pyspark.sql.pandas.types import to_arrow_schema, to_arrow_type
+except ImportError as e:  # pragma: no cover - exercised only without pyspark
+    raise ImportError("lancelet.spark needs pyspark>=4.1 (pip install 'pyspark>=4.1')") from e
+
+__all__ = [
+    "register",
+    "activate",
+    "LanceletDataSource",
+    "take",
+    "take_rows",
+    "fragment_writer",
+    "commit_fragments",
+    "FIXED_SIZE_KEY",
+]
+
+#: Name of the data source (``lance`` is taken by the JVM connector).
+SOURCE_NAME = "lancelet"
+#: Field metadata key recording an array column's fixed size.
+FIXED_SIZE_KEY = "lancelet.fixed_size_list"
+#: Stored bytes per read partition when ``rows_per_partition`` is not given.
+TARGET_PARTITION_BYTES = 128 << 20
+DEFAULT_BATCH_SIZE = 32768
+_SPECIAL_COLUMNS = ("_rowid",)
+
+
+def register(spark: Any) -> None:
+    """Registers the ``lancelet`` source with ``spark`` and enables Python filter pushdown
+    (``spark.sql.python.filterPushdown.enabled``, without which Spark refuses a source
+    that implements ``pushFilters``)."""
+    spark.dataSource.register(LanceletDataSource)
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+    activate(spark)
+
+
+def activate(spark: Any) -> None:
+    """Makes ``spark`` the active session of the calling thread. Spark looks Python data
+    sources up in the thread's active session, and a new Python thread has none (reads
+    and writes there fail with DATA_SOURCE_NOT_FOUND): call this first in each thread."""
+    spark._jvm.org.apache.spark.sql.SparkSession.setActiveSession(spark._jsparkSession)
+
+
+# -- types ---------------------------------------------------------------------------
+
+
+def _spark_type(t: pa.DataType, where: str) -> Tuple[Any, Dict[str, Any]]:
+    """The Spark type for an Arrow type, and field metadata to keep what Spark cannot say."""
+    if pa.types.is_dictionary(t):
+        return _spark_type(t.value_type, where)
+    simple = [
+        (pa.types.is_boolean, T.BooleanType), (pa.types.is_int8, T.ByteType), (pa.types.is_int16, T.ShortType),
+        (pa.types.is_int32, T.IntegerType), (pa.types.is_int64, T.LongType), (pa.types.is_uint8, T.ShortType),
+        (pa.types.is_uint16, T.IntegerType), (pa.types.is_uint32, T.LongType), (pa.types.is_float16, T.FloatType),
+        (pa.types.is_float32, T.FloatType), (pa.types.is_float64, T.DoubleType), (pa.types.is_date, T.DateType),
+        (pa.types.is_null, T.NullType),
+    ]
+    for test, make in simple:
+        if test(t):
+            return make(), {}
+    if pa.types.is_uint64(t):
+        return T.DecimalType(20, 0), {}
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or getattr(pa.types, "is_string_view", lambda _: False)(t):
+        return T.StringType(), {}
+    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t):
+        return T.BinaryType(), {}
+    if pa.types.is_decimal(t) and t.precision <= 38:
+        return T.DecimalType(t.precision, t.scale), {}
+    if pa.types.is_timestamp(t):
+        return (T.TimestampType() if t.tz else T.TimestampNTZType()), {}
+    if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        inner, _ = _spark_type(t.value_type, where + "[]")
+        meta = {FIXED_SIZE_KEY: t.list_size} if pa.types.is_fixed_size_list(t) else {}
+        return T.ArrayType(inner, t.value_field.nullable), meta
+    if pa.types.is_struct(t):
+        return T.StructType([_spark_field(t.field(i), f"{where}.") for i in range(t.num_fields)]), {}
+    if pa.types.is_map(t):
+        k, _ = _spark_type(t.key_type, where + ".key")
+        v, _ = _spark_type(t.item_type, where + ".value")
+        return T.MapType(k, v, t.item_field.nullable), {}
+    raise UnsupportedFeatureError(
+        f"column {where!r} has type {t}, which Spark cannot represent; leave it out with option('columns', ...)"
+    )
+
+
+def _spark_field(f: pa.Field, prefix: str = "") -> Any:
+    dt, meta = _spark_type(f.type, prefix + f.name)
+    return T.StructField(f.name, dt, f.nullable, meta or None)
+
+
+def spark_schema(schema: pa.Schema) -> Any:
+    """The Spark schema a lancelet read declares for an Arrow schema."""
+    return T.StructType([_spark_field(f) for f in schema])
+
+
+def _expected_arrow(spark: Any) -> pa.Schema:
+    """The Arrow schema Spark checks read batches against."""
+    return to_arrow_schema(spark, timezone="UTC")
+
+
+def _arrow_from_spark(dt: Any, meta: Dict[str, Any], name: str, sizes: Dict[str, int]) -> pa.DataType:
+    """The Arrow type a new dataset stores for a Spark type (strings stay ``string``;
+    arrays become fixed-size lists when metadata or ``fixed_size_lists`` say so)."""
+    if isinstance(dt, T.ArrayType):
+        inner = pa.field("item", _arrow_from_spark(dt.elementType, {}, name + "[]", sizes), dt.containsNull)
+        size = sizes.get(name, meta.get(FIXED_SIZE_KEY))
+        return pa.list_(inner, int(size)) if size is not None else pa.list_(inner)
+    if isinstance(dt, T.StructType):
+        return pa.struct([
+            pa.field(f.name, _arrow_from_spark(f.dataType, f.metadata or {}, f"{name}.{f.name}", sizes), f.nullable)
+            for f in dt.fields
+        ])
+    if isinstance(dt, T.MapType):
+        return pa.map_(_arrow_from_spark(dt.keyType, {}, name + ".key", sizes),
+                       pa.field("value", _arrow_from_spark(dt.valueType, {}, name + ".value", sizes),
+                                dt.valueContainsNull))
+    return to_arrow_type(dt, timezone="UTC")
+
+
+def _parse_sizes(text: Optional[str]) -> Dict[str, int]:
+    out: Dict[str, int] = {}
+    for part in (text or "").split(","):
+        if not part.strip():
+            continue
+        name, _, size = part.rpartition(":")
+        try:
+            n = int(size)
+        except ValueError:
+            n = 0
+        if not name.strip() or n <= 0:
+            raise InvalidArgumentError(f"fixed_size_lists expects 'column:size,...', got {text!r}")
+        out[name.strip()] = n
+    return out
+
+
+def _cast_batch(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    """``batch`` with exactly ``schema`` (columns matched by name), refusing nulls in
+    non-nullable fields."""
+    if batch.schema.equals(schema):
+        return batch
+    arrays = []
+    for f in schema:
+        col = batch.column(f.name)
+        if not f.nullable and col.null_count:
+            raise SchemaMismatchError(f"column {f.name!r} is not nullable but the data has {col.null_count} nulls")
+        if not col.type.equals(f.type):
+            try:
+                col = col.cast(f.type)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+                raise SchemaMismatchError(f"column {f.name!r}: cannot convert {col.type} to {f.type}: {e}") from None
+        arrays.append(col)
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+# -- filters -------------------------------------------------------------------------
+
+
+def _ident(path: Sequence[str]) -> str:
+    return ".".join("`" + p.replace("`", "``") + "`" for p in path)
+
+
+def _field_type(schema: pa.Schema, path: Sequence[str]) -> Optional[pa.DataType]:
+    t: Any = schema
+    for p in path:
+        if isinstance(t, pa.Schema):
+            i = t.get_field_index(p)
+            if i < 0:
+                return None
+            t = t.field(i).type
+        elif pa.types.is_struct(t):
+            i = t.get_field_index(p)
+            if i < 0:
+                return None
+            t = t.field(i).type
+        else:
+            return None
+    return t if isinstance(t, pa.DataType) else None
+
+
+def _literal(v: Any, t: pa.DataType) -> Optional[str]:
+    """A SQL literal for ``v`` compared with a column of type ``t``, or None when lancelet
+    would not compare them exactly as Spark does (such filters stay with Spark)."""
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    if isinstance(v, bool):
+        return ("TRUE" if v else "FALSE") if pa.types.is_boolean(t) else None
+    if isinstance(v, int):
+        return str(v) if (pa.types.is_integer(t) or pa.types.is_floating(t)) else None
+    if isinstance(v, float):
+        return repr(v) if pa.types.is_floating(t) and math.isfinite(v) else None
+    if isinstance(v, str):
+        if pa.types.is_string(t) or pa.types.is_large_string(t):
+            return "'" + v.replace("'", "''") + "'"
+        return None
+    if isinstance(v, _dt.datetime):
+        if pa.types.is_timestamp(t) and t.tz is None and v.tzinfo is None:
+            return f"TIMESTAMP '{v.isoformat(sep=' ')}'"
+        return None
+    if isinstance(v, _dt.date):
+        return f"DATE '{v.isoformat()}'" if pa.types.is_date32(t) else None
+    return None
+
+
+_COMPARISONS = {EqualTo: "=", EqualNullSafe: "=", GreaterThan: ">", GreaterThanOrEqual: ">=",
+                LessThan: "<", LessThanOrEqual: "<="}
+_STRING_FUNCS = {StringStartsWith: "starts_with", StringEndsWith: "ends_with", StringContains: "contains"}
+
+
+def filter_to_sql(f: Filter, schema: pa.Schema) -> Optional[str]:
+    """A lancelet SQL predicate equivalent to the Spark filter ``f`` (as a WHERE clause),
+    or None if it cannot be pushed."""
+    if isinstance(f, Not):
+        inner = filter_to_sql(f.child, schema)
+        return f"NOT ({inner})" if inner is not None else None
+    t = _field_type(schema, f.attribute)
+    if t is None:
+        return None
+    col = _ident(f.attribute)
+    if isinstance(f, IsNull):
+        return f"{col} IS NULL"
+    if isinstance(f, IsNotNull):
+        return f"{col} IS NOT NULL"
+    if type(f) in _COMPARISONS:
+        if isinstance(f, EqualNullSafe) and f.value is None:
+            return f"{col} IS NULL"
+        lit = _literal(f.value, t)
+        return f"{col} {_COMPARISONS[type(f)]} {lit}" if lit is not None else None
+    if isinstance(f, In):
+        lits = [_literal(v, t) for v in f.value]
+        if not lits or any(x is None for x in lits):
+            return None
+        return f"{col} IN ({', '.join(lits)})"  # type: ignore[arg-type]
+    if type(f) in _STRING_FUNCS:
+        lit = _literal(f.value, t)
+        return f"{_STRING_FUNCS[type(f)]}({col}, {lit})" if lit is not None else None
+    return None
+
+
+# -- reads ---------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=16)
+def _open(uri: str, version: int) -> LanceDataset:
+    """A dataset version opened once per worker process (workers run many tasks)."""
+    return dataset(uri, version=version)
+
+
+class LanceletPartition(InputPartition):
+    """Physical row ranges ``(fragment id, start, end)`` read by one Spark task."""
+
+    def __init__(self, index: int, pieces: List[Tuple[int, int, int]]):
+        super().__init__(index)
+        self.index = index
+        self.pieces = pieces
+
+    def __repr__(self) -> str:
+        return f"LanceletPartition({self.index}, {self.pieces})"
+
+
+def _positive(options: Any, name: str) -> Optional[int]:
+    v = options.get(name)
+    if v is None:
+        return None
+    try:
+        n = int(v)
+    except (TypeError, ValueError):
+        n = 0
+    if n <= 0:
+        raise InvalidArgumentError(f"option {name!r} must be a positive integer, got {v!r}")
+    return n
+
+
+def plan_partitions(fragments: List[Dict[str, Any]], rows_per_partition: Optional[int] = None,
+                    max_partitions: Optional[int] = None) -> List[List[Tuple[int, int, int]]]:
+    """Splits fragments (dicts with ``id``, ``physical_rows``, ``files``) into partitions of
+    about ``rows_per_partition`` stored rows: large fragments become several row ranges,
+    small neighbours share a partition. At most ``max_partitions`` partitions."""
+    total = sum(f["physical_rows"] for f in fragments)
+    if rows_per_partition is None:
+        size = sum(d.get("file_size_bytes") or 0 for f in fragments for d in f["files"])
+        per_row = size / total if total and size else 64.0
+        rows_per_partition = max(1, int(TARGET_PARTITION_BYTES / per_row))
+    if max_partitions is not None and total:
+        rows_per_partition = max(rows_per_partition, -(-total // max_partitions))
+    parts: List[List[Tuple[int, int, int]]] = []
+    current: List[Tuple[int, int, int]] = []
+    rows = 0
+    for f in fragments:
+        start, n = 0, f["physical_rows"]
+        while start < n:
+            take = min(n - start, rows_per_partition - rows)
+            current.append((f["id"], start, start + take))
+            rows += take
+            start += take
+            if rows >= rows_per_partition:
+                parts.append(current)
+                current, rows = [], 0
+    if current or not parts:
+        parts.append(current)
+    return parts
+
+
+class LanceletReader(DataSourceReader):
+    """Reads one pinned version; see the module docs."""
+
+    def __init__(self, uri: str, version: int, schema: Any, options: Dict[str, str]):
+        self.uri = uri
+        self.version = version
+        self.options = options
+        ds = _open(uri, version)
+        self.dataset_schema = ds.schema
+        names = [f.name for f in schema.fields]
+        self.with_row_id = "_rowid" in names
+        self.columns = [n for n in names if n not in _SPECIAL_COLUMNS]
+        missing = [n for n in self.columns if _field_type(self.dataset_schema, [n]) is None]
+        if missing:
+            raise SchemaMismatchError(f"columns {missing} are not in {uri} (version {version})")
+        self.arrow_schema = _expected_arrow(schema)
+        self.filters: List[str] = []
+        self.batch_size = _positive(options, "batch_size") or DEFAULT_BATCH_SIZE
+        self.rows_per_partition = _positive(options, "rows_per_partition")
+        self.max_partitions = _positive(options, "max_partitions")
+        self.stats_dir = options.get("scan_stats_dir")
+
+    def pushFilters(self, filters: List[Filter]) -> Iterable[Filter]:
+        """Keeps the filters lancelet can evaluate exactly; returns the others to Spark."""
+        for f in filters:
+            sql = filter_to_sql(f, self.dataset_schema)
+            if sql is not None and self._valid(sql):
+                self.filters.append(sql)
+            else:
+                yield f
+
+    def _valid(self, sql: str) -> bool:
+        try:
+            _open(self.uri, self.version)._native.scan(columns=[], filter=sql, limit=0, row_ranges=[])
+            return True
+        except Exception:  # noqa: BLE001 - anything lancelet refuses stays with Spark
+            return False
+
+    @property
+    def filter(self) -> Optional[str]:
+        """The pushed filters as one SQL predicate."""
+        return " AND ".join(f"({s})" for s in self.filters) if self.filters else None
+
+    def partitions(self) -> List[LanceletPartition]:
+        frags = _open(self.uri, self.version)._native.fragments()
+        parts = plan_partitions(frags, self.rows_per_partition, self.max_partitions)
+        return [LanceletPartition(i, p) for i, p in enumerate(parts)]
+
+    def read(self, partition: LanceletPartition) -> Iterator[pa.RecordBatch]:
+        ds = _open(self.uri, self.version)
+        stats = _native.ScanStats()
+        stream = ds._native.scan(
+            columns=self.columns, filter=self.filter, batch_size=self.batch_size,
+            with_row_id=self.with_row_id, row_ranges=[tuple(p) for p in partition.pieces], stats=stats,
+        )
+        rows = 0
+        for batch in pa.RecordBatchReader.from_stream(stream):
+            rows += batch.num_rows
+            yield _cast_batch(batch, self.arrow_schema)
+        if self.stats_dir:
+            record = dict(stats.snapshot(), partition=partition.index, rows_returned=rows, filter=self.filter)
+            path = os.path.join(self.stats_dir, f"{uuid.uuid4().hex}.json")
+            with open(path, "w") as fh:
+                json.dump(record, fh)
+
+
+# -- writes --------------------------------------------------------------------------
+
+
+@dataclass
+class LanceletCommitMessage(WriterCommitMessage):
+    """What one write task hands to the driver: its fragments (pylance JSON dicts)."""
+
+    fragments: List[Dict[str, Any]] = field(default_factory=list)
+
+
+def _files_of(fragments: Iterable[Dict[str, Any]]) -> List[str]:
+    return [d["path"] for f in fragments for d in f["files"]]
+
+
+class LanceletWriter(DataSourceArrowWriter):
+    """Writes a Spark job's rows as one commit; see the module docs."""
+
+    def __init__(self, uri: str, schema: Any, overwrite: bool, options: Dict[str, str]):
+        self.uri = uri
+        self.overwrite = overwrite
+        self.tag = "spark_" + uuid.uuid4().hex
+        self.max_rows_per_file = _positive(options, "max_rows_per_file") or 1024 * 1024
+        self.max_bytes_per_file = _positive(options, "max_bytes_per_file") or 90 * 1024 ** 3
+        self.commit_message = options.get("commit_message")
+        sizes = _parse_sizes(options.get("fixed_size_lists"))
+        try:
+            existing: Optional[LanceDataset] = dataset(uri)
+        except LanceNotFoundError:
+            existing = None
+        self.read_version = existing.version if existing is not None else None
+        self.new_schema = pa.schema([
+            pa.field(f.name, _arrow_from_spark(f.dataType, f.metadata or {}, f.name, sizes), f.nullable)
+            for f in schema.fields
+        ])
+        if existing is not None and not overwrite:
+            self.schema = _append_schema(existing.schema, schema, uri)
+        else:
+            self.schema = self.new_schema
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> LanceletCommitMessage:
+        batches = (_cast_batch(b, self.schema) for b in iterator)
+        frags, _, _ = _native.Dataset.write_fragments(
+            _local_path(self.uri), pa.RecordBatchReader.from_batches(self.schema, batches),
+            mode="overwrite" if self.overwrite else "append",
+            max_rows_per_file=self.max_rows_per_file, max_bytes_per_file=self.max_bytes_per_file,
+            file_tag=self.tag,
+        )
+        return LanceletCommitMessage(frags)
+
+    def commit(self, messages: List[Optional[LanceletCommitMessage]]) -> None:
+        frags = [f for m in messages if m is not None for f in m.fragments]
+        try:
+            _commit(self.uri, frags, self.overwrite, self.new_schema, self.read_version, self.commit_message)
+        except BaseException:
+            _native.Dataset.remove_tagged_files(_local_path(self.uri), self.tag, [])
+            raise
+        # Attempts that failed, were retried or ran speculatively left files: drop them.
+        _native.Dataset.remove_tagged_files(_local_path(self.uri), self.tag, _files_of(frags))
+
+    def abort(self, messages: List[Optional[LanceletCommitMessage]]) -> None:
+        # Messages are missing for failed tasks, so find the job's files by their tag.
+        _native.Dataset.remove_tagged_files(_local_path(self.uri), self.tag, [])
+
+
+def _local_path(uri: str) -> str:
+    return uri[len("file://"):] if uri.startswith("file://") else uri
+
+
+def _append_schema(ds_schema: pa.Schema, spark: Any, uri: str) -> pa.Schema:
+    """The dataset's fields for the DataFrame's columns (in the DataFrame's order)."""
+    by_lower = {f.name.lower(): f for f in ds_schema}
+    fields, unknown = [], []
+    for f in spark.fields:
+        target = ds_schema.field(f.name) if f.name in ds_schema.names else by_lower.get(f.name.lower())
+        if target is None:
+            unknown.append(f.name)
+        else:
+            fields.append(target.with_name(f.name) if target.name == f.name else target)
+    if unknown:
+        raise SchemaMismatchError(
+            f"cannot append to {uri}: columns {unknown} are not in the dataset (its columns: {ds_schema.names})"
+        )
+    given = {f.name for f in fields}
+    required = [f.name for f in ds_schema if not f.nullable and f.name not in given]
+    if required:
+        raise SchemaMismatchError(f"cannot append to {uri}: non-nullable columns {required} are missing")
+    return pa.schema(fields, metadata=ds_schema.metadata)
+
+
+def _commit(uri: str, frags: List[Dict[str, Any]], overwrite: bool, new_schema: pa.Schema,
+            read_version: Optional[int], message: Optional[str]) -> LanceDataset:
+    """One commit of a job's fragments: Overwrite (which also creates), else Append; an
+    append that finds the dataset created meanwhile by another job appends to it."""
+    metas = [FragmentMetadata(f) for f in frags]
+    if overwrite or read_version is None:
+        try:
+            return LanceDataset.commit(uri, LanceOperation.Overwrite(new_schema, metas),
+                                       read_version=read_version, commit_message=message)
+        except Exception:
+            if overwrite or not _exists(uri):
+                raise
+            # Another job created the dataset first: append to it instead.
+    return LanceDataset.commit(uri, LanceOperation.Append(metas), read_version=read_version,
+                               commit_message=message)
+
+
+def _exists(uri: str) -> bool:
+    try:
+        dataset(uri)
+        return True
+    except LanceNotFoundError:
+        return False
+
+
+class LanceletDataSource(DataSource):
+    """The ``lancelet`` Spark data source (``spark.read.format("lancelet")``)."""
+
+    @classmethod
+    def name(cls) -> str:
+        return SOURCE_NAME
+
+    def _uri(self) -> str:
+        uri = self.options.get("path")
+        if not uri:
+            raise InvalidArgumentError("give the dataset location: .load(uri) / .save(uri)")
+        return uri
+
+    def _version(self) -> int:
+        v = self.options.get("version")
+        if v is None:
+            return dataset(self._uri()).version
+        return dataset(self._uri(), version=int(v) if str(v).isdigit() else v).version
+
+    def schema(self) -> Any:
+        ds = _open(self._uri(), self._version())
+        schema = ds.schema
+        cols = self.options.get("columns")
+        if cols:
+            names = [c.strip() for c in cols.split(",") if c.strip()]
+            missing = [n for n in names if n not in schema.names]
+            if missing:
+                raise SchemaMismatchError(f"columns {missing} are not in {self._uri()} (columns: {schema.names})")
+            schema = pa.schema([schema.field(n) for n in names])
+        out = spark_schema(schema)
+        if str(self.options.get("with_row_id", "false")).lower() == "true":
+            out = out.add("_rowid", T.LongType(), True)
+        return out
+
+    def reader(self, schema: Any) -> LanceletReader:
+        return LanceletReader(self._uri(), self._version(), schema, dict(self.options))
+
+    def writer(self, schema: Any, overwrite: bool) -> LanceletWriter:
+        return LanceletWriter(self._uri(), schema, overwrite, dict(self.options))
+
+
+# -- Arrow UDF helpers ---------------------------------------------------------------
+
+
+def take_rows(uri: str, columns: Optional[List[str]] = None, version: Optional[Any] = None,
+              id_column: str = "_rowid") -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """A ``mapInArrow`` function that looks up rows by id on executors: each input batch's
+    ``id_column`` (row ids from a read with ``with_row_id``) becomes the rows' ``columns``,
+    with the id column kept first. See :func:`take` for a ready DataFrame."""
+    pinned = dataset(uri, version=version).version
+
+    def fn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        ds = _open(uri, pinned)
+        for b in batches:
+            ids = b.column(id_column).cast(pa.uint64())
+            rows = ds._take_rows(ids.to_pylist(), columns=columns)
+            arrays = [b.column(id_column)] + [c.combine_chunks() for c in rows.columns]
+            yield pa.RecordBatch.from_arrays(arrays, names=[id_column] + rows.column_names)
+
+    return fn
+
+
+def take(ids_df: Any, uri: str, columns: Optional[List[str]] = None, version: Optional[Any] = None,
+         id_column: str = "_rowid") -> Any:
+    """The rows of ``uri`` whose ids are in ``ids_df[id_column]``, fetched on executors:
+    a DataFrame of ``id_column`` plus ``columns`` (all when None)."""
+    ds = dataset(uri, version=version)
+    names = columns or ds.schema.names
+    schema = spark_schema(pa.schema([ds.schema.field(n) for n in names]))
+    id_field = ids_df.schema[id_column]
+    out = T.StructType([id_field] + list(schema.fields))
+    expected = _expected_arrow(out)
+    fn = take_rows(uri, names, ds.version, id_column)
+
+    def cast(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for b in fn(batches):
+            yield _cast_batch(b, expected)
+
+    return ids_df.select(id_column).mapInArrow(cast, out)
+
+
+def fragment_writer(uri: str, schema: Optional[pa.Schema] = None, mode: str = "append",
+                    **write_options: Any) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    """A ``mapInArrow`` function writing each partition's batches as fragments of ``uri``
+    (uncommitted) and yielding one row per fragment: ``fragment`` (its JSON). Collect them
+    and pass them to :func:`commit_fragments`::
+
+        rows = df.mapInArrow(lancelet.spark.fragment_writer(uri), "fragment string").collect()
+        lancelet.spark.commit_fragments(uri, rows, schema=arrow_schema)
+    """
+    from .fragment import write_fragments
+
+    def fn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        it = iter(batches)
+        first = next(it, None)
+        if first is None:
+            return
+        target = schema or first.schema
+
+        def all_batches() -> Iterator[pa.RecordBatch]:
+            yield _cast_batch(first, target)
+            for b in it:
+                yield _cast_batch(b, target)
+
+        frags = write_fragments(pa.RecordBatchReader.from_batches(target, all_batches()), uri, mode=mode,
+                                **write_options)
+        yield pa.record_batch([pa.array([json.dumps(f.to_json()) for f in frags], pa.string())],
+                              names=["fragment"])
+
+    return fn
+
+
+def commit_fragments(uri: str, fragments: Iterable[Any], mode: str = "append", schema: Optional[pa.Schema] = None,
+                     read_version: Optional[int] = None, commit_message: Optional[str] = None) -> LanceDataset:
+    """Commits fragments written by :func:`fragment_writer` (Rows, JSON strings or
+    :class:`FragmentMetadata`) as one version: ``mode`` is "append" or "overwrite" (which
+    needs ``schema`` and creates the dataset if absent)."""
+    metas = []
+    for f in fragments:
+        if hasattr(f, "asDict"):
+            f = f["fragment"]
+        metas.append(f if isinstance(f, FragmentMetadata) else FragmentMetadata.from_json(f))
+    if mode == "overwrite":
+        if schema is None:
+            raise InvalidArgumentError("an overwrite needs the dataset schema (schema=...)")
+        op: Any = LanceOperation.Overwrite(schema, metas)
+    elif mode == "append":
+        op = LanceOperation.Append(metas)
+    else:
+        raise InvalidArgumentError(f'mode must be "append" or "overwrite", got {mode!r}')
+    return LanceDataset.commit(uri, op, read_version=read_version, commit_message=commit_message)

@@ -1,0 +1,172 @@
+//! Fragment metadata as Python dicts, in the shape of pylance's `FragmentMetadata.to_json()`
+//! (plus `num_rows` and the deletion file's `path`, which the facade drops from JSON).
+//!
+//! Dicts come back from users (fragments written on other machines, then committed), so
+//! reading one checks every field and refuses what lancelet cannot commit yet.
+
+use lancelet_table::pb;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+use crate::errors;
+
+/// A fragment as a dict.
+pub fn fragment_dict<'py>(py: Python<'py>, f: &pb::DataFragment) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("id", f.id)?;
+    let files: Vec<Bound<'py, PyDict>> = f
+        .files
+        .iter()
+        .map(|df| {
+            let x = PyDict::new(py);
+            x.set_item("fields", df.fields.clone())?;
+            x.set_item("column_indices", df.column_indices.clone())?;
+            x.set_item("file_major_version", df.file_major_version)?;
+            x.set_item("file_minor_version", df.file_minor_version)?;
+            x.set_item("file_size_bytes", df.file_size_bytes)?;
+            x.set_item("base_id", df.base_id)?;
+            x.set_item("path", &df.path)?;
+            Ok(x)
+        })
+        .collect::<PyResult<_>>()?;
+    d.set_item("files", files)?;
+    d.set_item("overlays", PyList::empty(py))?;
+    d.set_item("physical_rows", f.physical_rows)?;
+    match &f.deletion_file {
+        None => d.set_item("deletion_file", py.None())?,
+        Some(del) => {
+            let x = PyDict::new(py);
+            x.set_item("read_version", del.read_version)?;
+            x.set_item("id", del.id)?;
+            let kind = if del.file_type == 1 { "bitmap" } else { "array" };
+            x.set_item("file_type", kind)?;
+            x.set_item("num_deleted_rows", del.num_deleted_rows)?;
+            x.set_item("base_id", del.base_id)?;
+            x.set_item("path", lancelet_table::deletion::deletion_file_path(f.id, del))?;
+            d.set_item("deletion_file", x)?;
+        }
+    }
+    for key in ["row_id_meta", "created_at_version_meta", "last_updated_at_version_meta"] {
+        d.set_item(key, py.None())?;
+    }
+    d.set_item("num_rows", lancelet_table::manifest::live_rows(f))?;
+    Ok(d)
+}
+
+fn bad(py: Python<'_>, msg: impl Into<String>) -> PyErr {
+    errors::invalid(py, format!("invalid fragment metadata: {}", msg.into()))
+}
+
+fn item<'py>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
+    Ok(d.get_item(key)?.filter(|v| !v.is_none()))
+}
+
+fn required<'py, T: FromPyObjectOwned<'py>>(d: &Bound<'py, PyDict>, key: &str, what: &str) -> PyResult<T> {
+    let py = d.py();
+    let v = item(d, key)?.ok_or_else(|| bad(py, format!("{what} has no {key:?}")))?;
+    v.extract::<T>()
+        .map_err(|_| bad(py, format!("{what}: {key:?} has the wrong type ({v})")))
+}
+
+fn optional<'py, T: FromPyObjectOwned<'py>>(d: &Bound<'py, PyDict>, key: &str, what: &str) -> PyResult<Option<T>> {
+    match item(d, key)? {
+        None => Ok(None),
+        Some(v) => v
+            .extract::<T>()
+            .map(Some)
+            .map_err(|_| bad(d.py(), format!("{what}: {key:?} has the wrong type ({v})"))),
+    }
+}
+
+/// Reads a fragment back from a dict (or refuses it with `ValueError`).
+pub fn fragment_from_dict(d: &Bound<'_, PyAny>) -> PyResult<pb::DataFragment> {
+    let py = d.py();
+    let d = d.cast::<PyDict>().map_err(|_| bad(py, "expected a dict"))?;
+    for key in ["row_id_meta", "created_at_version_meta", "last_updated_at_version_meta"] {
+        if item(d, key)?.is_some() {
+            return Err(errors::make(
+                py,
+                errors::Kind::Unsupported,
+                format!("fragments with {key} (stable row ids, row versions) cannot be committed by lancelet yet"),
+            ));
+        }
+    }
+    if let Some(o) = item(d, "overlays")? {
+        if o.len().unwrap_or(1) != 0 {
+            return Err(errors::make(
+                py,
+                errors::Kind::Unsupported,
+                "fragments with overlays cannot be committed by lancelet".into(),
+            ));
+        }
+    }
+    let id: u64 = required(d, "id", "fragment")?;
+    let what = format!("fragment {id}");
+    let physical_rows: u64 = required(d, "physical_rows", &what)?;
+    let files_obj = item(d, "files")?.ok_or_else(|| bad(py, format!("{what} has no \"files\"")))?;
+    let mut files = Vec::new();
+    for f in files_obj.try_iter()? {
+        let f = f?;
+        let f = f
+            .cast::<PyDict>()
+            .map_err(|_| bad(py, format!("{what}: a file entry is not a dict")))?;
+        let path: String = required(f, "path", &what)?;
+        let fields: Vec<i32> = required(f, "fields", &what)?;
+        let column_indices: Vec<i32> =
+            optional(f, "column_indices", &what)?.unwrap_or_else(|| (0..fields.len() as i32).collect());
+        if column_indices.len() != fields.len() {
+            return Err(bad(
+                py,
+                format!(
+                    "{what}: file {path} has {} fields but {} column indices",
+                    fields.len(),
+                    column_indices.len()
+                ),
+            ));
+        }
+        if optional::<u32>(f, "base_id", &what)?.is_some() {
+            return Err(errors::make(
+                py,
+                errors::Kind::Unsupported,
+                format!("{what}: data files under other base paths are not supported"),
+            ));
+        }
+        files.push(pb::DataFile {
+            path,
+            fields,
+            column_indices,
+            file_major_version: required(f, "file_major_version", &what)?,
+            file_minor_version: required(f, "file_minor_version", &what)?,
+            file_size_bytes: optional(f, "file_size_bytes", &what)?.unwrap_or(0),
+            base_id: None,
+        });
+    }
+    let deletion_file = match item(d, "deletion_file")? {
+        None => None,
+        Some(x) => {
+            let x = x
+                .cast::<PyDict>()
+                .map_err(|_| bad(py, format!("{what}: deletion_file is not a dict")))?;
+            let kind: String = required(x, "file_type", &what)?;
+            let file_type = match kind.as_str() {
+                "array" => 0,
+                "bitmap" => 1,
+                other => return Err(bad(py, format!("{what}: unknown deletion file type {other:?}"))),
+            };
+            Some(pb::DeletionFile {
+                file_type,
+                read_version: required(x, "read_version", &what)?,
+                id: required(x, "id", &what)?,
+                num_deleted_rows: required(x, "num_deleted_rows", &what)?,
+                base_id: None,
+            })
+        }
+    };
+    Ok(pb::DataFragment {
+        id,
+        files,
+        deletion_file,
+        physical_rows,
+        ..Default::default()
+    })
+}

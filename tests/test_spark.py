@@ -1,0 +1,399 @@
+"""The ``lancelet`` Spark data source and the Arrow UDF helpers, on a local[2] SparkSession.
+
+Spark runs real Python workers (forked from its daemon), so these tests also cover the
+native runtime in forked processes. Pushdown is checked through the scan statistics each
+task writes to ``scan_stats_dir``, never through timing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import glob
+import json
+import os
+import shutil
+import sys
+import threading
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+pyspark = pytest.importorskip("pyspark")
+if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+    pytest.skip("Spark needs Java", allow_module_level=True)
+
+import lance  # noqa: E402  (the oracle: reads what Spark wrote)
+
+import lancelet  # noqa: E402
+import lancelet.spark  # noqa: E402
+from lancelet.spark import plan_partitions  # noqa: E402
+
+pytestmark = pytest.mark.lancelet_only
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory):
+    from pyspark.sql import SparkSession
+
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    session = (
+        SparkSession.builder.master("local[2,2]")  # 2 cores; a failed task is retried once
+        .appName("lancelet-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.driver.memory", "1g")
+        .config("spark.sql.session.timeZone", "UTC")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    lancelet.spark.register(session)
+    yield session
+    session.stop()
+
+
+def _table(n: int, seed: int = 0) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    ids = np.arange(n, dtype=np.int64)
+    names = pa.array([None if i % 17 == 0 else f"name-{i % 50}'s" for i in range(n)])
+    return pa.table({
+        "id": ids,
+        "name": names,
+        "score": pa.array(rng.random(n)),
+        "small": pa.array((ids % 200).astype(np.uint8)),
+        "big": pa.array(ids.astype(np.uint64) * 1_000_000_007),
+        "when": pa.array(ids * 1_000_000, pa.timestamp("us")),
+        "day": pa.array((ids % 1000).astype(np.int32), pa.int32()).cast(pa.date32()),
+        "tags": pa.array([[f"t{i % 3}", None] if i % 5 else [] for i in range(n)], pa.list_(pa.string())),
+        "pt": pa.array([{"x": int(i), "y": None if i % 2 else float(i)} for i in range(n)],
+                       pa.struct([("x", pa.int64()), ("y", pa.float64())])),
+        "vec": pa.FixedSizeListArray.from_arrays(pa.array(rng.random(n * 8).astype(np.float32)), 8),
+    })
+
+
+@pytest.fixture(scope="module")
+def items(tmp_path_factory):
+    """A dataset of 3 versions: v1 = 20k rows in 4 files, v2 deletes id % 10 == 0, v3 appends 5k."""
+    uri = str(tmp_path_factory.mktemp("spark") / "items.lance")
+    t = _table(20_000)
+    ds = lancelet.write_dataset(t, uri, max_rows_per_file=5_000)
+    ds.delete("id % 10 = 0")
+    more = _table(5_000, seed=1)
+    more = more.set_column(0, "id", pa.array(np.arange(20_000, 25_000, dtype=np.int64)))
+    lancelet.write_dataset(more, uri, mode="append")
+    ds = lancelet.dataset(uri)
+    ds.tags.create("after-delete", 2)
+    return uri
+
+
+def _spark_rows_as_table(df, schema: pa.Schema) -> pa.Table:
+    """A Spark result as an Arrow table in lancelet's types, sorted by id."""
+    got = pa.Table.from_pylist([r.asDict(recursive=True) for r in df.collect()])
+    cols = []
+    for f in schema:
+        col = got.column(f.name)
+        if pa.types.is_fixed_size_list(f.type):
+            col = col.cast(pa.list_(f.type.value_type)).cast(f.type)
+        cols.append(col.cast(f.type))
+    return pa.table(cols, schema=schema).sort_by("id")
+
+
+def _expected(uri, version=None, filter=None):
+    return lancelet.dataset(uri, version=version).to_table(filter=filter).sort_by("id")
+
+
+def _stats(path):
+    out = []
+    for p in glob.glob(os.path.join(path, "*.json")):
+        with open(p) as fh:
+            out.append(json.load(fh))
+    return out
+
+
+# -- reads -----------------------------------------------------------------------------
+
+
+def test_read_equals_lancelet_for_every_column_type(spark, items):
+    df = spark.read.format("lancelet").load(items)
+    expected = _expected(items)
+    assert df.count() == expected.num_rows
+    assert _spark_rows_as_table(df, expected.schema).equals(expected)
+
+
+def test_declared_schema_maps_unsigned_fixed_size_and_timestamps(spark, items):
+    from pyspark.sql import types as T
+
+    s = spark.read.format("lancelet").load(items).schema
+    assert s["small"].dataType == T.ShortType()
+    assert s["big"].dataType == T.DecimalType(20, 0)
+    assert s["when"].dataType == T.TimestampNTZType()
+    assert s["day"].dataType == T.DateType()
+    assert s["vec"].dataType == T.ArrayType(T.FloatType(), True)
+    assert s["vec"].metadata == {lancelet.spark.FIXED_SIZE_KEY: 8}
+    assert s["pt"].dataType == T.StructType([T.StructField("x", T.LongType()), T.StructField("y", T.DoubleType())])
+
+
+def test_time_travel_by_version_and_by_tag(spark, items):
+    v1 = spark.read.format("lancelet").option("version", 1).load(items)
+    assert v1.count() == 20_000
+    tagged = spark.read.format("lancelet").option("version", "after-delete").load(items)
+    assert tagged.count() == 18_000
+    assert tagged.where("id % 10 = 0").count() == 0
+
+
+def test_partitions_follow_rows_per_partition_and_max_partitions(spark, items):
+    df = spark.read.format("lancelet").option("rows_per_partition", 2_000).load(items)
+    # 4 files of 5,000 rows + one of 5,000: 3 partitions each (the last ones hold 1,000 rows).
+    assert df.rdd.getNumPartitions() == 13
+    assert df.count() == 23_000
+    capped = spark.read.format("lancelet").option("rows_per_partition", 100).option("max_partitions", 4).load(items)
+    assert capped.rdd.getNumPartitions() == 4
+    assert capped.count() == 23_000
+
+
+def test_columns_option_and_row_ids(spark, items):
+    df = spark.read.format("lancelet").option("columns", "name,id").option("with_row_id", "true").load(items)
+    assert df.columns == ["name", "id", "_rowid"]
+    rows = df.where("id = 20003").collect()
+    assert len(rows) == 1
+    taken = lancelet.dataset(items)._take_rows([rows[0]["_rowid"]], columns=["id"])
+    assert taken.column("id").to_pylist() == [20003]
+
+
+@pytest.fixture(scope="module")
+def materialized(spark, items):
+    """The whole dataset checkpointed in Spark: filters on it never reach lancelet."""
+    return spark.read.format("lancelet").load(items).localCheckpoint()
+
+
+@pytest.mark.parametrize(
+    "predicate",
+    [
+        "id = 123",
+        "id <> 5 AND id < 40",
+        "id >= 24990",
+        "score > 0.99",
+        "name = 'name-7''s'",
+        "name IS NULL AND id < 200",
+        "name IS NOT NULL AND small = 3",
+        "id IN (1, 2, 3, 19999, 20001)",
+        "NOT (small > 2) AND id < 500",
+        "name LIKE 'name-4%'",
+        "name LIKE '%9''s'",
+        "name LIKE '%e-1%' AND id < 300",
+        "day = DATE '1970-01-05'",
+        "when < TIMESTAMP '1970-01-01 00:00:05'",
+        "id <=> 77",
+        "pt.x = 10",
+        "big > 19000000000000",
+    ],
+)
+def test_pushed_filters_return_what_spark_would(spark, items, materialized, predicate):
+    pushed = spark.read.format("lancelet").load(items).where(predicate)
+    # The same query evaluated by Spark alone, over rows it already holds.
+    expected = sorted(r["id"] for r in materialized.where(predicate).select("id").collect())
+    assert sorted(r["id"] for r in pushed.select("id").collect()) == expected
+    assert expected  # every predicate matches something
+
+
+def test_filter_pushdown_prunes_rows_in_the_scan(spark, items, tmp_path):
+    pushed_dir, kept_dir = tmp_path / "pushed", tmp_path / "kept"
+    pushed_dir.mkdir()
+    kept_dir.mkdir()
+    reader = spark.read.format("lancelet").option("rows_per_partition", 5_000)
+    n = reader.option("scan_stats_dir", str(pushed_dir)).load(items).where("id < 100 AND name = 'name-3''s'").count()
+    assert n == 2  # ids 3 and 53
+    pushed = _stats(pushed_dir)
+    assert pushed and all(s["filter"] for s in pushed)
+    assert sum(s["rows_returned"] for s in pushed) == 2
+    # `id % 7` cannot be pushed: every live row reaches Spark.
+    reader.option("scan_stats_dir", str(kept_dir)).load(items).where("id % 7 = 0").count()
+    kept = _stats(kept_dir)
+    assert sum(s["rows_returned"] for s in kept) == 23_000
+    assert sum(s["rows_scanned"] for s in pushed) == sum(s["rows_scanned"] for s in kept) == 23_000
+
+
+# -- writes ----------------------------------------------------------------------------
+
+
+def _files(uri):
+    d = os.path.join(uri, "data")
+    return sorted(os.listdir(d)) if os.path.isdir(d) else []
+
+
+def test_append_creates_then_appends_and_pylance_reads_it(spark, items, tmp_path):
+    uri = str(tmp_path / "copy.lance")
+    src = spark.read.format("lancelet").option("version", 1).load(items)
+    src.write.format("lancelet").mode("append").save(uri)
+    src.where("id < 1000").write.format("lancelet").mode("append").save(uri)
+    ours = lancelet.dataset(uri)
+    assert ours.version == 2
+    assert ours.count_rows() == 21_000
+    # The fixed-size list kept its size through the field metadata; unsigned columns
+    # were read as wider signed types and written back as such.
+    assert ours.schema.field("vec").type == pa.list_(pa.float32(), 8)
+    theirs = lance.dataset(uri).to_table().sort_by("id")
+    v1 = _expected(items, version=1)
+    assert theirs.slice(0, 0).schema.names == v1.schema.names
+    assert theirs.filter(pa.compute.greater_equal(theirs["id"], 0)).num_rows == 21_000
+    assert theirs.column("vec").type == pa.list_(pa.float32(), 8)
+
+
+def test_append_keeps_the_dataset_types(spark, items, tmp_path):
+    uri = str(tmp_path / "typed.lance")
+    shutil.copytree(items, uri)
+    spark.read.format("lancelet").load(uri).where("id < 10").write.format("lancelet").mode("append").save(uri)
+    ds = lancelet.dataset(uri)
+    assert ds.schema == lancelet.dataset(items).schema  # uint8 / uint64 / fixed-size list kept
+    assert ds.count_rows() == 23_000 + 9
+
+
+def test_overwrite_replaces_rows_and_schema(spark, items, tmp_path):
+    uri = str(tmp_path / "over.lance")
+    shutil.copytree(items, uri)
+    spark.range(5).selectExpr("id AS k", "CAST(id AS STRING) AS s").write.format("lancelet").mode("overwrite").save(uri)
+    ds = lancelet.dataset(uri)
+    assert ds.version == 4
+    assert ds.schema.names == ["k", "s"]
+    assert sorted(ds.to_table()["k"].to_pylist()) == [0, 1, 2, 3, 4]
+    assert lance.dataset(uri).count_rows() == 5
+    assert lancelet.dataset(uri, version=3).count_rows() == 23_000  # history kept
+
+
+def test_fixed_size_lists_option_writes_embeddings(spark, tmp_path):
+    uri = str(tmp_path / "emb.lance")
+    df = spark.createDataFrame([(i, [float(i)] * 4) for i in range(10)], "id long, emb array<float>")
+    df.write.format("lancelet").mode("overwrite").option("fixed_size_lists", "emb:4").save(uri)
+    t = lance.dataset(uri).to_table().sort_by("id")
+    assert t.schema.field("emb").type == pa.list_(pa.float32(), 4)
+    assert t["emb"].to_pylist()[3] == [3.0] * 4
+
+
+def test_append_with_unknown_column_is_a_clear_error(spark, items, tmp_path):
+    uri = str(tmp_path / "strict.lance")
+    shutil.copytree(items, uri)
+    df = spark.range(3).selectExpr("id", "id AS nope")
+    with pytest.raises(Exception, match="SchemaMismatchError|not in the dataset"):
+        df.write.format("lancelet").mode("append").save(uri)
+    assert lancelet.dataset(uri).version == 3
+
+
+def test_a_failing_job_leaves_no_version_and_no_files(spark, items, tmp_path):
+    from pyspark.sql.functions import udf
+
+    uri = str(tmp_path / "fail.lance")
+    shutil.copytree(items, uri)
+    before = _files(uri)
+
+    @udf("long")
+    def explode_on_last(i):
+        if i == 24_999:
+            raise ValueError("boom")
+        return i
+
+    df = spark.read.format("lancelet").option("rows_per_partition", 5_000).load(uri)
+    with pytest.raises(Exception, match="boom"):
+        df.withColumn("id", explode_on_last("id")).write.format("lancelet").mode("append").save(uri)
+    assert lancelet.dataset(uri).version == 3
+    assert _files(uri) == before
+
+
+def test_retried_tasks_do_not_add_rows_twice(spark, tmp_path):
+    from pyspark.sql.functions import udf
+
+    uri = str(tmp_path / "retry.lance")
+    marker = str(tmp_path / "failed-once")
+
+    @udf("long")
+    def fail_first_attempt(i):
+        if i == 7 and not os.path.exists(marker):
+            open(marker, "w").close()
+            raise RuntimeError("first attempt dies")
+        return i
+
+    df = spark.range(0, 1000, numPartitions=2).withColumn("id", fail_first_attempt("id"))
+    df.write.format("lancelet").mode("append").save(uri)
+    assert os.path.exists(marker)
+    t = lancelet.dataset(uri).to_table()
+    assert sorted(t["id"].to_pylist()) == list(range(1000))
+    committed = {f.path for frag in lancelet.dataset(uri).get_fragments() for f in frag.data_files()}
+    assert set(_files(uri)) == committed  # the failed attempt's file was removed
+
+
+def test_two_concurrent_spark_appends_both_land(spark, tmp_path):
+    uri = str(tmp_path / "race.lance")
+    spark.range(0, 10).write.format("lancelet").mode("append").save(uri)
+    errors = []
+
+    def append(lo):
+        try:
+            lancelet.spark.activate(spark)  # Spark finds Python sources through the thread's session
+            spark.range(lo, lo + 500, numPartitions=2).write.format("lancelet").mode("append").save(uri)
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=append, args=(lo,)) for lo in (1000, 2000)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    ds = lancelet.dataset(uri)
+    assert ds.version == 3
+    assert sorted(ds.to_table()["id"].to_pylist()) == list(range(10)) + list(range(1000, 1500)) + list(range(2000, 2500))
+
+
+# -- Arrow UDF helpers -------------------------------------------------------------------
+
+
+def test_take_fetches_rows_by_id_on_executors(spark, items):
+    ids = spark.read.format("lancelet").option("with_row_id", "true").option("columns", "id").load(items)
+    wanted = ids.where("id IN (5, 20004, 17777)")
+    got = lancelet.spark.take(wanted, items, columns=["id", "name", "vec"])
+    rows = sorted(got.collect(), key=lambda r: r["id"])
+    assert [r["id"] for r in rows] == [5, 17777, 20004]
+    expected = lancelet.dataset(items).to_table(filter="id IN (5, 20004, 17777)").sort_by("id")
+    assert [r["name"] for r in rows] == expected["name"].to_pylist()
+    assert [r["vec"] for r in rows] == [list(v) for v in expected["vec"].to_pylist()]
+
+
+def test_fragment_writer_and_commit_fragments(spark, tmp_path):
+    uri = str(tmp_path / "udf.lance")
+    schema = pa.schema([("id", pa.int64()), ("sq", pa.int64())])
+    df = spark.range(0, 300, numPartitions=3).selectExpr("id", "id * id AS sq")
+    rows = df.mapInArrow(lancelet.spark.fragment_writer(uri, schema=schema, mode="overwrite"), "fragment string").collect()
+    assert len(rows) == 3
+    assert not os.path.exists(os.path.join(uri, "_versions"))  # nothing committed yet
+    ds = lancelet.spark.commit_fragments(uri, rows, mode="overwrite", schema=schema)
+    assert ds.version == 1
+    t = lance.dataset(uri).to_table().sort_by("id")
+    assert t["sq"].to_pylist() == [i * i for i in range(300)]
+
+
+# -- planning (no Spark needed) ------------------------------------------------------------
+
+
+def _frag(i, rows):
+    return {"id": i, "physical_rows": rows, "files": [{"file_size_bytes": rows * 10}]}
+
+
+@pytest.mark.parametrize("sizes,per,cap", [([10], 3, None), ([5, 5, 5], 7, None), ([100, 1, 1, 1], 10, 3), ([], 5, None),
+                                           ([1000] * 7, 1, 5)])
+def test_plan_partitions_cover_every_row_once(sizes, per, cap):
+    parts = plan_partitions([_frag(i, n) for i, n in enumerate(sizes)], per, cap)
+    rows = sorted((f, r) for p in parts for f, a, b in p for r in range(a, b))
+    assert rows == sorted((i, r) for i, n in enumerate(sizes) for r in range(n))
+    assert len(parts) >= 1
+    if cap:
+        assert len(parts) <= cap
+    for p in parts[:-1]:
+        assert sum(b - a for _, a, b in p) >= min(per, sum(sizes))
+
+
+def test_plan_partitions_default_aims_at_128_mib():
+    frags = [_frag(0, 100_000_000)]  # 10 bytes a row: about 13.4M rows per partition
+    parts = plan_partitions(frags)
+    assert len(parts) == 8
