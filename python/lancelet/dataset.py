@@ -78,14 +78,27 @@ _UNSUPPORTED_SCAN_OPTIONS = {
 
 
 def _local(uri: Any, storage_options: Optional[Dict[str, str]]) -> str:
+    """The dataset URI as the native layer takes it: a local path, ``file://``,
+    ``memory://name`` or ``s3://bucket/prefix`` (checked there, with the options)."""
     if isinstance(uri, LanceDataset):
         uri = uri.uri
     uri = os.fspath(uri) if isinstance(uri, os.PathLike) else str(uri)
-    if "://" in uri and not uri.startswith("file://"):
-        raise UnsupportedFeatureError(f"only local datasets are supported for now, got {uri!r}")
-    if storage_options:
-        raise InvalidArgumentError(f"storage_options are not used for local datasets: {sorted(storage_options)}")
+    _storage_options(storage_options)
     return uri[len("file://") :] if uri.startswith("file://") else uri
+
+
+def _storage_options(options: Optional[Dict[str, str]]) -> Optional[Dict[str, str]]:
+    """``storage_options`` checked to be string keys and values (``None`` if empty)."""
+    if not options:
+        return None
+    if not isinstance(options, dict):
+        raise InvalidArgumentError(f"storage_options must be a dict, got {type(options).__name__}")
+    out = {}
+    for k, v in options.items():
+        if not isinstance(k, str):
+            raise InvalidArgumentError(f"storage option names are strings, got {k!r}")
+        out[k] = v if isinstance(v, str) else (str(v).lower() if isinstance(v, bool) else str(v))
+    return out
 
 
 def _check_version(version: Any) -> Any:
@@ -278,6 +291,7 @@ def write_dataset(
             data_storage_version=data_storage_version,
             commit_message=commit_message,
             progress=callback,
+            storage_options=_storage_options(storage_options),
         )
     finally:
         close = getattr(callback, "close", None)
@@ -450,7 +464,7 @@ class LanceDataset:
     ):
         path = _local(uri, storage_options)
         self._init(os.fspath(uri) if isinstance(uri, os.PathLike) else str(uri), path,
-                   _native.Dataset.open(path, _check_version(version)))
+                   _native.Dataset.open(path, _check_version(version), _storage_options(storage_options)))
 
     def _init(self, uri: str, path: str, native: Any) -> None:
         self.uri = uri
@@ -544,7 +558,7 @@ class LanceDataset:
         native = _native.Dataset.commit(
             path, kind, frags, schema=schema, read_version=read_version,
             enable_v2_manifest_paths=True if enable_v2_manifest_paths is None else bool(enable_v2_manifest_paths),
-            commit_message=commit_message,
+            commit_message=commit_message, storage_options=_storage_options(storage_options),
         )
         ds = LanceDataset.__new__(LanceDataset)
         ds._init(os.fspath(uri) if isinstance(uri, os.PathLike) else str(uri), path, native)

@@ -131,7 +131,7 @@ def write_fragments(
 
     >>> frags = lancelet.fragment.write_fragments(table, "/tmp/items.lance")  # doctest: +SKIP
     """
-    from .dataset import _as_reader, _check_write_args, _local, _progress_callback
+    from .dataset import _as_reader, _check_write_args, _local, _progress_callback, _storage_options
 
     if return_transaction:
         from .errors import UnsupportedFeatureError
@@ -149,6 +149,7 @@ def write_fragments(
             max_bytes_per_file=max_bytes_per_file,
             data_storage_version=data_storage_version,
             progress=callback,
+            storage_options=_storage_options(storage_options),
         )
     finally:
         close = getattr(callback, "close", None)

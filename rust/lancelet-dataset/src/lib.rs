@@ -20,13 +20,14 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use arrow_schema::SchemaRef;
-use lancelet_file::io::{IoStats, LocalFile};
+use lancelet_file::io::IoStats;
 use lancelet_file::schema::from_lance_fields;
 use lancelet_file::{FileReader, Spawner};
 use lancelet_table::commit::{commit, new_transaction, CommitOptions};
 use lancelet_table::deletion::{decode_deletions, deletion_file_path};
 use lancelet_table::manifest::{check_reader_flags, live_rows, FLAG_STABLE_ROW_IDS};
 use lancelet_table::naming::{ManifestNaming, VERSIONS_DIR};
+pub use lancelet_table::object::{open_uri, Location};
 use lancelet_table::pb;
 use lancelet_table::store::{LocalStore, Store};
 use lancelet_table::tags;
@@ -95,11 +96,23 @@ impl std::fmt::Debug for Dataset {
 impl Dataset {
     /// Opens the dataset at `root` at `version` (the latest when `None`).
     pub async fn open(root: &Path, version: Option<VersionRef>) -> Result<Self> {
-        let store: Arc<dyn Store> = Arc::new(LocalStore::new(root));
-        if !store.exists(VERSIONS_DIR).await? {
+        let loc = Location {
+            store: Arc::new(LocalStore::new(root)),
+            local_root: Some(root.to_path_buf()),
+        };
+        Self::open_at(&loc, version).await
+    }
+
+    /// Opens the dataset at `loc` (any store) at `version` (the latest when `None`).
+    pub async fn open_at(loc: &Location, version: Option<VersionRef>) -> Result<Self> {
+        let root = loc
+            .local_root
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(loc.store.root_display()));
+        if !loc.store.exists(VERSIONS_DIR).await? {
             return Err(Error::NotFound(root.display().to_string()));
         }
-        Self::open_with(store, root.to_path_buf(), version, Arc::default(), None).await
+        Self::open_with(loc.store.clone(), root, version, Arc::default(), None).await
     }
 
     async fn open_with(
@@ -322,8 +335,8 @@ impl Dataset {
             let reader = match cached {
                 Some(r) => r,
                 None => {
-                    let path = self.root.join(DATA_DIR).join(safe_relative(&df.path)?);
-                    let io = Arc::new(LocalFile::open(&path.display().to_string())?);
+                    safe_relative(&df.path)?;
+                    let io = self.store.open_file(&format!("{DATA_DIR}/{}", df.path)).await?;
                     let r = Arc::new(FileReader::open(io).await?);
                     if r.num_rows() != frag.physical_rows {
                         return Err(Error::corrupt(

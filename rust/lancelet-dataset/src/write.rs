@@ -6,7 +6,6 @@
 
 use std::fs::File;
 use std::io::BufWriter;
-use std::path::Path;
 use std::sync::Arc;
 
 use arrow_array::{RecordBatch, RecordBatchReader};
@@ -15,9 +14,10 @@ use lancelet_file::schema::to_lance_fields;
 use lancelet_file::{FileVersion, FileWriter, WriterOptions};
 use lancelet_table::commit::{commit, new_transaction, CommitOptions};
 use lancelet_table::naming::ManifestNaming;
+use lancelet_table::object::Location;
 use lancelet_table::pb;
 use lancelet_table::pb::transaction::Operation;
-use lancelet_table::store::{LocalStore, Store};
+use lancelet_table::store::Store;
 
 use crate::{Caches, Dataset, Error, Result, VersionRef, DATA_DIR};
 
@@ -221,21 +221,36 @@ fn reorder_columns(batch: &RecordBatch, order: Option<&[usize]>, schema: &Schema
     Ok(RecordBatch::try_new_with_options(schema.clone(), columns, &opts)?)
 }
 
-/// Writes data files under `root/data` from `batches`, returning one fragment per file
-/// (ids 0.. until the commit assigns real ones). On error, the files written are removed.
+/// Writes data files under `data/` of a dataset from `batches`, returning one fragment per
+/// file (ids 0.. until the commit assigns real ones). On local disk files are written in
+/// place; for object stores each file is written to a local temporary file first and
+/// handed out by [`FragmentWriter::take_uploads`] once complete. [`FragmentWriter::abort`]
+/// removes whatever was written.
 pub struct FragmentWriter {
-    root: std::path::PathBuf,
+    store: Arc<dyn Store>,
     schema: SchemaRef,
     field_ids: Vec<i32>,
     params: WriteParams,
-    current: Option<(String, FileWriter<BufWriter<File>>)>,
+    /// The open file: its name, where it is being written, its writer.
+    current: Option<(String, std::path::PathBuf, FileWriter<BufWriter<File>>)>,
     done: Vec<pb::DataFragment>,
+    /// Completed files to upload: `(name, local temporary path)`.
+    uploads: Vec<(String, std::path::PathBuf)>,
     progress: WriteProgress,
+}
+
+/// A completed data file waiting for its upload.
+#[derive(Debug)]
+pub struct PendingUpload {
+    /// Its path in the store (`data/...`).
+    pub path: String,
+    /// The local temporary file holding it (removed once uploaded).
+    pub local: std::path::PathBuf,
 }
 
 impl FragmentWriter {
     /// A writer of files with `schema`, recording `field_ids` (pre-order Lance field ids).
-    pub fn new(root: &Path, schema: SchemaRef, field_ids: Vec<i32>, params: WriteParams) -> Result<Self> {
+    pub fn new(store: Arc<dyn Store>, schema: SchemaRef, field_ids: Vec<i32>, params: WriteParams) -> Result<Self> {
         if params.max_rows_per_file == 0 || params.max_bytes_per_file == 0 {
             return Err(Error::InvalidArgument(
                 "max_rows_per_file and max_bytes_per_file must be positive".into(),
@@ -247,25 +262,26 @@ impl FragmentWriter {
         // Checks the schema (and the file version) before any input is consumed.
         FileWriter::try_new(std::io::sink(), "schema check", schema.clone(), params.writer.clone())?;
         Ok(Self {
-            root: root.to_path_buf(),
+            store,
             schema,
             field_ids,
             params,
             current: None,
             done: Vec::new(),
+            uploads: Vec::new(),
             progress: WriteProgress::default(),
         })
     }
 
-    fn data_path(&self, name: &str) -> std::path::PathBuf {
-        self.root.join(DATA_DIR).join(name)
-    }
-
     fn open_file(&mut self) -> Result<()> {
-        let dir = self.root.join(DATA_DIR);
-        std::fs::create_dir_all(&dir).map_err(|e| lancelet_file::Error::io(&dir.display().to_string(), e))?;
         let name = new_data_file_name(self.params.file_tag.as_deref());
-        let path = self.data_path(&name);
+        let path = match self.store.local_path(&format!("{DATA_DIR}/{name}")) {
+            Some(p) => p,
+            None => std::env::temp_dir().join(format!("lancelet-upload-{name}")),
+        };
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| lancelet_file::Error::io(&dir.display().to_string(), e))?;
+        }
         let display = path.display().to_string();
         let f = File::create(&path).map_err(|e| lancelet_file::Error::io(&display, e))?;
         let mut w = FileWriter::try_new(
@@ -275,12 +291,12 @@ impl FragmentWriter {
             self.params.writer.clone(),
         )?;
         w.set_field_ids(self.field_ids.clone())?;
-        self.current = Some((name, w));
+        self.current = Some((name, path, w));
         Ok(())
     }
 
     fn close_file(&mut self) -> Result<()> {
-        let Some((name, w)) = self.current.take() else {
+        let Some((name, local, w)) = self.current.take() else {
             return Ok(());
         };
         let rows = w.num_rows();
@@ -297,6 +313,9 @@ impl FragmentWriter {
                 (u32::from(a), u32::from(b))
             }
         };
+        if self.store.local_path(&format!("{DATA_DIR}/{name}")).as_ref() != Some(&local) {
+            self.uploads.push((name.clone(), local));
+        }
         self.done.push(pb::DataFragment {
             id: self.done.len() as u64,
             files: vec![pb::DataFile {
@@ -331,7 +350,7 @@ impl FragmentWriter {
             if self.current.is_none() {
                 self.open_file()?;
             }
-            let Some((_, w)) = self.current.as_mut() else {
+            let Some((_, _, w)) = self.current.as_mut() else {
                 return Err(Error::InvalidArgument("no open data file".into()));
             };
             let room = (self.params.max_rows_per_file - w.num_rows()).min((batch.num_rows() - offset) as u64) as usize;
@@ -354,16 +373,37 @@ impl FragmentWriter {
         Ok(self.done.clone())
     }
 
+    /// Completed files that still have to be uploaded to the store (object stores only).
+    pub fn take_uploads(&mut self) -> Vec<PendingUpload> {
+        std::mem::take(&mut self.uploads)
+            .into_iter()
+            .map(|(name, local)| PendingUpload {
+                path: format!("{DATA_DIR}/{name}"),
+                local,
+            })
+            .collect()
+    }
+
+    /// Uploads the completed files waiting for it.
+    pub async fn upload_pending(&mut self) -> Result<()> {
+        for u in self.take_uploads() {
+            let res = self.store.upload(&u.path, &u.local).await;
+            let _ = std::fs::remove_file(&u.local);
+            res?;
+        }
+        Ok(())
+    }
+
     /// Removes every file written so far (after a failure).
-    pub fn abort(&mut self) {
-        if let Some((name, _)) = self.current.take() {
-            let _ = std::fs::remove_file(self.data_path(&name));
+    pub async fn abort(&mut self) {
+        if let Some((_, local, _)) = self.current.take() {
+            let _ = std::fs::remove_file(local);
         }
-        for f in std::mem::take(&mut self.done) {
-            for d in &f.files {
-                let _ = std::fs::remove_file(self.data_path(&d.path));
-            }
+        for (_, local) in std::mem::take(&mut self.uploads) {
+            let _ = std::fs::remove_file(local);
         }
+        let done = std::mem::take(&mut self.done);
+        remove_fragments(self.store.as_ref(), &done).await;
     }
 }
 
@@ -422,9 +462,17 @@ pub struct StagedWrite {
     pub appending: bool,
 }
 
-/// Opens the dataset at `root` if there is one.
-async fn open_existing(store: &Arc<dyn Store>, root: &Path) -> Result<Option<Dataset>> {
-    match Dataset::open_with(store.clone(), root.to_path_buf(), None, Arc::<Caches>::default(), None).await {
+/// Opens the dataset at `loc` if there is one.
+async fn open_existing(loc: &Location) -> Result<Option<Dataset>> {
+    match Dataset::open_with(
+        loc.store.clone(),
+        display_root(loc),
+        None,
+        Arc::<Caches>::default(),
+        None,
+    )
+    .await
+    {
         Ok(ds) => Ok(Some(ds)),
         Err(Error::NotFound(_)) => Ok(None),
         Err(Error::Table(lancelet_table::Error::NotFound { .. })) => Ok(None),
@@ -437,16 +485,15 @@ async fn open_existing(store: &Arc<dyn Store>, root: &Path) -> Result<Option<Dat
 /// the data's schema otherwise. Returns the dataset as it was (if any) and the files.
 /// On error, the files written are removed.
 pub async fn write_fragments(
-    root: &Path,
+    loc: &Location,
     mut reader: Box<dyn RecordBatchReader + Send>,
     params: &WriteParams,
 ) -> Result<(Option<Dataset>, StagedWrite)> {
-    let store: Arc<dyn Store> = Arc::new(LocalStore::new(root));
-    let existing = open_existing(&store, root).await?;
+    let existing = open_existing(loc).await?;
     let data_schema = reader.schema();
     let mode = params.mode;
     if mode == WriteMode::Create && existing.is_some() {
-        return Err(Error::AlreadyExists(root.display().to_string()));
+        return Err(Error::AlreadyExists(loc.store.root_display()));
     }
     let appending = mode == WriteMode::Append && existing.is_some();
     let (file_schema, order, field_ids) = match (&existing, appending) {
@@ -482,18 +529,25 @@ pub async fn write_fragments(
             (data_schema.clone(), None::<Vec<usize>>, ids)
         }
     };
-    let mut writer = FragmentWriter::new(root, file_schema.clone(), field_ids, params.clone())?;
-    let pumped: Result<()> = reader.by_ref().try_for_each(|batch| {
-        let batch = batch?;
-        if batch.num_rows() == 0 {
-            return Ok(());
+    let mut writer = FragmentWriter::new(loc.store.clone(), file_schema.clone(), field_ids, params.clone())?;
+    let pumped: Result<Vec<pb::DataFragment>> = async {
+        for batch in reader.by_ref() {
+            let batch = batch?;
+            if batch.num_rows() == 0 {
+                continue;
+            }
+            writer.write(&reorder_columns(&batch, order.as_deref(), &file_schema)?)?;
+            writer.upload_pending().await?;
         }
-        writer.write(&reorder_columns(&batch, order.as_deref(), &file_schema)?)
-    });
-    let fragments = match pumped.and_then(|()| writer.finish()) {
+        let fragments = writer.finish()?;
+        writer.upload_pending().await?;
+        Ok(fragments)
+    }
+    .await;
+    let fragments = match pumped {
         Ok(f) => f,
         Err(e) => {
-            writer.abort();
+            writer.abort().await;
             return Err(e);
         }
     };
@@ -509,26 +563,26 @@ pub async fn write_fragments(
 
 /// Writes `reader`'s batches as a dataset at `root` and commits them.
 pub async fn write_dataset(
-    root: &Path,
+    loc: &Location,
     reader: Box<dyn RecordBatchReader + Send>,
     params: WriteParams,
 ) -> Result<Dataset> {
-    let (existing, staged) = write_fragments(root, reader, &params).await?;
+    let (existing, staged) = write_fragments(loc, reader, &params).await?;
     let op = if staged.appending {
         CommitKind::Append
     } else {
         CommitKind::Overwrite(staged.schema.clone())
     };
     let created = existing.is_none();
-    match commit_fragments_on(root, existing, op, staged.fragments.clone(), &params).await {
+    match commit_fragments_on(loc, existing, op, staged.fragments.clone(), &params).await {
         Ok(ds) => Ok(ds),
         Err(e) => {
-            remove_fragments(root, &staged.fragments);
+            remove_fragments(loc.store.as_ref(), &staged.fragments).await;
             Err(match e {
                 Error::Table(lancelet_table::Error::CommitConflict { .. })
                     if params.mode == WriteMode::Create && created =>
                 {
-                    Error::AlreadyExists(root.display().to_string())
+                    Error::AlreadyExists(loc.store.root_display())
                 }
                 e => e,
             })
@@ -550,19 +604,18 @@ pub enum CommitKind {
 /// one new version of the dataset at `root`, on top of `read_version` (the latest when
 /// `None`). Uses `params` for naming, file version and commit message.
 pub async fn commit_fragments(
-    root: &Path,
+    loc: &Location,
     kind: CommitKind,
     fragments: Vec<pb::DataFragment>,
     read_version: Option<u64>,
     params: &WriteParams,
 ) -> Result<Dataset> {
-    let store: Arc<dyn Store> = Arc::new(LocalStore::new(root));
     let existing = match read_version {
-        None => open_existing(&store, root).await?,
+        None => open_existing(loc).await?,
         Some(v) => Some(
             Dataset::open_with(
-                store,
-                root.to_path_buf(),
+                loc.store.clone(),
+                display_root(loc),
                 Some(VersionRef::Number(v)),
                 Arc::default(),
                 None,
@@ -570,7 +623,7 @@ pub async fn commit_fragments(
             .await?,
         ),
     };
-    commit_fragments_on(root, existing, kind, fragments, params).await
+    commit_fragments_on(loc, existing, kind, fragments, params).await
 }
 
 /// Checks that fragments from outside fit the dataset they are committed to: safe paths,
@@ -609,19 +662,19 @@ fn check_fragments(
 }
 
 async fn commit_fragments_on(
-    root: &Path,
+    loc: &Location,
     existing: Option<Dataset>,
     kind: CommitKind,
     fragments: Vec<pb::DataFragment>,
     params: &WriteParams,
 ) -> Result<Dataset> {
-    let store: Arc<dyn Store> = Arc::new(LocalStore::new(root));
+    let store = loc.store.clone();
     let op = match kind {
         CommitKind::Append => {
             let Some(ds) = &existing else {
                 return Err(Error::NotFound(format!(
                     "{} (append needs an existing dataset; overwrite creates one)",
-                    root.display()
+                    loc.store.root_display()
                 )));
             };
             check_fragments(&fragments, &ds.manifest().fields, &ds.data_storage_version())?;
@@ -659,15 +712,22 @@ async fn commit_fragments_on(
     };
     let base = existing.as_ref().map(|d| (d.manifest(), d.naming()));
     let (m, naming) = commit(store.as_ref(), base, &txn, &opts).await?;
-    Dataset::from_manifest(store, root.to_path_buf(), m, naming, Arc::default(), None)
+    Dataset::from_manifest(store, display_root(loc), m, naming, Arc::default(), None)
+}
+
+/// The root a dataset at `loc` shows in messages (its directory, or its URI).
+fn display_root(loc: &Location) -> std::path::PathBuf {
+    loc.local_root
+        .clone()
+        .unwrap_or_else(|| std::path::PathBuf::from(loc.store.root_display()))
 }
 
 /// Removes data files named with `tag` (see [`WriteParams::file_tag`]) except those in
 /// `keep`: what a distributed job left behind in tasks that failed, were retried or ran
 /// twice. Returns how many files it removed.
-pub async fn remove_tagged_files(root: &Path, tag: &str, keep: &std::collections::HashSet<String>) -> Result<usize> {
+pub async fn remove_tagged_files(loc: &Location, tag: &str, keep: &std::collections::HashSet<String>) -> Result<usize> {
     check_file_tag(tag)?;
-    let store = LocalStore::new(root);
+    let store = &loc.store;
     let suffix = format!("-{tag}.lance");
     let mut removed = 0;
     for name in store.list(DATA_DIR).await? {
@@ -680,10 +740,10 @@ pub async fn remove_tagged_files(root: &Path, tag: &str, keep: &std::collections
 }
 
 /// Removes the data files of fragments that were never committed.
-pub(crate) fn remove_fragments(root: &Path, fragments: &[pb::DataFragment]) {
+pub(crate) async fn remove_fragments(store: &dyn Store, fragments: &[pb::DataFragment]) {
     for f in fragments {
         for d in &f.files {
-            let _ = std::fs::remove_file(root.join(DATA_DIR).join(&d.path));
+            let _ = store.delete(&format!("{DATA_DIR}/{}", d.path)).await;
         }
     }
 }

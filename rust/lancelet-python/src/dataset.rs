@@ -1,7 +1,7 @@
 //! `lancelet._native.Dataset`: datasets, their versions, scans, writes and deletes.
 
+use std::collections::HashMap;
 use std::collections::VecDeque;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use arrow_array::ffi_stream::{FFI_ArrowArrayStream, RecordBatchStreamReader};
@@ -9,7 +9,7 @@ use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::ArrowError;
 use lancelet_dataset::scan::{Columns, Limiter, Scan, ScanOptions};
 use lancelet_dataset::write::{write_dataset, CommitKind, WriteMode, WriteParams, WriteProgress};
-use lancelet_dataset::{Dataset, VersionRef};
+use lancelet_dataset::{open_uri, Dataset, Location, VersionRef};
 use lancelet_file::FileVersion;
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyCapsuleMethods, PyDict};
@@ -58,8 +58,9 @@ pub struct PyDataset {
     inner: Arc<Dataset>,
 }
 
-fn local(uri: &str) -> PathBuf {
-    PathBuf::from(uri.strip_prefix("file://").unwrap_or(uri))
+/// Where the dataset at `uri` lives, with pylance-style `storage_options` for object stores.
+fn location(py: Python<'_>, uri: &str, storage_options: Option<HashMap<String, String>>) -> PyResult<Location> {
+    open_uri(uri, &storage_options.unwrap_or_default()).map_err(|e| errors::to_py(py, lancelet_dataset::Error::from(e)))
 }
 
 fn version_ref(v: Option<&Bound<'_, PyAny>>) -> PyResult<Option<VersionRef>> {
@@ -252,18 +253,24 @@ fn one_batch(batch: RecordBatch) -> BatchStream {
 impl PyDataset {
     /// Opens a local dataset at `version` (a number or a tag name; latest when None).
     #[staticmethod]
-    #[pyo3(signature = (uri, version=None))]
-    fn open(py: Python<'_>, uri: String, version: Option<Bound<'_, PyAny>>) -> PyResult<Self> {
-        let root = local(&uri);
+    #[pyo3(signature = (uri, version=None, storage_options=None))]
+    fn open(
+        py: Python<'_>,
+        uri: String,
+        version: Option<Bound<'_, PyAny>>,
+        storage_options: Option<HashMap<String, String>>,
+    ) -> PyResult<Self> {
+        let loc = location(py, &uri, storage_options)?;
         let v = version_ref(version.as_ref())?;
-        let ds = block_on(py, async move { Dataset::open(&root, v).await })?;
+        let ds = block_on(py, async move { Dataset::open_at(&loc, v).await })?;
         Ok(wrap(ds))
     }
 
     /// Writes a stream of batches as a dataset and commits it.
     #[staticmethod]
     #[pyo3(signature = (uri, data, mode="create", max_rows_per_file=1024*1024, max_bytes_per_file=90*1024*1024*1024,
-        enable_v2_manifest_paths=true, data_storage_version=None, commit_message=None, progress=None))]
+        enable_v2_manifest_paths=true, data_storage_version=None, commit_message=None, progress=None,
+        storage_options=None))]
     #[allow(clippy::too_many_arguments)]
     fn write(
         py: Python<'_>,
@@ -276,6 +283,7 @@ impl PyDataset {
         data_storage_version: Option<String>,
         commit_message: Option<String>,
         progress: Option<Py<PyAny>>,
+        storage_options: Option<HashMap<String, String>>,
     ) -> PyResult<Self> {
         let params = write_params(
             py,
@@ -288,8 +296,8 @@ impl PyDataset {
             progress,
         )?;
         let reader: Box<dyn RecordBatchReader + Send> = Box::new(import_stream(py, &data)?);
-        let root = local(&uri);
-        let ds = pull_on_this_thread(py, async move { write_dataset(&root, reader, params).await })?;
+        let loc = location(py, &uri, storage_options)?;
+        let ds = pull_on_this_thread(py, async move { write_dataset(&loc, reader, params).await })?;
         Ok(wrap(ds))
     }
 
@@ -298,7 +306,7 @@ impl PyDataset {
     /// the existing dataset (rather than create or replace it).
     #[staticmethod]
     #[pyo3(signature = (uri, data, mode="append", max_rows_per_file=1024*1024, max_bytes_per_file=90*1024*1024*1024,
-        data_storage_version=None, file_tag=None, progress=None))]
+        data_storage_version=None, file_tag=None, progress=None, storage_options=None))]
     #[allow(clippy::too_many_arguments)]
     fn write_fragments<'py>(
         py: Python<'py>,
@@ -310,6 +318,7 @@ impl PyDataset {
         data_storage_version: Option<String>,
         file_tag: Option<String>,
         progress: Option<Py<PyAny>>,
+        storage_options: Option<HashMap<String, String>>,
     ) -> PyResult<(Vec<Bound<'py, PyDict>>, Bound<'py, PyCapsule>, bool)> {
         let mut params = write_params(
             py,
@@ -323,9 +332,9 @@ impl PyDataset {
         )?;
         params.file_tag = file_tag;
         let reader: Box<dyn RecordBatchReader + Send> = Box::new(import_stream(py, &data)?);
-        let root = local(&uri);
+        let loc = location(py, &uri, storage_options)?;
         let (_, staged) = pull_on_this_thread(py, async move {
-            lancelet_dataset::write::write_fragments(&root, reader, &params).await
+            lancelet_dataset::write::write_fragments(&loc, reader, &params).await
         })?;
         let frags = staged
             .fragments
@@ -339,7 +348,7 @@ impl PyDataset {
     /// "overwrite" (which needs `schema` and creates the dataset if absent).
     #[staticmethod]
     #[pyo3(signature = (uri, kind, fragments, schema=None, read_version=None, enable_v2_manifest_paths=true,
-        data_storage_version=None, commit_message=None))]
+        data_storage_version=None, commit_message=None, storage_options=None))]
     #[allow(clippy::too_many_arguments)]
     fn commit(
         py: Python<'_>,
@@ -351,6 +360,7 @@ impl PyDataset {
         enable_v2_manifest_paths: bool,
         data_storage_version: Option<String>,
         commit_message: Option<String>,
+        storage_options: Option<HashMap<String, String>>,
     ) -> PyResult<Self> {
         let kind = match (kind, schema) {
             ("append", _) => CommitKind::Append,
@@ -374,9 +384,9 @@ impl PyDataset {
             commit_message,
             None,
         )?;
-        let root = local(&uri);
+        let loc = location(py, &uri, storage_options)?;
         let ds = block_on(py, async move {
-            lancelet_dataset::write::commit_fragments(&root, kind, fragments, read_version, &params).await
+            lancelet_dataset::write::commit_fragments(&loc, kind, fragments, read_version, &params).await
         })?;
         Ok(wrap(ds))
     }
@@ -384,11 +394,18 @@ impl PyDataset {
     /// Removes the data files named with `tag` that are not in `keep` (file names);
     /// returns how many it removed.
     #[staticmethod]
-    fn remove_tagged_files(py: Python<'_>, uri: String, tag: String, keep: Vec<String>) -> PyResult<usize> {
-        let root = local(&uri);
+    #[pyo3(signature = (uri, tag, keep, storage_options=None))]
+    fn remove_tagged_files(
+        py: Python<'_>,
+        uri: String,
+        tag: String,
+        keep: Vec<String>,
+        storage_options: Option<HashMap<String, String>>,
+    ) -> PyResult<usize> {
+        let loc = location(py, &uri, storage_options)?;
         let keep: std::collections::HashSet<String> = keep.into_iter().collect();
         block_on(py, async move {
-            lancelet_dataset::write::remove_tagged_files(&root, &tag, &keep).await
+            lancelet_dataset::write::remove_tagged_files(&loc, &tag, &keep).await
         })
     }
 

@@ -28,7 +28,7 @@ static WORKER_THREADS: Mutex<Option<usize>> = Mutex::new(None);
 
 fn build(threads: Option<usize>) -> std::io::Result<Runtime> {
     let mut b = tokio::runtime::Builder::new_multi_thread();
-    b.enable_time().thread_name("lancelet-worker");
+    b.enable_time().enable_io().thread_name("lancelet-worker");
     if let Some(n) = threads {
         b.worker_threads(n.max(1));
     }

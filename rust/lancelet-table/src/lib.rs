@@ -14,6 +14,7 @@ pub mod commit;
 pub mod deletion;
 pub mod manifest;
 pub mod naming;
+pub mod object;
 pub mod store;
 pub mod tags;
 pub mod versions;

@@ -10,10 +10,12 @@
 use std::fmt::Debug;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use futures::FutureExt;
+use lancelet_file::io::{LocalFile, ReadAt};
 
 use crate::{Error, Result};
 
@@ -31,8 +33,17 @@ pub trait Store: Debug + Send + Sync {
     fn list<'a>(&'a self, dir: &'a str) -> BoxFuture<'a, Result<Vec<String>>>;
     /// Deletes a file; deleting a missing file is not an error.
     fn delete<'a>(&'a self, path: &'a str) -> BoxFuture<'a, Result<()>>;
-    /// Whether a file exists.
+    /// Whether a file (or a non-empty directory) exists.
     fn exists<'a>(&'a self, path: &'a str) -> BoxFuture<'a, Result<bool>>;
+    /// Opens a (data) file for ranged reads.
+    fn open_file<'a>(&'a self, path: &'a str) -> BoxFuture<'a, lancelet_file::Result<Arc<dyn ReadAt>>>;
+    /// Where a new file at `path` can be written directly, for stores on local disk.
+    /// Other stores get files written elsewhere and [`Store::upload`]ed.
+    fn local_path(&self, _path: &str) -> Option<PathBuf> {
+        None
+    }
+    /// Copies the local file `local` to `path` (in parts, for large files); returns its size.
+    fn upload<'a>(&'a self, path: &'a str, local: &'a Path) -> BoxFuture<'a, Result<u64>>;
 }
 
 /// A [`Store`] over a local directory.
@@ -165,5 +176,29 @@ impl Store for LocalStore {
 
     fn exists<'a>(&'a self, path: &'a str) -> BoxFuture<'a, Result<bool>> {
         async move { Ok(self.full(path).exists()) }.boxed()
+    }
+
+    fn open_file<'a>(&'a self, path: &'a str) -> BoxFuture<'a, lancelet_file::Result<Arc<dyn ReadAt>>> {
+        async move {
+            let p = self.full(path);
+            let file: Arc<dyn ReadAt> = Arc::new(LocalFile::open(&p.display().to_string())?);
+            Ok(file)
+        }
+        .boxed()
+    }
+
+    fn local_path(&self, path: &str) -> Option<PathBuf> {
+        Some(self.full(path))
+    }
+
+    fn upload<'a>(&'a self, path: &'a str, local: &'a Path) -> BoxFuture<'a, Result<u64>> {
+        async move {
+            let p = self.full(path);
+            if let Some(dir) = p.parent() {
+                std::fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
+            }
+            std::fs::copy(local, &p).map_err(|e| io_err(&p, e))
+        }
+        .boxed()
     }
 }

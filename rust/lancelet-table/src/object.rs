@@ -1,0 +1,402 @@
+//! Datasets on object stores (`memory://`, `s3://`) through the `object_store` crate.
+//!
+//! [`ObjectStoreStore`] implements [`Store`] over any `object_store` backend rooted at a
+//! prefix; [`ObjectFile`] gives the file reader ranged reads of one object. Commits need
+//! an atomic create: `put_if_absent` uses the backend's conditional put (`If-None-Match: *`
+//! on S3), so two writers can never both create the same manifest.
+//!
+//! [`open_uri`] turns a dataset URI plus pylance-style `storage_options` into a store,
+//! refusing option keys `object_store` does not know.
+
+use std::collections::HashMap;
+use std::fmt::Debug;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::{Arc, OnceLock};
+
+use arrow_buffer::{Buffer, MutableBuffer};
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use futures::{FutureExt, StreamExt};
+use lancelet_file::io::ReadAt;
+use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
+use object_store::memory::InMemory;
+use object_store::path::Path as ObjectPath;
+use object_store::{ObjectStore, PutMode, PutOptions, PutPayload};
+use tokio::sync::{OnceCell, Semaphore};
+
+use crate::store::{LocalStore, Store};
+use crate::{Error, Result};
+
+/// Concurrent range requests per open object.
+const MAX_CONCURRENT_READS: usize = 16;
+/// Parts of a multipart upload.
+const UPLOAD_PART_BYTES: usize = 16 << 20;
+/// Files up to this size are uploaded with one request.
+const SINGLE_PUT_BYTES: u64 = 32 << 20;
+
+/// A [`Store`] over an `object_store` backend, rooted at `prefix`.
+#[derive(Debug, Clone)]
+pub struct ObjectStoreStore {
+    store: Arc<dyn ObjectStore>,
+    prefix: String,
+    display: String,
+}
+
+impl ObjectStoreStore {
+    /// A store of the objects under `prefix` (no leading or trailing `/`) in `store`;
+    /// `display` names it in messages (usually the URI).
+    pub fn new(store: Arc<dyn ObjectStore>, prefix: &str, display: impl Into<String>) -> Self {
+        Self {
+            store,
+            prefix: prefix.trim_matches('/').to_string(),
+            display: display.into(),
+        }
+    }
+
+    fn location(&self, path: &str) -> ObjectPath {
+        let path = path.trim_matches('/');
+        if self.prefix.is_empty() {
+            ObjectPath::from(path)
+        } else if path.is_empty() {
+            ObjectPath::from(self.prefix.as_str())
+        } else {
+            ObjectPath::from(format!("{}/{path}", self.prefix))
+        }
+    }
+
+    fn err(&self, path: &str, e: object_store::Error) -> Error {
+        let shown = format!("{}/{}", self.display.trim_end_matches('/'), path);
+        match e {
+            object_store::Error::NotFound { .. } => Error::NotFound { path: shown },
+            object_store::Error::AlreadyExists { .. } => Error::AlreadyExists(shown),
+            object_store::Error::NotImplemented => Error::Unsupported(format!(
+                "{shown}: the object store cannot create objects atomically (conditional put); \
+                 for S3-compatible stores set storage option aws_conditional_put=etag"
+            )),
+            other => Error::Io {
+                path: shown,
+                source: std::io::Error::other(other.to_string()),
+            },
+        }
+    }
+}
+
+fn file_err(path: &str, e: object_store::Error) -> lancelet_file::Error {
+    match e {
+        object_store::Error::NotFound { .. } => {
+            lancelet_file::Error::io(path, std::io::Error::new(std::io::ErrorKind::NotFound, e.to_string()))
+        }
+        other => lancelet_file::Error::io(path, std::io::Error::other(other.to_string())),
+    }
+}
+
+impl Store for ObjectStoreStore {
+    fn root_display(&self) -> String {
+        self.display.clone()
+    }
+
+    fn read<'a>(&'a self, path: &'a str) -> BoxFuture<'a, Result<Bytes>> {
+        async move {
+            let got = self
+                .store
+                .get(&self.location(path))
+                .await
+                .map_err(|e| self.err(path, e))?;
+            got.bytes().await.map_err(|e| self.err(path, e))
+        }
+        .boxed()
+    }
+
+    fn put<'a>(&'a self, path: &'a str, data: Bytes) -> BoxFuture<'a, Result<()>> {
+        async move {
+            self.store
+                .put(&self.location(path), PutPayload::from(data))
+                .await
+                .map_err(|e| self.err(path, e))?;
+            Ok(())
+        }
+        .boxed()
+    }
+
+    fn put_if_absent<'a>(&'a self, path: &'a str, data: Bytes) -> BoxFuture<'a, Result<bool>> {
+        async move {
+            let opts = PutOptions {
+                mode: PutMode::Create,
+                ..PutOptions::default()
+            };
+            match self
+                .store
+                .put_opts(&self.location(path), PutPayload::from(data), opts)
+                .await
+            {
+                Ok(_) => Ok(true),
+                Err(object_store::Error::AlreadyExists { .. }) | Err(object_store::Error::Precondition { .. }) => {
+                    Ok(false)
+                }
+                Err(e) => Err(self.err(path, e)),
+            }
+        }
+        .boxed()
+    }
+
+    fn list<'a>(&'a self, dir: &'a str) -> BoxFuture<'a, Result<Vec<String>>> {
+        async move {
+            let prefix = self.location(dir);
+            let listed = self
+                .store
+                .list_with_delimiter(Some(&prefix))
+                .await
+                .map_err(|e| self.err(dir, e))?;
+            let mut out: Vec<String> = listed
+                .objects
+                .iter()
+                .filter_map(|o| o.location.filename().map(str::to_string))
+                .chain(
+                    listed
+                        .common_prefixes
+                        .iter()
+                        .filter_map(|p| p.filename().map(str::to_string)),
+                )
+                .collect();
+            out.sort();
+            Ok(out)
+        }
+        .boxed()
+    }
+
+    fn delete<'a>(&'a self, path: &'a str) -> BoxFuture<'a, Result<()>> {
+        async move {
+            match self.store.delete(&self.location(path)).await {
+                Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+                Err(e) => Err(self.err(path, e)),
+            }
+        }
+        .boxed()
+    }
+
+    fn exists<'a>(&'a self, path: &'a str) -> BoxFuture<'a, Result<bool>> {
+        async move {
+            match self.store.head(&self.location(path)).await {
+                Ok(_) => Ok(true),
+                Err(object_store::Error::NotFound { .. }) => {
+                    // A "directory" exists when something is under it.
+                    let prefix = self.location(path);
+                    let mut listing = self.store.list(Some(&prefix));
+                    match listing.next().await {
+                        None => Ok(false),
+                        Some(Ok(_)) => Ok(true),
+                        Some(Err(e)) => Err(self.err(path, e)),
+                    }
+                }
+                Err(e) => Err(self.err(path, e)),
+            }
+        }
+        .boxed()
+    }
+
+    fn open_file<'a>(&'a self, path: &'a str) -> BoxFuture<'a, lancelet_file::Result<Arc<dyn ReadAt>>> {
+        async move {
+            let file: Arc<dyn ReadAt> = Arc::new(ObjectFile {
+                store: self.store.clone(),
+                location: self.location(path),
+                display: format!("{}/{}", self.display.trim_end_matches('/'), path),
+                size: OnceCell::new(),
+                permits: Semaphore::new(MAX_CONCURRENT_READS),
+            });
+            Ok(file)
+        }
+        .boxed()
+    }
+
+    fn upload<'a>(&'a self, path: &'a str, local: &'a Path) -> BoxFuture<'a, Result<u64>> {
+        async move {
+            let io = |e: std::io::Error| Error::Io {
+                path: local.display().to_string(),
+                source: e,
+            };
+            let size = std::fs::metadata(local).map_err(io)?.len();
+            let location = self.location(path);
+            if size <= SINGLE_PUT_BYTES {
+                let data = std::fs::read(local).map_err(io)?;
+                self.store
+                    .put(&location, PutPayload::from(data))
+                    .await
+                    .map_err(|e| self.err(path, e))?;
+                return Ok(size);
+            }
+            let upload = self
+                .store
+                .put_multipart(&location)
+                .await
+                .map_err(|e| self.err(path, e))?;
+            let mut writer = object_store::WriteMultipart::new_with_chunk_size(upload, UPLOAD_PART_BYTES);
+            let mut file = std::fs::File::open(local).map_err(io)?;
+            let mut buf = vec![0u8; UPLOAD_PART_BYTES];
+            loop {
+                let n = std::io::Read::read(&mut file, &mut buf).map_err(io)?;
+                if n == 0 {
+                    break;
+                }
+                // At most 8 parts in flight: bounded memory for any file size.
+                writer.wait_for_capacity(8).await.map_err(|e| self.err(path, e))?;
+                writer.write(&buf[..n]);
+            }
+            writer.finish().await.map_err(|e| self.err(path, e))?;
+            Ok(size)
+        }
+        .boxed()
+    }
+}
+
+/// One object read by byte ranges, with bounded concurrency.
+#[derive(Debug)]
+pub struct ObjectFile {
+    store: Arc<dyn ObjectStore>,
+    location: ObjectPath,
+    display: String,
+    size: OnceCell<u64>,
+    permits: Semaphore,
+}
+
+/// Copies `bytes` into a 64-byte aligned buffer (decoded arrays point into read buffers).
+fn aligned(bytes: &[u8]) -> Buffer {
+    let mut m = MutableBuffer::with_capacity(bytes.len());
+    m.extend_from_slice(bytes);
+    m.into()
+}
+
+impl ReadAt for ObjectFile {
+    fn path(&self) -> &str {
+        &self.display
+    }
+
+    fn size(&self) -> BoxFuture<'_, lancelet_file::Result<u64>> {
+        async move {
+            self.size
+                .get_or_try_init(|| async {
+                    let meta = self
+                        .store
+                        .head(&self.location)
+                        .await
+                        .map_err(|e| file_err(&self.display, e))?;
+                    Ok::<u64, lancelet_file::Error>(meta.size)
+                })
+                .await
+                .copied()
+        }
+        .boxed()
+    }
+
+    fn read_range(&self, range: Range<u64>) -> BoxFuture<'_, lancelet_file::Result<Buffer>> {
+        async move {
+            if range.end < range.start {
+                return Err(lancelet_file::Error::corrupt(
+                    &self.display,
+                    format!("invalid range {range:?}"),
+                ));
+            }
+            if range.is_empty() {
+                return Ok(Buffer::from_vec(Vec::<u8>::new()));
+            }
+            let _permit = self
+                .permits
+                .acquire()
+                .await
+                .map_err(|e| lancelet_file::Error::io(&self.display, std::io::Error::other(e.to_string())))?;
+            let want = range.end - range.start;
+            let bytes = self
+                .store
+                .get_range(&self.location, range.clone())
+                .await
+                .map_err(|e| file_err(&self.display, e))?;
+            if bytes.len() as u64 != want {
+                return Err(lancelet_file::Error::corrupt(
+                    &self.display,
+                    format!("asked for bytes {range:?}, got {}", bytes.len()),
+                ));
+            }
+            Ok(aligned(&bytes))
+        }
+        .boxed()
+    }
+
+    fn coalesce_gap(&self) -> u64 {
+        // A request costs tens of milliseconds: reading 1 MiB more is cheaper than two.
+        1 << 20
+    }
+}
+
+/// The process-wide store behind `memory://` URIs.
+fn memory() -> Arc<dyn ObjectStore> {
+    static MEMORY: OnceLock<Arc<InMemory>> = OnceLock::new();
+    MEMORY.get_or_init(|| Arc::new(InMemory::new())).clone()
+}
+
+/// Where a dataset lives.
+#[derive(Debug, Clone)]
+pub struct Location {
+    /// Its store.
+    pub store: Arc<dyn Store>,
+    /// The local directory, for datasets on local disk.
+    pub local_root: Option<PathBuf>,
+}
+
+/// Resolves a dataset URI: a local path or `file://` URI, `memory://name`, or
+/// `s3://bucket/prefix` configured by `options` (pylance's `storage_options` keys, e.g.
+/// `aws_endpoint`, `aws_region`, `aws_access_key_id`, `allow_http`, `timeout`).
+pub fn open_uri(uri: &str, options: &HashMap<String, String>) -> Result<Location> {
+    let scheme = uri.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
+    match scheme.as_deref() {
+        None | Some("file") => {
+            if !options.is_empty() {
+                let keys: Vec<&String> = options.keys().collect();
+                return Err(Error::InvalidArgument(format!(
+                    "storage options {keys:?} do not apply to local datasets"
+                )));
+            }
+            let path = PathBuf::from(uri.strip_prefix("file://").unwrap_or(uri));
+            Ok(Location {
+                store: Arc::new(LocalStore::new(&path)),
+                local_root: Some(path),
+            })
+        }
+        Some("memory") => {
+            let rest = &uri["memory://".len()..];
+            Ok(Location {
+                store: Arc::new(ObjectStoreStore::new(memory(), rest, uri)),
+                local_root: None,
+            })
+        }
+        Some("s3") | Some("s3a") => {
+            let url = url::Url::parse(uri).map_err(|e| Error::InvalidArgument(format!("bad URI {uri:?}: {e}")))?;
+            let bucket = url
+                .host_str()
+                .filter(|b| !b.is_empty())
+                .ok_or_else(|| Error::InvalidArgument(format!("{uri:?} names no bucket")))?;
+            let mut b = AmazonS3Builder::from_env().with_bucket_name(bucket);
+            let mut conditional = false;
+            for (k, v) in options {
+                let key = AmazonS3ConfigKey::from_str(&k.to_ascii_lowercase())
+                    .map_err(|_| Error::InvalidArgument(format!("unknown storage option {k:?} for {uri}")))?;
+                conditional |= matches!(key, AmazonS3ConfigKey::ConditionalPut);
+                b = b.with_config(key, v);
+            }
+            if !conditional {
+                // Atomic manifest creation needs If-None-Match, which S3 and its clones honour.
+                b = b.with_config(AmazonS3ConfigKey::ConditionalPut, "etag");
+            }
+            let store = b
+                .build()
+                .map_err(|e| Error::InvalidArgument(format!("cannot configure {uri}: {e}")))?;
+            Ok(Location {
+                store: Arc::new(ObjectStoreStore::new(Arc::new(store), url.path(), uri)),
+                local_root: None,
+            })
+        }
+        Some(other) => Err(Error::Unsupported(format!(
+            "{other}:// URIs (supported: local paths, file://, memory://, s3://)"
+        ))),
+    }
+}
