@@ -173,3 +173,30 @@ def test_missing_dataset_on_s3_is_not_found(s3):
 def test_bad_uris_and_storage_options_are_clear_errors(uri, opts, error):
     with pytest.raises(error):
         lancelet.dataset(uri, storage_options=opts)
+
+
+def test_spark_reads_and_writes_s3(s3):
+    pytest.importorskip("pyspark")
+    import os
+    import shutil
+
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("Spark needs Java")
+    from pyspark.sql import SparkSession
+
+    import lancelet.spark
+
+    uri, opts, _ = s3
+    lancelet.write_dataset(_t(0, 100), uri, storage_options=opts)
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    spark = SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false").getOrCreate()
+    try:
+        lancelet.spark.register(spark)
+        storage = {f"storage.{k}": v for k, v in opts.items()}
+        df = spark.read.format("lancelet").options(**storage).load(uri)
+        assert df.where("id >= 90").count() == 10
+        df.where("id < 5").write.format("lancelet").options(**storage).mode("append").save(uri)
+    finally:
+        spark.stop()
+    ds = lancelet.dataset(uri, storage_options=opts)
+    assert ds.version == 2 and ds.count_rows() == 105

@@ -39,6 +39,9 @@ def spark(tmp_path_factory):
 
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    active = SparkSession.getActiveSession()
+    if active is not None:  # another module's session: these tests need their own settings
+        active.stop()
     session = (
         SparkSession.builder.master("local[2,2]")  # 2 cores; a failed task is retried once
         .appName("lancelet-tests")

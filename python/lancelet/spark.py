@@ -29,6 +29,9 @@ conflict retry. Files carry a per-job tag in their names, so a job that fails or
 aborted leaves no new version and its files are removed, as are the files of failed,
 retried or speculative task attempts once the job commits.
 
+Datasets on object stores take their ``storage_options`` as options prefixed with
+``storage.`` (``.option("storage.aws_endpoint", "http://...")``), for reads and writes.
+
 Write options: ``max_rows_per_file``, ``max_bytes_per_file``, ``commit_message``,
 ``fixed_size_lists`` (``"emb:768,thumb:32"``: write these array columns as fixed-size
 lists; columns read from lancelet keep their size through the field metadata key
@@ -319,10 +322,21 @@ def filter_to_sql(f: Filter, schema: pa.Schema) -> Optional[str]:
 # -- reads ---------------------------------------------------------------------------
 
 
-@lru_cache(maxsize=16)
-def _open(uri: str, version: int) -> LanceDataset:
+def _storage(options: Any) -> Dict[str, str]:
+    """Storage options given to the source as ``storage.<key>`` options."""
+    return {k[len("storage."):]: v for k, v in options.items() if k.lower().startswith("storage.")}
+
+
+def _open(uri: str, version: Optional[Any], storage: Optional[Dict[str, str]] = None) -> LanceDataset:
     """A dataset version opened once per worker process (workers run many tasks)."""
-    return dataset(uri, version=version)
+    if version is None:
+        return dataset(uri, storage_options=storage or None)
+    return _open_cached(uri, version, tuple(sorted((storage or {}).items())))
+
+
+@lru_cache(maxsize=16)
+def _open_cached(uri: str, version: Any, storage: Tuple[Tuple[str, str], ...]) -> LanceDataset:
+    return dataset(uri, version=version, storage_options=dict(storage) or None)
 
 
 class LanceletPartition(InputPartition):
@@ -387,7 +401,8 @@ class LanceletReader(DataSourceReader):
         self.uri = uri
         self.version = version
         self.options = options
-        ds = _open(uri, version)
+        self.storage = _storage(options)
+        ds = _open(uri, version, self.storage)
         self.dataset_schema = ds.schema
         names = [f.name for f in schema.fields]
         self.with_row_id = "_rowid" in names
@@ -413,7 +428,7 @@ class LanceletReader(DataSourceReader):
 
     def _valid(self, sql: str) -> bool:
         try:
-            _open(self.uri, self.version)._native.scan(columns=[], filter=sql, limit=0, row_ranges=[])
+            _open(self.uri, self.version, self.storage)._native.scan(columns=[], filter=sql, limit=0, row_ranges=[])
             return True
         except Exception:  # noqa: BLE001 - anything lancelet refuses stays with Spark
             return False
@@ -424,12 +439,12 @@ class LanceletReader(DataSourceReader):
         return " AND ".join(f"({s})" for s in self.filters) if self.filters else None
 
     def partitions(self) -> List[LanceletPartition]:
-        frags = _open(self.uri, self.version)._native.fragments()
+        frags = _open(self.uri, self.version, self.storage)._native.fragments()
         parts = plan_partitions(frags, self.rows_per_partition, self.max_partitions)
         return [LanceletPartition(i, p) for i, p in enumerate(parts)]
 
     def read(self, partition: LanceletPartition) -> Iterator[pa.RecordBatch]:
-        ds = _open(self.uri, self.version)
+        ds = _open(self.uri, self.version, self.storage)
         stats = _native.ScanStats()
         stream = ds._native.scan(
             columns=self.columns, filter=self.filter, batch_size=self.batch_size,
@@ -471,8 +486,9 @@ class LanceletWriter(DataSourceArrowWriter):
         self.max_bytes_per_file = _positive(options, "max_bytes_per_file") or 90 * 1024 ** 3
         self.commit_message = options.get("commit_message")
         sizes = _parse_sizes(options.get("fixed_size_lists"))
+        self.storage = _storage(options)
         try:
-            existing: Optional[LanceDataset] = dataset(uri)
+            existing: Optional[LanceDataset] = _open(uri, None, self.storage)
         except LanceNotFoundError:
             existing = None
         self.read_version = existing.version if existing is not None else None
@@ -488,30 +504,30 @@ class LanceletWriter(DataSourceArrowWriter):
     def write(self, iterator: Iterator[pa.RecordBatch]) -> LanceletCommitMessage:
         batches = (_cast_batch(b, self.schema) for b in iterator)
         frags, _, _ = _native.Dataset.write_fragments(
-            _local_path(self.uri), pa.RecordBatchReader.from_batches(self.schema, batches),
+            self.uri, pa.RecordBatchReader.from_batches(self.schema, batches),
             mode="overwrite" if self.overwrite else "append",
             max_rows_per_file=self.max_rows_per_file, max_bytes_per_file=self.max_bytes_per_file,
-            file_tag=self.tag,
+            file_tag=self.tag, storage_options=self.storage or None,
         )
         return LanceletCommitMessage(frags)
 
     def commit(self, messages: List[Optional[LanceletCommitMessage]]) -> None:
         frags = [f for m in messages if m is not None for f in m.fragments]
         try:
-            _commit(self.uri, frags, self.overwrite, self.new_schema, self.read_version, self.commit_message)
+            _commit(self.uri, frags, self.overwrite, self.new_schema, self.read_version, self.commit_message,
+                    self.storage)
         except BaseException:
-            _native.Dataset.remove_tagged_files(_local_path(self.uri), self.tag, [])
+            self._remove([])
             raise
         # Attempts that failed, were retried or ran speculatively left files: drop them.
-        _native.Dataset.remove_tagged_files(_local_path(self.uri), self.tag, _files_of(frags))
+        self._remove(_files_of(frags))
+
+    def _remove(self, keep: List[str]) -> None:
+        _native.Dataset.remove_tagged_files(self.uri, self.tag, keep, storage_options=self.storage or None)
 
     def abort(self, messages: List[Optional[LanceletCommitMessage]]) -> None:
         # Messages are missing for failed tasks, so find the job's files by their tag.
-        _native.Dataset.remove_tagged_files(_local_path(self.uri), self.tag, [])
-
-
-def _local_path(uri: str) -> str:
-    return uri[len("file://"):] if uri.startswith("file://") else uri
+        self._remove([])
 
 
 def _append_schema(ds_schema: pa.Schema, spark: Any, uri: str) -> pa.Schema:
@@ -536,25 +552,26 @@ def _append_schema(ds_schema: pa.Schema, spark: Any, uri: str) -> pa.Schema:
 
 
 def _commit(uri: str, frags: List[Dict[str, Any]], overwrite: bool, new_schema: pa.Schema,
-            read_version: Optional[int], message: Optional[str]) -> LanceDataset:
+            read_version: Optional[int], message: Optional[str], storage: Dict[str, str]) -> LanceDataset:
     """One commit of a job's fragments: Overwrite (which also creates), else Append; an
     append that finds the dataset created meanwhile by another job appends to it."""
     metas = [FragmentMetadata(f) for f in frags]
     if overwrite or read_version is None:
         try:
             return LanceDataset.commit(uri, LanceOperation.Overwrite(new_schema, metas),
-                                       read_version=read_version, commit_message=message)
+                                       read_version=read_version, commit_message=message,
+                                       storage_options=storage or None)
         except Exception:
-            if overwrite or not _exists(uri):
+            if overwrite or not _exists(uri, storage):
                 raise
             # Another job created the dataset first: append to it instead.
     return LanceDataset.commit(uri, LanceOperation.Append(metas), read_version=read_version,
-                               commit_message=message)
+                               commit_message=message, storage_options=storage or None)
 
 
-def _exists(uri: str) -> bool:
+def _exists(uri: str, storage: Dict[str, str]) -> bool:
     try:
-        dataset(uri)
+        _open(uri, None, storage)
         return True
     except LanceNotFoundError:
         return False
@@ -575,12 +592,13 @@ class LanceletDataSource(DataSource):
 
     def _version(self) -> int:
         v = self.options.get("version")
+        storage = _storage(self.options) or None
         if v is None:
-            return dataset(self._uri()).version
-        return dataset(self._uri(), version=int(v) if str(v).isdigit() else v).version
+            return dataset(self._uri(), storage_options=storage).version
+        return dataset(self._uri(), version=int(v) if str(v).isdigit() else v, storage_options=storage).version
 
     def schema(self) -> Any:
-        ds = _open(self._uri(), self._version())
+        ds = _open(self._uri(), self._version(), _storage(self.options))
         schema = ds.schema
         cols = self.options.get("columns")
         if cols:
@@ -605,14 +623,15 @@ class LanceletDataSource(DataSource):
 
 
 def take_rows(uri: str, columns: Optional[List[str]] = None, version: Optional[Any] = None,
-              id_column: str = "_rowid") -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+              id_column: str = "_rowid", storage_options: Optional[Dict[str, str]] = None,
+              ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """A ``mapInArrow`` function that looks up rows by id on executors: each input batch's
     ``id_column`` (row ids from a read with ``with_row_id``) becomes the rows' ``columns``,
     with the id column kept first. See :func:`take` for a ready DataFrame."""
-    pinned = dataset(uri, version=version).version
+    pinned = dataset(uri, version=version, storage_options=storage_options).version
 
     def fn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        ds = _open(uri, pinned)
+        ds = _open(uri, pinned, storage_options)
         for b in batches:
             ids = b.column(id_column).cast(pa.uint64())
             rows = ds._take_rows(ids.to_pylist(), columns=columns)
@@ -623,16 +642,16 @@ def take_rows(uri: str, columns: Optional[List[str]] = None, version: Optional[A
 
 
 def take(ids_df: Any, uri: str, columns: Optional[List[str]] = None, version: Optional[Any] = None,
-         id_column: str = "_rowid") -> Any:
+         id_column: str = "_rowid", storage_options: Optional[Dict[str, str]] = None) -> Any:
     """The rows of ``uri`` whose ids are in ``ids_df[id_column]``, fetched on executors:
     a DataFrame of ``id_column`` plus ``columns`` (all when None)."""
-    ds = dataset(uri, version=version)
+    ds = dataset(uri, version=version, storage_options=storage_options)
     names = columns or ds.schema.names
     schema = spark_schema(pa.schema([ds.schema.field(n) for n in names]))
     id_field = ids_df.schema[id_column]
     out = T.StructType([id_field] + list(schema.fields))
     expected = _expected_arrow(out)
-    fn = take_rows(uri, names, ds.version, id_column)
+    fn = take_rows(uri, names, ds.version, id_column, storage_options)
 
     def cast(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for b in fn(batches):
@@ -673,7 +692,8 @@ def fragment_writer(uri: str, schema: Optional[pa.Schema] = None, mode: str = "a
 
 
 def commit_fragments(uri: str, fragments: Iterable[Any], mode: str = "append", schema: Optional[pa.Schema] = None,
-                     read_version: Optional[int] = None, commit_message: Optional[str] = None) -> LanceDataset:
+                     read_version: Optional[int] = None, commit_message: Optional[str] = None,
+                     storage_options: Optional[Dict[str, str]] = None) -> LanceDataset:
     """Commits fragments written by :func:`fragment_writer` (Rows, JSON strings or
     :class:`FragmentMetadata`) as one version: ``mode`` is "append" or "overwrite" (which
     needs ``schema`` and creates the dataset if absent)."""
@@ -690,4 +710,5 @@ def commit_fragments(uri: str, fragments: Iterable[Any], mode: str = "append", s
         op = LanceOperation.Append(metas)
     else:
         raise InvalidArgumentError(f'mode must be "append" or "overwrite", got {mode!r}')
-    return LanceDataset.commit(uri, op, read_version=read_version, commit_message=commit_message)
+    return LanceDataset.commit(uri, op, read_version=read_version, commit_message=commit_message,
+                               storage_options=storage_options)
