@@ -336,9 +336,11 @@ UNSUPPORTED_GOLDEN = {
     "unsupported__dict_u16_i64__nn.lance": lancelet.UnsupportedFeatureError,
     "unsupported__fsl_fsl.lance": lancelet.UnsupportedFeatureError,
     "unsupported__packed_struct.lance": lancelet.UnsupportedFeatureError,
-    "unsupported__ver_2.1.lance": lancelet.UnsupportedFeatureError,
-    "unsupported__ver_2.2.lance": lancelet.UnsupportedFeatureError,
 }
+
+#: Files of format 2.1 / 2.2 (kept under their old "unsupported" names): lancelet reads
+#: them now (tests/test_file_v21_interop.py covers these versions in depth).
+V21_GOLDEN = ["unsupported__ver_2.1.lance", "unsupported__ver_2.2.lance"]
 
 def test_golden_directory_is_small_and_complete():
     assert len(GOLDEN_FILES) >= 100
@@ -379,6 +381,13 @@ def test_lancelet_refuses_pylance_files_it_cannot_read_with_a_typed_error(name):
     lance.file.LanceFileReader(path).read_all().to_table()
     with pytest.raises(UNSUPPORTED_GOLDEN[name]):
         LanceFileReader(path).read_all().to_table()
+
+
+@pytest.mark.parametrize("name", V21_GOLDEN)
+def test_lancelet_reads_pylance_v2_1_and_v2_2_golden_files(name, tables_equal):
+    path = str(DATA_DIR / name)
+    expected = lance.file.LanceFileReader(path).read_all().to_table()
+    tables_equal(LanceFileReader(path).read_all().to_table(), expected)
 
 
 # --------------------------------------------------------------------------------------

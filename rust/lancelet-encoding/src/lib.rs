@@ -8,11 +8,13 @@
 //! never a panic or an out-of-bounds read.
 //!
 //! Version modules hold the encodings of one file-format generation:
-//! [`v2_0`] covers the "legacy" array encodings of Lance file format 2.0.
+//! [`v2_0`] covers the "legacy" array encodings of Lance file format 2.0, [`v2_1`] the
+//! structural encodings of formats 2.1 and 2.2 (read only).
 
 pub mod bits;
 pub mod error;
 pub mod v2_0;
+pub mod v2_1;
 
 use arrow_buffer::Buffer;
 

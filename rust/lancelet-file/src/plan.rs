@@ -227,3 +227,61 @@ fn prune(plan: &FieldPlan, sel: &Selection) -> FieldPlan {
         _ => plan.clone(),
     }
 }
+
+/// Plans every top-level field of a 2.1+ file, where only leaves have columns: structs
+/// and lists are folded into their leaves' repetition/definition levels. A struct or list
+/// plan's `column` is the first leaf column below it. Returns the plans and the number of
+/// columns.
+pub fn plan_schema_v21(schema: &Schema) -> Result<(Vec<FieldPlan>, usize)> {
+    let mut next = 0usize;
+    let plans = schema
+        .fields()
+        .iter()
+        .map(|f| plan_field_v21(f, &mut next, 0))
+        .collect::<Result<Vec<_>>>()?;
+    Ok((plans, next))
+}
+
+fn plan_field_v21(field: &FieldRef, next: &mut usize, depth: usize) -> Result<FieldPlan> {
+    if depth > 64 {
+        return Err(Error::Unsupported("types nested deeper than 64 levels".into()));
+    }
+    let column = *next;
+    match field.data_type() {
+        DataType::Struct(_) if is_packed(field) => Err(Error::Unsupported(format!(
+            "field {:?} is a packed struct (field metadata \"packed\"), which lancelet does not support yet",
+            field.name()
+        ))),
+        DataType::Struct(children) => {
+            let children = children
+                .iter()
+                .map(|c| plan_field_v21(c, next, depth + 1))
+                .collect::<Result<Vec<_>>>()?;
+            Ok(FieldPlan::Struct {
+                column,
+                field: field.clone(),
+                children,
+            })
+        }
+        DataType::List(item) | DataType::LargeList(item) => {
+            let item = Box::new(plan_field_v21(item, next, depth + 1)?);
+            Ok(FieldPlan::List {
+                column,
+                field: field.clone(),
+                item,
+            })
+        }
+        DataType::Map(..) | DataType::Union(..) | DataType::RunEndEncoded(..) => Err(Error::Unsupported(format!(
+            "field {:?} has type {}, which lancelet cannot read from 2.1+ files yet",
+            field.name(),
+            field.data_type()
+        ))),
+        _ => {
+            *next += 1;
+            Ok(FieldPlan::Leaf {
+                column,
+                field: field.clone(),
+            })
+        }
+    }
+}

@@ -22,14 +22,15 @@ use lancelet_encoding::v2_0::decode::{build_binary, child, decode, decode_u64s, 
 use lancelet_encoding::v2_0::layout::{fixed_streams, row_layout, stream_byte_range, stream_rows, Stream};
 use lancelet_encoding::v2_0::pb::array_encoding::ArrayEncoding as E;
 use lancelet_encoding::v2_0::{pb as pb20, ARRAY_ENCODING_TYPE_URL};
+use lancelet_encoding::v2_1::{self, PathNode, PAGE_LAYOUT_TYPE_URL};
 use lancelet_encoding::PageBuffers;
-use lancelet_proto::{pbfile, pbfile2};
+use lancelet_proto::{pb21, pbfile, pbfile2};
 use prost::Message;
 
 use crate::error::{Error, Result};
 use crate::footer::{FileVersion, Footer, FOOTER_LEN};
 use crate::io::{read_ranges, IoStats, ReadAt};
-use crate::plan::{plan_schema, project, FieldPlan};
+use crate::plan::{plan_schema, plan_schema_v21, project, FieldPlan};
 use crate::schema::from_lance_fields;
 
 /// Reads of fewer rows than this decode their columns on one task.
@@ -49,6 +50,8 @@ pub struct PageInfo {
     pub encoding: pb20::ArrayEncoding,
     /// The page's priority (the top-level row it starts at, or 0).
     pub priority: u64,
+    /// The page layout of a 2.1+ file (then `encoding` is unused and empty).
+    pub layout: Option<pb21::PageLayout>,
 }
 
 /// One column: its pages and where each starts.
@@ -289,6 +292,9 @@ impl FileReader {
         cache: Option<&'a PageCache>,
     ) -> BoxFuture<'a, Result<ArrayRef>> {
         async move {
+            if self.meta.version != FileVersion::V2_0 {
+                return self.read_field_v21(plan, ranges, cache).await;
+            }
             match plan {
                 FieldPlan::Leaf { column, field } => self.read_leaf(*column, field.data_type(), ranges, cache).await,
                 FieldPlan::Struct { field, children, .. } => {
@@ -308,6 +314,100 @@ impl FileReader {
             }
         }
         .boxed()
+    }
+
+    /// Reads one field of a 2.1+ file: each leaf column below it is read along its path,
+    /// then the leaves are merged back into the field's nested array.
+    async fn read_field_v21(
+        &self,
+        plan: &FieldPlan,
+        ranges: &[Range<u64>],
+        cache: Option<&PageCache>,
+    ) -> Result<ArrayRef> {
+        let mut leaves: Vec<(usize, Vec<PathNode>)> = Vec::new();
+        collect_leaves(plan, &mut Vec::new(), &mut leaves);
+        let arrays = futures::future::try_join_all(
+            leaves
+                .iter()
+                .map(|(column, path)| self.read_leaf_v21(*column, path, ranges, cache)),
+        )
+        .await?;
+        let n: u64 = ranges.iter().map(|r| r.end - r.start).sum();
+        merge_leaves(plan, arrays, n as usize).map_err(|m| self.corrupt(m))
+    }
+
+    /// Reads the rows in `ranges` of one 2.1+ leaf column as the single-leaf array of `path`
+    /// (whole pages are decoded, then sliced).
+    async fn read_leaf_v21(
+        &self,
+        column: usize,
+        path: &[PathNode],
+        ranges: &[Range<u64>],
+        cache: Option<&PageCache>,
+    ) -> Result<ArrayRef> {
+        let col = self.column(column)?;
+        let dt = v2_1::path_type(path).map_err(self.enc_err())?;
+        let pieces = split_by_pages(&col.row_starts, ranges).map_err(|m| self.corrupt(m))?;
+        let mut decoded: HashMap<usize, ArrayRef> = HashMap::new();
+        let mut needed: Vec<usize> = Vec::new();
+        // A constant page without buffers has identical rows: decode just the rows asked
+        // for (its declared row count alone must not size an allocation).
+        let bufferless_constant = |p: usize| {
+            let page = &col.pages[p];
+            page.buffers.is_empty()
+                && matches!(
+                    page.layout.as_ref().and_then(|l| l.layout.as_ref()),
+                    Some(pb21::page_layout::Layout::ConstantLayout(_))
+                )
+        };
+        for (p, _) in &pieces {
+            if decoded.contains_key(p) || needed.contains(p) || bufferless_constant(*p) {
+                continue;
+            }
+            match cache.and_then(|c| c.get(column, *p)) {
+                Some(a) => {
+                    decoded.insert(*p, a);
+                }
+                None => needed.push(*p),
+            }
+        }
+        let mut io_ranges = Vec::new();
+        for p in &needed {
+            io_ranges.extend(col.pages[*p].buffers.iter().cloned());
+        }
+        let fetched = read_ranges(self.io.as_ref(), &io_ranges, &self.stats).await?;
+        let mut at = 0usize;
+        for p in needed {
+            let page = &col.pages[p];
+            let bufs = fetched
+                .get(at..at + page.buffers.len())
+                .ok_or_else(|| self.corrupt("short read of page buffers"))?;
+            at += page.buffers.len();
+            let layout = page
+                .layout
+                .as_ref()
+                .ok_or_else(|| self.corrupt(format!("page {p} of column {column} has no layout")))?;
+            let array = v2_1::decode_page(layout, bufs, page.num_rows, path).map_err(self.enc_err())?;
+            if let Some(c) = cache {
+                c.put(column, p, array.clone());
+            }
+            decoded.insert(p, array);
+        }
+        let mut parts = Vec::with_capacity(pieces.len());
+        for (p, local) in pieces {
+            if bufferless_constant(p) {
+                let layout = col.pages[p]
+                    .layout
+                    .as_ref()
+                    .ok_or_else(|| self.corrupt(format!("page {p} of column {column} has no layout")))?;
+                let rows = local.end - local.start;
+                parts.push(v2_1::decode_page(layout, &[], rows, path).map_err(self.enc_err())?);
+                continue;
+            }
+            let a = decoded.get(&p).ok_or_else(|| self.corrupt("page was not decoded"))?;
+            parts.push(a.slice(local.start as usize, (local.end - local.start) as usize));
+        }
+        concat_parts(parts, &dt)
     }
 
     fn corrupt(&self, msg: impl Into<String>) -> Error {
@@ -709,6 +809,142 @@ impl FileReader {
     }
 }
 
+/// Lists the leaf columns below `plan` with their paths from the top-level field.
+fn collect_leaves(plan: &FieldPlan, path: &mut Vec<PathNode>, out: &mut Vec<(usize, Vec<PathNode>)>) {
+    match plan {
+        FieldPlan::Leaf { column, field } => {
+            path.push(PathNode::Leaf {
+                data_type: field.data_type().clone(),
+            });
+            out.push((*column, path.clone()));
+            path.pop();
+        }
+        FieldPlan::Struct { children, .. } => {
+            for c in children {
+                path.push(PathNode::Struct {
+                    child: c.field().name().clone(),
+                });
+                collect_leaves(c, path, out);
+                path.pop();
+            }
+        }
+        FieldPlan::List { field, item, .. } => {
+            path.push(PathNode::List {
+                large: matches!(field.data_type(), DataType::LargeList(_)),
+            });
+            collect_leaves(item, path, out);
+            path.pop();
+        }
+    }
+}
+
+fn leaf_count(plan: &FieldPlan) -> usize {
+    let mut n = 0;
+    plan.visit(&mut |p| {
+        if matches!(p, FieldPlan::Leaf { .. }) {
+            n += 1;
+        }
+    });
+    n
+}
+
+/// Merges the single-leaf arrays of the leaves below `plan` (in column order) into the
+/// field's array of `len` values.
+fn merge_leaves(plan: &FieldPlan, arrays: Vec<ArrayRef>, len: usize) -> std::result::Result<ArrayRef, String> {
+    use arrow_array::cast::AsArray;
+    match plan {
+        FieldPlan::Leaf { .. } => {
+            let mut it = arrays.into_iter();
+            match (it.next(), it.next()) {
+                (Some(a), None) if a.len() == len => Ok(a),
+                (Some(a), None) => Err(format!("leaf holds {} values, expected {len}", a.len())),
+                _ => Err("a leaf plan needs exactly one array".into()),
+            }
+        }
+        FieldPlan::Struct { field, children, .. } => {
+            let DataType::Struct(fields) = field.data_type() else {
+                return Err("struct plan without struct type".into());
+            };
+            if children.is_empty() || arrays.is_empty() {
+                return Ok(Arc::new(StructArray::new_empty_fields(len, None)));
+            }
+            let nulls = arrays[0]
+                .as_struct_opt()
+                .ok_or("leaf array is not a struct")?
+                .nulls()
+                .cloned();
+            let mut rest = arrays.into_iter();
+            let mut columns = Vec::with_capacity(children.len());
+            for c in children {
+                let k = leaf_count(c);
+                let mut sub = Vec::with_capacity(k);
+                for a in rest.by_ref().take(k) {
+                    let s = a.as_struct_opt().ok_or("leaf array is not a struct")?;
+                    if s.len() != len || s.num_columns() != 1 {
+                        return Err(format!("struct leaf of {} rows, expected {len}", s.len()));
+                    }
+                    sub.push(s.column(0).clone());
+                }
+                columns.push(merge_leaves(c, sub, len)?);
+            }
+            StructArray::try_new(fields.clone(), columns, nulls)
+                .map(|s| Arc::new(s) as ArrayRef)
+                .map_err(|e| e.to_string())
+        }
+        FieldPlan::List { field, item, .. } => {
+            let item_field = match field.data_type() {
+                DataType::List(f) | DataType::LargeList(f) => f.clone(),
+                _ => return Err("list plan without list type".into()),
+            };
+            let large = matches!(field.data_type(), DataType::LargeList(_));
+            let first = arrays.first().ok_or("a list without leaf columns")?;
+            if first.len() != len {
+                return Err(format!("list of {} rows, expected {len}", first.len()));
+            }
+            // Offsets (as i64, rebased to 0) and validity come from the first leaf.
+            let (offsets, nulls): (Vec<i64>, _) = if large {
+                let l = first.as_list_opt::<i64>().ok_or("leaf array is not a large list")?;
+                (l.value_offsets().to_vec(), l.nulls().cloned())
+            } else {
+                let l = first.as_list_opt::<i32>().ok_or("leaf array is not a list")?;
+                (
+                    l.value_offsets().iter().map(|o| i64::from(*o)).collect(),
+                    l.nulls().cloned(),
+                )
+            };
+            let (start, end) = (
+                offsets.first().copied().unwrap_or(0),
+                offsets.last().copied().unwrap_or(0),
+            );
+            let mut children = Vec::with_capacity(arrays.len());
+            for a in &arrays {
+                let (s, e, values) = if large {
+                    let l = a.as_list_opt::<i64>().ok_or("leaf array is not a large list")?;
+                    let o = l.value_offsets();
+                    (o[0], o[o.len() - 1], l.values().clone())
+                } else {
+                    let l = a.as_list_opt::<i32>().ok_or("leaf array is not a list")?;
+                    let o = l.value_offsets();
+                    (i64::from(o[0]), i64::from(o[o.len() - 1]), l.values().clone())
+                };
+                if e - s != end - start || e < s || e as usize > values.len() {
+                    return Err("leaf columns of one list disagree on its items".into());
+                }
+                children.push(values.slice(s as usize, (e - s) as usize));
+            }
+            let child = merge_leaves(item, children, (end - start) as usize)?;
+            let result: std::result::Result<ArrayRef, arrow_schema::ArrowError> = if large {
+                let offs = OffsetBuffer::new(offsets.iter().map(|o| o - start).collect::<Vec<i64>>().into());
+                arrow_array::LargeListArray::try_new(item_field, offs, child, nulls).map(|a| Arc::new(a) as ArrayRef)
+            } else {
+                let offs = OffsetBuffer::new(offsets.iter().map(|o| (o - start) as i32).collect::<Vec<i32>>().into());
+                arrow_array::ListArray::try_new(item_field, offs, child, nulls).map(|a| Arc::new(a) as ArrayRef)
+            };
+            result.map_err(|e| e.to_string())
+        }
+    }
+}
+
 /// Runs a column read as a task on the caller's executor (e.g. `tokio::spawn`) and
 /// resolves to its result.
 pub type Spawner =
@@ -809,12 +1045,6 @@ async fn read_metadata(io: &dyn ReadAt, stats: &IoStats) -> Result<FileMetadata>
     let footer_bytes = &tail.bytes.as_slice()[(tail_len - FOOTER_LEN) as usize..];
     let footer = Footer::parse(footer_bytes, file_size, &path)?;
     let version = footer.version(&path)?;
-    if version != FileVersion::V2_0 {
-        return Err(Error::Unsupported(format!(
-            "{path} uses Lance file format {}; reading it is not implemented yet (2.0 files are)",
-            version.name()
-        )));
-    }
     let meta_end = file_size - FOOTER_LEN;
     let fetch = |range: Range<u64>| {
         let tail = &tail;
@@ -868,7 +1098,11 @@ async fn read_metadata(io: &dyn ReadAt, stats: &IoStats) -> Result<FileMetadata>
         .ok_or_else(|| Error::corrupt(&path, "the file descriptor has no schema"))?;
     let schema = Arc::new(from_lance_fields(&pschema.fields, &pschema.metadata, &path)?);
     let num_rows = descriptor.length;
-    let (plans, ncols) = plan_schema(&schema)?;
+    let (plans, ncols) = if version == FileVersion::V2_0 {
+        plan_schema(&schema)?
+    } else {
+        plan_schema_v21(&schema)?
+    };
     if ncols != footer.num_columns as usize {
         return Err(Error::corrupt(
             &path,
@@ -883,7 +1117,7 @@ async fn read_metadata(io: &dyn ReadAt, stats: &IoStats) -> Result<FileMetadata>
         let bytes = fetch(r.clone()).await?;
         let cm = pbfile2::ColumnMetadata::decode(bytes.as_slice())
             .map_err(|e| Error::corrupt(&path, format!("metadata of column {i} does not parse: {e}")))?;
-        columns.push(column_info(cm, i, meta_end, &path)?);
+        columns.push(column_info(cm, i, meta_end, &path, version)?);
     }
     let meta = FileMetadata {
         path,
@@ -896,13 +1130,32 @@ async fn read_metadata(io: &dyn ReadAt, stats: &IoStats) -> Result<FileMetadata>
         global_buffers,
         plans,
     };
-    for p in &meta.plans {
-        check_rows(&meta, p, num_rows)?;
+    if version == FileVersion::V2_0 {
+        for p in &meta.plans {
+            check_rows(&meta, p, num_rows)?;
+        }
+    } else {
+        // 2.1+: every column is a leaf whose pages count top-level rows.
+        for (i, c) in meta.columns.iter().enumerate() {
+            let have = c.row_starts.last().copied().unwrap_or(0);
+            if have != num_rows {
+                return Err(Error::corrupt(
+                    &meta.path,
+                    format!("column {i} holds {have} rows but the file has {num_rows}"),
+                ));
+            }
+        }
     }
     Ok(meta)
 }
 
-fn column_info(cm: pbfile2::ColumnMetadata, i: usize, meta_end: u64, path: &str) -> Result<ColumnInfo> {
+fn column_info(
+    cm: pbfile2::ColumnMetadata,
+    i: usize,
+    meta_end: u64,
+    path: &str,
+    version: FileVersion,
+) -> Result<ColumnInfo> {
     let ranges = |offsets: &[u64], sizes: &[u64], what: &str| -> Result<Vec<Range<u64>>> {
         if offsets.len() != sizes.len() {
             return Err(Error::corrupt(
@@ -932,7 +1185,14 @@ fn column_info(cm: pbfile2::ColumnMetadata, i: usize, meta_end: u64, path: &str)
     let (mut rows, mut items) = (0u64, 0u64);
     for (p, page) in cm.pages.into_iter().enumerate() {
         let buffers = ranges(&page.buffer_offsets, &page.buffer_sizes, "page buffer")?;
-        let encoding = decode_page_encoding(page.encoding.as_ref(), path, i, p)?;
+        let (encoding, layout) = if version == FileVersion::V2_0 {
+            (decode_page_encoding(page.encoding.as_ref(), path, i, p)?, None)
+        } else {
+            (
+                pb20::ArrayEncoding::default(),
+                Some(decode_page_layout(page.encoding.as_ref(), path, i, p)?),
+            )
+        };
         row_starts.push(rows);
         item_starts.push(items);
         rows = rows
@@ -948,6 +1208,7 @@ fn column_info(cm: pbfile2::ColumnMetadata, i: usize, meta_end: u64, path: &str)
             buffers,
             encoding,
             priority: page.priority,
+            layout,
         });
     }
     row_starts.push(rows);
@@ -981,6 +1242,34 @@ fn decode_page_encoding(
             }
             pb20::ArrayEncoding::decode(any.value.as_slice())
                 .map_err(|e| Error::corrupt(path, format!("encoding of {} does not parse: {e}", where_())))
+        }
+        Some(Location::Indirect(_)) => Err(Error::Unsupported(format!(
+            "indirect page encodings ({} of {path})",
+            where_()
+        ))),
+        Some(Location::None(_)) | None => Err(Error::corrupt(path, format!("{} has no encoding", where_()))),
+    }
+}
+
+fn decode_page_layout(
+    enc: Option<&pbfile2::Encoding>,
+    path: &str,
+    col: usize,
+    page: usize,
+) -> Result<pb21::PageLayout> {
+    use pbfile2::encoding::Location;
+    let where_ = || format!("page {page} of column {col}");
+    match enc.and_then(|e| e.location.as_ref()) {
+        Some(Location::Direct(d)) => {
+            let any = prost_types::Any::decode(d.encoding.as_ref())
+                .map_err(|e| Error::corrupt(path, format!("encoding of {} does not parse: {e}", where_())))?;
+            if any.type_url != PAGE_LAYOUT_TYPE_URL {
+                return Err(Error::Unsupported(format!(
+                    "page encoding {:?} in {path}",
+                    any.type_url
+                )));
+            }
+            v2_1::parse_layout(any.value.as_slice()).map_err(|e| Error::from_encoding(path, e))
         }
         Some(Location::Indirect(_)) => Err(Error::Unsupported(format!(
             "indirect page encodings ({} of {path})",

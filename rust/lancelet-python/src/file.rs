@@ -245,7 +245,10 @@ impl PyFileReader {
                 pd.set_item("buffers", ranges(&p.buffers))?;
                 pd.set_item("length", p.num_rows)?;
                 pd.set_item("priority", p.priority)?;
-                pd.set_item("encoding", format!("{:#?}", p.encoding))?;
+                match &p.layout {
+                    Some(l) => pd.set_item("encoding", format!("{l:#?}"))?,
+                    None => pd.set_item("encoding", format!("{:#?}", p.encoding))?,
+                }
                 pages.append(pd)?;
             }
             cd.set_item("pages", pages)?;

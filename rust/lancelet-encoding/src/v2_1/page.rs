@@ -1,0 +1,376 @@
+//! Structural layouts of Lance 2.1+ pages: mini-block, full-zip and constant.
+//!
+//! Each decoder turns a page's buffers into repetition levels, definition levels and the
+//! visible values; [`decode_page`] then rebuilds the Arrow array of the page's rows.
+
+use arrow_array::{new_null_array, Array, ArrayRef};
+use arrow_buffer::Buffer;
+use arrow_schema::DataType;
+use lancelet_proto::pb21::{self, page_layout::Layout};
+
+use super::structure::{assemble, count_visible, max_visible_def, PathNode};
+use super::values::{decode_block, decode_chunk, decode_levels, fixed_bits, fixed_from_bytes, var_value, Values};
+use crate::{corrupt, Error, Result};
+
+/// Levels and visible values of one page.
+struct Decoded {
+    layers: Vec<i32>,
+    rep: Option<Vec<u16>>,
+    def: Option<Vec<u16>>,
+    values: ArrayRef,
+}
+
+/// Decodes one page holding `num_rows` top-level rows of the leaf column at the end of
+/// `path`, returning the array [`super::structure::path_type`] describes.
+pub fn decode_page(
+    layout: &pb21::PageLayout,
+    buffers: &[Buffer],
+    num_rows: u64,
+    path: &[PathNode],
+) -> Result<ArrayRef> {
+    let Some(PathNode::Leaf { data_type }) = path.last() else {
+        return Err(Error::InvalidInput("a path must end with a leaf".into()));
+    };
+    let d = match layout.layout.as_ref() {
+        Some(Layout::MiniBlockLayout(m)) => mini_block(m, buffers, data_type)?,
+        Some(Layout::FullZipLayout(f)) => full_zip(f, buffers, data_type)?,
+        Some(Layout::ConstantLayout(c)) => constant(c, buffers, num_rows, data_type)?,
+        Some(Layout::BlobLayout(_)) => return Err(Error::Unsupported("blob pages".into())),
+        None => return Err(corrupt!("page layout without a variant")),
+    };
+    let array = assemble(path, &d.layers, d.rep.as_deref(), d.def.as_deref(), d.values)?;
+    if array.len() as u64 != num_rows {
+        return Err(corrupt!(
+            "page declares {num_rows} rows but its levels hold {}",
+            array.len()
+        ));
+    }
+    Ok(array)
+}
+
+/// Most values one mini-block chunk can hold (the metadata word's 4-bit log2 allows 2^15).
+const MAX_CHUNK_VALUES: usize = 1 << 16;
+
+fn to_usize(v: u64, what: &str) -> Result<usize> {
+    usize::try_from(v)
+        .ok()
+        .filter(|v| *v <= super::values::MAX_VALUES)
+        .ok_or_else(|| corrupt!("{what} {v} is too large"))
+}
+
+fn buffer<'a>(buffers: &'a [Buffer], i: usize, what: &str) -> Result<&'a [u8]> {
+    buffers
+        .get(i)
+        .map(|b| b.as_slice())
+        .ok_or_else(|| corrupt!("page has no {what} buffer (index {i})"))
+}
+
+fn read_le(buf: &[u8], at: &mut usize, nb: usize) -> Result<usize> {
+    let b = buf
+        .get(*at..*at + nb)
+        .ok_or_else(|| corrupt!("chunk header truncated at byte {at}"))?;
+    *at += nb;
+    Ok(b.iter()
+        .enumerate()
+        .fold(0usize, |v, (i, x)| v | (usize::from(*x) << (8 * i))))
+}
+
+fn align8(x: usize) -> usize {
+    x.div_ceil(8) * 8
+}
+
+fn slice<'a>(buf: &'a [u8], at: usize, len: usize, what: &str) -> Result<&'a [u8]> {
+    buf.get(at..at.saturating_add(len)).ok_or_else(|| {
+        corrupt!(
+            "{what} of {len} bytes at {at} lies outside its {}-byte chunk",
+            buf.len()
+        )
+    })
+}
+
+fn mini_block(m: &pb21::MiniBlockLayout, buffers: &[Buffer], dt: &DataType) -> Result<Decoded> {
+    let meta = buffer(buffers, 0, "chunk metadata")?;
+    let data = buffer(buffers, 1, "chunk data")?;
+    let value_enc = m
+        .value_compression
+        .as_ref()
+        .ok_or_else(|| corrupt!("mini-block page without value compression"))?;
+    let num_items = to_usize(m.num_items, "mini-block item count")?;
+    let num_buffers = to_usize(m.num_buffers, "mini-block buffer count")?;
+    if num_buffers > 64 {
+        return Err(corrupt!("mini-block chunks with {num_buffers} value buffers"));
+    }
+    let word = if m.has_large_chunk { 4 } else { 2 };
+    let vsize = word;
+    if meta.len() % word != 0 {
+        return Err(corrupt!("chunk metadata of {} bytes is not whole words", meta.len()));
+    }
+    let (rep_enc, def_enc) = (m.rep_compression.as_ref(), m.def_compression.as_ref());
+    let mut reps: Vec<u16> = Vec::new();
+    let mut defs: Vec<u16> = Vec::new();
+    let mut parts: Vec<Values> = Vec::new();
+    let (mut pos, mut seen) = (0usize, 0usize);
+    let nchunks = meta.len() / word;
+    for ci in 0..nchunks {
+        let mut at = ci * word;
+        let w = read_le(meta, &mut at, word)?;
+        let nbytes = ((w >> 4) + 1) * 8;
+        let log = w & 0xF;
+        let nvals = if ci + 1 == nchunks {
+            let rest = num_items
+                .checked_sub(seen)
+                .ok_or_else(|| corrupt!("chunks hold more than the page's {num_items} values"))?;
+            // The last chunk holds what is left after full chunks: never more than one.
+            if rest > MAX_CHUNK_VALUES {
+                return Err(corrupt!("the last chunk would hold {rest} values"));
+            }
+            rest
+        } else {
+            1usize << log
+        };
+        let chunk = slice(data, pos, nbytes, "chunk")?;
+        pos += nbytes;
+        seen = seen.saturating_add(nvals);
+        if seen > num_items {
+            return Err(corrupt!("chunks hold more than the page's {num_items} values"));
+        }
+        let mut at = 0usize;
+        let nlev = read_le(chunk, &mut at, 2)?;
+        let rsz = rep_enc.map(|_| read_le(chunk, &mut at, 2)).transpose()?;
+        let dsz = def_enc.map(|_| read_le(chunk, &mut at, 2)).transpose()?;
+        let vsz = (0..num_buffers)
+            .map(|_| read_le(chunk, &mut at, vsize))
+            .collect::<Result<Vec<_>>>()?;
+        at = align8(at);
+        if let (Some(enc), Some(sz)) = (rep_enc, rsz) {
+            reps.extend(decode_levels(enc, slice(chunk, at, sz, "repetition levels")?, nlev)?);
+            at = align8(at + sz);
+        }
+        if let (Some(enc), Some(sz)) = (def_enc, dsz) {
+            defs.extend(decode_levels(enc, slice(chunk, at, sz, "definition levels")?, nlev)?);
+            at = align8(at + sz);
+        }
+        let mut vbufs = Vec::with_capacity(num_buffers);
+        for sz in vsz {
+            vbufs.push(slice(chunk, at, sz, "value buffer")?);
+            at = align8(at + sz);
+        }
+        if nvals > 0 || !vbufs.iter().all(|b| b.is_empty()) {
+            parts.push(decode_chunk(value_enc, &vbufs, nvals)?);
+        }
+    }
+    if seen != num_items {
+        return Err(corrupt!("chunks hold {seen} values but the page has {num_items}"));
+    }
+    let mut values = Values::concat(parts)?;
+    if let Some(dict_enc) = m.dictionary.as_ref() {
+        let n = to_usize(m.num_dictionary_items, "dictionary size")?;
+        let dict = decode_block(dict_enc, buffer(buffers, 2, "dictionary")?, n)?;
+        let indices = match values {
+            Values::Fixed { bits, ref data, len } if bits % 8 == 0 && bits > 0 && bits <= 64 => {
+                let nb = (bits / 8) as usize;
+                data.chunks_exact(nb)
+                    .take(len)
+                    .map(|c| {
+                        c.iter()
+                            .enumerate()
+                            .fold(0u64, |v, (i, x)| v | (u64::from(*x) << (8 * i)))
+                    })
+                    .collect::<Vec<u64>>()
+            }
+            _ => return Err(corrupt!("dictionary indices are not integers")),
+        };
+        values = dict.take(&indices)?;
+    }
+    if values.len() != num_items {
+        return Err(corrupt!(
+            "decoded {} values, the page declares {num_items}",
+            values.len()
+        ));
+    }
+    Ok(Decoded {
+        layers: m.layers.clone(),
+        rep: rep_enc.map(|_| reps),
+        def: def_enc.map(|_| defs),
+        values: values.into_array(dt)?,
+    })
+}
+
+fn full_zip(f: &pb21::FullZipLayout, buffers: &[Buffer], dt: &DataType) -> Result<Decoded> {
+    use pb21::full_zip_layout::Details;
+    let data = buffer(buffers, 0, "zipped data")?;
+    let enc = f
+        .value_compression
+        .as_ref()
+        .ok_or_else(|| corrupt!("full-zip page without value compression"))?;
+    let (bits_rep, bits_def) = (f.bits_rep as usize, f.bits_def as usize);
+    if bits_rep > 16 || bits_def > 16 {
+        return Err(corrupt!("full-zip control word of {bits_rep}+{bits_def} bits"));
+    }
+    let ctrl = match bits_rep + bits_def {
+        0 => 0,
+        1..=8 => 1,
+        9..=16 => 2,
+        _ => 4,
+    };
+    let n = to_usize(u64::from(f.num_items), "full-zip item count")?;
+    let max_visible = max_visible_def(&f.layers)?;
+    let def_mask = (1usize << bits_def) - 1;
+    let (mut reps, mut defs) = (Vec::new(), Vec::new());
+    let mut at = 0usize;
+    let values = match f.details {
+        Some(Details::BitsPerValue(bits)) => {
+            if bits == 0 || bits % 8 != 0 || u64::from(bits) != fixed_bits(enc)? {
+                return Err(corrupt!(
+                    "full-zip fixed values of {bits} bits do not match their encoding"
+                ));
+            }
+            let nb = bits as usize / 8;
+            let mut bytes = Vec::new();
+            let mut count = 0usize;
+            for _ in 0..n {
+                let (r, d) = control(data, &mut at, ctrl, bits_def, def_mask)?;
+                reps.push(r);
+                defs.push(d);
+                if d <= max_visible {
+                    bytes.extend_from_slice(slice(data, at, nb, "full-zip value")?);
+                    at += nb;
+                    count += 1;
+                }
+            }
+            fixed_from_bytes(enc, bytes, count)?
+        }
+        Some(Details::BitsPerOffset(bits)) => {
+            let nb = match bits {
+                8 | 16 | 32 | 64 => bits as usize / 8,
+                _ => return Err(corrupt!("full-zip lengths of {bits} bits")),
+            };
+            let mut offsets = vec![0u64];
+            let mut bytes = Vec::new();
+            for _ in 0..n {
+                let (r, d) = control(data, &mut at, ctrl, bits_def, def_mask)?;
+                reps.push(r);
+                defs.push(d);
+                if d > max_visible {
+                    continue;
+                }
+                if d == 0 {
+                    let len = read_le(data, &mut at, nb)?;
+                    var_value(enc, slice(data, at, len, "full-zip value")?, &mut bytes)?;
+                    at += len;
+                }
+                offsets.push(bytes.len() as u64);
+            }
+            Values::Var { offsets, data: bytes }
+        }
+        None => return Err(corrupt!("full-zip page without a value width")),
+    };
+    Ok(Decoded {
+        layers: f.layers.clone(),
+        rep: (bits_rep > 0).then_some(reps),
+        def: (bits_def > 0).then_some(defs),
+        values: values.into_array(dt)?,
+    })
+}
+
+fn control(data: &[u8], at: &mut usize, ctrl: usize, bits_def: usize, mask: usize) -> Result<(u16, u16)> {
+    if ctrl == 0 {
+        return Ok((0, 0));
+    }
+    let c = read_le(data, at, ctrl)?;
+    Ok(((c >> bits_def) as u16, (c & mask) as u16))
+}
+
+fn is_var(dt: &DataType) -> bool {
+    matches!(
+        dt,
+        DataType::Utf8 | DataType::Binary | DataType::LargeUtf8 | DataType::LargeBinary
+    )
+}
+
+/// Bits of one fixed value of `dt`, for constants.
+fn value_bits(dt: &DataType) -> Result<u64> {
+    match dt {
+        DataType::Boolean => Ok(1),
+        DataType::FixedSizeBinary(w) => Ok(u64::try_from(*w).map_err(|_| corrupt!("bad width"))? * 8),
+        other => other
+            .primitive_width()
+            .map(|w| w as u64 * 8)
+            .ok_or_else(|| Error::Unsupported(format!("constant pages of type {other}"))),
+    }
+}
+
+fn constant(c: &pb21::ConstantLayout, buffers: &[Buffer], num_rows: u64, dt: &DataType) -> Result<Decoded> {
+    let mut bufs: Vec<&[u8]> = buffers.iter().map(|b| b.as_slice()).collect();
+    let mut value: Option<Vec<u8>> = c.inline_value.as_ref().map(|v| v.to_vec());
+    if value.is_none() && (bufs.len() == 1 || bufs.len() == 3) {
+        // u32 buffer count, u32 lengths, then the Arrow buffers of a one-value array.
+        let vb = bufs.remove(0);
+        let mut at = 0usize;
+        let nb = read_le(vb, &mut at, 4)?;
+        if nb == 0 || nb > 8 {
+            return Err(corrupt!("constant value with {nb} buffers"));
+        }
+        let lens = (0..nb).map(|_| read_le(vb, &mut at, 4)).collect::<Result<Vec<_>>>()?;
+        let mut last = &vb[0..0];
+        for len in lens {
+            last = slice(vb, at, len, "constant value buffer")?;
+            at += len;
+        }
+        value = Some(last.to_vec());
+    }
+    let levels = |buf: &[u8], enc: Option<&pb21::CompressiveEncoding>, count: u64| -> Result<Option<Vec<u16>>> {
+        if buf.is_empty() {
+            return Ok(None);
+        }
+        let n = if count > 0 {
+            to_usize(count, "level count")?
+        } else {
+            buf.len() / 2
+        };
+        Ok(Some(match enc {
+            Some(e) => decode_levels(e, buf, n)?,
+            None => {
+                if buf.len() < n * 2 {
+                    return Err(corrupt!("{n} levels in {} bytes", buf.len()));
+                }
+                buf.chunks_exact(2)
+                    .take(n)
+                    .map(|p| u16::from_le_bytes([p[0], p[1]]))
+                    .collect()
+            }
+        }))
+    };
+    let (rep, def) = match bufs.as_slice() {
+        [] => (None, None),
+        [r, d] => (
+            levels(r, c.rep_compression.as_ref(), c.num_rep_values)?,
+            levels(d, c.def_compression.as_ref(), c.num_def_values)?,
+        ),
+        other => return Err(corrupt!("constant page with {} level buffers", other.len())),
+    };
+    let entries = match (&rep, &def) {
+        (Some(r), _) => r.len(),
+        (None, Some(d)) => d.len(),
+        (None, None) => to_usize(num_rows, "row count")?,
+    };
+    let visible = count_visible(&c.layers, def.as_deref(), entries)?;
+    let values = match value {
+        Some(v) => {
+            let vt = match dt {
+                DataType::Dictionary(_, v) => v.as_ref(),
+                other => other,
+            };
+            let var = is_var(vt);
+            let bits = if var { 0 } else { value_bits(vt)? };
+            Values::repeat(&v, var, bits, visible)?.into_array(dt)?
+        }
+        None => new_null_array(dt, visible),
+    };
+    Ok(Decoded {
+        layers: c.layers.clone(),
+        rep,
+        def,
+        values,
+    })
+}
