@@ -15,7 +15,8 @@ Example::
 Datasets are directories of data files plus versioned manifests; every write commits a new
 version atomically, and concurrent writers retry automatically unless their changes
 conflict (then :class:`~lancelet.CommitConflictError`). lancelet writes Lance file format
-2.0 and reads 2.0 datasets written by pylance.
+2.0 and reads datasets of format 2.0, 2.1 and 2.2 written by pylance. URIs may be local
+paths, ``memory://name`` or ``s3://bucket/prefix`` (with ``storage_options``).
 """
 
 from __future__ import annotations

@@ -165,6 +165,11 @@ impl Dataset {
         })
     }
 
+    /// Whether the dataset is on local disk (rather than an object store).
+    pub fn is_local(&self) -> bool {
+        self.store.local_path(VERSIONS_DIR).is_some()
+    }
+
     /// Counts the data file reads made through this handle into `stats`.
     pub fn with_io_stats(mut self, stats: Arc<IoStats>) -> Self {
         self.io_stats = Some(stats);

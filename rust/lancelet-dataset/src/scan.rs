@@ -34,6 +34,10 @@ pub const ROW_ADDR: &str = "_rowaddr";
 /// small enough that a few tasks in flight keep a scan's memory low (a 1 GB scan of all
 /// columns peaked at 410 MB RSS with fixed 128K-row tasks of 188-byte rows).
 const TARGET_TASK_BYTES: u64 = 8 << 20;
+/// Bytes a task aims to read from an object store (a few such tasks run at once).
+const REMOTE_TASK_BYTES: u64 = 32 << 20;
+/// Most rows per task on an object store.
+const REMOTE_MAX_TASK_ROWS: u64 = 1 << 20;
 /// Bounds on rows per task.
 const MIN_TASK_ROWS: u64 = 4096;
 const MAX_TASK_ROWS: u64 = 256 * 1024;
@@ -340,6 +344,11 @@ impl Scan {
     /// The planned tasks.
     pub fn tasks(&self) -> &[ScanTask] {
         &self.tasks
+    }
+
+    /// The dataset version scanned.
+    pub fn dataset(&self) -> &Dataset {
+        &self.ds
     }
 
     /// What the scan did so far (shared: it keeps counting while tasks run).
@@ -669,17 +678,20 @@ fn read_share(base: &Schema, read: &Schema, filter: Option<&Filter>) -> f64 {
 }
 
 /// Rows per task for a fragment: [`TARGET_TASK_BYTES`] of the columns read.
-fn task_rows_for(frag: &pb::DataFragment, share: f64, batch_size: u64) -> u64 {
+fn task_rows_for(frag: &pb::DataFragment, share: f64, batch_size: u64, local: bool) -> u64 {
     let bytes: u64 = frag.files.iter().map(|f| f.file_size_bytes).sum();
+    // On object stores each request costs a round trip: fewer, larger tasks.
+    let (target, max_rows) = if local {
+        (TARGET_TASK_BYTES, MAX_TASK_ROWS)
+    } else {
+        (REMOTE_TASK_BYTES, REMOTE_MAX_TASK_ROWS)
+    };
     let per_row = if frag.physical_rows == 0 || bytes == 0 {
         100.0
     } else {
         (bytes as f64 / frag.physical_rows as f64 * share).max(1.0)
     };
-    ((TARGET_TASK_BYTES as f64 / per_row) as u64).clamp(
-        MIN_TASK_ROWS.max(batch_size.min(MAX_TASK_ROWS)),
-        MAX_TASK_ROWS.max(batch_size),
-    )
+    ((target as f64 / per_row) as u64).clamp(MIN_TASK_ROWS.max(batch_size.min(max_rows)), max_rows.max(batch_size))
 }
 
 async fn plan_tasks(ds: &Dataset, opts: &ScanOptions, filtered: bool, share: f64) -> Result<Vec<ScanTask>> {
@@ -731,7 +743,7 @@ async fn plan_tasks(ds: &Dataset, opts: &ScanOptions, filtered: bool, share: f64
                 continue;
             }
         }
-        let task_rows = task_rows_for(f, share, opts.batch_size as u64);
+        let task_rows = task_rows_for(f, share, opts.batch_size as u64, ds.is_local());
         let fragment = Arc::new(f.clone());
         let mut current: Vec<Range<u64>> = Vec::new();
         let mut current_rows = 0u64;

@@ -178,15 +178,24 @@ fn launch(scan: &Arc<Scan>, task: usize) -> Result<Pending, ArrowError> {
     })
 }
 
+/// Scan tasks in flight on object stores.
+const REMOTE_READAHEAD: usize = 4;
+
 /// Runs a scan's tasks a few at a time ahead of the consumer, in order.
 fn scan_stream(scan: Arc<Scan>) -> BatchStream {
     let schema = scan.schema().clone();
     let slot = ErrorSlot::default();
     let err_slot = slot.clone();
-    let window = std::thread::available_parallelism()
+    let cores = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(2)
         .max(2);
+    // Object stores are latency-bound: keep more requests in flight than there are cores.
+    let window = if scan.dataset().is_local() {
+        cores
+    } else {
+        cores.max(REMOTE_READAHEAD)
+    };
     let mut limiter: Limiter = scan.limiter();
     let mut next_task = 0usize;
     let mut pending: VecDeque<Pending> = VecDeque::new();
