@@ -200,3 +200,178 @@ def test_spark_reads_and_writes_s3(s3):
         spark.stop()
     ds = lancelet.dataset(uri, storage_options=opts)
     assert ds.version == 2 and ds.count_rows() == 105
+
+
+class _Proxy:
+    """A TCP proxy in front of the S3 server that can be cut (connections dropped, new ones
+    refused) and restored on the same port: an outage the client cannot tell from a dead
+    server."""
+
+    def __init__(self, upstream_port: int):
+        self.upstream = upstream_port
+        self.port = _free_port()
+        self._conns: list = []
+        self._listener = None
+        self.start()
+
+    def start(self) -> None:
+        ls = socket.socket()
+        ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        ls.bind(("127.0.0.1", self.port))
+        ls.listen(64)
+        self._listener = ls
+        threading.Thread(target=self._accept, args=(ls,), daemon=True).start()
+
+    def _accept(self, ls) -> None:
+        while True:
+            try:
+                client, _ = ls.accept()
+            except OSError:
+                return
+            try:
+                server = socket.create_connection(("127.0.0.1", self.upstream))
+            except OSError:
+                client.close()
+                continue
+            self._conns += [client, server]
+            for a, b in ((client, server), (server, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _close(s) -> None:
+        try:
+            s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        s.close()
+
+    @classmethod
+    def _pump(cls, src, dst) -> None:
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            cls._close(src)
+            cls._close(dst)
+
+    def cut(self) -> None:
+        self._listener.close()
+        for s in self._conns:
+            self._close(s)
+        self._conns = []
+
+
+def test_an_outage_mid_write_is_a_clear_error_and_corrupts_nothing(s3_endpoint):
+    endpoint, _ = s3_endpoint
+    proxy = _Proxy(int(endpoint.rsplit(":", 1)[1]))
+    opts = {"aws_endpoint": f"http://127.0.0.1:{proxy.port}", "aws_access_key_id": "test",
+            "aws_secret_access_key": "test", "aws_region": "us-east-1", "allow_http": "true",
+            "client_max_retries": "1", "client_retry_timeout": "3"}
+    uri = f"s3://lancelet/{uuid.uuid4().hex}/items.lance"
+    lancelet.write_dataset(_t(0, 100), uri, storage_options=opts)
+
+    def slow_batches():
+        for i in range(40):
+            if i == 5:
+                proxy.cut()
+            yield pa.record_batch({"id": pa.array(range(i * 50_000, (i + 1) * 50_000), pa.int64()),
+                                   "s": pa.array(["x" * 200] * 50_000)})
+
+    t0 = time.monotonic()
+    with pytest.raises(OSError):
+        lancelet.write_dataset(slow_batches(), uri, mode="append", max_rows_per_file=100_000, storage_options=opts)
+    assert time.monotonic() - t0 < 60  # the retry budget, not a hang
+    proxy.start()
+    ds = lancelet.dataset(uri, storage_options=opts)
+    assert ds.version == 1 and ds.to_table().equals(_t(0, 100))
+    lancelet.write_dataset(_t(100, 110), uri, mode="append", storage_options=opts)
+    assert lancelet.dataset(uri, storage_options=opts).count_rows() == 110
+    proxy.cut()
+
+
+_S3_WRITER = """
+import json, sys
+import pyarrow as pa
+import lancelet
+uri, opts = sys.argv[1], json.loads(sys.argv[2])
+v = lancelet.dataset(uri, storage_options=opts).version
+print("ready", v, flush=True)
+while True:
+    ids = list(range(v * 100, v * 100 + 100))
+    lancelet.write_dataset(pa.table({"id": pa.array(ids, pa.int64()), "s": [str(i) for i in ids]}), uri,
+                           mode="append", storage_options=opts)
+    v += 1
+    print(v, flush=True)
+"""
+
+
+def test_writers_killed_on_s3_leave_a_committed_version(s3):
+    import json
+    import random
+    import signal
+
+    uri, opts, _ = s3
+    lancelet.write_dataset(pa.table({"id": pa.array(range(100), pa.int64()), "s": [str(i) for i in range(100)]}),
+                           uri, storage_options=opts)
+    rng = random.Random(7)
+    printed = 1
+    for _ in range(5):
+        proc = subprocess.Popen([sys.executable, "-c", _S3_WRITER, uri, json.dumps(opts)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert proc.stdout.readline().split()[0] == "ready", proc.stderr.read()
+            time.sleep(rng.uniform(0.2, 2.0))
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=60)
+            out = proc.stdout.read()
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            proc.stdout.close()
+            proc.stderr.close()
+        for line in out.split():
+            printed = int(line)
+        ds = lancelet.dataset(uri, storage_options=opts)
+        assert ds.version in (printed, printed + 1)
+        assert ds.count_rows() == 100 * ds.version
+        assert sorted(ds.to_table(columns=["id"])["id"].to_pylist()) == list(range(100 * ds.version))
+        printed = ds.version
+    assert printed > 3, "the writers committed too little to test anything"
+
+
+def test_sixteen_writers_threads_and_processes_on_s3(s3):
+    import json
+
+    uri, opts, _ = s3
+    lancelet.write_dataset(_t(0, 10), uri, storage_options=opts)
+    code = ("import json, sys, pyarrow as pa, lancelet\n"
+            "lo = int(sys.argv[2])\n"
+            "lancelet.write_dataset(pa.table({'id': pa.array(range(lo, lo + 20), pa.int64()),"
+            " 's': [str(i) for i in range(lo, lo + 20)]}), sys.argv[1], mode='append',"
+            " storage_options=json.loads(sys.argv[3]))\n")
+    procs = [subprocess.Popen([sys.executable, "-c", code, uri, str(100_000 + 100 * i), json.dumps(opts)])
+             for i in range(8)]
+    failures = []
+
+    def append(i):
+        try:
+            lancelet.write_dataset(_t(1000 * (i + 1), 1000 * (i + 1) + 20), uri, mode="append", storage_options=opts)
+        except Exception as e:  # noqa: BLE001
+            failures.append(e)
+
+    threads = [threading.Thread(target=append, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert [p.wait(timeout=120) for p in procs] == [0] * 8
+    assert not failures
+    ds = lancelet.dataset(uri, storage_options=opts)
+    assert ds.version == 17
+    assert ds.count_rows() == 10 + 16 * 20
+    assert [v["version"] for v in ds.versions()] == list(range(1, 18))
+    ids = [f.fragment_id for f in ds.get_fragments()]
+    assert len(ids) == len(set(ids))

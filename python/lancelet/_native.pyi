@@ -35,9 +35,16 @@ class FileWriter:
     def close(self) -> Optional[Tuple[int, int]]: ...
     def abort(self) -> None: ...
 
+class ScanStats:
+    """Counters of one scan, filled in while it runs (pass to ``Dataset.scan(stats=...)``)."""
+    def __init__(self) -> None: ...
+    def snapshot(self) -> Dict[str, int]: ...
+
 class Dataset:
     @staticmethod
-    def open(uri: str, version: Optional[Union[int, str]] = None) -> "Dataset": ...
+    def open(
+        uri: str, version: Optional[Union[int, str]] = None, storage_options: Optional[Dict[str, str]] = None
+    ) -> "Dataset": ...
     @staticmethod
     def write(
         uri: str,
@@ -49,7 +56,36 @@ class Dataset:
         data_storage_version: Optional[str] = None,
         commit_message: Optional[str] = None,
         progress: Optional[Any] = None,
+        storage_options: Optional[Dict[str, str]] = None,
     ) -> "Dataset": ...
+    @staticmethod
+    def write_fragments(
+        uri: str,
+        data: Any,
+        mode: str = "append",
+        max_rows_per_file: int = ...,
+        max_bytes_per_file: int = ...,
+        data_storage_version: Optional[str] = None,
+        file_tag: Optional[str] = None,
+        progress: Optional[Any] = None,
+        storage_options: Optional[Dict[str, str]] = None,
+    ) -> Tuple[List[Dict[str, Any]], Any, bool]: ...
+    @staticmethod
+    def commit(
+        uri: str,
+        kind: str,
+        fragments: List[Dict[str, Any]],
+        schema: Optional[Any] = None,
+        read_version: Optional[int] = None,
+        enable_v2_manifest_paths: bool = True,
+        data_storage_version: Optional[str] = None,
+        commit_message: Optional[str] = None,
+        storage_options: Optional[Dict[str, str]] = None,
+    ) -> "Dataset": ...
+    @staticmethod
+    def remove_tagged_files(
+        uri: str, tag: str, keep: List[str], storage_options: Optional[Dict[str, str]] = None
+    ) -> int: ...
     def checkout(self, version: Optional[Union[int, str]] = None) -> "Dataset": ...
     def uri(self) -> str: ...
     def version(self) -> int: ...
@@ -70,6 +106,8 @@ class Dataset:
         fragments: Optional[List[int]] = None,
         with_row_id: bool = False,
         with_row_address: bool = False,
+        row_ranges: Optional[List[Tuple[int, int, int]]] = None,
+        stats: Optional[ScanStats] = None,
     ) -> BatchStream: ...
     def take(self, indices: List[int], columns: Optional[List[str]] = None) -> BatchStream: ...
     def take_addresses(self, addresses: List[int], columns: Optional[List[str]] = None) -> BatchStream: ...

@@ -14,6 +14,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use arrow_buffer::{Buffer, MutableBuffer};
 use bytes::Bytes;
@@ -23,7 +24,7 @@ use lancelet_file::io::ReadAt;
 use object_store::aws::{AmazonS3Builder, AmazonS3ConfigKey};
 use object_store::memory::InMemory;
 use object_store::path::Path as ObjectPath;
-use object_store::{ObjectStore, PutMode, PutOptions, PutPayload};
+use object_store::{ObjectStore, PutMode, PutOptions, PutPayload, RetryConfig};
 use tokio::sync::{OnceCell, Semaphore};
 
 use crate::store::{LocalStore, Store};
@@ -334,6 +335,32 @@ fn memory() -> Arc<dyn ObjectStore> {
     MEMORY.get_or_init(|| Arc::new(InMemory::new())).clone()
 }
 
+/// The retry policy from pylance's client options (`client_max_retries`, default 10;
+/// `client_retry_timeout` in seconds, default 180), and the options left for the store.
+/// `download_retry_count` is accepted for compatibility (object_store retries reads itself).
+fn retry_config(options: &HashMap<String, String>) -> Result<(RetryConfig, HashMap<String, String>)> {
+    let mut retry = RetryConfig::default();
+    let mut rest = HashMap::new();
+    for (k, v) in options {
+        let number = |what: &str| {
+            v.trim()
+                .parse::<u64>()
+                .map_err(|_| Error::InvalidArgument(format!("storage option {what} must be a whole number, got {v:?}")))
+        };
+        match k.to_ascii_lowercase().as_str() {
+            "client_max_retries" => retry.max_retries = number("client_max_retries")? as usize,
+            "client_retry_timeout" => retry.retry_timeout = Duration::from_secs(number("client_retry_timeout")?),
+            "download_retry_count" => {
+                number("download_retry_count")?;
+            }
+            _ => {
+                rest.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    Ok((retry, rest))
+}
+
 /// Where a dataset lives.
 #[derive(Debug, Clone)]
 pub struct Location {
@@ -345,7 +372,8 @@ pub struct Location {
 
 /// Resolves a dataset URI: a local path or `file://` URI, `memory://name`, or
 /// `s3://bucket/prefix` configured by `options` (pylance's `storage_options` keys, e.g.
-/// `aws_endpoint`, `aws_region`, `aws_access_key_id`, `allow_http`, `timeout`).
+/// `aws_endpoint`, `aws_region`, `aws_access_key_id`, `allow_http`, `timeout`,
+/// `client_max_retries`, `client_retry_timeout`).
 pub fn open_uri(uri: &str, options: &HashMap<String, String>) -> Result<Location> {
     let scheme = uri.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
     match scheme.as_deref() {
@@ -377,7 +405,9 @@ pub fn open_uri(uri: &str, options: &HashMap<String, String>) -> Result<Location
                 .ok_or_else(|| Error::InvalidArgument(format!("{uri:?} names no bucket")))?;
             let mut b = AmazonS3Builder::from_env().with_bucket_name(bucket);
             let mut conditional = false;
-            for (k, v) in options {
+            let (retry, options) = retry_config(options)?;
+            b = b.with_retry(retry);
+            for (k, v) in &options {
                 let key = AmazonS3ConfigKey::from_str(&k.to_ascii_lowercase())
                     .map_err(|_| Error::InvalidArgument(format!("unknown storage option {k:?} for {uri}")))?;
                 conditional |= matches!(key, AmazonS3ConfigKey::ConditionalPut);
