@@ -19,8 +19,6 @@ import tempfile
 
 import pyarrow.parquet as pq
 
-import lancelet
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_file import make_table, timeit  # noqa: E402
 

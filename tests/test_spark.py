@@ -7,8 +7,6 @@ task writes to ``scan_stats_dir``, never through timing.
 
 from __future__ import annotations
 
-import datetime as dt
-import decimal
 import glob
 import json
 import os
