@@ -13,37 +13,15 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import socket
-import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 
 import lancelet
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+from _support import s3_options, start_s3_server, stop  # noqa: E402
 from bench_file import make_table, timeit  # noqa: E402
-
-
-def start_moto() -> tuple:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    endpoint = f"http://127.0.0.1:{port}"
-    for _ in range(100):
-        try:
-            urllib.request.urlopen(endpoint, timeout=1).close()
-            break
-        except OSError:
-            time.sleep(0.1)
-    import boto3
-
-    boto3.client("s3", endpoint_url=endpoint, aws_access_key_id="k", aws_secret_access_key="s",
-                 region_name="us-east-1").create_bucket(Bucket="bench")
-    return proc, endpoint
 
 
 def main() -> None:
@@ -53,10 +31,9 @@ def main() -> None:
     args = ap.parse_args()
     import lance
 
-    proc, endpoint = start_moto()
+    proc, endpoint, _ = start_s3_server("bench")
     try:
-        opts = {"aws_endpoint": endpoint, "aws_access_key_id": "k", "aws_secret_access_key": "s",
-                "aws_region": "us-east-1", "allow_http": "true"}
+        opts = s3_options(endpoint)
         table = make_table(args.rows)
         local = os.path.join(tempfile.mkdtemp(prefix="lancelet-bench-os-"), "t.lance")
         remote = "s3://bench/t.lance"
@@ -86,8 +63,7 @@ def main() -> None:
             print(f"{name:<28} {loc:14.3f}s {s3:11.3f}s {pys} {s3 / loc:9.1f} {ratio}")
         print(f"\n{args.rows:,} rows; moto S3 server on loopback; median of {args.repeat}")
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        stop(proc)
 
 
 if __name__ == "__main__":

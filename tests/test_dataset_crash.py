@@ -20,10 +20,11 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 
 import numpy as np
 import pytest
+
+from _support import kill_after_ready
 
 lance = pytest.importorskip("lance")
 
@@ -149,20 +150,8 @@ def test_killed_writer_leaves_a_committed_version(lib, lib_name, tmp_path, mode,
     printed = 1  # the last version a writer reported as committed
     for _ in range(KILLS):
         proc = _start_writer(lib_name, uri, mode, -1)
-        try:
-            first = proc.stdout.readline().split()
-            assert first[:1] == ["ready"], proc.stderr.read()
-            assert int(first[1]) in (printed, printed + 1)
-            time.sleep(rng.uniform(0, 0.3))
-            proc.send_signal(signal.SIGKILL)
-            proc.wait(timeout=60)
-            out = proc.stdout.read()
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-            proc.stdout.close()
-            proc.stderr.close()
+        first, out = kill_after_ready(proc, rng.uniform(0, 0.3))
+        assert int(first[1]) in (printed, printed + 1)
         assert proc.returncode == -signal.SIGKILL
         for line in out.splitlines():
             w, count = map(int, line.split())

@@ -8,7 +8,6 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.request
 import uuid
 
 import pyarrow as pa
@@ -16,48 +15,27 @@ import pytest
 
 import lancelet
 from lancelet import errors as E
+from _support import free_port, kill_after_ready, s3_options, start_s3_server, stop
 
 pytestmark = pytest.mark.lancelet_only
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
 def s3_endpoint():
     pytest.importorskip("moto")
-    boto3 = pytest.importorskip("boto3")
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )
-    endpoint = f"http://127.0.0.1:{port}"
+    pytest.importorskip("boto3")
+    proc, endpoint, client = start_s3_server("lancelet")
     try:
-        for _ in range(100):
-            try:
-                urllib.request.urlopen(endpoint, timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.1)
-        client = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id="test",
-                              aws_secret_access_key="test", region_name="us-east-1")
-        client.create_bucket(Bucket="lancelet")
         yield endpoint, client
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        stop(proc)
 
 
 @pytest.fixture
 def s3(s3_endpoint):
     """A fresh dataset URI on the S3 server, with its storage options."""
     endpoint, client = s3_endpoint
-    opts = {"aws_endpoint": endpoint, "aws_access_key_id": "test", "aws_secret_access_key": "test",
-            "aws_region": "us-east-1", "allow_http": "true"}
+    opts = s3_options(endpoint)
     return f"s3://lancelet/{uuid.uuid4().hex}/items.lance", opts, client
 
 
@@ -131,23 +109,29 @@ def test_large_data_files_are_uploaded_in_parts(s3):
     assert back.take([0, n - 1]).column("id").to_pylist() == [0, n - 1]
 
 
-def test_concurrent_appends_on_s3_all_land(s3):
-    uri, opts, _ = s3
-    lancelet.write_dataset(_t(0, 10), uri, storage_options=opts)
+def _append_in_threads(uri, opts, writers: int, rows: int) -> list:
+    """``writers`` threads each append ``rows`` rows at once; returns their exceptions."""
     failures = []
 
     def append(i):
         try:
-            lancelet.write_dataset(_t(1000 * (i + 1), 1000 * (i + 1) + 50), uri, mode="append", storage_options=opts)
+            lo = 1000 * (i + 1)
+            lancelet.write_dataset(_t(lo, lo + rows), uri, mode="append", storage_options=opts)
         except Exception as e:  # noqa: BLE001
             failures.append(e)
 
-    threads = [threading.Thread(target=append, args=(i,)) for i in range(6)]
+    threads = [threading.Thread(target=append, args=(i,)) for i in range(writers)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    assert not failures
+    return failures
+
+
+def test_concurrent_appends_on_s3_all_land(s3):
+    uri, opts, _ = s3
+    lancelet.write_dataset(_t(0, 10), uri, storage_options=opts)
+    assert not _append_in_threads(uri, opts, 6, 50)
     ds = lancelet.dataset(uri, storage_options=opts)
     assert ds.version == 7
     assert ds.count_rows() == 10 + 6 * 50
@@ -209,7 +193,7 @@ class _Proxy:
 
     def __init__(self, upstream_port: int):
         self.upstream = upstream_port
-        self.port = _free_port()
+        self.port = free_port()
         self._conns: list = []
         self._listener = None
         self.start()
@@ -310,7 +294,6 @@ while True:
 def test_writers_killed_on_s3_leave_a_committed_version(s3):
     import json
     import random
-    import signal
 
     uri, opts, _ = s3
     lancelet.write_dataset(pa.table({"id": pa.array(range(100), pa.int64()), "s": [str(i) for i in range(100)]}),
@@ -320,18 +303,7 @@ def test_writers_killed_on_s3_leave_a_committed_version(s3):
     for _ in range(5):
         proc = subprocess.Popen([sys.executable, "-c", _S3_WRITER, uri, json.dumps(opts)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        try:
-            assert proc.stdout.readline().split()[0] == "ready", proc.stderr.read()
-            time.sleep(rng.uniform(0.2, 2.0))
-            proc.send_signal(signal.SIGKILL)
-            proc.wait(timeout=60)
-            out = proc.stdout.read()
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-            proc.stdout.close()
-            proc.stderr.close()
+        _, out = kill_after_ready(proc, rng.uniform(0.2, 2.0))
         for line in out.split():
             printed = int(line)
         ds = lancelet.dataset(uri, storage_options=opts)
@@ -354,19 +326,7 @@ def test_sixteen_writers_threads_and_processes_on_s3(s3):
             " storage_options=json.loads(sys.argv[3]))\n")
     procs = [subprocess.Popen([sys.executable, "-c", code, uri, str(100_000 + 100 * i), json.dumps(opts)])
              for i in range(8)]
-    failures = []
-
-    def append(i):
-        try:
-            lancelet.write_dataset(_t(1000 * (i + 1), 1000 * (i + 1) + 20), uri, mode="append", storage_options=opts)
-        except Exception as e:  # noqa: BLE001
-            failures.append(e)
-
-    threads = [threading.Thread(target=append, args=(i,)) for i in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    failures = _append_in_threads(uri, opts, 8, 20)
     assert [p.wait(timeout=120) for p in procs] == [0] * 8
     assert not failures
     ds = lancelet.dataset(uri, storage_options=opts)

@@ -78,7 +78,7 @@ _UNSUPPORTED_SCAN_OPTIONS = {
 }
 
 
-def _local(uri: Any, storage_options: Optional[Dict[str, str]]) -> str:
+def _native_uri(uri: Any, storage_options: Optional[Dict[str, str]]) -> str:
     """The dataset URI as the native layer takes it: a local path, ``file://``,
     ``memory://name`` or ``s3://bucket/prefix`` (checked there, with the options)."""
     if isinstance(uri, LanceDataset):
@@ -278,7 +278,7 @@ def write_dataset(
         data_storage_version = "legacy"
     _check_write_args(mode, data_storage_version, max_rows_per_file, max_rows_per_group, max_bytes_per_file, kwargs,
                       "write_dataset")
-    path = _local(uri, storage_options)
+    path = _native_uri(uri, storage_options)
     reader = _as_reader(data_obj, schema)
     callback = _progress_callback(progress)
     try:
@@ -463,7 +463,7 @@ class LanceDataset:
         version: Optional[Union[int, str]] = None,
         storage_options: Optional[Dict[str, str]] = None,
     ):
-        path = _local(uri, storage_options)
+        path = _native_uri(uri, storage_options)
         self._init(os.fspath(uri) if isinstance(uri, os.PathLike) else str(uri), path,
                    _native.Dataset.open(path, _check_version(version), _storage_options(storage_options)))
 
@@ -548,7 +548,7 @@ class LanceDataset:
         if read_version is not None:
             read_version = _check_int_version(read_version)
         uri = base_uri.uri if isinstance(base_uri, LanceDataset) else base_uri
-        path = _local(uri, storage_options)
+        path = _native_uri(uri, storage_options)
         frags = [f.to_json() for f in operation.fragments] if hasattr(operation, "fragments") else None
         if isinstance(operation, LanceOperation.Overwrite):
             kind, schema = "overwrite", operation.new_schema
@@ -872,28 +872,27 @@ class LanceFragment:
 
     def __init__(self, ds: LanceDataset, meta: Dict[str, Any]):
         self._ds = ds
-        self._meta = meta
+        self._meta = FragmentMetadata(meta)
 
     @property
     def fragment_id(self) -> int:
         """The fragment's id."""
-        return self._meta["id"]
+        return self._meta.id
 
     @property
     def physical_rows(self) -> int:
         """Rows stored, including deleted ones."""
-        return self._meta["physical_rows"]
+        return self._meta.physical_rows
 
     @property
     def num_deletions(self) -> int:
         """Rows deleted."""
-        d = self._meta["deletion_file"]
-        return d["num_deleted_rows"] if d else 0
+        return self._meta.num_deletions
 
     @property
     def metadata(self) -> FragmentMetadata:
         """The fragment's manifest entry."""
-        return FragmentMetadata(self._meta)
+        return self._meta
 
     @property
     def schema(self) -> pa.Schema:
@@ -903,7 +902,7 @@ class LanceFragment:
     def count_rows(self, filter: Optional[str] = None) -> int:
         """Live rows (matching ``filter`` when given)."""
         if filter is None:
-            return self._meta["num_rows"]
+            return self._meta.num_rows
         return self._ds._native.count_rows(_filter(filter), [self.fragment_id])
 
     def data_files(self) -> List[DataFile]:
@@ -912,8 +911,8 @@ class LanceFragment:
 
     def deletion_file(self) -> Optional[str]:
         """The path of the deletion file, relative to the dataset root (None if no deletions)."""
-        d = self._meta["deletion_file"]
-        return d["path"] if d else None
+        d = self._meta.deletion_file
+        return d.path if d else None
 
     def scanner(self, **kwargs: Any) -> LanceScanner:
         """A scan of this fragment only."""

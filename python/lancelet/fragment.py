@@ -131,7 +131,7 @@ def write_fragments(
 
     >>> frags = lancelet.fragment.write_fragments(table, "/tmp/items.lance")  # doctest: +SKIP
     """
-    from .dataset import _as_reader, _check_write_args, _local, _progress_callback, _storage_options
+    from .dataset import _as_reader, _check_write_args, _native_uri, _progress_callback, _storage_options
 
     if return_transaction:
         from .errors import UnsupportedFeatureError
@@ -142,7 +142,7 @@ def write_fragments(
     callback = _progress_callback(progress)
     try:
         frags, _schema, _appending = _native.Dataset.write_fragments(
-            _local(dataset_uri, storage_options),
+            _native_uri(dataset_uri, storage_options),
             _as_reader(data, schema),
             mode="create" if mode == "create" else mode,
             max_rows_per_file=max_rows_per_file,

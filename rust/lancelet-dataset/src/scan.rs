@@ -721,6 +721,7 @@ async fn plan_tasks(ds: &Dataset, opts: &ScanOptions, filtered: bool, share: f64
     } else {
         (opts.offset, opts.limit.unwrap_or(u64::MAX))
     };
+    let local = ds.is_local();
     let mut tasks = Vec::new();
     for (f, within) in pieces {
         if remaining == 0 {
@@ -743,7 +744,7 @@ async fn plan_tasks(ds: &Dataset, opts: &ScanOptions, filtered: bool, share: f64
                 continue;
             }
         }
-        let task_rows = task_rows_for(f, share, opts.batch_size as u64, ds.is_local());
+        let task_rows = task_rows_for(f, share, opts.batch_size as u64, local);
         let fragment = Arc::new(f.clone());
         let mut current: Vec<Range<u64>> = Vec::new();
         let mut current_rows = 0u64;

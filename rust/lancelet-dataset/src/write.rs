@@ -231,12 +231,21 @@ pub struct FragmentWriter {
     schema: SchemaRef,
     field_ids: Vec<i32>,
     params: WriteParams,
-    /// The open file: its name, where it is being written, its writer.
-    current: Option<(String, std::path::PathBuf, FileWriter<BufWriter<File>>)>,
+    current: Option<OpenFile>,
     done: Vec<pb::DataFragment>,
-    /// Completed files to upload: `(name, local temporary path)`.
-    uploads: Vec<(String, std::path::PathBuf)>,
+    /// Completed files to upload (object stores only).
+    uploads: Vec<PendingUpload>,
     progress: WriteProgress,
+}
+
+/// The data file being written.
+struct OpenFile {
+    name: String,
+    /// Where it is being written: in place, or a temporary file to upload.
+    local: std::path::PathBuf,
+    /// Whether `local` is a temporary file to upload once complete.
+    upload: bool,
+    writer: FileWriter<BufWriter<File>>,
 }
 
 /// A completed data file waiting for its upload.
@@ -275,9 +284,9 @@ impl FragmentWriter {
 
     fn open_file(&mut self) -> Result<()> {
         let name = new_data_file_name(self.params.file_tag.as_deref());
-        let path = match self.store.local_path(&format!("{DATA_DIR}/{name}")) {
-            Some(p) => p,
-            None => std::env::temp_dir().join(format!("lancelet-upload-{name}")),
+        let (path, upload) = match self.store.local_path(&format!("{DATA_DIR}/{name}")) {
+            Some(p) => (p, false),
+            None => (std::env::temp_dir().join(format!("lancelet-upload-{name}")), true),
         };
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| lancelet_file::Error::io(&dir.display().to_string(), e))?;
@@ -291,12 +300,23 @@ impl FragmentWriter {
             self.params.writer.clone(),
         )?;
         w.set_field_ids(self.field_ids.clone())?;
-        self.current = Some((name, path, w));
+        self.current = Some(OpenFile {
+            name,
+            local: path,
+            upload,
+            writer: w,
+        });
         Ok(())
     }
 
     fn close_file(&mut self) -> Result<()> {
-        let Some((name, local, w)) = self.current.take() else {
+        let Some(OpenFile {
+            name,
+            local,
+            upload,
+            writer: w,
+        }) = self.current.take()
+        else {
             return Ok(());
         };
         let rows = w.num_rows();
@@ -313,8 +333,11 @@ impl FragmentWriter {
                 (u32::from(a), u32::from(b))
             }
         };
-        if self.store.local_path(&format!("{DATA_DIR}/{name}")).as_ref() != Some(&local) {
-            self.uploads.push((name.clone(), local));
+        if upload {
+            self.uploads.push(PendingUpload {
+                path: format!("{DATA_DIR}/{name}"),
+                local,
+            });
         }
         self.done.push(pb::DataFragment {
             id: self.done.len() as u64,
@@ -350,7 +373,7 @@ impl FragmentWriter {
             if self.current.is_none() {
                 self.open_file()?;
             }
-            let Some((_, _, w)) = self.current.as_mut() else {
+            let Some(OpenFile { writer: w, .. }) = self.current.as_mut() else {
                 return Err(Error::InvalidArgument("no open data file".into()));
             };
             let room = (self.params.max_rows_per_file - w.num_rows()).min((batch.num_rows() - offset) as u64) as usize;
@@ -376,12 +399,6 @@ impl FragmentWriter {
     /// Completed files that still have to be uploaded to the store (object stores only).
     pub fn take_uploads(&mut self) -> Vec<PendingUpload> {
         std::mem::take(&mut self.uploads)
-            .into_iter()
-            .map(|(name, local)| PendingUpload {
-                path: format!("{DATA_DIR}/{name}"),
-                local,
-            })
-            .collect()
     }
 
     /// Uploads the completed files waiting for it.
@@ -396,11 +413,11 @@ impl FragmentWriter {
 
     /// Removes every file written so far (after a failure).
     pub async fn abort(&mut self) {
-        if let Some((_, local, _)) = self.current.take() {
-            let _ = std::fs::remove_file(local);
+        if let Some(open) = self.current.take() {
+            let _ = std::fs::remove_file(open.local);
         }
-        for (_, local) in std::mem::take(&mut self.uploads) {
-            let _ = std::fs::remove_file(local);
+        for u in std::mem::take(&mut self.uploads) {
+            let _ = std::fs::remove_file(u.local);
         }
         let done = std::mem::take(&mut self.done);
         remove_fragments(self.store.as_ref(), &done).await;

@@ -67,23 +67,49 @@ impl FieldPlan {
     }
 }
 
-/// Plans every top-level field; returns the plans and the number of columns.
+/// Which fields of a file have columns of their own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Columns {
+    /// Every field, in pre-order (file format 2.0).
+    EveryField,
+    /// Leaves only: structs and lists live in their leaves' repetition/definition levels
+    /// (2.1+). A struct or list plan's `column` is the first leaf column below it.
+    LeavesOnly,
+}
+
+/// Plans every top-level field of a 2.0 file; returns the plans and the number of columns.
 pub fn plan_schema(schema: &Schema) -> Result<(Vec<FieldPlan>, usize)> {
+    plan_fields(schema, Columns::EveryField)
+}
+
+/// Plans every top-level field of a 2.1+ file, where only leaves have columns; returns the
+/// plans and the number of columns.
+pub fn plan_schema_v21(schema: &Schema) -> Result<(Vec<FieldPlan>, usize)> {
+    plan_fields(schema, Columns::LeavesOnly)
+}
+
+fn plan_fields(schema: &Schema, columns: Columns) -> Result<(Vec<FieldPlan>, usize)> {
     let mut next = 0usize;
     let plans = schema
         .fields()
         .iter()
-        .map(|f| plan_field(f, &mut next, 0))
+        .map(|f| plan_field(f, &mut next, 0, columns))
         .collect::<Result<Vec<_>>>()?;
     Ok((plans, next))
 }
 
-fn plan_field(field: &FieldRef, next: &mut usize, depth: usize) -> Result<FieldPlan> {
+fn plan_field(field: &FieldRef, next: &mut usize, depth: usize, columns: Columns) -> Result<FieldPlan> {
     if depth > 64 {
         return Err(Error::Unsupported("types nested deeper than 64 levels".into()));
     }
     let column = *next;
-    *next += 1;
+    let is_leaf = !matches!(
+        field.data_type(),
+        DataType::Struct(_) | DataType::List(_) | DataType::LargeList(_)
+    ) || is_packed(field);
+    if columns == Columns::EveryField || is_leaf {
+        *next += 1;
+    }
     match field.data_type() {
         DataType::Struct(_) if is_packed(field) => Err(Error::Unsupported(format!(
             "field {:?} is a packed struct (field metadata \"packed\"), which lancelet does not support yet",
@@ -92,7 +118,7 @@ fn plan_field(field: &FieldRef, next: &mut usize, depth: usize) -> Result<FieldP
         DataType::Struct(children) => {
             let children = children
                 .iter()
-                .map(|c| plan_field(c, next, depth + 1))
+                .map(|c| plan_field(c, next, depth + 1, columns))
                 .collect::<Result<Vec<_>>>()?;
             Ok(FieldPlan::Struct {
                 column,
@@ -101,14 +127,21 @@ fn plan_field(field: &FieldRef, next: &mut usize, depth: usize) -> Result<FieldP
             })
         }
         DataType::List(item) | DataType::LargeList(item) => {
-            let item = Box::new(plan_field(item, next, depth + 1)?);
+            let item = Box::new(plan_field(item, next, depth + 1, columns)?);
             Ok(FieldPlan::List {
                 column,
                 field: field.clone(),
                 item,
             })
         }
-        dt if is_leaf_type(dt) => Ok(FieldPlan::Leaf {
+        DataType::Map(..) | DataType::Union(..) | DataType::RunEndEncoded(..) if columns == Columns::LeavesOnly => {
+            Err(Error::Unsupported(format!(
+                "field {:?} has type {}, which lancelet cannot read from 2.1+ files yet",
+                field.name(),
+                field.data_type()
+            )))
+        }
+        dt if columns == Columns::LeavesOnly || is_leaf_type(dt) => Ok(FieldPlan::Leaf {
             column,
             field: field.clone(),
         }),
@@ -225,63 +258,5 @@ fn prune(plan: &FieldPlan, sel: &Selection) -> FieldPlan {
             }
         }
         _ => plan.clone(),
-    }
-}
-
-/// Plans every top-level field of a 2.1+ file, where only leaves have columns: structs
-/// and lists are folded into their leaves' repetition/definition levels. A struct or list
-/// plan's `column` is the first leaf column below it. Returns the plans and the number of
-/// columns.
-pub fn plan_schema_v21(schema: &Schema) -> Result<(Vec<FieldPlan>, usize)> {
-    let mut next = 0usize;
-    let plans = schema
-        .fields()
-        .iter()
-        .map(|f| plan_field_v21(f, &mut next, 0))
-        .collect::<Result<Vec<_>>>()?;
-    Ok((plans, next))
-}
-
-fn plan_field_v21(field: &FieldRef, next: &mut usize, depth: usize) -> Result<FieldPlan> {
-    if depth > 64 {
-        return Err(Error::Unsupported("types nested deeper than 64 levels".into()));
-    }
-    let column = *next;
-    match field.data_type() {
-        DataType::Struct(_) if is_packed(field) => Err(Error::Unsupported(format!(
-            "field {:?} is a packed struct (field metadata \"packed\"), which lancelet does not support yet",
-            field.name()
-        ))),
-        DataType::Struct(children) => {
-            let children = children
-                .iter()
-                .map(|c| plan_field_v21(c, next, depth + 1))
-                .collect::<Result<Vec<_>>>()?;
-            Ok(FieldPlan::Struct {
-                column,
-                field: field.clone(),
-                children,
-            })
-        }
-        DataType::List(item) | DataType::LargeList(item) => {
-            let item = Box::new(plan_field_v21(item, next, depth + 1)?);
-            Ok(FieldPlan::List {
-                column,
-                field: field.clone(),
-                item,
-            })
-        }
-        DataType::Map(..) | DataType::Union(..) | DataType::RunEndEncoded(..) => Err(Error::Unsupported(format!(
-            "field {:?} has type {}, which lancelet cannot read from 2.1+ files yet",
-            field.name(),
-            field.data_type()
-        ))),
-        _ => {
-            *next += 1;
-            Ok(FieldPlan::Leaf {
-                column,
-                field: field.clone(),
-            })
-        }
     }
 }
