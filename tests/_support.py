@@ -1,4 +1,5 @@
-"""Helpers shared by tests and benches: a local S3 server, a killable writer process.
+"""Helpers shared by tests and benches: a local S3 server, a fault-injecting HTTP proxy in
+front of it, a killable writer process.
 
 Tests import it directly (pytest puts ``tests/`` on ``sys.path``); benches add ``tests/``
 to ``sys.path`` first.
@@ -6,13 +7,18 @@ to ``sys.path`` first.
 
 from __future__ import annotations
 
+import http.client
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
-from typing import Any, Dict, List, Tuple
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable, Dict, List, Optional, Tuple
+from urllib.parse import urlsplit
 
 
 def free_port() -> int:
@@ -22,13 +28,29 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+# moto's server checks If-None-Match and then stores the object without a lock, so two
+# concurrent conditional PUTs of one key can both succeed; real S3 makes it atomic. The
+# server runs with object PUTs serialized so concurrency tests test lancelet, not moto.
+_MOTO_MAIN = """
+import sys, threading
+from moto.s3.responses import S3Response
+from moto.server import main
+_lock, _put = threading.Lock(), S3Response.put_object
+def put_object(self):
+    with _lock:
+        return _put(self)
+S3Response.put_object = put_object
+main(sys.argv[1:])
+"""
+
+
 def start_s3_server(bucket: str) -> Tuple[subprocess.Popen, str, Any]:
     """Starts moto's S3 server on a free loopback port with ``bucket`` created; returns the
     process (stop it with ``stop``), its endpoint and a boto3 client."""
     import boto3
 
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+    proc = subprocess.Popen([sys.executable, "-c", _MOTO_MAIN, "-H", "127.0.0.1", "-p", str(port)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     endpoint = f"http://127.0.0.1:{port}"
     try:
@@ -74,3 +96,258 @@ def kill_after_ready(proc: subprocess.Popen, delay: float) -> Tuple[List[str], s
             proc.wait()
         proc.stdout.close()
         proc.stderr.close()
+
+
+# --- An HTTP fault-injecting proxy in front of the S3 server ------------------------------
+
+# Headers that describe one hop, not the message: never forwarded as they came.
+_HOP_BY_HOP = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
+               "trailers", "transfer-encoding", "upgrade", "content-length"}
+
+_S3_MESSAGES = {
+    "SlowDown": "Please reduce your request rate.",
+    "InternalError": "We encountered an internal error. Please try again.",
+    "ServiceUnavailable": "Service is unable to handle request.",
+}
+
+
+@dataclass(frozen=True)
+class FaultRequest:
+    """One request as the proxy saw it: what fault rules match on."""
+
+    method: str
+    path: str  # URL path: /bucket/key
+    query: str  # the raw query string, '' when none
+    body_len: int
+
+
+@dataclass
+class FaultRule:
+    """What to do to matching requests. ``action`` is ``"error"`` (answer ``status`` without
+    forwarding), ``"error_after"`` (forward, so the write happens, then answer ``status``)
+    or ``"truncate"`` (forward, then send only ``keep`` of the body and drop the connection;
+    with ``honest_length`` the headers claim the short length instead).
+
+    It fires on every ``every``-th matching request, at most ``times`` times (``None``:
+    without end) while active. ``fired`` counts firings, ``seen`` matching requests."""
+
+    action: str
+    when: Optional[Callable[[FaultRequest], bool]] = None
+    status: int = 503
+    code: str = "SlowDown"
+    times: Optional[int] = None
+    every: int = 1
+    keep: float = 0.5
+    honest_length: bool = False
+    seen: int = 0
+    fired: int = 0
+    active: bool = True
+
+    def _take(self, req: FaultRequest) -> bool:
+        if not self.active or (self.when is not None and not self.when(req)):
+            return False
+        self.seen += 1
+        if self.seen % self.every or (self.times is not None and self.fired >= self.times):
+            return False
+        self.fired += 1
+        return True
+
+    def stop(self) -> None:
+        self.active = False
+
+
+@dataclass
+class ProxyLogEntry:
+    method: str
+    path: str
+    query: str
+    status: int
+    fault: Optional[str]
+    at: float = field(default_factory=time.monotonic)
+
+
+class FaultProxy:
+    """A threaded HTTP/1.1 reverse proxy in front of an S3 server that forwards every
+    request, except that rules (see :class:`FaultRule`) can answer with S3-style 500/503
+    errors instead, forward and then report an error, or cut response bodies short.
+
+    Requests are buffered whole both ways (chunked request bodies are decoded, responses
+    are re-sent with a ``Content-Length``); connections to the client stay alive. Every
+    request is logged in ``log``. Use ``endpoint`` as ``aws_endpoint``."""
+
+    def __init__(self, upstream: str):
+        u = urlsplit(upstream)
+        self._upstream = (u.hostname, u.port)
+        self._rules: List[FaultRule] = []
+        self._lock = threading.Lock()
+        self.log: List[ProxyLogEntry] = []
+        proxy = self
+
+        class Handler(_FaultHandler):
+            owner = proxy
+
+        self._server = _Server(("127.0.0.1", 0), Handler)
+        self.endpoint = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+                                        daemon=True)
+        self._thread.start()
+
+    # rules
+    def add(self, rule: FaultRule) -> FaultRule:
+        with self._lock:
+            self._rules.append(rule)
+        return rule
+
+    def fail(self, status: int = 503, code: Optional[str] = None, *, when=None, times=None, every=1,
+             after_forward: bool = False) -> FaultRule:
+        """Answer matching requests with ``status`` (an S3 error ``code``: ``SlowDown`` for
+        503, ``InternalError`` otherwise), before forwarding them or, with ``after_forward``,
+        after the server handled them."""
+        code = code or ("SlowDown" if status == 503 else "InternalError")
+        return self.add(FaultRule("error_after" if after_forward else "error", when=when, status=status, code=code,
+                                  times=times, every=every))
+
+    def truncate(self, *, when=None, times=None, every=1, keep: float = 0.5,
+                 honest_length: bool = False) -> FaultRule:
+        """Send only the first ``keep`` fraction of matching responses' bodies."""
+        return self.add(FaultRule("truncate", when=when, times=times, every=every, keep=keep,
+                                  honest_length=honest_length))
+
+    def clear(self) -> None:
+        with self._lock:
+            for r in self._rules:
+                r.active = False
+            self._rules = []
+
+    def _match(self, req: FaultRequest) -> Optional[FaultRule]:
+        with self._lock:
+            for r in self._rules:
+                if r._take(req):
+                    return r
+        return None
+
+    def _record(self, entry: ProxyLogEntry) -> None:
+        with self._lock:
+            self.log.append(entry)
+
+    def faults(self) -> List[ProxyLogEntry]:
+        with self._lock:
+            return [e for e in self.log if e.fault]
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> FaultProxy:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128
+
+
+class _FaultHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    owner: FaultProxy
+
+    def log_message(self, format, *args) -> None:
+        pass  # quiet
+
+    def _read_body(self) -> bytes:
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            parts = []
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass  # trailers
+                    return b"".join(parts)
+                parts.append(self.rfile.read(size))
+                self.rfile.readline()
+        n = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(n) if n else b""
+
+    def _forward(self, body: bytes):
+        conn = http.client.HTTPConnection(*self.owner._upstream, timeout=60)
+        try:
+            conn.putrequest(self.command, self.path, skip_host=True, skip_accept_encoding=True)
+            for k, v in self.headers.items():
+                if k.lower() not in _HOP_BY_HOP:
+                    conn.putheader(k, v)
+            if body or self.command in ("PUT", "POST"):
+                conn.putheader("Content-Length", str(len(body)))
+            conn.endheaders(body or None)
+            resp = conn.getresponse()
+            data = resp.read()
+            headers = [(k, v) for k, v in resp.getheaders() if k.lower() not in _HOP_BY_HOP]
+            length = resp.getheader("Content-Length") if self.command == "HEAD" else str(len(data))
+            return resp.status, resp.reason, headers, length, data
+        finally:
+            conn.close()
+
+    def _send(self, status: int, reason: Optional[str], headers, length: Optional[str], data: bytes,
+              send: Optional[int] = None) -> None:
+        self.send_response_only(status, reason)
+        for k, v in headers:
+            self.send_header(k, v)
+        if length is not None and status not in (204, 304):  # those never have a body
+            self.send_header("Content-Length", length)
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data if send is None else data[:send])
+        self.wfile.flush()
+
+    def _send_s3_error(self, rule: FaultRule, path: str) -> None:
+        body = (f'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>{rule.code}</Code>'
+                f"<Message>{_S3_MESSAGES.get(rule.code, rule.code)}</Message><Resource>{path}</Resource>"
+                f"<RequestId>fault{id(rule) % 100000}</RequestId></Error>").encode()
+        self._send(rule.status, None, [("Content-Type", "application/xml")], str(len(body)), body)
+
+    def _handle(self) -> None:
+        body = self._read_body()
+        path, _, query = self.path.partition("?")
+        req = FaultRequest(self.command, path, query, len(body))
+        rule = self.owner._match(req)
+        fault = rule.action if rule else None
+        if rule is not None and rule.action == "error":
+            self._send_s3_error(rule, path)
+            self.owner._record(ProxyLogEntry(self.command, path, query, rule.status, fault))
+            return
+        try:
+            status, reason, headers, length, data = self._forward(body)
+        except OSError:
+            status, reason, headers, length, data = 502, None, [], "0", b""
+        if rule is not None and rule.action == "error_after":
+            self._send_s3_error(rule, path)
+            self.owner._record(ProxyLogEntry(self.command, path, query, rule.status, fault))
+            return
+        if rule is not None and rule.action == "truncate" and self.command != "HEAD" and data:
+            keep = int(len(data) * rule.keep)
+            if rule.honest_length:
+                self._send(status, reason, headers, str(keep), data[:keep])
+            else:
+                # Promise the whole body, send part of it, drop the connection.
+                self._send(status, reason, headers, length, data, send=keep)
+                self.close_connection = True
+            self.owner._record(ProxyLogEntry(self.command, path, query, status, fault))
+            return
+        self._send(status, reason, headers, length, data)
+        self.owner._record(ProxyLogEntry(self.command, path, query, status, None))
+
+    do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _handle
+
+
+def referenced_files(lib: Any, uri: str) -> set:
+    """Paths (relative to the root) of the data and deletion files every version of the
+    dataset at ``uri`` uses, as ``lib`` (lancelet) reports them."""
+    out = set()
+    for v in lib.dataset(uri).versions():
+        for frag in lib.dataset(uri, version=v["version"]).get_fragments():
+            out.update(f"data/{df.path}" for df in frag.data_files())
+            if frag.deletion_file():
+                out.add(frag.deletion_file())
+    return out

@@ -603,3 +603,28 @@ class _ErrorKinds:
 def errors() -> _ErrorKinds:
     """``errors.<kind>``: the exception class (or tuple) expected for a failure kind."""
     return _ErrorKinds(ORACLE_SELF)
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint():
+    """moto's S3 server on a loopback port with bucket ``lancelet``: ``(endpoint, boto3 client)``."""
+    pytest.importorskip("moto")
+    pytest.importorskip("boto3")
+    from _support import start_s3_server, stop
+
+    proc, endpoint, client = start_s3_server("lancelet")
+    try:
+        yield endpoint, client
+    finally:
+        stop(proc)
+
+
+@pytest.fixture
+def s3(s3_endpoint):
+    """A fresh dataset URI on the S3 server: ``(uri, storage_options, boto3 client)``."""
+    import uuid
+
+    from _support import s3_options
+
+    endpoint, client = s3_endpoint
+    return f"s3://lancelet/{uuid.uuid4().hex}/items.lance", s3_options(endpoint), client

@@ -24,7 +24,8 @@ import textwrap
 import numpy as np
 import pytest
 
-from _support import kill_after_ready
+import lancelet
+from _support import kill_after_ready, referenced_files
 
 lance = pytest.importorskip("lance")
 
@@ -180,3 +181,18 @@ def test_killed_writer_leaves_a_committed_version(lib, lib_name, tmp_path, mode,
         _check_version(lib, uri, v, expected, rows=v % 7 == 0 or v > final - 3)
     lance.dataset(uri).validate()
     assert final > KILLS, "the writers committed too little to test anything"
+
+    # Cleanup removes the killed writers' orphans and the old versions' files, nothing else.
+    def on_disk():
+        dirs = [d for d in ("data", "_deletions") if os.path.isdir(os.path.join(uri, d))]
+        return {os.path.join(d, f) for d in dirs for f in os.listdir(os.path.join(uri, d))}
+
+    orphans = on_disk() - referenced_files(lancelet, uri)
+    keep = final // 2
+    stats = lib.dataset(uri).cleanup_old_versions(retain_versions=keep, delete_unverified=True)
+    assert stats.old_versions == final - keep
+    assert stats.data_files_removed + stats.deletion_files_removed >= len(orphans)
+    assert on_disk() == referenced_files(lancelet, uri)
+    for v in range(final - keep + 1, final + 1):
+        _check_version(lib, uri, v, expected, rows=v % 3 == 0 or v == final)
+    lance.dataset(uri).validate()

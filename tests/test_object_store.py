@@ -15,28 +15,9 @@ import pytest
 
 import lancelet
 from lancelet import errors as E
-from _support import free_port, kill_after_ready, s3_options, start_s3_server, stop
+from _support import free_port, kill_after_ready
 
 pytestmark = pytest.mark.lancelet_only
-
-
-@pytest.fixture(scope="module")
-def s3_endpoint():
-    pytest.importorskip("moto")
-    pytest.importorskip("boto3")
-    proc, endpoint, client = start_s3_server("lancelet")
-    try:
-        yield endpoint, client
-    finally:
-        stop(proc)
-
-
-@pytest.fixture
-def s3(s3_endpoint):
-    """A fresh dataset URI on the S3 server, with its storage options."""
-    endpoint, client = s3_endpoint
-    opts = s3_options(endpoint)
-    return f"s3://lancelet/{uuid.uuid4().hex}/items.lance", opts, client
 
 
 def _t(lo: int, hi: int) -> pa.Table:
@@ -295,7 +276,7 @@ def test_writers_killed_on_s3_leave_a_committed_version(s3):
     import json
     import random
 
-    uri, opts, _ = s3
+    uri, opts, client = s3
     lancelet.write_dataset(pa.table({"id": pa.array(range(100), pa.int64()), "s": [str(i) for i in range(100)]}),
                            uri, storage_options=opts)
     rng = random.Random(7)
@@ -312,6 +293,67 @@ def test_writers_killed_on_s3_leave_a_committed_version(s3):
         assert sorted(ds.to_table(columns=["id"])["id"].to_pylist()) == list(range(100 * ds.version))
         printed = ds.version
     assert printed > 3, "the writers committed too little to test anything"
+    # The killed writers' orphans and old versions' files go; the latest version stays whole.
+    stats = lancelet.dataset(uri, storage_options=opts).cleanup_old_versions(retain_versions=2,
+                                                                             delete_unverified=True)
+    assert stats.old_versions == printed - 2
+    prefix = uri[len("s3://lancelet/"):] + "/"
+    left = {o["Key"][len(prefix):] for o in client.list_objects_v2(Bucket="lancelet", Prefix=prefix + "data/")
+            .get("Contents", [])}
+    assert left == {f"data/{df.path}" for v in (printed - 1, printed)
+                    for f in lancelet.dataset(uri, version=v, storage_options=opts).get_fragments()
+                    for df in f.data_files()}
+    assert sorted(lancelet.dataset(uri, storage_options=opts).to_table(columns=["id"])["id"].to_pylist()) \
+        == list(range(100 * printed))
+
+
+def test_appends_and_deletes_at_once_on_s3(s3):
+    """Appenders and deleters race; deletes of different fragments all land, deletes of one
+    fragment either land or raise CommitConflictError; every landed change is in the table."""
+    import json
+
+    uri, opts, _ = s3
+    lancelet.write_dataset(_t(0, 800), uri, max_rows_per_file=100, storage_options=opts)
+    code = ("import json, sys, pyarrow as pa, lancelet\n"
+            "lo = int(sys.argv[2])\n"
+            "lancelet.write_dataset(pa.table({'id': pa.array(range(lo, lo + 20), pa.int64()),"
+            " 's': [f'v{i % 11}' for i in range(lo, lo + 20)]}), sys.argv[1], mode='append',"
+            " storage_options=json.loads(sys.argv[3]))\n")
+    procs = [subprocess.Popen([sys.executable, "-c", code, uri, str(100_000 + 100 * i), json.dumps(opts)],
+                              stderr=subprocess.PIPE, text=True) for i in range(4)]
+    deleted, conflicts, failures = [], [], []
+
+    def delete(pred, rows):
+        try:
+            lancelet.dataset(uri, storage_options=opts).delete(pred)
+            deleted.append(rows)
+        except lancelet.CommitConflictError as e:
+            conflicts.append(e)
+        except Exception as e:  # noqa: BLE001
+            failures.append(e)
+
+    jobs = [threading.Thread(target=delete, args=(f"id >= {f * 100} AND id < {f * 100 + 10}",
+                                                  range(f * 100, f * 100 + 10))) for f in range(4)]
+    jobs += [threading.Thread(target=delete, args=(f"id = {700 + k}", [700 + k])) for k in range(4)]
+    jobs.append(threading.Thread(target=lambda: failures.extend(_append_in_threads(uri, opts, 4, 20))))
+    for j in jobs:
+        j.start()
+    for j in jobs:
+        j.join()
+    for p in procs:
+        _, err = p.communicate(timeout=180)
+        assert p.returncode == 0, err
+    assert not failures
+    assert len(deleted) >= 5  # the four disjoint deletes and at least one on fragment 7
+    assert len(deleted) + len(conflicts) == 8
+    ds = lancelet.dataset(uri, storage_options=opts)
+    assert ds.version == 1 + 8 + len(deleted)
+    assert [v["version"] for v in ds.versions()] == list(range(1, ds.version + 1))
+    gone = {i for rows in deleted for i in rows}
+    want = [i for i in range(800) if i not in gone]
+    want += [lo + j for lo in [1000 * (i + 1) for i in range(4)] + [100_000 + 100 * i for i in range(4)]
+             for j in range(20)]
+    assert sorted(ds.to_table(columns=["id"])["id"].to_pylist()) == sorted(want)
 
 
 def test_sixteen_writers_threads_and_processes_on_s3(s3):

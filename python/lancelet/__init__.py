@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from . import errors, file, fragment
 from .dataset import (
+    CleanupStats,
     LanceDataset,
     LanceFragment,
     LanceOperation,
@@ -18,6 +19,7 @@ from .dataset import (
     dataset,
     write_dataset,
 )
+from .evolve import BatchUDF, batch_udf
 from .fragment import FragmentMetadata, write_fragments
 from ._native import __version__, set_worker_threads
 from .errors import (
@@ -43,6 +45,9 @@ __all__ = [
     "LanceFragment",
     "LanceOperation",
     "ScanStatistics",
+    "CleanupStats",
+    "BatchUDF",
+    "batch_udf",
     "FragmentMetadata",
     "write_fragments",
     "fragment",

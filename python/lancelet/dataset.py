@@ -30,7 +30,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Unio
 import pyarrow as pa
 
 from . import _native
-from .errors import InvalidArgumentError, UnsupportedFeatureError
+from .errors import InvalidArgumentError, RowIndexError, UnsupportedFeatureError
 from .file import ReaderResults
 from .fragment import DataFile, FragmentMetadata
 
@@ -41,6 +41,7 @@ __all__ = [
     "LanceScanner",
     "LanceFragment",
     "LanceOperation",
+    "CleanupStats",
     "ScanStatistics",
     "Tags",
     "WriteProgress",
@@ -83,9 +84,25 @@ def _native_uri(uri: Any, storage_options: Optional[Dict[str, str]]) -> str:
     ``memory://name`` or ``s3://bucket/prefix`` (checked there, with the options)."""
     if isinstance(uri, LanceDataset):
         uri = uri.uri
+    if not isinstance(uri, (str, os.PathLike)):
+        raise TypeError(f"a dataset URI is a string or path, got {type(uri).__name__}")
     uri = os.fspath(uri) if isinstance(uri, os.PathLike) else str(uri)
-    _storage_options(storage_options)
+    if isinstance(uri, bytes):
+        raise TypeError("a dataset URI is a string or path, got bytes")
+    options = _storage_options(storage_options)
+    if options and uri.lower().startswith("memory://"):
+        # An in-memory store takes no configuration (only the store-independent options).
+        for k in options:
+            if k.lower() not in _STORE_INDEPENDENT_OPTIONS:
+                raise InvalidArgumentError(f"unknown storage option {k!r} for {uri} (in-memory stores take none)")
     return uri[len("file://") :] if uri.startswith("file://") else uri
+
+
+#: Storage options that apply to every kind of store.
+_STORE_INDEPENDENT_OPTIONS = {"manifest_store"}
+
+#: Largest value of the native layer's unsigned 64-bit counts (limits, offsets, versions).
+_U64_MAX = 2**64 - 1
 
 
 def _storage_options(options: Optional[Dict[str, str]]) -> Optional[Dict[str, str]]:
@@ -138,6 +155,8 @@ def dataset(
 
 def _as_reader(data: Any, schema: Optional[pa.Schema]) -> pa.RecordBatchReader:
     """Any supported input as a stream of batches (nothing is materialized)."""
+    if schema is not None and not isinstance(schema, pa.Schema):
+        raise TypeError(f"schema must be a pyarrow.Schema, got {type(schema).__name__}")
     if isinstance(data, LanceDataset):
         data = data.to_batches()
     if isinstance(data, pa.RecordBatchReader):
@@ -241,8 +260,8 @@ def _check_write_args(mode: str, data_storage_version: Optional[str], max_rows_p
         raise InvalidArgumentError(f"unknown data_storage_version {data_storage_version!r}")
     for name, value in (("max_rows_per_file", max_rows_per_file), ("max_rows_per_group", max_rows_per_group),
                         ("max_bytes_per_file", max_bytes_per_file)):
-        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-            raise InvalidArgumentError(f"{name} must be a positive integer, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= _U64_MAX:
+            raise InvalidArgumentError(f"{name} must be a positive integer below 2**64, got {value!r}")
 
 
 def write_dataset(
@@ -384,7 +403,7 @@ def _tag_name(tag: Any) -> str:
 
 
 def _check_int_version(version: Any) -> int:
-    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+    if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= _U64_MAX:
         raise InvalidArgumentError(f"version must be a positive integer, got {version!r}")
     return version
 
@@ -448,6 +467,32 @@ class ScanStatistics:
 
     def __repr__(self) -> str:
         return "ScanStatistics(" + ", ".join(f"{k}={v}" for k, v in self.to_dict().items()) + ")"
+
+
+class CleanupStats:
+    """What :meth:`LanceDataset.cleanup_old_versions` removed (pylance's names)."""
+
+    __slots__ = ("bytes_removed", "old_versions", "data_files_removed", "transaction_files_removed",
+                 "index_files_removed", "deletion_files_removed", "failed_deletes")
+
+    def __init__(self, **counts: int):
+        for k in self.__slots__:
+            setattr(self, k, int(counts.get(k, 0)))
+
+    def to_dict(self) -> Dict[str, int]:
+        """The counters as a dict."""
+        return {k: getattr(self, k) for k in self.__slots__}
+
+    def __repr__(self) -> str:
+        return "CleanupStats(" + ", ".join(f"{k}={v}" for k, v in self.to_dict().items()) + ")"
+
+
+def _positive_int(name: str, value: Any) -> Optional[int]:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise InvalidArgumentError(f"{name} must be a positive integer, got {value!r}")
+    return value
 
 
 class LanceDataset:
@@ -577,6 +622,49 @@ class LanceDataset:
         """Commits a new version whose content is this (older) version's."""
         self._native = self._native.restore()
 
+    def cleanup_old_versions(
+        self,
+        older_than: Optional[_dt.timedelta] = None,
+        retain_versions: Optional[int] = None,
+        *,
+        delete_unverified: bool = False,
+        error_if_tagged_old_versions: bool = True,
+        delete_rate_limit: Optional[int] = None,
+        versions: Optional[List[int]] = None,
+        delete_concurrency: Optional[int] = None,
+    ) -> CleanupStats:
+        """Removes old versions and the files only they use; returns :class:`CleanupStats`.
+
+        A version is removed when it is older than ``older_than`` (a ``timedelta``) and not
+        among the newest ``retain_versions`` (each only when given; with neither, versions
+        older than two weeks go), and, when ``versions`` is given, listed there. The newest
+        version and tagged versions are never removed: with ``error_if_tagged_old_versions``
+        (the default) a tagged version the policy selects raises ``InvalidArgumentError`` and
+        nothing is removed. Data, deletion and transaction files that no kept version uses
+        are deleted when a removed version used them; files no version ever used (left by a
+        failed or still running write) only once they are 7 days old, or at once with
+        ``delete_unverified=True`` (only safe when nobody is writing). Index files are kept.
+        ``delete_rate_limit`` caps deletions per second and ``delete_concurrency`` how
+        many run at once.
+        """
+        if older_than is not None and not isinstance(older_than, _dt.timedelta):
+            raise InvalidArgumentError(f"older_than must be a datetime.timedelta, got {type(older_than).__name__}")
+        if versions is not None:
+            if isinstance(versions, (str, bytes)) or not all(
+                    isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in versions):
+                raise InvalidArgumentError(f"versions must be a list of version numbers, got {versions!r}")
+            versions = list(versions)
+        counts = self._native.cleanup_old_versions(
+            older_than=None if older_than is None else older_than.total_seconds(),
+            retain_versions=_positive_int("retain_versions", retain_versions),
+            delete_unverified=bool(delete_unverified),
+            error_if_tagged_old_versions=bool(error_if_tagged_old_versions),
+            delete_rate_limit=_positive_int("delete_rate_limit", delete_rate_limit),
+            versions=versions,
+            delete_concurrency=_positive_int("delete_concurrency", delete_concurrency),
+        )
+        return CleanupStats(**counts)
+
     def config(self) -> Dict[str, str]:
         """The table config stored in the manifest (``key -> value``)."""
         return dict(self._native.config())
@@ -703,7 +791,7 @@ class LanceDataset:
 
     def _take_rows(self, row_ids: Union[List[int], pa.Array], columns: _Columns = None) -> pa.Table:
         """Rows by ``_rowid`` (equal to ``_rowaddr`` on datasets without stable row ids)."""
-        ids = _indices(row_ids)
+        ids = _indices(row_ids, "row id", 2**64)
         return ReaderResults(self._native.take_addresses(ids, _names(columns))).to_table()
 
     def get_fragments(self, filter: Optional[str] = None) -> List["LanceFragment"]:
@@ -734,6 +822,85 @@ class LanceDataset:
         self._native, n = self._native.delete(predicate)
         return {"num_deleted_rows": n}
 
+    def add_columns(
+        self,
+        transforms: Any,
+        read_columns: Optional[List[str]] = None,
+        reader_schema: Optional[pa.Schema] = None,
+        batch_size: Optional[int] = None,
+    ) -> None:
+        """Adds columns without rewriting existing data, as a new version.
+
+        ``transforms`` is one of:
+
+        - a dict ``{name: SQL expression}`` over existing columns, e.g. ``{"c": "a * 2"}``;
+        - a ``pyarrow.Field``, a list of them or a ``pyarrow.Schema``: new nullable columns,
+          null in every row (nothing is written);
+        - a function ``RecordBatch -> RecordBatch | pandas.DataFrame`` or a
+          :func:`lancelet.batch_udf`, given batches of ``read_columns`` (all columns when
+          None), deleted rows included; with a ``checkpoint_file`` a failed run resumes.
+
+        Computed columns go into one new data file per fragment; existing files are never
+        rewritten. ``reader_schema`` is accepted for pylance compatibility and unused.
+        """
+        from .evolve import BatchUDF, backfill
+
+        del reader_schema
+        if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int)
+                                       or batch_size <= 0):
+            raise InvalidArgumentError(f"batch_size must be a positive integer, got {batch_size!r}")
+        names = _names(read_columns) if read_columns is not None else None
+        if isinstance(transforms, dict):
+            if not transforms or not all(isinstance(k, str) and isinstance(v, str) for k, v in transforms.items()):
+                raise InvalidArgumentError("add_columns takes a non-empty dict of {name: SQL expression}")
+            self._native = self._native.add_columns_sql(list(transforms.items()), batch_size)
+        elif isinstance(transforms, (pa.Field, pa.Schema)) or (
+                isinstance(transforms, list) and transforms and all(isinstance(f, pa.Field) for f in transforms)):
+            fields = [transforms] if isinstance(transforms, pa.Field) else list(transforms)
+            self._native = self._native.add_null_columns(pa.schema(fields))
+        elif callable(transforms):
+            udf = transforms if isinstance(transforms, BatchUDF) else BatchUDF(transforms)
+            self._native = backfill(self, udf, names, batch_size)
+        else:
+            raise InvalidArgumentError(
+                "add_columns takes a dict of SQL expressions, pyarrow fields or a schema, or a function; "
+                f"got {type(transforms).__name__}")
+
+    def drop_columns(self, columns: List[str]) -> None:
+        """Removes columns (dotted paths reach struct fields) from the schema, as a new
+        version. Only metadata changes; the data stays in the files until compaction."""
+        if isinstance(columns, str) or not isinstance(columns, (list, tuple)) or not columns \
+                or not all(isinstance(c, str) for c in columns):
+            raise InvalidArgumentError("drop_columns takes a non-empty list of column names")
+        self._native = self._native.drop_columns(list(columns))
+
+    def alter_columns(self, *alterations: Dict[str, Any]) -> None:
+        """Renames columns or makes them nullable, as a new version (metadata only).
+
+        Each alteration is a dict with ``"path"`` (dotted for struct fields) and any of
+        ``"name"`` (the new name) and ``"nullable"`` (only ``True`` is accepted for a
+        nullable change; making a column non-nullable would need every row checked).
+        ``"data_type"`` (a cast, which rewrites the column) is not supported yet.
+        """
+        if not alterations:
+            raise InvalidArgumentError("alter_columns needs at least one alteration")
+        out = []
+        for a in alterations:
+            if not isinstance(a, dict) or not isinstance(a.get("path"), str):
+                raise InvalidArgumentError(f"an alteration is a dict with a \"path\", got {a!r}")
+            unknown = set(a) - {"path", "name", "nullable", "data_type"}
+            if unknown:
+                raise InvalidArgumentError(f"unknown alteration keys {sorted(unknown)}")
+            if a.get("data_type") is not None:
+                raise UnsupportedFeatureError("changing a column's type (alter_columns data_type)")
+            name, nullable = a.get("name"), a.get("nullable")
+            if name is not None and not isinstance(name, str):
+                raise InvalidArgumentError(f"a new column name is a string, got {name!r}")
+            if nullable is not None and not isinstance(nullable, bool):
+                raise InvalidArgumentError(f"nullable is True or False, got {nullable!r}")
+            out.append((a["path"], name, nullable))
+        self._native = self._native.alter_columns(out)
+
     def __repr__(self) -> str:
         return f"LanceDataset(uri={self.uri!r}, version={self.version})"
 
@@ -741,26 +908,44 @@ class LanceDataset:
 def _filter(filter: Any) -> Optional[str]:
     if filter is None or isinstance(filter, str):
         return filter
-    raise UnsupportedFeatureError(f"filters must be SQL strings, got {type(filter).__name__}")
+    if type(filter).__module__.startswith("pyarrow"):
+        # pylance also takes pyarrow.compute expressions.
+        raise UnsupportedFeatureError(f"filters must be SQL strings, got {type(filter).__name__}")
+    raise InvalidArgumentError(f"filters must be SQL strings, got {type(filter).__name__}")
 
 
 def _names(columns: Any) -> Optional[List[str]]:
     if columns is None:
         return None
-    if isinstance(columns, str) or not all(isinstance(c, str) for c in columns):
-        raise InvalidArgumentError("columns must be a list of column names")
-    return list(columns)
+    if isinstance(columns, (str, bytes)) or not isinstance(columns, Iterable):
+        raise InvalidArgumentError(f"columns must be a list of column names, got {type(columns).__name__}")
+    names = list(columns)
+    seen = set()
+    for c in names:
+        if not isinstance(c, str):
+            raise InvalidArgumentError(f"columns must be a list of column names, got {c!r} in it")
+        if c in seen:
+            raise InvalidArgumentError(f"column {c!r} is selected twice")
+        seen.add(c)
+    return names
 
 
-def _indices(indices: Any) -> List[int]:
+def _indices(indices: Any, what: str = "row index", bound: int = 2**63) -> List[int]:
+    """Row indices (``what``) as a list of ints in ``[0, bound)``."""
     if isinstance(indices, (pa.Array, pa.ChunkedArray)):
         indices = indices.to_pylist()
     elif hasattr(indices, "tolist"):
         indices = indices.tolist()
+    if isinstance(indices, (str, bytes, dict)) or not isinstance(indices, Iterable):
+        raise TypeError(f"indices must be a list of integers, got {type(indices).__name__}")
     out = []
     for i in indices:
         if isinstance(i, bool) or not isinstance(i, int):
             raise InvalidArgumentError(f"row indices must be integers, got {i!r}")
+        if i < 0:
+            raise RowIndexError(f"{what} {i} is negative")
+        if i >= bound:
+            raise RowIndexError(f"{what} {i} is out of range")
         out.append(i)
     return out
 
@@ -773,6 +958,14 @@ def _reporting(reader: pa.RecordBatchReader, stats: Any, callback: Callable) -> 
         callback(ScanStatistics(**stats.snapshot()))
 
     return pa.RecordBatchReader.from_batches(reader.schema, batches())
+
+
+def _fragment_id(f: Any) -> int:
+    if isinstance(f, LanceFragment):
+        return f.fragment_id
+    if isinstance(f, bool) or not isinstance(f, int) or not 0 <= f <= _U64_MAX:
+        raise InvalidArgumentError(f"fragments must be LanceFragment objects or fragment ids, got {f!r}")
+    return f
 
 
 class LanceScanner:
@@ -796,6 +989,10 @@ class LanceScanner:
                 raise InvalidArgumentError(f"{name} must be a non-negative integer, got {v!r}")
         if batch_size == 0:
             raise InvalidArgumentError("batch_size must be positive")
+        # Counts past what the native layer holds mean "no limit" / "skip everything".
+        limit = None if limit is None else min(limit, _U64_MAX)
+        offset = None if offset is None else min(offset, _U64_MAX)
+        batch_size = None if batch_size is None else min(batch_size, 2**63 - 1)
         self._ds = ds
         self._stats_callback = scan_stats_callback
         self._stats: Optional[Any] = None
@@ -815,7 +1012,11 @@ class LanceScanner:
         else:
             self._kwargs["columns"] = _names(columns)
         if fragments is not None:
-            self._kwargs["fragments"] = [f.fragment_id if isinstance(f, LanceFragment) else int(f) for f in fragments]
+            if not isinstance(fragments, Iterable):
+                raise InvalidArgumentError(
+                    f"fragments must be a list of LanceFragment objects or fragment ids, got {type(fragments).__name__}"
+                )
+            self._kwargs["fragments"] = [_fragment_id(f) for f in fragments]
 
     def _stream(self) -> Any:
         self._stats = _native.ScanStats()

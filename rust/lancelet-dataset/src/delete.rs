@@ -103,8 +103,10 @@ impl Dataset {
         match committed {
             Ok(ds) => Ok((ds, DeleteResult { num_deleted_rows })),
             Err(e) => {
-                for p in written {
-                    let _ = self.store().delete(&p).await;
+                if crate::write::nothing_committed(&e) {
+                    for p in written {
+                        let _ = self.store().delete(&p).await;
+                    }
                 }
                 Err(e)
             }

@@ -7,9 +7,13 @@
 //! - [`scan`]: the scanner (projection, SQL filter, limit/offset, row ids and addresses),
 //!   planned as independent row-range tasks so the caller can run them in parallel.
 //! - [`take`] and [`delete`]: random access by row offset and deletion by predicate.
+//! - [`cleanup`]: removing old versions and the files only they use.
+//! - [`evolve`]: adding, dropping and altering columns without rewriting data.
 
+pub mod cleanup;
 pub mod delete;
 mod error;
+pub mod evolve;
 pub mod scan;
 pub mod take;
 pub mod write;
@@ -152,6 +156,7 @@ impl Dataset {
         {
             return Err(Error::Unsupported(format!("{path} keeps data under other base paths")));
         }
+        check_fragments(&manifest, &path)?;
         let schema = Arc::new(from_lance_fields(&manifest.fields, &manifest.schema_metadata, &path)?);
         Ok(Self {
             store,
@@ -319,6 +324,7 @@ impl Dataset {
 
     /// Commits `op` read at this version and returns the dataset at the new version.
     pub async fn commit_operation(&self, op: pb::transaction::Operation, message: Option<&str>) -> Result<Self> {
+        check_fragment_id_room(&self.manifest, &op, &self.root.display().to_string())?;
         let txn = new_transaction(self.version(), op, message);
         let opts = CommitOptions::default();
         let (m, naming) = commit(self.store.as_ref(), Some((&self.manifest, self.naming)), &txn, &opts).await?;
@@ -333,7 +339,15 @@ impl Dataset {
     }
 
     /// The open data files of a fragment, in the fragment's order.
+    /// Each file is checked to hold the fragment's `physical_rows`: that count comes from
+    /// the manifest, and everything sized by it (scan tasks, row addresses) trusts it.
     pub(crate) async fn fragment_readers(&self, frag: &pb::DataFragment) -> Result<Vec<Arc<FileReader>>> {
+        if frag.files.is_empty() && frag.physical_rows > 0 {
+            return Err(Error::corrupt(
+                &self.root.display().to_string(),
+                format!("fragment {} has {} rows but no data files", frag.id, frag.physical_rows),
+            ));
+        }
         let mut out = Vec::with_capacity(frag.files.len());
         for df in &frag.files {
             let cached = self.caches.files.lock().ok().and_then(|c| c.get(&df.path).cloned());
@@ -343,23 +357,24 @@ impl Dataset {
                     safe_relative(&df.path)?;
                     let io = self.store.open_file(&format!("{DATA_DIR}/{}", df.path)).await?;
                     let r = Arc::new(FileReader::open(io).await?);
-                    if r.num_rows() != frag.physical_rows {
-                        return Err(Error::corrupt(
-                            &r.metadata().path,
-                            format!(
-                                "data file has {} rows but fragment {} has {}",
-                                r.num_rows(),
-                                frag.id,
-                                frag.physical_rows
-                            ),
-                        ));
-                    }
                     if let Ok(mut c) = self.caches.files.lock() {
                         c.insert(df.path.clone(), r.clone());
                     }
                     r
                 }
             };
+            // Checked on every use: two fragments of a damaged manifest may share a file.
+            if reader.num_rows() != frag.physical_rows {
+                return Err(Error::corrupt(
+                    &reader.metadata().path,
+                    format!(
+                        "data file has {} rows but fragment {} has {}",
+                        reader.num_rows(),
+                        frag.id,
+                        frag.physical_rows
+                    ),
+                ));
+            }
             out.push(match &self.io_stats {
                 Some(stats) => Arc::new(reader.with_stats(stats.clone())),
                 None => reader,
@@ -421,6 +436,93 @@ pub(crate) fn complement(sorted: &[u32], n: u64) -> Vec<Range<u64>> {
         out.push(start..n);
     }
     out
+}
+
+/// Most rows a fragment can have: row addresses keep the row offset in 32 bits.
+const MAX_FRAGMENT_ROWS: u64 = 1 << 32;
+
+/// Refuses fragment lists that are inconsistent in ways later code relies on: ids must be
+/// distinct and fit the 32 bits of a row address, row counts must be addressable, deletion
+/// files must be of a known type, count no more rows than exist and live under the root,
+/// and data file paths must stay inside the data directory.
+fn check_fragments(m: &pb::Manifest, path: &str) -> Result<()> {
+    let corrupt = |msg: String| Error::corrupt(path, msg);
+    let mut ids = std::collections::HashSet::with_capacity(m.fragments.len());
+    for f in &m.fragments {
+        if f.id > u64::from(u32::MAX) {
+            return Err(corrupt(format!(
+                "fragment id {} does not fit the 32 bits of a row address",
+                f.id
+            )));
+        }
+        if !ids.insert(f.id) {
+            return Err(corrupt(format!("duplicate fragment id {}", f.id)));
+        }
+        if f.physical_rows > MAX_FRAGMENT_ROWS {
+            return Err(corrupt(format!(
+                "fragment {} claims {} rows; a fragment holds at most 2^32 rows",
+                f.id, f.physical_rows
+            )));
+        }
+        if let Some(d) = &f.deletion_file {
+            if d.base_id.is_some() {
+                return Err(Error::Unsupported(format!(
+                    "{path} keeps deletion files under other base paths"
+                )));
+            }
+            if pb::deletion_file::DeletionFileType::try_from(d.file_type).is_err() {
+                return Err(corrupt(format!(
+                    "fragment {} has unknown deletion file type {}",
+                    f.id, d.file_type
+                )));
+            }
+            if d.num_deleted_rows > f.physical_rows {
+                return Err(corrupt(format!(
+                    "fragment {} claims {} deleted rows of {}",
+                    f.id, d.num_deleted_rows, f.physical_rows
+                )));
+            }
+        }
+        for df in &f.files {
+            if safe_relative(&df.path).is_err() {
+                return Err(corrupt(format!(
+                    "fragment {} names data file {:?}, which leaves the dataset directory",
+                    f.id, df.path
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Refuses, before anything is committed, an operation that would give a new fragment an
+/// id past `u32::MAX` (row addresses hold fragment ids in 32 bits; a damaged or exhausted
+/// `max_fragment_id` gets there).
+pub(crate) fn check_fragment_id_room(base: &pb::Manifest, op: &pb::transaction::Operation, path: &str) -> Result<()> {
+    use pb::transaction::Operation;
+    let new = match op {
+        Operation::Append(a) => a.fragments.len() as u64,
+        Operation::Overwrite(o) => o.fragments.len() as u64,
+        Operation::ReserveFragments(r) => u64::from(r.num_fragments),
+        _ => 0,
+    };
+    if new == 0 {
+        return Ok(());
+    }
+    let used = base
+        .fragments
+        .iter()
+        .map(|f| f.id)
+        .chain(base.max_fragment_id.map(u64::from))
+        .max();
+    let first = used.map_or(0, |u| u.saturating_add(1));
+    if first.saturating_add(new - 1) > u64::from(u32::MAX) {
+        return Err(Error::Unsupported(format!(
+            "{path} has used fragment ids up to {}: {new} new fragment(s) would not fit the 32 bits of a row address",
+            used.unwrap_or(0)
+        )));
+    }
+    Ok(())
 }
 
 /// A data file path from a manifest, refused if it could escape the data directory.

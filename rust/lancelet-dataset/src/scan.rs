@@ -78,6 +78,9 @@ pub struct ScanOptions {
     pub with_row_id: bool,
     /// Add `_rowaddr`.
     pub with_row_address: bool,
+    /// Return deleted rows too (every physical row), for computing new columns that must
+    /// line up with the fragment's data files row for row.
+    pub include_deleted: bool,
 }
 
 impl Default for ScanOptions {
@@ -92,6 +95,7 @@ impl Default for ScanOptions {
             row_ranges: None,
             with_row_id: false,
             with_row_address: false,
+            include_deleted: false,
         }
     }
 }
@@ -722,6 +726,10 @@ async fn plan_tasks(ds: &Dataset, opts: &ScanOptions, filtered: bool, share: f64
         (opts.offset, opts.limit.unwrap_or(u64::MAX))
     };
     let local = ds.is_local();
+    check_row_counts(ds, &pieces, skip.saturating_add(remaining), |f| {
+        task_rows_for(f, share, opts.batch_size as u64, local)
+    })
+    .await?;
     let mut tasks = Vec::new();
     for (f, within) in pieces {
         if remaining == 0 {
@@ -729,13 +737,21 @@ async fn plan_tasks(ds: &Dataset, opts: &ScanOptions, filtered: bool, share: f64
         }
         if within.is_none() {
             // Skipping whole fragments needs no deletion file.
-            let live = lancelet_table::manifest::live_rows(f);
+            let live = if opts.include_deleted {
+                f.physical_rows
+            } else {
+                lancelet_table::manifest::live_rows(f)
+            };
             if skip >= live {
                 skip -= live;
                 continue;
             }
         }
-        let mut ranges = ds.live_ranges(f).await?;
+        let mut ranges = if opts.include_deleted {
+            std::iter::once(0..f.physical_rows).collect()
+        } else {
+            ds.live_ranges(f).await?
+        };
         if let Some(w) = &within {
             ranges = intersect(&ranges, w);
             let live: u64 = ranges.iter().map(|r| r.end - r.start).sum();
@@ -745,6 +761,13 @@ async fn plan_tasks(ds: &Dataset, opts: &ScanOptions, filtered: bool, share: f64
             }
         }
         let task_rows = task_rows_for(f, share, opts.batch_size as u64, local);
+        if f.physical_rows > task_rows {
+            // The row count comes from the manifest: check it against the data files before
+            // cutting it into tasks, or a damaged count (up to 2^32 rows in each of many
+            // fragments) would plan millions of tasks. One task's worth needs no check here:
+            // the task checks it when it runs.
+            ds.fragment_readers(f).await?;
+        }
         let fragment = Arc::new(f.clone());
         let mut current: Vec<Range<u64>> = Vec::new();
         let mut current_rows = 0u64;
@@ -784,6 +807,35 @@ async fn plan_tasks(ds: &Dataset, opts: &ScanOptions, filtered: bool, share: f64
         }
     }
     Ok(tasks)
+}
+
+/// Checks the row counts of the fragments a scan cuts into several tasks against their
+/// data files, several at a time (the readers stay cached for the tasks). Pieces are
+/// visited until `wanted` live rows are covered (by the manifest's counts); the planning
+/// loop checks again, from the cache, any fragment this missed.
+async fn check_row_counts(
+    ds: &Dataset,
+    pieces: &[(&pb::DataFragment, Option<Range<u64>>)],
+    mut wanted: u64,
+    task_rows: impl Fn(&pb::DataFragment) -> u64,
+) -> Result<()> {
+    let mut to_check = Vec::new();
+    for (f, within) in pieces {
+        if wanted == 0 {
+            break;
+        }
+        let rows = within.as_ref().map_or(f.physical_rows, |w| w.end - w.start);
+        if f.physical_rows > task_rows(f) {
+            to_check.push(*f);
+        }
+        // At least this many of the piece's rows are live.
+        let deleted = f.physical_rows - lancelet_table::manifest::live_rows(f);
+        wanted = wanted.saturating_sub(rows.saturating_sub(deleted));
+    }
+    for chunk in to_check.chunks(16) {
+        futures::future::try_join_all(chunk.iter().map(|f| ds.fragment_readers(f))).await?;
+    }
+    Ok(())
 }
 
 /// The parts of ascending, disjoint `ranges` inside `within`.
@@ -847,40 +899,52 @@ impl Dataset {
     ) -> Result<RecordBatch> {
         let n: u64 = ranges.iter().map(|r| r.end - r.start).sum();
         let opts = RecordBatchOptions::new().with_row_count(Some(n as usize));
+        // Opened even when no column is read: it checks the fragment's row count, which a
+        // damaged manifest could overstate.
+        let readers = self.fragment_readers(frag).await?;
         if names.is_empty() {
             return Ok(RecordBatch::try_new_with_options(schema.clone(), vec![], &opts)?);
         }
-        let readers = self.fragment_readers(frag).await?;
-        // Group requested names by the data file holding their top-level column.
-        let mut per_file: Vec<Vec<String>> = vec![Vec::new(); readers.len()];
+        // Group requested names by the data file holding their top-level column, found by
+        // field id (a renamed column keeps its id; a dropped and re-added one gets a new id,
+        // so old data never shows through), as the file names it.
+        let mut per_file: Vec<Vec<(String, String)>> = vec![Vec::new(); readers.len()];
         for name in names {
-            let top = name.split('.').next().unwrap_or(name);
             let top = if schema.field_with_name(name).is_ok() {
                 name.as_str()
             } else {
-                top
+                name.split('.').next().unwrap_or(name)
             };
             // A column no data file holds was added after the fragment was written, or left
             // out of an append: it reads as nulls.
-            if let Some(i) = readers
-                .iter()
-                .position(|r| r.metadata().schema.field_with_name(top).is_ok())
-            {
-                per_file[i].push(name.clone());
+            let path: Vec<&str> = if top == name.as_str() {
+                vec![top]
+            } else {
+                name.split('.').collect()
+            };
+            if let Some((i, file_name)) = self.column_source(frag, &readers, &path) {
+                per_file[i].push((file_name, name.clone()));
             }
         }
         let mut by_name: HashMap<String, ArrayRef> = HashMap::new();
-        for (r, file_names) in readers.iter().zip(per_file) {
-            if file_names.is_empty() {
+        for (r, wanted) in readers.iter().zip(per_file) {
+            if wanted.is_empty() {
                 continue;
             }
+            let file_names: Vec<String> = wanted.iter().map(|(f, _)| f.clone()).collect();
             let p = r.projection(Some(&file_names))?;
             let batch = match self.spawner() {
                 Some(s) => r.read_ranges_parallel(&p, ranges, None, s).await?,
                 None => r.read_ranges(&p, ranges, None).await?,
             };
-            for (f, c) in batch.schema().fields().iter().zip(batch.columns()) {
-                by_name.insert(f.name().clone(), c.clone());
+            // Columns come back in the order asked for; a renamed column gets our name.
+            for ((file, ours), (f, c)) in wanted.iter().zip(batch.schema().fields().iter().zip(batch.columns())) {
+                let key = if f.name() == file {
+                    ours.clone()
+                } else {
+                    f.name().clone()
+                };
+                by_name.insert(key, c.clone());
             }
         }
         let columns = schema
@@ -899,6 +963,82 @@ impl Dataset {
             .map(|(c, f)| conform(c, f.data_type()))
             .collect::<Result<Vec<_>>>()?;
         Ok(RecordBatch::try_new_with_options(schema.clone(), columns, &opts)?)
+    }
+}
+
+impl Dataset {
+    /// Which of `frag`'s data files holds the dataset's column at `path` (a top-level name,
+    /// then struct field names), and the (dotted) name that file gives it: matched by field
+    /// id, the newest file winning, so renamed columns are found and a dropped-then-re-added
+    /// name never shows old data. A data file lists the ids of all its fields in pre-order
+    /// (file format 2.0) or of its leaf fields only (2.1+); files whose list lines up with
+    /// neither are matched by name.
+    fn column_source(
+        &self,
+        frag: &pb::DataFragment,
+        readers: &[Arc<lancelet_file::FileReader>],
+        path: &[&str],
+    ) -> Option<(usize, String)> {
+        let fields = &self.manifest().fields;
+        let mut id = None;
+        let mut parent = -1;
+        for part in path {
+            let f = fields.iter().find(|f| f.parent_id == parent && f.name == *part);
+            id = f.map(|f| f.id);
+            match f {
+                Some(f) => parent = f.id,
+                None => break,
+            }
+        }
+        // The column's field and everything below it, with their depth under it.
+        let mut below: Vec<(i32, usize)> = id.map(|i| vec![(i, 0)]).unwrap_or_default();
+        let mut at = 0;
+        while at < below.len() && below.len() <= fields.len() {
+            let (p, depth) = below[at];
+            below.extend(fields.iter().filter(|f| f.parent_id == p).map(|f| (f.id, depth + 1)));
+            at += 1;
+        }
+        let joined = path.join(".");
+        for (i, (d, r)) in frag.files.iter().zip(readers).enumerate().rev() {
+            let file_schema = &r.metadata().schema;
+            let flat = lancelet_file::schema::to_lance_fields(file_schema).unwrap_or_default();
+            let listed: Vec<usize> = if flat.len() == d.fields.len() {
+                (0..flat.len()).collect()
+            } else {
+                let parents: std::collections::HashSet<i32> = flat.iter().map(|f| f.parent_id).collect();
+                (0..flat.len()).filter(|&k| !parents.contains(&flat[k].id)).collect()
+            };
+            if id.is_none() || flat.is_empty() || listed.len() != d.fields.len() {
+                let top = path.first().copied().unwrap_or_default();
+                if file_schema.field_with_name(top).is_ok() {
+                    return Some((i, joined));
+                }
+                continue;
+            }
+            let Some((k, depth)) = below
+                .iter()
+                .find_map(|(fid, depth)| d.fields.iter().position(|x| x == fid).map(|k| (k, *depth)))
+            else {
+                continue;
+            };
+            // Up from the listed field to the column asked for, then its dotted name.
+            let mut at = listed[k];
+            for _ in 0..depth {
+                at = usize::try_from(flat[at].parent_id).ok().filter(|&p| p < flat.len())?;
+            }
+            let mut names = vec![flat[at].name.clone()];
+            let mut up = flat[at].parent_id;
+            while let Some(p) = usize::try_from(up).ok().and_then(|u| flat.get(u)) {
+                names.push(p.name.clone());
+                up = p.parent_id;
+                if names.len() > flat.len() {
+                    break;
+                }
+            }
+            names.reverse();
+            return Some((i, names.join(".")));
+        }
+        None
     }
 }
 

@@ -594,7 +594,9 @@ pub async fn write_dataset(
     match commit_fragments_on(loc, existing, op, staged.fragments.clone(), &params).await {
         Ok(ds) => Ok(ds),
         Err(e) => {
-            remove_fragments(loc.store.as_ref(), &staged.fragments).await;
+            if nothing_committed(&e) {
+                remove_fragments(loc.store.as_ref(), &staged.fragments).await;
+            }
             Err(match e {
                 Error::Table(lancelet_table::Error::CommitConflict { .. })
                     if params.mode == WriteMode::Create && created =>
@@ -727,6 +729,9 @@ async fn commit_fragments_on(
         }),
         ..CommitOptions::default()
     };
+    if let (Some(ds), Some(op)) = (&existing, &txn.operation) {
+        crate::check_fragment_id_room(ds.manifest(), op, &display_root(loc).display().to_string())?;
+    }
     let base = existing.as_ref().map(|d| (d.manifest(), d.naming()));
     let (m, naming) = commit(store.as_ref(), base, &txn, &opts).await?;
     Dataset::from_manifest(store, display_root(loc), m, naming, Arc::default(), None)
@@ -754,6 +759,14 @@ pub async fn remove_tagged_files(loc: &Location, tag: &str, keep: &std::collecti
         }
     }
     Ok(removed)
+}
+
+/// Whether a commit that failed with `e` surely committed nothing, so the files it wrote
+/// may be removed. An I/O error may come from a manifest write that landed though its
+/// answer was lost (an object store that failed mid-request): the files then belong to a
+/// committed version and stay (at worst unreferenced garbage for cleanup to remove).
+pub(crate) fn nothing_committed(e: &Error) -> bool {
+    !matches!(e, Error::Table(lancelet_table::Error::Io { .. }))
 }
 
 /// Removes the data files of fragments that were never committed.

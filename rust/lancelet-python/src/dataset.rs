@@ -505,7 +505,8 @@ impl PyDataset {
 
     /// Plans a scan and streams its batches.
     #[pyo3(signature = (columns=None, exprs=None, filter=None, limit=None, offset=None, batch_size=None,
-        fragments=None, with_row_id=false, with_row_address=false, row_ranges=None, stats=None))]
+        fragments=None, with_row_id=false, with_row_address=false, row_ranges=None, stats=None,
+        include_deleted=false))]
     #[allow(clippy::too_many_arguments)]
     fn scan(
         &self,
@@ -521,6 +522,7 @@ impl PyDataset {
         with_row_address: bool,
         row_ranges: Option<Vec<(u64, u64, u64)>>,
         stats: Option<PyRef<'_, PyScanStats>>,
+        include_deleted: bool,
     ) -> PyResult<BatchStream> {
         let columns = match (columns, exprs) {
             (_, Some(e)) => Columns::Exprs(e),
@@ -537,6 +539,7 @@ impl PyDataset {
             row_ranges: row_ranges.map(|r| r.into_iter().map(|(f, a, b)| (f, a..b)).collect()),
             with_row_id,
             with_row_address,
+            include_deleted,
         };
         let rt = runtime().map_err(|e| errors::make(py, errors::Kind::Internal, e.to_string()))?;
         let ds = self.inner.as_ref().clone().with_spawner(spawner(&rt));
@@ -580,6 +583,176 @@ impl PyDataset {
         let ds = self.inner.clone();
         let (ds, res) = block_on(py, async move { ds.delete(&predicate).await })?;
         Ok((wrap(ds), res.num_deleted_rows))
+    }
+
+    /// Adds columns computed by SQL expressions `(name, expression)`: one new data file
+    /// per fragment, committed as a Merge.
+    #[pyo3(signature = (exprs, batch_size=None))]
+    fn add_columns_sql(
+        &self,
+        py: Python<'_>,
+        exprs: Vec<(String, String)>,
+        batch_size: Option<usize>,
+    ) -> PyResult<Self> {
+        let ds = self.inner.clone();
+        let batch_size = batch_size.unwrap_or(lancelet_dataset::scan::DEFAULT_BATCH_SIZE);
+        Ok(wrap(block_on(py, async move {
+            ds.add_columns_sql(&exprs, batch_size).await
+        })?))
+    }
+
+    /// Adds nullable all-null columns (`schema`'s fields) without writing data.
+    fn add_null_columns(&self, py: Python<'_>, schema: Bound<'_, PyAny>) -> PyResult<Self> {
+        let schema = crate::file::import_schema(py, &schema)?;
+        let ds = self.inner.clone();
+        Ok(wrap(block_on(py, async move { ds.add_null_columns(&schema).await })?))
+    }
+
+    /// Drops columns (dotted paths for struct children).
+    fn drop_columns(&self, py: Python<'_>, names: Vec<String>) -> PyResult<Self> {
+        let ds = self.inner.clone();
+        Ok(wrap(block_on(py, async move { ds.drop_columns(&names).await })?))
+    }
+
+    /// Renames columns or makes them nullable: `(path, new name, nullable)` each.
+    fn alter_columns(
+        &self,
+        py: Python<'_>,
+        alterations: Vec<(String, Option<String>, Option<bool>)>,
+    ) -> PyResult<Self> {
+        let alts: Vec<lancelet_dataset::evolve::Alteration> = alterations
+            .into_iter()
+            .map(|(path, rename, nullable)| lancelet_dataset::evolve::Alteration { path, rename, nullable })
+            .collect();
+        let ds = self.inner.clone();
+        Ok(wrap(block_on(py, async move { ds.alter_columns(&alts).await })?))
+    }
+
+    /// Writes the new columns of fragment `fragment_id` from a stream of batches (one row
+    /// per physical row, deleted rows included) without committing; returns the data file
+    /// as a fragment dict holding only it. Field ids follow from `data`'s schema, the same
+    /// for every fragment of this version.
+    fn write_column_file<'py>(
+        &self,
+        py: Python<'py>,
+        fragment_id: u64,
+        data: Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let reader = import_stream(py, &data)?;
+        let schema = reader.schema();
+        let ds = self.inner.clone();
+        ds.fragment(fragment_id).map_err(|e| errors::to_py(py, e))?;
+        let fields = ds.new_fields(&schema).map_err(|e| errors::to_py(py, e))?;
+        let mut writer = ds
+            .column_file_writer(schema, &fields)
+            .map_err(|e| errors::to_py(py, e))?;
+        // The batches are pulled here, outside the runtime: producing them may run lancelet
+        // scans (a UDF reading the dataset), which block on the runtime themselves.
+        let pulled: lancelet_dataset::Result<()> = py.detach(|| {
+            for batch in reader {
+                writer.write(&batch?)?;
+            }
+            Ok(())
+        });
+        if let Err(e) = pulled {
+            let _ = block_on(py, async move {
+                writer.abort().await;
+                Ok::<(), lancelet_dataset::Error>(())
+            });
+            return Err(errors::to_py(py, e));
+        }
+        let file = block_on(py, async move { ds.finish_column_file(fragment_id, writer).await })?;
+        let frag = lancelet_table::pb::DataFragment {
+            id: fragment_id,
+            files: vec![file],
+            physical_rows: self.inner.fragment(fragment_id).map(|f| f.physical_rows).unwrap_or(0),
+            ..Default::default()
+        };
+        fragment_dict(py, &frag)
+    }
+
+    /// Commits new columns of `schema`: `files` are [`write_column_file`]'s results, one
+    /// per fragment of this version.
+    fn commit_new_columns(
+        &self,
+        py: Python<'_>,
+        schema: Bound<'_, PyAny>,
+        files: Vec<Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let schema = crate::file::import_schema(py, &schema)?;
+        let mut pairs = Vec::with_capacity(files.len());
+        for f in &files {
+            let frag = fragment_from_dict(f)?;
+            let file = frag
+                .files
+                .into_iter()
+                .next()
+                .ok_or_else(|| errors::invalid(py, format!("fragment {} has no new data file", frag.id)))?;
+            pairs.push((frag.id, file));
+        }
+        let ds = self.inner.clone();
+        Ok(wrap(block_on(py, async move {
+            let fields = ds.new_fields(&schema)?;
+            ds.commit_new_columns(pairs, fields).await
+        })?))
+    }
+
+    /// Removes uncommitted data files (paths relative to `data/`).
+    fn remove_data_files(&self, py: Python<'_>, paths: Vec<String>) -> PyResult<()> {
+        let ds = self.inner.clone();
+        block_on(py, async move {
+            ds.remove_data_files(paths.iter().map(String::as_str)).await;
+            Ok::<(), lancelet_dataset::Error>(())
+        })
+    }
+
+    /// Removes old versions and unreferenced files (see `lancelet_dataset::cleanup`);
+    /// `older_than` is in seconds. Returns the statistics as a dict.
+    #[pyo3(signature = (older_than=None, retain_versions=None, delete_unverified=false,
+        error_if_tagged_old_versions=true, delete_rate_limit=None, versions=None, delete_concurrency=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn cleanup_old_versions<'py>(
+        &self,
+        py: Python<'py>,
+        older_than: Option<f64>,
+        retain_versions: Option<u64>,
+        delete_unverified: bool,
+        error_if_tagged_old_versions: bool,
+        delete_rate_limit: Option<u64>,
+        versions: Option<Vec<u64>>,
+        delete_concurrency: Option<usize>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        use lancelet_dataset::cleanup::CleanupPolicy;
+        let older_than = match older_than {
+            Some(s) if !s.is_finite() || s < 0.0 => {
+                return Err(errors::invalid(
+                    py,
+                    format!("older_than must be a non-negative duration, got {s} seconds"),
+                ))
+            }
+            Some(s) => Some(std::time::Duration::from_secs_f64(s)),
+            None => None,
+        };
+        let policy = CleanupPolicy {
+            older_than,
+            retain_versions,
+            versions,
+            delete_unverified,
+            error_if_tagged_old_versions,
+            delete_concurrency: delete_concurrency.unwrap_or(16),
+            delete_rate_limit,
+        };
+        let ds = self.inner.clone();
+        let st = block_on(py, async move { ds.cleanup_old_versions(&policy).await })?;
+        let d = PyDict::new(py);
+        d.set_item("bytes_removed", st.bytes_removed)?;
+        d.set_item("old_versions", st.old_versions)?;
+        d.set_item("data_files_removed", st.data_files_removed)?;
+        d.set_item("transaction_files_removed", st.transaction_files_removed)?;
+        d.set_item("index_files_removed", st.index_files_removed)?;
+        d.set_item("deletion_files_removed", st.deletion_files_removed)?;
+        d.set_item("failed_deletes", st.failed_deletes)?;
+        Ok(d)
     }
 
     /// The table config (`key -> value`) of this version.

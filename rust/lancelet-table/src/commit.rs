@@ -141,6 +141,10 @@ pub fn conflict_reason(mine: &Operation, theirs: &Operation) -> Option<String> {
         }
         return Some(format!("a concurrent {t} conflicts with this {m}"));
     }
+    if matches!((mine, theirs), (Operation::Project(_), Operation::Project(_))) {
+        // Each carries a whole new schema: applying one over the other would undo it.
+        return Some(format!("a concurrent {t} also changed the schema"));
+    }
     if let (Operation::UpdateConfig(a), Operation::UpdateConfig(b)) = (mine, theirs) {
         let keys = |c: &pb::transaction::UpdateConfig| {
             let mut k: HashSet<String> = c.upsert_values.keys().cloned().collect();
@@ -291,6 +295,23 @@ pub async fn apply(
         Operation::ReserveFragments(r) => {
             next += u64::from(r.num_fragments);
         }
+        Operation::Merge(mg) => {
+            // New columns: every fragment gains data files, the schema gains fields.
+            let ids: HashSet<u64> = m.fragments.iter().map(|f| f.id).collect();
+            let theirs: HashSet<u64> = mg.fragments.iter().map(|f| f.id).collect();
+            if ids != theirs {
+                return Err(Error::CommitConflict {
+                    path: store.root_display(),
+                    message: "the fragments changed since the new columns were computed".into(),
+                });
+            }
+            m.fragments = mg.fragments.clone();
+            m.fields = mg.schema.clone();
+            m.schema_metadata = mg.schema_metadata.clone();
+        }
+        Operation::Project(p) => {
+            m.fields = p.schema.clone();
+        }
         Operation::UpdateConfig(u) => {
             m.config.extend(u.upsert_values.clone());
             for k in &u.delete_keys {
@@ -358,7 +379,9 @@ async fn read_transaction(
 }
 
 /// Checks `txn` against every version committed after `from` up to `to` (inclusive).
-async fn check_since(store: &dyn Store, txn: &pb::Transaction, from: u64, to: u64) -> Result<()> {
+/// Returns the version that *is* `txn` (same uuid), when a commit of ours landed although
+/// its answer was lost.
+async fn check_since(store: &dyn Store, txn: &pb::Transaction, from: u64, to: u64) -> Result<Option<u64>> {
     let mine = txn
         .operation
         .as_ref()
@@ -377,6 +400,9 @@ async fn check_since(store: &dyn Store, txn: &pb::Transaction, from: u64, to: u6
         let Some(theirs) = read_transaction(store, &bytes, &m).await? else {
             return Err(conflict("its transaction cannot be read, so it may conflict".into()));
         };
+        if theirs.uuid == txn.uuid {
+            return Ok(Some(v));
+        }
         match theirs.operation.as_ref() {
             None => return Err(conflict("its operation is unknown to lancelet".into())),
             Some(op) => {
@@ -386,7 +412,7 @@ async fn check_since(store: &dyn Store, txn: &pb::Transaction, from: u64, to: u6
             }
         }
     }
-    Ok(())
+    Ok(None)
 }
 
 /// Commits `txn`, read at `base` (`None` for a new dataset): writes its transaction file,
@@ -405,7 +431,17 @@ pub async fn commit(
     for attempt in 0..=opts.max_retries {
         if let Some(latest) = latest_version(store).await? {
             if latest.version > checked {
-                check_since(store, txn, checked, latest.version).await?;
+                if let Some(ours) = check_since(store, txn, checked, latest.version).await? {
+                    let entry = list_versions(store)
+                        .await?
+                        .into_iter()
+                        .find(|e| e.version == ours)
+                        .ok_or_else(|| Error::VersionNotFound {
+                            path: store.root_display(),
+                            version: ours,
+                        })?;
+                    return Ok((read_entry(store, &entry).await?, entry.naming));
+                }
                 let m = read_entry(store, &latest).await?;
                 checked = latest.version;
                 current = Some((m, latest.naming));

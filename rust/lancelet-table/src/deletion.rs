@@ -62,7 +62,7 @@ pub fn decode_deletions(bytes: &[u8], d: &pb::DeletionFile, path: &str) -> Resul
         Ok(pb::deletion_file::DeletionFileType::ArrowArray) => {
             // arrow-ipc can panic on some damaged inputs instead of returning an error; a
             // damaged deletion file must be a corrupt-file error, never a crash.
-            let limit = 64 * (d.num_deleted_rows + 1024);
+            let limit = d.num_deleted_rows.saturating_add(1024).saturating_mul(64);
             std::panic::catch_unwind(|| {
                 check_compressed_sizes(bytes, limit, path)?;
                 decode_arrow(bytes, path)

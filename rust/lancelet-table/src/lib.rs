@@ -8,11 +8,14 @@
 //! - [`deletion`]: deletion files (Arrow IPC and roaring bitmaps).
 //! - [`commit`]: transactions, applying them to a manifest, conflict detection and the
 //!   commit loop.
+//! - [`manifest_store`]: commits arbitrated by an external manifest store (SQLite, memory)
+//!   for object stores without an atomic create.
 //! - [`tags`]: named references to versions (`_refs/tags/{name}.json`).
 
 pub mod commit;
 pub mod deletion;
 pub mod manifest;
+pub mod manifest_store;
 pub mod naming;
 pub mod object;
 pub mod store;

@@ -3,7 +3,9 @@
 //! [`ObjectStoreStore`] implements [`Store`] over any `object_store` backend rooted at a
 //! prefix; [`ObjectFile`] gives the file reader ranged reads of one object. Commits need
 //! an atomic create: `put_if_absent` uses the backend's conditional put (`If-None-Match: *`
-//! on S3), so two writers can never both create the same manifest.
+//! on S3), so two writers can never both create the same manifest. The client retries
+//! failed requests (5xx, dropped connections, cut-off bodies); a retried create that finds
+//! the object already there reads it back to tell its own landed write from a rival's.
 //!
 //! [`open_uri`] turns a dataset URI plus pylance-style `storage_options` into a store,
 //! refusing option keys `object_store` does not know.
@@ -27,7 +29,8 @@ use object_store::path::Path as ObjectPath;
 use object_store::{ObjectStore, PutMode, PutOptions, PutPayload, RetryConfig};
 use tokio::sync::{OnceCell, Semaphore};
 
-use crate::store::{LocalStore, Store};
+use crate::manifest_store::{parse_manifest_store, ExternalCommitStore};
+use crate::store::{FileMeta, LocalStore, Store};
 use crate::{Error, Result};
 
 /// Concurrent range requests per open object.
@@ -67,6 +70,16 @@ impl ObjectStoreStore {
         }
     }
 
+    /// Whether the object at `location` holds exactly `data` (`Ok(false)` when it holds
+    /// something else or nothing; an error when it cannot be read).
+    async fn holds(&self, location: &ObjectPath, data: &Bytes) -> object_store::Result<bool> {
+        match self.store.get(location).await {
+            Ok(got) => Ok(got.bytes().await? == *data),
+            Err(object_store::Error::NotFound { .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
     fn err(&self, path: &str, e: object_store::Error) -> Error {
         let shown = format!("{}/{}", self.display.trim_end_matches('/'), path);
         match e {
@@ -74,7 +87,8 @@ impl ObjectStoreStore {
             object_store::Error::AlreadyExists { .. } => Error::AlreadyExists(shown),
             object_store::Error::NotImplemented => Error::Unsupported(format!(
                 "{shown}: the object store cannot create objects atomically (conditional put); \
-                 for S3-compatible stores set storage option aws_conditional_put=etag"
+                 set storage option aws_conditional_put=etag if the S3-compatible store supports \
+                 If-None-Match, else manifest_store=sqlite:/path/to/file.db"
             )),
             other => Error::Io {
                 path: shown,
@@ -127,16 +141,29 @@ impl Store for ObjectStoreStore {
                 mode: PutMode::Create,
                 ..PutOptions::default()
             };
-            match self
+            let location = self.location(path);
+            let outcome = self
                 .store
-                .put_opts(&self.location(path), PutPayload::from(data), opts)
-                .await
-            {
+                .put_opts(&location, PutPayload::from(data.clone()), opts)
+                .await;
+            match outcome {
                 Ok(_) => Ok(true),
+                // The client retries a request whose answer was lost (a 5xx, a dropped
+                // connection) even when the server did create the object; the retry then
+                // finds "our" object. The bytes tell: every file created this way (manifests,
+                // tags) carries a fresh uuid or nanosecond timestamp, so an identical object
+                // is the one this call wrote, not a rival's.
+                // When that cannot be read, whether we created it is unknown: an error, never
+                // a guess (`false` would have a committer apply its change a second time).
                 Err(object_store::Error::AlreadyExists { .. }) | Err(object_store::Error::Precondition { .. }) => {
-                    Ok(false)
+                    self.holds(&location, &data).await.map_err(|e| self.err(path, e))
                 }
-                Err(e) => Err(self.err(path, e)),
+                // An error may hide a create that landed: reporting failure then would tell
+                // the user a landed commit failed.
+                Err(e) => match self.holds(&location, &data).await {
+                    Ok(true) => Ok(true),
+                    _ => Err(self.err(path, e)),
+                },
             }
         }
         .boxed()
@@ -162,6 +189,30 @@ impl Store for ObjectStoreStore {
                 )
                 .collect();
             out.sort();
+            Ok(out)
+        }
+        .boxed()
+    }
+
+    fn list_meta<'a>(&'a self, dir: &'a str) -> BoxFuture<'a, Result<Vec<FileMeta>>> {
+        async move {
+            let listed = self
+                .store
+                .list_with_delimiter(Some(&self.location(dir)))
+                .await
+                .map_err(|e| self.err(dir, e))?;
+            let mut out: Vec<FileMeta> = listed
+                .objects
+                .iter()
+                .filter_map(|o| {
+                    Some(FileMeta {
+                        name: o.location.filename()?.to_string(),
+                        size: o.size,
+                        modified: o.last_modified.into(),
+                    })
+                })
+                .collect();
+            out.sort_by(|a, b| a.name.cmp(&b.name));
             Ok(out)
         }
         .boxed()
@@ -227,27 +278,63 @@ impl Store for ObjectStoreStore {
                     .map_err(|e| self.err(path, e))?;
                 return Ok(size);
             }
-            let upload = self
+            let mut upload = self
                 .store
                 .put_multipart(&location)
                 .await
                 .map_err(|e| self.err(path, e))?;
-            let mut writer = object_store::WriteMultipart::new_with_chunk_size(upload, UPLOAD_PART_BYTES);
             let mut file = std::fs::File::open(local).map_err(io)?;
-            let mut buf = vec![0u8; UPLOAD_PART_BYTES];
-            loop {
-                let n = std::io::Read::read(&mut file, &mut buf).map_err(io)?;
-                if n == 0 {
-                    break;
+            // Parts upload in the background while the next is read; at most 8 in flight:
+            // bounded memory for any file size.
+            let mut parts = tokio::task::JoinSet::new();
+            let sent = async {
+                loop {
+                    let part = read_part(&mut file, UPLOAD_PART_BYTES).map_err(io)?;
+                    if part.is_empty() {
+                        break;
+                    }
+                    if parts.len() >= 8 {
+                        joined(parts.join_next().await).map_err(|e| self.err(path, e))?;
+                    }
+                    parts.spawn(upload.put_part(PutPayload::from(part)));
                 }
-                // At most 8 parts in flight: bounded memory for any file size.
-                writer.wait_for_capacity(8).await.map_err(|e| self.err(path, e))?;
-                writer.write(&buf[..n]);
+                while let Some(done) = parts.join_next().await {
+                    joined(Some(done)).map_err(|e| self.err(path, e))?;
+                }
+                upload.complete().await.map_err(|e| self.err(path, e))
             }
-            writer.finish().await.map_err(|e| self.err(path, e))?;
+            .await;
+            if let Err(e) = sent {
+                // Parts already stored cost money until the upload is aborted (best effort:
+                // the store may be the thing failing).
+                parts.shutdown().await;
+                let _ = upload.abort().await;
+                return Err(e);
+            }
             Ok(size)
         }
         .boxed()
+    }
+}
+
+/// Reads up to `len` bytes of `file` (fewer only at its end).
+fn read_part(file: &mut std::fs::File, len: usize) -> std::io::Result<Vec<u8>> {
+    let mut part = Vec::with_capacity(len);
+    std::io::Read::read_to_end(&mut std::io::Read::take(&mut *file, len as u64), &mut part)?;
+    Ok(part)
+}
+
+/// The outcome of a finished part upload (`None`: none was running).
+fn joined(
+    done: Option<std::result::Result<object_store::Result<()>, tokio::task::JoinError>>,
+) -> object_store::Result<()> {
+    match done {
+        None | Some(Ok(Ok(()))) => Ok(()),
+        Some(Ok(Err(e))) => Err(e),
+        Some(Err(e)) => Err(object_store::Error::Generic {
+            store: "multipart upload",
+            source: Box::new(e),
+        }),
     }
 }
 
@@ -373,8 +460,33 @@ pub struct Location {
 /// Resolves a dataset URI: a local path or `file://` URI, `memory://name`, or
 /// `s3://bucket/prefix` configured by `options` (pylance's `storage_options` keys, e.g.
 /// `aws_endpoint`, `aws_region`, `aws_access_key_id`, `allow_http`, `timeout`,
-/// `client_max_retries`, `client_retry_timeout`).
+/// `client_max_retries`, `client_retry_timeout`). On any store, `manifest_store`
+/// (`sqlite:/path/to/file.db` or `memory`) routes commits through an external manifest store,
+/// for S3-compatible stores without conditional put (`aws_conditional_put=disabled`).
 pub fn open_uri(uri: &str, options: &HashMap<String, String>) -> Result<Location> {
+    let mut options = options.clone();
+    let manifest_store = options
+        .keys()
+        .find(|k| k.eq_ignore_ascii_case(MANIFEST_STORE_OPTION))
+        .cloned()
+        .and_then(|k| options.remove(&k));
+    let (loc, key) = open_plain(uri, &options)?;
+    let Some(spec) = manifest_store else {
+        return Ok(loc);
+    };
+    let manifests = parse_manifest_store(&spec)?;
+    Ok(Location {
+        store: Arc::new(ExternalCommitStore::new(loc.store, manifests, key)),
+        local_root: loc.local_root,
+    })
+}
+
+/// The storage option naming an external manifest store (see [`crate::manifest_store`]).
+pub const MANIFEST_STORE_OPTION: &str = "manifest_store";
+
+/// [`open_uri`] without an external manifest store; also returns the dataset's canonical
+/// name (its key in a manifest store).
+fn open_plain(uri: &str, options: &HashMap<String, String>) -> Result<(Location, String)> {
     let scheme = uri.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
     match scheme.as_deref() {
         None | Some("file") => {
@@ -385,17 +497,26 @@ pub fn open_uri(uri: &str, options: &HashMap<String, String>) -> Result<Location
                 )));
             }
             let path = PathBuf::from(uri.strip_prefix("file://").unwrap_or(uri));
-            Ok(Location {
+            let key = std::path::absolute(&path).unwrap_or_else(|_| path.clone());
+            let key = format!("file://{}", key.display().to_string().trim_end_matches('/'));
+            let loc = Location {
                 store: Arc::new(LocalStore::new(&path)),
                 local_root: Some(path),
-            })
+            };
+            Ok((loc, key))
         }
         Some("memory") => {
+            if let Some(k) = options.keys().next() {
+                return Err(Error::InvalidArgument(format!(
+                    "unknown storage option {k:?} for {uri} (memory datasets take none but manifest_store)"
+                )));
+            }
             let rest = &uri["memory://".len()..];
-            Ok(Location {
+            let loc = Location {
                 store: Arc::new(ObjectStoreStore::new(memory(), rest, uri)),
                 local_root: None,
-            })
+            };
+            Ok((loc, format!("memory://{}", rest.trim_matches('/'))))
         }
         Some("s3") | Some("s3a") => {
             let url = url::Url::parse(uri).map_err(|e| Error::InvalidArgument(format!("bad URI {uri:?}: {e}")))?;
@@ -420,13 +541,59 @@ pub fn open_uri(uri: &str, options: &HashMap<String, String>) -> Result<Location
             let store = b
                 .build()
                 .map_err(|e| Error::InvalidArgument(format!("cannot configure {uri}: {e}")))?;
-            Ok(Location {
+            let key = format!("s3://{bucket}/{}", url.path().trim_matches('/'));
+            let loc = Location {
                 store: Arc::new(ObjectStoreStore::new(Arc::new(store), url.path(), uri)),
                 local_root: None,
-            })
+            };
+            Ok((loc, key))
         }
         Some(other) => Err(Error::Unsupported(format!(
             "{other}:// URIs (supported: local paths, file://, memory://, s3://)"
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store() -> ObjectStoreStore {
+        ObjectStoreStore::new(Arc::new(InMemory::new()), "ds", "memory://ds")
+    }
+
+    #[tokio::test]
+    async fn a_create_that_finds_its_own_bytes_is_ours_and_a_rivals_is_not() {
+        let s = store();
+        assert!(s
+            .put_if_absent("_versions/1.manifest", Bytes::from_static(b"mine"))
+            .await
+            .unwrap());
+        // What a retried create whose first attempt landed sees: the same bytes.
+        assert!(s
+            .put_if_absent("_versions/1.manifest", Bytes::from_static(b"mine"))
+            .await
+            .unwrap());
+        assert!(!s
+            .put_if_absent("_versions/1.manifest", Bytes::from_static(b"theirs"))
+            .await
+            .unwrap());
+        assert_eq!(
+            s.read("_versions/1.manifest").await.unwrap(),
+            Bytes::from_static(b"mine")
+        );
+    }
+
+    #[tokio::test]
+    async fn large_uploads_go_in_parts_and_arrive_whole() {
+        let s = store();
+        let dir = tempfile::tempdir().unwrap();
+        let local = dir.path().join("big");
+        let data: Vec<u8> = (0..SINGLE_PUT_BYTES as usize + UPLOAD_PART_BYTES + 7)
+            .map(|i| (i % 251) as u8)
+            .collect();
+        std::fs::write(&local, &data).unwrap();
+        assert_eq!(s.upload("data/big.lance", &local).await.unwrap(), data.len() as u64);
+        assert_eq!(s.read("data/big.lance").await.unwrap(), Bytes::from(data));
     }
 }

@@ -11,6 +11,7 @@ use std::fmt::Debug;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::SystemTime;
 
 use bytes::Bytes;
 use futures::future::BoxFuture;
@@ -31,6 +32,9 @@ pub trait Store: Debug + Send + Sync {
     fn put_if_absent<'a>(&'a self, path: &'a str, data: Bytes) -> BoxFuture<'a, Result<bool>>;
     /// File names (not paths) directly inside `dir`; empty when `dir` does not exist.
     fn list<'a>(&'a self, dir: &'a str) -> BoxFuture<'a, Result<Vec<String>>>;
+    /// The files directly inside `dir` with their sizes and modification times (no
+    /// subdirectories); empty when `dir` does not exist.
+    fn list_meta<'a>(&'a self, dir: &'a str) -> BoxFuture<'a, Result<Vec<FileMeta>>>;
     /// Deletes a file; deleting a missing file is not an error.
     fn delete<'a>(&'a self, path: &'a str) -> BoxFuture<'a, Result<()>>;
     /// Whether a file (or a non-empty directory) exists.
@@ -44,6 +48,17 @@ pub trait Store: Debug + Send + Sync {
     }
     /// Copies the local file `local` to `path` (in parts, for large files); returns its size.
     fn upload<'a>(&'a self, path: &'a str, local: &'a Path) -> BoxFuture<'a, Result<u64>>;
+}
+
+/// A file found by [`Store::list_meta`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileMeta {
+    /// The file name (not the path).
+    pub name: String,
+    /// Its size in bytes.
+    pub size: u64,
+    /// When it was last written.
+    pub modified: SystemTime,
 }
 
 /// A [`Store`] over a local directory.
@@ -65,6 +80,24 @@ impl LocalStore {
 
     fn full(&self, path: &str) -> PathBuf {
         self.root.join(path)
+    }
+
+    /// `path` under the root, refused when a symbolic link inside the dataset would take
+    /// a read outside it (a dataset must never make lancelet read elsewhere).
+    fn contained(&self, path: &str) -> Result<PathBuf> {
+        let p = self.full(path);
+        let (Ok(real), Ok(root)) = (std::fs::canonicalize(&p), std::fs::canonicalize(&self.root)) else {
+            // Missing files fail when opened, with the usual not-found error.
+            return Ok(p);
+        };
+        if real.starts_with(&root) {
+            Ok(p)
+        } else {
+            Err(Error::corrupt(
+                &p.display().to_string(),
+                "a symbolic link leads outside the dataset directory",
+            ))
+        }
     }
 }
 
@@ -103,7 +136,7 @@ impl Store for LocalStore {
 
     fn read<'a>(&'a self, path: &'a str) -> BoxFuture<'a, Result<Bytes>> {
         async move {
-            let p = self.full(path);
+            let p = self.contained(path)?;
             std::fs::read(&p).map(Bytes::from).map_err(|e| io_err(&p, e))
         }
         .boxed()
@@ -162,6 +195,36 @@ impl Store for LocalStore {
         .boxed()
     }
 
+    fn list_meta<'a>(&'a self, dir: &'a str) -> BoxFuture<'a, Result<Vec<FileMeta>>> {
+        async move {
+            let p = self.full(dir);
+            let entries = match std::fs::read_dir(&p) {
+                Ok(e) => e,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+                Err(e) => return Err(io_err(&p, e)),
+            };
+            let mut out = Vec::new();
+            for e in entries {
+                let e = e.map_err(|e| io_err(&p, e))?;
+                let Ok(meta) = e.metadata() else { continue };
+                let Some(name) = e.file_name().to_str().map(str::to_string) else {
+                    continue;
+                };
+                if meta.is_file() {
+                    let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+                    out.push(FileMeta {
+                        name,
+                        size: meta.len(),
+                        modified,
+                    });
+                }
+            }
+            out.sort_by(|a, b| a.name.cmp(&b.name));
+            Ok(out)
+        }
+        .boxed()
+    }
+
     fn delete<'a>(&'a self, path: &'a str) -> BoxFuture<'a, Result<()>> {
         async move {
             let p = self.full(path);
@@ -180,7 +243,9 @@ impl Store for LocalStore {
 
     fn open_file<'a>(&'a self, path: &'a str) -> BoxFuture<'a, lancelet_file::Result<Arc<dyn ReadAt>>> {
         async move {
-            let p = self.full(path);
+            let p = self
+                .contained(path)
+                .map_err(|e| lancelet_file::Error::corrupt(path, e.to_string()))?;
             let file: Arc<dyn ReadAt> = Arc::new(LocalFile::open(&p.display().to_string())?);
             Ok(file)
         }
@@ -200,5 +265,31 @@ impl Store for LocalStore {
             std::fs::copy(local, &p).map_err(|e| io_err(&p, e))
         }
         .boxed()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn symbolic_links_cannot_lead_reads_outside_the_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = dir.path().join("secret");
+        std::fs::write(&outside, b"secret").unwrap();
+        let root = dir.path().join("d.lance");
+        std::fs::create_dir_all(root.join("data")).unwrap();
+        std::fs::write(root.join("data/inside"), b"ok").unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("data/link")).unwrap();
+        std::os::unix::fs::symlink(root.join("data/inside"), root.join("data/link_in")).unwrap();
+        let store = LocalStore::new(&root);
+        let read = |p: &'static str| futures::executor::block_on(store.read(p));
+        assert!(matches!(read("data/link"), Err(Error::Corrupt { .. })));
+        assert!(futures::executor::block_on(store.open_file("data/link")).is_err());
+        assert_eq!(&read("data/inside").unwrap()[..], b"ok");
+        assert_eq!(&read("data/link_in").unwrap()[..], b"ok");
+        assert!(matches!(read("data/missing"), Err(Error::NotFound { .. })));
     }
 }

@@ -1,0 +1,366 @@
+//! Schema evolution without rewriting data.
+//!
+//! - New columns computed from existing ones ([`Dataset::add_columns_sql`], or any
+//!   per-fragment batches through [`Dataset::write_column_file`] and
+//!   [`Dataset::commit_new_columns`]) go into one **new data file per fragment**, holding
+//!   only the new fields, committed as a Merge transaction. Existing files are never
+//!   rewritten: the bytes written are the new columns' bytes.
+//! - New all-null columns ([`Dataset::add_null_columns`]) write nothing: fragments without
+//!   a field read it as nulls. Like dropping ([`Dataset::drop_columns`]) and renaming or
+//!   relaxing nullability ([`Dataset::alter_columns`]), it only commits a new schema (a
+//!   Project transaction); files keep the bytes of dropped fields until compaction.
+//!
+//! New fields get ids above every id the dataset has used, so a dropped field's data can
+//! never be mistaken for a new field's.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use arrow_schema::{DataType, Schema};
+use lancelet_file::schema::to_lance_fields;
+use lancelet_file::FileVersion;
+use lancelet_proto::pbfile;
+use lancelet_table::pb;
+use lancelet_table::pb::transaction::Operation;
+
+use crate::scan::{Columns, Scan, ScanOptions};
+use crate::write::{FragmentWriter, WriteParams};
+use crate::{Dataset, Error, Result};
+
+/// One change of [`Dataset::alter_columns`].
+#[derive(Debug, Clone, Default)]
+pub struct Alteration {
+    /// The column (dotted for struct children).
+    pub path: String,
+    /// Its new name.
+    pub rename: Option<String>,
+    /// Its new nullability (only `true` can be set without checking the data).
+    pub nullable: Option<bool>,
+}
+
+/// The index in `fields` of the field at dotted `path`.
+fn find_field(fields: &[pbfile::Field], path: &str) -> Result<usize> {
+    let mut parent = -1;
+    let mut found = None;
+    for part in path.split('.') {
+        let i = fields
+            .iter()
+            .position(|f| f.parent_id == parent && f.name == part)
+            .ok_or_else(|| Error::InvalidArgument(format!("column {path:?} does not exist")))?;
+        parent = fields[i].id;
+        found = Some(i);
+    }
+    found.ok_or_else(|| Error::InvalidArgument("an empty column name".into()))
+}
+
+/// The ids of `id` and everything below it.
+fn subtree(fields: &[pbfile::Field], id: i32) -> HashSet<i32> {
+    let mut out = HashSet::from([id]);
+    loop {
+        let before = out.len();
+        for f in fields {
+            if out.contains(&f.parent_id) {
+                out.insert(f.id);
+            }
+        }
+        if out.len() == before {
+            return out;
+        }
+    }
+}
+
+impl Dataset {
+    /// The highest field id any version of this dataset's current schema or files uses.
+    fn max_field_id(&self) -> i32 {
+        let m = self.manifest();
+        let in_schema = m.fields.iter().map(|f| f.id).max().unwrap_or(-1);
+        let in_files = m
+            .fragments
+            .iter()
+            .flat_map(|f| f.files.iter().flat_map(|d| d.fields.iter().copied()))
+            .max()
+            .unwrap_or(-1);
+        in_schema.max(in_files)
+    }
+
+    /// Lance fields for `schema`'s fields, numbered after the dataset's; refuses names the
+    /// dataset has.
+    pub fn new_fields(&self, schema: &Schema) -> Result<Vec<pbfile::Field>> {
+        let top: HashSet<&str> = self
+            .manifest()
+            .fields
+            .iter()
+            .filter(|f| f.parent_id < 0)
+            .map(|f| f.name.as_str())
+            .collect();
+        let mut seen = HashSet::new();
+        for f in schema.fields() {
+            if top.contains(f.name().as_str()) || !seen.insert(f.name().as_str()) {
+                return Err(Error::InvalidArgument(format!("column {:?} already exists", f.name())));
+            }
+            if matches!(f.data_type(), DataType::Null) {
+                return Err(Error::InvalidArgument(format!(
+                    "column {:?} has type null; give it a real type",
+                    f.name()
+                )));
+            }
+        }
+        if schema.fields().is_empty() {
+            return Err(Error::InvalidArgument("no new columns given".into()));
+        }
+        let base = self.max_field_id() + 1;
+        let mut fields = to_lance_fields(schema)?;
+        for f in &mut fields {
+            f.id += base;
+            if f.parent_id >= 0 {
+                f.parent_id += base;
+            }
+        }
+        Ok(fields)
+    }
+
+    async fn commit_schema(&self, fields: Vec<pbfile::Field>) -> Result<Self> {
+        // The new schema must still read: this also checks the field list is well formed.
+        lancelet_file::schema::from_lance_fields(&fields, &self.manifest().schema_metadata, "new schema")?;
+        self.commit_operation(Operation::Project(pb::transaction::Project { schema: fields }), None)
+            .await
+    }
+
+    /// Adds nullable columns that are null in every row; no data is written.
+    pub async fn add_null_columns(&self, schema: &Schema) -> Result<Self> {
+        if let Some(f) = schema.fields().iter().find(|f| !f.is_nullable()) {
+            return Err(Error::InvalidArgument(format!(
+                "column {:?} would be null in every row, so it must be nullable",
+                f.name()
+            )));
+        }
+        let mut fields = self.manifest().fields.clone();
+        fields.extend(self.new_fields(schema)?);
+        self.commit_schema(fields).await
+    }
+
+    /// Removes columns (dotted paths reach struct children) from the schema.
+    pub async fn drop_columns(&self, names: &[String]) -> Result<Self> {
+        let fields = &self.manifest().fields;
+        let mut gone = HashSet::new();
+        for name in names {
+            let i = find_field(fields, name)?;
+            if fields[i].parent_id >= 0 {
+                return Err(Error::Unsupported(format!(
+                    "dropping {name:?}, a field inside a struct (drop the whole column)"
+                )));
+            }
+            gone.extend(subtree(fields, fields[i].id));
+        }
+        let kept: Vec<pbfile::Field> = fields.iter().filter(|f| !gone.contains(&f.id)).cloned().collect();
+        if !kept.iter().any(|f| f.parent_id < 0) {
+            return Err(Error::InvalidArgument("cannot drop every column".into()));
+        }
+        self.commit_schema(kept).await
+    }
+
+    /// Renames columns and makes them nullable. Making a column non-nullable is refused
+    /// (it would need every row checked).
+    pub async fn alter_columns(&self, alterations: &[Alteration]) -> Result<Self> {
+        let mut fields = self.manifest().fields.clone();
+        for a in alterations {
+            let i = find_field(&fields, &a.path)?;
+            if let Some(name) = &a.rename {
+                if name.is_empty() || name.contains('.') {
+                    return Err(Error::InvalidArgument(format!(
+                        "cannot rename {:?} to {name:?}: names are non-empty and have no '.'",
+                        a.path
+                    )));
+                }
+                let parent = fields[i].parent_id;
+                if fields
+                    .iter()
+                    .any(|f| f.parent_id == parent && &f.name == name && f.id != fields[i].id)
+                {
+                    return Err(Error::InvalidArgument(format!("column {name:?} already exists")));
+                }
+                fields[i].name = name.clone();
+            }
+            match a.nullable {
+                Some(true) => fields[i].nullable = true,
+                Some(false) if fields[i].nullable => {
+                    return Err(Error::Unsupported(format!(
+                        "making {:?} non-nullable (it would need every row checked)",
+                        a.path
+                    )))
+                }
+                _ => {}
+            }
+        }
+        self.commit_schema(fields).await
+    }
+
+    /// A writer of one fragment's new columns (`fields` from [`Dataset::new_fields`]); feed
+    /// it one row per physical row of the fragment, deleted rows included, then hand it to
+    /// [`Dataset::finish_column_file`].
+    pub fn column_file_writer(&self, schema: Arc<Schema>, fields: &[pbfile::Field]) -> Result<FragmentWriter> {
+        let version = FileVersion::parse(&self.data_storage_version())?;
+        if version != FileVersion::V2_0 {
+            return Err(Error::Unsupported(format!(
+                "writing new column data into a dataset of file format {} (lancelet writes 2.0 files; \
+                 all-null columns, drops and renames work at any format)",
+                version.name()
+            )));
+        }
+        let params = WriteParams {
+            max_rows_per_file: u64::MAX,
+            max_bytes_per_file: u64::MAX,
+            file_version: version,
+            ..WriteParams::default()
+        };
+        let ids: Vec<i32> = fields.iter().map(|f| f.id).collect();
+        FragmentWriter::new(self.store().clone(), schema, ids, params)
+    }
+
+    /// Completes `writer`'s file for fragment `fragment_id` (checking it has one row per
+    /// physical row) and returns it, not yet committed. On error the file is removed.
+    pub async fn finish_column_file(&self, fragment_id: u64, mut writer: FragmentWriter) -> Result<pb::DataFile> {
+        let done: Result<pb::DataFile> = async {
+            let expected = self.fragment(fragment_id)?.physical_rows;
+            let mut done = writer.finish()?;
+            writer.upload_pending().await?;
+            let rows: u64 = done.iter().map(|f| f.physical_rows).sum();
+            if done.len() != 1 || rows != expected {
+                return Err(Error::InvalidArgument(format!(
+                    "the new columns of fragment {fragment_id} have {rows} rows; it has {expected}"
+                )));
+            }
+            done.pop()
+                .and_then(|f| f.files.into_iter().next())
+                .ok_or_else(|| Error::InvalidArgument("no data file was written".into()))
+        }
+        .await;
+        if done.is_err() {
+            writer.abort().await;
+        }
+        done
+    }
+
+    /// Writes one fragment's new columns from `batches` (see
+    /// [`Dataset::column_file_writer`]) and returns the data file, not yet committed.
+    pub async fn write_column_file(
+        &self,
+        fragment_id: u64,
+        schema: Arc<Schema>,
+        fields: &[pbfile::Field],
+        batches: impl futures::Stream<Item = Result<arrow_array::RecordBatch>>,
+    ) -> Result<pb::DataFile> {
+        use futures::StreamExt;
+        self.fragment(fragment_id)?;
+        let mut writer = self.column_file_writer(schema, fields)?;
+        let mut batches = std::pin::pin!(batches);
+        while let Some(batch) = batches.next().await {
+            if let Err(e) = batch.and_then(|b| writer.write(&b)) {
+                writer.abort().await;
+                return Err(e);
+            }
+        }
+        self.finish_column_file(fragment_id, writer).await
+    }
+
+    /// Commits new columns: `files` holds one new data file per fragment (every fragment
+    /// of this version), `fields` the new fields. On a conflict nothing is kept.
+    pub async fn commit_new_columns(
+        &self,
+        files: Vec<(u64, pb::DataFile)>,
+        fields: Vec<pbfile::Field>,
+    ) -> Result<Self> {
+        let mut fragments = self.fragments().to_vec();
+        let by_id: std::collections::HashMap<u64, pb::DataFile> = files.into_iter().collect();
+        for f in &mut fragments {
+            let file = by_id
+                .get(&f.id)
+                .ok_or_else(|| Error::InvalidArgument(format!("no new data file for fragment {}", f.id)))?;
+            crate::safe_relative(&file.path)?;
+            f.files.push(file.clone());
+        }
+        if by_id.len() != fragments.len() {
+            return Err(Error::InvalidArgument(
+                "new data files for fragments the dataset does not have".into(),
+            ));
+        }
+        let mut schema = self.manifest().fields.clone();
+        schema.extend(fields);
+        lancelet_file::schema::from_lance_fields(&schema, &self.manifest().schema_metadata, "new schema")?;
+        let op = Operation::Merge(pb::transaction::Merge {
+            fragments,
+            schema,
+            schema_metadata: self.manifest().schema_metadata.clone(),
+        });
+        self.commit_operation(op, None).await
+    }
+
+    /// Adds columns computed by SQL expressions over existing ones (`(name, expression)`),
+    /// one new data file per fragment.
+    pub async fn add_columns_sql(&self, exprs: &[(String, String)], batch_size: usize) -> Result<Self> {
+        use futures::StreamExt;
+        let mut files = Vec::new();
+        let mut fields = None;
+        let result: Result<()> = async {
+            for frag in self.fragments() {
+                let opts = ScanOptions {
+                    columns: Columns::Exprs(exprs.to_vec()),
+                    fragments: Some(vec![frag.id]),
+                    include_deleted: true,
+                    batch_size: batch_size.max(1),
+                    ..ScanOptions::default()
+                };
+                let scan = Scan::plan(self, opts).await?;
+                let schema = scan.schema().clone();
+                if fields.is_none() {
+                    fields = Some(self.new_fields(&schema)?);
+                }
+                let lance_fields = fields.as_deref().unwrap_or_default();
+                // Task by task: memory stays at one task's rows.
+                let scan = &scan;
+                let batches = futures::stream::iter(0..scan.num_tasks()).then(|i| scan.run_task(i));
+                let file = self.write_column_file(frag.id, schema, lance_fields, batches).await?;
+                files.push((frag.id, file));
+            }
+            Ok(())
+        }
+        .await;
+        if let Err(e) = result {
+            self.remove_data_files(files.iter().map(|(_, f)| f.path.as_str())).await;
+            return Err(e);
+        }
+        let Some(fields) = fields else {
+            // No fragments: only the schema changes.
+            let scan = Scan::plan(
+                self,
+                ScanOptions {
+                    columns: Columns::Exprs(exprs.to_vec()),
+                    ..ScanOptions::default()
+                },
+            )
+            .await?;
+            let mut all = self.manifest().fields.clone();
+            all.extend(self.new_fields(scan.schema())?);
+            return self.commit_schema(all).await;
+        };
+        let paths: Vec<String> = files.iter().map(|(_, f)| f.path.clone()).collect();
+        match self.commit_new_columns(files, fields).await {
+            Ok(ds) => Ok(ds),
+            Err(e) => {
+                if crate::write::nothing_committed(&e) {
+                    self.remove_data_files(paths.iter().map(String::as_str)).await;
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Best-effort removal of uncommitted data files (paths relative to `data/`).
+    pub async fn remove_data_files(&self, paths: impl Iterator<Item = &str>) {
+        for p in paths {
+            if crate::safe_relative(p).is_ok() {
+                let _ = self.store().delete(&format!("{}/{p}", crate::DATA_DIR)).await;
+            }
+        }
+    }
+}
