@@ -822,6 +822,33 @@ class LanceDataset:
         self._native, n = self._native.delete(predicate)
         return {"num_deleted_rows": n}
 
+    def update(self, updates: Dict[str, str], where: Optional[str] = None, conflict_retries: int = 10,
+               retry_timeout: Optional[_dt.timedelta] = None,
+               data_storage_version: Optional[str] = None) -> Dict[str, int]:
+        """Sets columns to SQL expressions over the row's current values, in the rows
+        matching ``where`` (every row when None), as a new version; e.g.
+        ``ds.update({"price": "price * 1.1"}, where="color = 'red'")``.
+
+        The updated rows are written as new fragments and the old ones tombstoned (an
+        Update transaction); values are cast to the column's type, and a value that does
+        not fit is an error. Returns ``{"num_rows_updated": n}``; nothing is committed when
+        no row matches. A concurrent change to the same fragments raises
+        ``CommitConflictError`` (``conflict_retries`` and ``retry_timeout`` are accepted for
+        pylance compatibility); ``data_storage_version``, when given, must be the dataset's.
+        """
+        del conflict_retries, retry_timeout
+        if data_storage_version is not None and data_storage_version != self.data_storage_version:
+            raise UnsupportedFeatureError(
+                f"update writes files of the dataset's format {self.data_storage_version}, "
+                f"not {data_storage_version!r}")
+        if not isinstance(updates, dict) or not updates or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in updates.items()):
+            raise InvalidArgumentError("update takes a non-empty dict of {column: SQL expression}")
+        if where is not None and not isinstance(where, str):
+            raise InvalidArgumentError(f"where must be a SQL predicate string, got {type(where).__name__}")
+        self._native, n = self._native.update(list(updates.items()), where)
+        return {"num_rows_updated": n}
+
     def add_columns(
         self,
         transforms: Any,

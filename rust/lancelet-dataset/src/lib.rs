@@ -9,6 +9,7 @@
 //! - [`take`] and [`delete`]: random access by row offset and deletion by predicate.
 //! - [`cleanup`]: removing old versions and the files only they use.
 //! - [`evolve`]: adding, dropping and altering columns without rewriting data.
+//! - [`update`]: setting columns by SQL in the rows a predicate selects.
 
 pub mod cleanup;
 pub mod delete;
@@ -16,6 +17,7 @@ mod error;
 pub mod evolve;
 pub mod scan;
 pub mod take;
+pub mod update;
 pub mod write;
 
 use std::collections::HashMap;

@@ -426,7 +426,11 @@ impl FragmentWriter {
 
 /// The Lance field ids of the top-level columns at `present` (positions in `schema`),
 /// each followed by its children's, in pre-order, from the dataset's field list.
-fn dataset_field_ids(schema: &Schema, fields: &[lancelet_proto::pbfile::Field], present: &[usize]) -> Result<Vec<i32>> {
+pub(crate) fn dataset_field_ids(
+    schema: &Schema,
+    fields: &[lancelet_proto::pbfile::Field],
+    present: &[usize],
+) -> Result<Vec<i32>> {
     let ours = to_lance_fields(schema)?;
     let theirs = preorder(fields);
     if ours.len() != theirs.len() || ours.iter().zip(&theirs).any(|(a, b)| a.name != b.name) {

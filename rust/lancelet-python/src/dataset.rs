@@ -755,6 +755,15 @@ impl PyDataset {
         Ok(d)
     }
 
+    /// Sets columns to SQL expressions in the rows matching `filter`:
+    /// `(dataset at the new version, rows updated)`.
+    #[pyo3(signature = (updates, filter=None))]
+    fn update(&self, py: Python<'_>, updates: Vec<(String, String)>, filter: Option<String>) -> PyResult<(Self, u64)> {
+        let ds = self.inner.clone();
+        let (ds, res) = block_on(py, async move { ds.update(&updates, filter.as_deref()).await })?;
+        Ok((wrap(ds), res.num_rows_updated))
+    }
+
     /// The table config (`key -> value`) of this version.
     fn config(&self) -> std::collections::HashMap<String, String> {
         self.inner.manifest().config.clone()

@@ -274,6 +274,26 @@ pub async fn apply(
                 }
             }
         }
+        Operation::Update(u) => {
+            let removed: HashSet<u64> = u.removed_fragment_ids.iter().copied().collect();
+            let updated: HashMap<u64, &pb::DataFragment> = u.updated_fragments.iter().map(|f| (f.id, f)).collect();
+            for id in removed.iter().chain(updated.keys()) {
+                if !m.fragments.iter().any(|f| f.id == *id) {
+                    return Err(Error::CommitConflict {
+                        path: store.root_display(),
+                        message: format!("fragment {id} no longer exists"),
+                    });
+                }
+            }
+            m.fragments.retain(|f| !removed.contains(&f.id));
+            for f in &mut m.fragments {
+                if let Some(n) = updated.get(&f.id) {
+                    *f = (*n).clone();
+                }
+            }
+            let new = assign_ids(&u.new_fragments, &mut next);
+            m.fragments.extend(new);
+        }
         Operation::Restore(r) => {
             let entries = list_versions(store).await?;
             let entry = entries

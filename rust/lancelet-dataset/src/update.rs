@@ -1,0 +1,170 @@
+//! Updating rows by SQL: `update({"price": "price * 1.1"}, where="color = 'red'")`.
+//!
+//! The matching rows are read whole, the new values computed and cast to the columns'
+//! types, and the rows written as new fragments; the old rows are tombstoned through
+//! deletion files (fragments left with no live row are dropped). One Update transaction
+//! commits both, so a reader sees either the old rows or the new ones. Nothing is
+//! committed when no row matches.
+
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, RecordBatch};
+use lancelet_file::FileVersion;
+use lancelet_table::pb;
+use lancelet_table::pb::transaction::Operation;
+
+use crate::delete::row_hits;
+use crate::scan::{Columns, Scan, ScanOptions};
+use crate::write::{dataset_field_ids, FragmentWriter, WriteParams};
+use crate::{Dataset, Error, Result};
+
+/// What an update did.
+#[derive(Debug, Clone, Default)]
+pub struct UpdateResult {
+    /// Rows rewritten with new values.
+    pub num_rows_updated: u64,
+}
+
+/// `name` as an identifier the SQL parser reads back as exactly that column.
+fn quoted(name: &str) -> String {
+    format!("`{}`", name.replace('`', "``"))
+}
+
+impl Dataset {
+    /// Sets columns to SQL expressions (over the row's current values) in the rows matching
+    /// `filter` (every row when `None`); returns the dataset at the new version.
+    pub async fn update(&self, updates: &[(String, String)], filter: Option<&str>) -> Result<(Self, UpdateResult)> {
+        if updates.is_empty() {
+            return Err(Error::InvalidArgument("update needs at least one column to set".into()));
+        }
+        if self.has_stable_row_ids() {
+            return Err(Error::Unsupported("updating a dataset with stable row ids".into()));
+        }
+        let version = FileVersion::parse(&self.data_storage_version())?;
+        if version != FileVersion::V2_0 {
+            return Err(Error::Unsupported(format!(
+                "updating rows of a dataset of file format {} (lancelet writes 2.0 files)",
+                version.name()
+            )));
+        }
+        let schema = self.schema().clone();
+        for (col, _) in updates {
+            if schema.field_with_name(col).is_err() {
+                return Err(Error::InvalidArgument(format!(
+                    "update sets column {col:?}, which does not exist (top-level columns only)"
+                )));
+            }
+        }
+        let exprs: Vec<(String, String)> = schema
+            .fields()
+            .iter()
+            .map(|f| {
+                let e = updates
+                    .iter()
+                    .rev()
+                    .find(|(c, _)| c == f.name())
+                    .map_or_else(|| quoted(f.name()), |(_, e)| format!("({e})"));
+                (f.name().clone(), e)
+            })
+            .collect();
+        let opts = ScanOptions {
+            columns: Columns::Exprs(exprs),
+            filter: filter.map(str::to_string),
+            with_row_address: true,
+            ..ScanOptions::default()
+        };
+        let scan = Arc::new(Scan::plan(self, opts).await?);
+        let outputs = futures::future::try_join_all((0..scan.num_tasks()).map(|i| {
+            let scan = scan.clone();
+            async move { scan.run_task(i).await }
+        }))
+        .await?;
+        let hits = row_hits(&outputs);
+        let num_rows_updated: u64 = hits.iter().map(|(_, r)| r.len() as u64).sum();
+        if num_rows_updated == 0 {
+            return Ok((self.clone(), UpdateResult::default()));
+        }
+
+        let all: Vec<usize> = (0..schema.fields().len()).collect();
+        let ids = dataset_field_ids(&schema, &self.manifest().fields, &all)?;
+        let params = WriteParams {
+            file_version: version,
+            ..WriteParams::default()
+        };
+        let mut writer = FragmentWriter::new(self.store().clone(), schema.clone(), ids, params)?;
+        let mut written = Vec::new();
+        let staged: Result<(Vec<pb::DataFragment>, Vec<pb::DataFragment>, Vec<u64>)> = async {
+            for batch in &outputs {
+                if batch.num_rows() == 0 {
+                    continue;
+                }
+                let columns = schema
+                    .fields()
+                    .iter()
+                    .map(|f| {
+                        let c = batch
+                            .column_by_name(f.name())
+                            .ok_or_else(|| Error::InvalidArgument(format!("no value for {:?}", f.name())))?;
+                        cast_to(c, f.data_type(), f.name())
+                    })
+                    .collect::<Result<Vec<ArrayRef>>>()?;
+                let rows = RecordBatch::try_new(schema.clone(), columns).map_err(|e| {
+                    Error::InvalidArgument(format!("the updated rows do not fit the dataset's schema: {e}"))
+                })?;
+                writer.write(&rows)?;
+                writer.upload_pending().await?;
+            }
+            let new = writer.finish()?;
+            writer.upload_pending().await?;
+            let (updated, removed) = self.tombstone(hits, &mut written).await?;
+            Ok((new, updated, removed))
+        }
+        .await;
+        let (new_fragments, updated_fragments, removed_fragment_ids) = match staged {
+            Ok(s) => s,
+            Err(e) => {
+                writer.abort().await;
+                self.remove_files(&written).await;
+                return Err(e);
+            }
+        };
+        let new_paths: Vec<String> = new_fragments
+            .iter()
+            .flat_map(|f| f.files.iter().map(|d| format!("{}/{}", crate::DATA_DIR, d.path)))
+            .collect();
+        let op = Operation::Update(pb::transaction::Update {
+            removed_fragment_ids,
+            updated_fragments,
+            new_fragments,
+            ..Default::default()
+        });
+        match self.commit_operation(op, None).await {
+            Ok(ds) => Ok((ds, UpdateResult { num_rows_updated })),
+            Err(e) => {
+                if crate::write::nothing_committed(&e) {
+                    self.remove_files(&written).await;
+                    self.remove_files(&new_paths).await;
+                }
+                Err(e)
+            }
+        }
+    }
+}
+
+/// `c` as `to`, the column's type: SQL arithmetic widens (`int32 + 1` is int64), the
+/// column keeps its type; values that do not fit are an error, never silently changed.
+fn cast_to(c: &ArrayRef, to: &arrow_schema::DataType, name: &str) -> Result<ArrayRef> {
+    if c.data_type() == to {
+        return Ok(c.clone());
+    }
+    let opts = arrow_cast::CastOptions {
+        safe: false,
+        ..Default::default()
+    };
+    arrow_cast::cast_with_options(c, to, &opts).map_err(|e| {
+        Error::InvalidArgument(format!(
+            "the new values of {name:?} ({}) do not convert to its type {to}: {e}",
+            c.data_type()
+        ))
+    })
+}
