@@ -42,6 +42,8 @@ __all__ = [
     "LanceFragment",
     "LanceOperation",
     "CleanupStats",
+    "CompactionMetrics",
+    "DatasetOptimizer",
     "ScanStatistics",
     "Tags",
     "WriteProgress",
@@ -495,6 +497,84 @@ def _positive_int(name: str, value: Any) -> Optional[int]:
     return value
 
 
+class CompactionMetrics:
+    """What :meth:`DatasetOptimizer.compact_files` did (pylance's names)."""
+
+    __slots__ = ("fragments_removed", "fragments_added", "files_removed", "files_added")
+
+    def __init__(self, **counts: int):
+        for k in self.__slots__:
+            setattr(self, k, int(counts.get(k, 0)))
+
+    def to_dict(self) -> Dict[str, int]:
+        """The counters as a dict."""
+        return {k: getattr(self, k) for k in self.__slots__}
+
+    def __repr__(self) -> str:
+        return "CompactionMetrics(" + ", ".join(f"{k}={v}" for k, v in self.to_dict().items()) + ")"
+
+
+class DatasetOptimizer:
+    """``dataset.optimize``: maintenance that rewrites data without changing the rows."""
+
+    def __init__(self, ds: "LanceDataset"):
+        self._ds = ds
+
+    def compact_files(
+        self,
+        *,
+        target_rows_per_fragment: Optional[int] = None,
+        max_rows_per_group: Optional[int] = None,
+        max_bytes_per_file: Optional[int] = None,
+        materialize_deletions: Optional[bool] = None,
+        materialize_deletions_threshold: Optional[float] = None,
+        defer_index_remap: Optional[bool] = None,
+        num_threads: Optional[int] = None,
+        batch_size: Optional[int] = None,
+        **kwargs: Any,
+    ) -> CompactionMetrics:
+        """Merges small adjacent fragments and drops deleted rows, as a new version (a
+        Rewrite transaction) keeping the rows and their order.
+
+        A fragment is rewritten when it has fewer than ``target_rows_per_fragment`` live rows
+        (default 1024 * 1024) and a neighbour to merge with, or when more than
+        ``materialize_deletions_threshold`` (default 0.1) of its rows are deleted and
+        ``materialize_deletions`` (default True). Defaults may also come from the table
+        config keys ``lance.compaction.<option>``. A concurrent delete on the rewritten
+        fragments makes the commit fail with ``CommitConflictError``; appends do not.
+        ``max_rows_per_group``, ``max_bytes_per_file``, ``defer_index_remap`` and
+        ``num_threads`` are accepted for pylance compatibility.
+        """
+        del max_rows_per_group, max_bytes_per_file, defer_index_remap, num_threads
+        unknown = set(kwargs) - {"compaction_mode", "binary_copy_read_batch_bytes", "max_source_fragments",
+                                 "max_source_rows", "max_source_bytes", "excluded_fragment_ids",
+                                 "data_storage_version"}
+        if unknown:
+            raise InvalidArgumentError(f"unknown compact_files options {sorted(unknown)}")
+        config = self._ds.config()
+
+        def pick(name: str, value: Any, parse: Callable[[str], Any]) -> Any:
+            if value is None and f"lance.compaction.{name}" in config:
+                return parse(config[f"lance.compaction.{name}"])
+            return value
+
+        target = _positive_int("target_rows_per_fragment", pick("target_rows_per_fragment",
+                                                                target_rows_per_fragment, int))
+        batch_size = _positive_int("batch_size", pick("batch_size", batch_size, int))
+        materialize = pick("materialize_deletions", materialize_deletions, lambda v: v.lower() == "true")
+        threshold = pick("materialize_deletions_threshold", materialize_deletions_threshold, float)
+        if threshold is not None and (isinstance(threshold, bool) or not 0 <= float(threshold) <= 1):
+            raise InvalidArgumentError(f"materialize_deletions_threshold must be in [0, 1], got {threshold!r}")
+        native, counts = self._ds._native.compact_files(
+            target_rows_per_fragment=target,
+            materialize_deletions=None if materialize is None else bool(materialize),
+            materialize_deletions_threshold=None if threshold is None else float(threshold),
+            batch_size=batch_size,
+        )
+        self._ds._native = native
+        return CompactionMetrics(**counts)
+
+
 class LanceDataset:
     """One version of a Lance dataset.
 
@@ -548,6 +628,11 @@ class LanceDataset:
     def stats(self) -> "LanceStats":
         """Cheap statistics from the manifest: ``ds.stats.dataset_stats()``."""
         return LanceStats(self)
+
+    @property
+    def optimize(self) -> DatasetOptimizer:
+        """Maintenance operations: ``optimize.compact_files(...)``."""
+        return DatasetOptimizer(self)
 
     @property
     def tags(self) -> Tags:

@@ -8,10 +8,12 @@
 //!   planned as independent row-range tasks so the caller can run them in parallel.
 //! - [`take`] and [`delete`]: random access by row offset and deletion by predicate.
 //! - [`cleanup`]: removing old versions and the files only they use.
+//! - [`compact`]: merging small fragments and dropping deleted rows.
 //! - [`evolve`]: adding, dropping and altering columns without rewriting data.
 //! - [`update`]: setting columns by SQL in the rows a predicate selects.
 
 pub mod cleanup;
+pub mod compact;
 pub mod delete;
 mod error;
 pub mod evolve;

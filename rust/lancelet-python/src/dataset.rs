@@ -764,6 +764,36 @@ impl PyDataset {
         Ok((wrap(ds), res.num_rows_updated))
     }
 
+    /// Compacts small fragments and materializes deletions: `(dataset at the new version,
+    /// metrics dict)`.
+    #[pyo3(signature = (target_rows_per_fragment=None, materialize_deletions=None,
+        materialize_deletions_threshold=None, batch_size=None))]
+    fn compact_files<'py>(
+        &self,
+        py: Python<'py>,
+        target_rows_per_fragment: Option<u64>,
+        materialize_deletions: Option<bool>,
+        materialize_deletions_threshold: Option<f64>,
+        batch_size: Option<usize>,
+    ) -> PyResult<(Self, Bound<'py, PyDict>)> {
+        let d = lancelet_dataset::compact::CompactionOptions::default();
+        let opts = lancelet_dataset::compact::CompactionOptions {
+            target_rows_per_fragment: target_rows_per_fragment.unwrap_or(d.target_rows_per_fragment),
+            materialize_deletions: materialize_deletions.unwrap_or(d.materialize_deletions),
+            materialize_deletions_threshold: materialize_deletions_threshold
+                .unwrap_or(d.materialize_deletions_threshold),
+            batch_size: batch_size.unwrap_or(d.batch_size),
+        };
+        let ds = self.inner.clone();
+        let (ds, m) = block_on(py, async move { ds.compact_files(&opts).await })?;
+        let out = PyDict::new(py);
+        out.set_item("fragments_removed", m.fragments_removed)?;
+        out.set_item("fragments_added", m.fragments_added)?;
+        out.set_item("files_removed", m.files_removed)?;
+        out.set_item("files_added", m.files_added)?;
+        Ok((wrap(ds), out))
+    }
+
     /// The table config (`key -> value`) of this version.
     fn config(&self) -> std::collections::HashMap<String, String> {
         self.inner.manifest().config.clone()

@@ -294,6 +294,38 @@ pub async fn apply(
             let new = assign_ids(&u.new_fragments, &mut next);
             m.fragments.extend(new);
         }
+        Operation::Rewrite(r) => {
+            let flat = pb::transaction::rewrite::RewriteGroup {
+                old_fragments: r.old_fragments.clone(),
+                new_fragments: r.new_fragments.clone(),
+            };
+            let groups = if r.groups.is_empty() {
+                std::slice::from_ref(&flat)
+            } else {
+                &r.groups[..]
+            };
+            for g in groups {
+                // The fragments rewritten must be exactly as they were read.
+                for old in &g.old_fragments {
+                    if m.fragments.iter().find(|f| f.id == old.id) != Some(old) {
+                        return Err(Error::CommitConflict {
+                            path: store.root_display(),
+                            message: format!("fragment {} changed while it was being rewritten", old.id),
+                        });
+                    }
+                }
+                let gone: HashSet<u64> = g.old_fragments.iter().map(|f| f.id).collect();
+                let at = m
+                    .fragments
+                    .iter()
+                    .position(|f| gone.contains(&f.id))
+                    .unwrap_or(m.fragments.len());
+                m.fragments.retain(|f| !gone.contains(&f.id));
+                let new = assign_ids(&g.new_fragments, &mut next);
+                let at = at.min(m.fragments.len());
+                m.fragments.splice(at..at, new);
+            }
+        }
         Operation::Restore(r) => {
             let entries = list_versions(store).await?;
             let entry = entries
