@@ -361,6 +361,36 @@ def test_take_fetches_rows_by_id_on_executors(spark, items):
     assert [r["vec"] for r in rows] == [list(v) for v in expected["vec"].to_pylist()]
 
 
+def test_add_columns_runs_on_executors_and_commits_once(spark, tmp_path):
+    import pyarrow.compute as pc
+
+    uri = str(tmp_path / "wide.lance")
+    lancelet.write_dataset(pa.table({"id": pa.array(range(3000), pa.int64()),
+                                     "name": [f"n{i}" for i in range(3000)]}), uri, max_rows_per_file=700)
+    lancelet.dataset(uri).delete("id % 9 = 0")
+    before = {n: os.path.getsize(os.path.join(uri, "data", n)) for n in os.listdir(os.path.join(uri, "data"))}
+    ds = lancelet.spark.add_columns(
+        spark, uri, lambda b: pa.record_batch({"twice": pc.multiply(b["id"], 2), "up": pc.utf8_upper(b["name"])}),
+        read_columns=["id", "name"])
+    assert ds.version == 3
+    after = {n: os.path.getsize(os.path.join(uri, "data", n)) for n in os.listdir(os.path.join(uri, "data"))}
+    assert {n: after[n] for n in before} == before and len(after) == len(before) + 5  # one file per fragment
+    t = lance.dataset(uri).to_table()
+    assert t["twice"].to_pylist() == [2 * i for i in t["id"].to_pylist()]
+    assert t["up"].to_pylist() == [f"N{i}" for i in t["id"].to_pylist()]
+    # A failing UDF commits nothing and leaves no file behind.
+
+    def boom(b):
+        if b["id"][0].as_py() > 1000:
+            raise ValueError("bad row")
+        return pa.record_batch({"z": b["id"]})
+
+    with pytest.raises(Exception, match="bad row"):
+        lancelet.spark.add_columns(spark, uri, boom, read_columns=["id"])
+    assert sorted(os.listdir(os.path.join(uri, "data"))) == sorted(after)
+    assert lancelet.dataset(uri).version == 3
+
+
 def test_fragment_writer_and_commit_fragments(spark, tmp_path):
     uri = str(tmp_path / "udf.lance")
     schema = pa.schema([("id", pa.int64()), ("sq", pa.int64())])

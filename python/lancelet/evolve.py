@@ -102,12 +102,56 @@ def _outputs(udf: BatchUDF, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.Re
         yield udf(batch)
 
 
+def udf_schema(native: Any, udf: BatchUDF, read_columns: Optional[List[str]]) -> Optional[pa.Schema]:
+    """The new columns' schema: declared, or from running ``udf`` on a first small batch."""
+    if udf.output_schema is not None:
+        return udf.output_schema
+    for frag in native.fragments():
+        stream = native.scan(columns=read_columns, fragments=[frag["id"]], include_deleted=True, limit=16)
+        for batch in pa.RecordBatchReader.from_stream(stream):
+            return udf(batch).schema
+    return None
+
+
+def fragment_file(native: Any, fragment_id: int, udf: BatchUDF, read_columns: Optional[List[str]],
+                  batch_size: Optional[int], schema: pa.Schema, file_tag: Optional[str] = None) -> Dict[str, Any]:
+    """Runs ``udf`` over one fragment (deleted rows included) and writes its new columns as
+    one data file, not committed; returns it as fragment metadata (a dict)."""
+    stream = native.scan(columns=read_columns, fragments=[fragment_id], include_deleted=True,
+                         batch_size=batch_size)
+    outputs = _outputs(udf, iter(pa.RecordBatchReader.from_stream(stream)))
+    failure: List[BaseException] = []
+    reader = pa.RecordBatchReader.from_batches(schema, _guarded(outputs, schema, failure))
+    try:
+        return native.write_column_file(fragment_id, reader, file_tag=file_tag)
+    except Exception:
+        if failure:  # the UDF's own error, not the stream error wrapping it
+            raise failure[0] from None
+        raise
+
+
+def commit_files(native: Any, schema: pa.Schema, files: List[Dict[str, Any]]) -> Any:
+    """Commits new column files (one per fragment); on a failure that surely committed
+    nothing, removes them. Returns the new native dataset."""
+    try:
+        return native.commit_new_columns(schema, files)
+    except LanceIOError:
+        # The commit may have landed with its answer lost: its files must stay.
+        raise
+    except BaseException:
+        native.remove_data_files([f["path"] for frag in files for f in frag["files"]])
+        raise
+
+
 def backfill(ds: Any, udf: BatchUDF, read_columns: Optional[List[str]], batch_size: Optional[int]) -> Any:
     """Runs ``udf`` over every fragment of ``ds`` and commits the new columns; returns the
     new native dataset."""
     native = ds._native
     ckpt = _Checkpoint(udf.checkpoint_file, ds.uri, ds.version)
-    schema = ckpt.schema or udf.output_schema
+    schema = ckpt.schema or udf_schema(native, udf, read_columns)
+    if schema is None:
+        raise InvalidArgumentError("the dataset has no rows to run the UDF on; give it an output_schema "
+                                   "or add all-null columns with pyarrow fields")
     written: List[str] = []
     files = []
     try:
@@ -116,40 +160,19 @@ def backfill(ds: Any, udf: BatchUDF, read_columns: Optional[List[str]], batch_si
             if fid in ckpt.done:
                 files.append(ckpt.done[fid])
                 continue
-            stream = native.scan(columns=read_columns, fragments=[fid], include_deleted=True,
-                                 batch_size=batch_size)
-            outputs = _outputs(udf, iter(pa.RecordBatchReader.from_stream(stream)))
-            if schema is None:
-                first = next(outputs, None)
-                if first is None:
-                    raise InvalidArgumentError(f"fragment {fid} produced no batches")
-                schema = first.schema
-                outputs = _chain(first, outputs)
-            failure: List[BaseException] = []
-            reader = pa.RecordBatchReader.from_batches(schema, _guarded(outputs, schema, failure))
-            try:
-                file = native.write_column_file(fid, reader)
-            except Exception:
-                if failure:  # the UDF's own error, not the stream error wrapping it
-                    raise failure[0] from None
-                raise
+            file = fragment_file(native, fid, udf, read_columns, batch_size, schema)
             written.extend(f["path"] for f in file["files"])
             ckpt.record(fid, file, schema)
             files.append(file)
-        if schema is None:
-            raise InvalidArgumentError("the dataset has no rows to run the UDF on; give it an output_schema "
-                                       "or add all-null columns with pyarrow fields")
     except BaseException:
         if not udf.checkpoint_file:
             native.remove_data_files(written)
         raise
     try:
-        new = native.commit_new_columns(schema, files)
+        new = commit_files(native, schema, files)
     except LanceIOError:
-        # The commit may have landed with its answer lost: its files must stay.
         raise
     except BaseException:
-        native.remove_data_files([f["path"] for frag in files for f in frag["files"]])
         ckpt.clear()
         raise
     ckpt.clear()
@@ -164,11 +187,6 @@ def _guarded(outputs: Iterator[pa.RecordBatch], schema: pa.Schema,
     except BaseException as e:
         failure.append(e)
         raise
-
-
-def _chain(first: pa.RecordBatch, rest: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    yield first
-    yield from rest
 
 
 def _conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:

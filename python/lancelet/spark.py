@@ -57,7 +57,8 @@ import pyarrow as pa
 
 from . import _native
 from .dataset import LanceDataset, LanceOperation, dataset
-from .errors import InvalidArgumentError, LanceNotFoundError, SchemaMismatchError, UnsupportedFeatureError
+from .errors import (InvalidArgumentError, LanceIOError, LanceNotFoundError, SchemaMismatchError,
+                     UnsupportedFeatureError)
 from .fragment import FragmentMetadata
 
 try:
@@ -712,3 +713,52 @@ def commit_fragments(uri: str, fragments: Iterable[Any], mode: str = "append", s
         raise InvalidArgumentError(f'mode must be "append" or "overwrite", got {mode!r}')
     return LanceDataset.commit(uri, op, read_version=read_version, commit_message=commit_message,
                                storage_options=storage_options)
+
+
+def add_columns(spark: Any, uri: str, udf: Any, read_columns: Optional[List[str]] = None,
+                batch_size: Optional[int] = None, storage_options: Optional[Dict[str, str]] = None) -> LanceDataset:
+    """Adds columns computed by ``udf`` (a function ``RecordBatch -> RecordBatch`` or a
+    :func:`lancelet.batch_udf`) on Spark executors, one task per fragment, committed once
+    on the driver; returns the dataset at the new version.
+
+    Each task reads its fragment's ``read_columns`` (deleted rows included) from the version
+    the driver pinned, runs the UDF and writes the new columns as one data file; the driver
+    commits all files as one Merge. Existing data files are never rewritten. If a task or the
+    commit fails, the files written are removed and nothing is committed. The UDF must be
+    picklable (lambdas and closures are, through Spark's cloudpickle)."""
+    from .evolve import BatchUDF, commit_files, fragment_file, udf_schema
+
+    udf = udf if isinstance(udf, BatchUDF) else BatchUDF(udf)
+    storage = dict(storage_options or {})
+    ds = _open(uri, None, storage)
+    native = ds._native
+    schema = udf_schema(native, udf, read_columns)
+    if schema is None:
+        raise InvalidArgumentError("the dataset has no rows to run the UDF on; give the UDF an output_schema")
+    version = ds.version
+    frag_ids = [f["id"] for f in native.fragments()]
+    schema_bytes = schema.serialize().to_pybytes()
+    # Every file this job writes is named with its tag, so that files of failed, retried or
+    # speculative task attempts can be found and removed.
+    tag = f"addcol_{uuid.uuid4().hex}"
+
+    def run(ids: Iterable[int]) -> Iterable[str]:
+        task_schema = pa.ipc.read_schema(pa.py_buffer(schema_bytes))
+        task_native = _open_cached(uri, version, tuple(sorted(storage.items())))._native
+        for fid in ids:
+            yield json.dumps(fragment_file(task_native, fid, udf, read_columns, batch_size, task_schema, tag))
+
+    files: List[Dict[str, Any]] = []
+    try:
+        if frag_ids:
+            rdd = spark.sparkContext.parallelize(frag_ids, len(frag_ids))
+            files = [json.loads(s) for s in rdd.mapPartitions(run).collect()]
+        native = commit_files(native, schema, files)
+    except LanceIOError:
+        raise  # the commit may have landed: its files stay
+    except BaseException:
+        _native.Dataset.remove_tagged_files(uri, tag, [], storage or None)
+        raise
+    kept = [f["path"] for frag in files for f in frag["files"]]
+    _native.Dataset.remove_tagged_files(uri, tag, kept, storage or None)
+    return ds._with(native)

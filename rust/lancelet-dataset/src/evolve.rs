@@ -197,8 +197,14 @@ impl Dataset {
 
     /// A writer of one fragment's new columns (`fields` from [`Dataset::new_fields`]); feed
     /// it one row per physical row of the fragment, deleted rows included, then hand it to
-    /// [`Dataset::finish_column_file`].
-    pub fn column_file_writer(&self, schema: Arc<Schema>, fields: &[pbfile::Field]) -> Result<FragmentWriter> {
+    /// [`Dataset::finish_column_file`]. A `file_tag` goes into the file name (see
+    /// [`crate::write::WriteParams::file_tag`]).
+    pub fn column_file_writer(
+        &self,
+        schema: Arc<Schema>,
+        fields: &[pbfile::Field],
+        file_tag: Option<String>,
+    ) -> Result<FragmentWriter> {
         let version = FileVersion::parse(&self.data_storage_version())?;
         if version != FileVersion::V2_0 {
             return Err(Error::Unsupported(format!(
@@ -211,6 +217,7 @@ impl Dataset {
             max_rows_per_file: u64::MAX,
             max_bytes_per_file: u64::MAX,
             file_version: version,
+            file_tag,
             ..WriteParams::default()
         };
         let ids: Vec<i32> = fields.iter().map(|f| f.id).collect();
@@ -252,7 +259,7 @@ impl Dataset {
     ) -> Result<pb::DataFile> {
         use futures::StreamExt;
         self.fragment(fragment_id)?;
-        let mut writer = self.column_file_writer(schema, fields)?;
+        let mut writer = self.column_file_writer(schema, fields, None)?;
         let mut batches = std::pin::pin!(batches);
         while let Some(batch) = batches.next().await {
             if let Err(e) = batch.and_then(|b| writer.write(&b)) {

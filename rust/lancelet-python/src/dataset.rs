@@ -632,11 +632,13 @@ impl PyDataset {
     /// per physical row, deleted rows included) without committing; returns the data file
     /// as a fragment dict holding only it. Field ids follow from `data`'s schema, the same
     /// for every fragment of this version.
+    #[pyo3(signature = (fragment_id, data, file_tag=None))]
     fn write_column_file<'py>(
         &self,
         py: Python<'py>,
         fragment_id: u64,
         data: Bound<'py, PyAny>,
+        file_tag: Option<String>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let reader = import_stream(py, &data)?;
         let schema = reader.schema();
@@ -644,7 +646,7 @@ impl PyDataset {
         ds.fragment(fragment_id).map_err(|e| errors::to_py(py, e))?;
         let fields = ds.new_fields(&schema).map_err(|e| errors::to_py(py, e))?;
         let mut writer = ds
-            .column_file_writer(schema, &fields)
+            .column_file_writer(schema, &fields, file_tag)
             .map_err(|e| errors::to_py(py, e))?;
         // The batches are pulled here, outside the runtime: producing them may run lancelet
         // scans (a UDF reading the dataset), which block on the runtime themselves.
