@@ -158,6 +158,23 @@ def dataset_demo(uri: str, rows: int, rng: random.Random) -> None:
     old = lancelet.dataset(uri, version="before-delete")
     check.append(old.count_rows() == rows)
     print(f"  time travel to tag 'before-delete' (version {old.version}): {old.count_rows():,} rows")
+
+    t0 = time.perf_counter()
+    ds.add_columns({"price_x2": "price * 2"})
+    ds.update({"color": "'crimson'"}, where="color = 'red'")
+    after = ds.to_table(columns=["price", "price_x2", "color"])
+    check.append(after["price_x2"].to_pylist() == [None if p is None else p * 2 for p in after["price"].to_pylist()])
+    check.append("red" not in after["color"].to_pylist())
+    print(f"  add_columns price_x2 = price * 2 and update red -> crimson: version {ds.version} "
+          f"({time.perf_counter() - t0:.2f}s)")
+    frags = len(ds.get_fragments())
+    metrics = ds.optimize.compact_files(target_rows_per_fragment=rows)
+    check.append(ds.count_rows() == rows - deleted)
+    print(f"  compact_files: {frags} fragments -> {len(ds.get_fragments())} ({metrics.fragments_removed} rewritten)")
+    stats = ds.cleanup_old_versions(retain_versions=1, error_if_tagged_old_versions=False)
+    check.append(ds.count_rows() == rows - deleted)
+    print(f"  cleanup_old_versions(retain_versions=1): {stats.old_versions} versions and "
+          f"{stats.data_files_removed} data files removed ({stats.bytes_removed:,} bytes); the tag keeps its version")
     print("  versions: " + ", ".join(f"v{v['version']}={v['metadata']['total_rows']} rows" for v in ds.versions()))
     if not all(check):
         raise SystemExit("demo failed: dataset results are wrong")
