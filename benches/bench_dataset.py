@@ -31,7 +31,6 @@ import shutil
 import sys
 import tempfile
 
-import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 

@@ -82,7 +82,7 @@ def main() -> None:
             1, lambda lib, uri: lib.dataset(uri).cleanup_old_versions(older_than=dt.timedelta(0))),
     }
     print(f"{args.rows:,} rows; median of {args.repeat}; ratio = lancelet / pylance\n")
-    print(f"| case | lancelet s | pylance s | ratio |\n| --- | --- | --- | --- |")
+    print("| case | lancelet s | pylance s | ratio |\n| --- | --- | --- | --- |")
     for case, (which, op) in cases.items():
         medians = {}
         for name, lib in LIBS.items():

@@ -351,3 +351,29 @@ def referenced_files(lib: Any, uri: str) -> set:
             if frag.deletion_file():
                 out.add(frag.deletion_file())
     return out
+
+
+_APPENDER = (
+    "import json, sys, pyarrow as pa, lancelet\n"
+    "lo, n = int(sys.argv[2]), int(sys.argv[3])\n"
+    "lancelet.write_dataset(pa.table({'id': pa.array(range(lo, lo + n), pa.int64()),"
+    " 's': [f'v{i % 11}' for i in range(lo, lo + n)]}), sys.argv[1], mode='append',"
+    " storage_options=json.loads(sys.argv[4]) or None)\n"
+)
+
+
+def start_appenders(uri: str, opts: Any, count: int, rows: int = 20, first: int = 100_000) -> List[subprocess.Popen]:
+    """Starts ``count`` processes that each append ``rows`` rows (``id`` from ``first +
+    100 * i``, ``s`` a string) to ``uri``; finish them with :func:`wait_appenders`."""
+    import json
+
+    return [subprocess.Popen([sys.executable, "-c", _APPENDER, uri, str(first + 100 * i), str(rows),
+                              json.dumps(opts or {})], stderr=subprocess.PIPE, text=True)
+            for i in range(count)]
+
+
+def wait_appenders(procs: List[subprocess.Popen], timeout: float = 180) -> None:
+    """Waits for :func:`start_appenders`' processes; each must have succeeded."""
+    for p in procs:
+        _, err = p.communicate(timeout=timeout)
+        assert p.returncode == 0, err

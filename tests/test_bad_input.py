@@ -10,7 +10,7 @@ stricter or more lenient than pylance on purpose say so.
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, NamedTuple, Optional, Tuple, Type, Union
+from typing import Any, Callable, NamedTuple, Tuple, Type, Union
 
 import lance
 import numpy as np

@@ -4,7 +4,6 @@ not to use ``If-None-Match`` (``aws_conditional_put=disabled``), and local disk.
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import subprocess
@@ -16,7 +15,7 @@ import pyarrow as pa
 import pytest
 
 import lancelet
-from _support import kill_after_ready
+from _support import kill_after_ready, start_appenders, wait_appenders
 
 pytestmark = pytest.mark.lancelet_only
 lance = pytest.importorskip("lance")
@@ -75,13 +74,7 @@ def test_the_whole_api_works_through_a_sqlite_manifest_store(no_cas):
 def test_concurrent_writers_through_sqlite_all_land(no_cas):
     uri, _, opts, _, _ = no_cas
     lancelet.write_dataset(_t(0, 10), uri, storage_options=opts)
-    code = ("import json, sys, pyarrow as pa, lancelet\n"
-            "lo = int(sys.argv[2])\n"
-            "lancelet.write_dataset(pa.table({'id': pa.array(range(lo, lo + 20), pa.int64()),"
-            " 's': [f'v{i}' for i in range(lo, lo + 20)]}), sys.argv[1], mode='append',"
-            " storage_options=json.loads(sys.argv[3]))\n")
-    procs = [subprocess.Popen([sys.executable, "-c", code, uri, str(100_000 + 100 * i), json.dumps(opts)],
-                              stderr=subprocess.PIPE, text=True) for i in range(4)]
+    procs = start_appenders(uri, opts, 4)
     errors = []
 
     def append(i):
@@ -96,9 +89,7 @@ def test_concurrent_writers_through_sqlite_all_land(no_cas):
         t.start()
     for t in threads:
         t.join()
-    for p in procs:
-        _, err = p.communicate(timeout=180)
-        assert p.returncode == 0, err
+    wait_appenders(procs)
     assert not errors
     ds = lancelet.dataset(uri, storage_options=opts)
     assert ds.version == 9 and ds.count_rows() == 10 + 8 * 20

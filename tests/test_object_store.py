@@ -15,7 +15,7 @@ import pytest
 
 import lancelet
 from lancelet import errors as E
-from _support import free_port, kill_after_ready
+from _support import free_port, kill_after_ready, start_appenders, wait_appenders
 
 pytestmark = pytest.mark.lancelet_only
 
@@ -310,17 +310,10 @@ def test_writers_killed_on_s3_leave_a_committed_version(s3):
 def test_appends_and_deletes_at_once_on_s3(s3):
     """Appenders and deleters race; deletes of different fragments all land, deletes of one
     fragment either land or raise CommitConflictError; every landed change is in the table."""
-    import json
 
     uri, opts, _ = s3
     lancelet.write_dataset(_t(0, 800), uri, max_rows_per_file=100, storage_options=opts)
-    code = ("import json, sys, pyarrow as pa, lancelet\n"
-            "lo = int(sys.argv[2])\n"
-            "lancelet.write_dataset(pa.table({'id': pa.array(range(lo, lo + 20), pa.int64()),"
-            " 's': [f'v{i % 11}' for i in range(lo, lo + 20)]}), sys.argv[1], mode='append',"
-            " storage_options=json.loads(sys.argv[3]))\n")
-    procs = [subprocess.Popen([sys.executable, "-c", code, uri, str(100_000 + 100 * i), json.dumps(opts)],
-                              stderr=subprocess.PIPE, text=True) for i in range(4)]
+    procs = start_appenders(uri, opts, 4)
     deleted, conflicts, failures = [], [], []
 
     def delete(pred, rows):
@@ -340,9 +333,7 @@ def test_appends_and_deletes_at_once_on_s3(s3):
         j.start()
     for j in jobs:
         j.join()
-    for p in procs:
-        _, err = p.communicate(timeout=180)
-        assert p.returncode == 0, err
+    wait_appenders(procs)
     assert not failures
     assert len(deleted) >= 5  # the four disjoint deletes and at least one on fragment 7
     assert len(deleted) + len(conflicts) == 8
@@ -357,19 +348,12 @@ def test_appends_and_deletes_at_once_on_s3(s3):
 
 
 def test_sixteen_writers_threads_and_processes_on_s3(s3):
-    import json
 
     uri, opts, _ = s3
     lancelet.write_dataset(_t(0, 10), uri, storage_options=opts)
-    code = ("import json, sys, pyarrow as pa, lancelet\n"
-            "lo = int(sys.argv[2])\n"
-            "lancelet.write_dataset(pa.table({'id': pa.array(range(lo, lo + 20), pa.int64()),"
-            " 's': [str(i) for i in range(lo, lo + 20)]}), sys.argv[1], mode='append',"
-            " storage_options=json.loads(sys.argv[3]))\n")
-    procs = [subprocess.Popen([sys.executable, "-c", code, uri, str(100_000 + 100 * i), json.dumps(opts)])
-             for i in range(8)]
+    procs = start_appenders(uri, opts, 8)
     failures = _append_in_threads(uri, opts, 8, 20)
-    assert [p.wait(timeout=120) for p in procs] == [0] * 8
+    wait_appenders(procs)
     assert not failures
     ds = lancelet.dataset(uri, storage_options=opts)
     assert ds.version == 17

@@ -442,7 +442,24 @@ class LanceOperation:
             return f"LanceOperation.Overwrite(new_schema={self.new_schema}, fragments={self.fragments})"
 
 
-class ScanStatistics:
+class _Counters:
+    """Named integer counters with ``to_dict`` and a readable ``repr``."""
+
+    __slots__: tuple = ()
+
+    def __init__(self, **counts: int):
+        for k in self.__slots__:
+            setattr(self, k, int(counts.get(k, 0)))
+
+    def to_dict(self) -> Dict[str, int]:
+        """The counters as a dict."""
+        return {k: getattr(self, k) for k in self.__slots__}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(" + ", ".join(f"{k}={v}" for k, v in self.to_dict().items()) + ")"
+
+
+class ScanStatistics(_Counters):
     """What one scan did: I/O issued and rows seen (``scanner.scan_stats``,
     ``scan_stats_callback``). ``bytes_read``/``iops`` count data file reads after
     coalescing; ``rows_scanned`` is the live rows the scan covered, ``rows_matched`` those
@@ -463,30 +480,14 @@ class ScanStatistics:
     parts_loaded = 0
     index_comparisons = 0
 
-    def to_dict(self) -> Dict[str, int]:
-        """The counters as a dict."""
-        return {k: getattr(self, k) for k in self.__slots__}
-
-    def __repr__(self) -> str:
-        return "ScanStatistics(" + ", ".join(f"{k}={v}" for k, v in self.to_dict().items()) + ")"
 
 
-class CleanupStats:
+class CleanupStats(_Counters):
     """What :meth:`LanceDataset.cleanup_old_versions` removed (pylance's names)."""
 
     __slots__ = ("bytes_removed", "old_versions", "data_files_removed", "transaction_files_removed",
                  "index_files_removed", "deletion_files_removed", "failed_deletes")
 
-    def __init__(self, **counts: int):
-        for k in self.__slots__:
-            setattr(self, k, int(counts.get(k, 0)))
-
-    def to_dict(self) -> Dict[str, int]:
-        """The counters as a dict."""
-        return {k: getattr(self, k) for k in self.__slots__}
-
-    def __repr__(self) -> str:
-        return "CleanupStats(" + ", ".join(f"{k}={v}" for k, v in self.to_dict().items()) + ")"
 
 
 def _positive_int(name: str, value: Any) -> Optional[int]:
@@ -497,21 +498,11 @@ def _positive_int(name: str, value: Any) -> Optional[int]:
     return value
 
 
-class CompactionMetrics:
+class CompactionMetrics(_Counters):
     """What :meth:`DatasetOptimizer.compact_files` did (pylance's names)."""
 
     __slots__ = ("fragments_removed", "fragments_added", "files_removed", "files_added")
 
-    def __init__(self, **counts: int):
-        for k in self.__slots__:
-            setattr(self, k, int(counts.get(k, 0)))
-
-    def to_dict(self) -> Dict[str, int]:
-        """The counters as a dict."""
-        return {k: getattr(self, k) for k in self.__slots__}
-
-    def __repr__(self) -> str:
-        return "CompactionMetrics(" + ", ".join(f"{k}={v}" for k, v in self.to_dict().items()) + ")"
 
 
 class DatasetOptimizer:

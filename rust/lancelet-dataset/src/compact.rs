@@ -8,7 +8,6 @@
 //! rewrite group: the old fragments it replaces must be unchanged at commit, so a
 //! concurrent delete on them conflicts, while appends do not.
 
-use lancelet_file::FileVersion;
 use lancelet_table::manifest::live_rows;
 use lancelet_table::pb;
 use lancelet_table::pb::transaction::Operation;
@@ -131,13 +130,7 @@ impl Dataset {
         if groups.is_empty() {
             return Ok((self.clone(), CompactionMetrics::default()));
         }
-        let version = FileVersion::parse(&self.data_storage_version())?;
-        if version != FileVersion::V2_0 {
-            return Err(Error::Unsupported(format!(
-                "compacting a dataset of file format {} (lancelet writes 2.0 files)",
-                version.name()
-            )));
-        }
+        let version = self.writable_version("compaction")?;
         let schema = self.schema().clone();
         let all: Vec<usize> = (0..schema.fields().len()).collect();
         let ids = dataset_field_ids(&schema, &self.manifest().fields, &all)?;

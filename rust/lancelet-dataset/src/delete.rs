@@ -3,13 +3,11 @@
 //! ones); a fragment whose rows are all deleted is dropped. One Delete transaction
 //! commits it all; a predicate that matches nothing commits nothing.
 
-use std::sync::Arc;
-
 use lancelet_table::deletion::{deletion_file_path, encode_deletions};
 use lancelet_table::pb;
 use lancelet_table::pb::transaction::Operation;
 
-use crate::scan::{Columns, Scan, ScanOptions};
+use crate::scan::{Columns, ScanOptions};
 use crate::{Dataset, Error, Result};
 
 /// What a delete did.
@@ -34,12 +32,7 @@ impl Dataset {
             with_row_address: true,
             ..ScanOptions::default()
         };
-        let scan = Arc::new(Scan::plan(self, opts).await?);
-        let outputs = futures::future::try_join_all((0..scan.num_tasks()).map(|i| {
-            let scan = scan.clone();
-            async move { scan.run_task(i).await }
-        }))
-        .await?;
+        let outputs = self.scan_all(opts).await?;
         let hits = row_hits(&outputs);
         let num_deleted_rows: u64 = hits.iter().map(|(_, r)| r.len() as u64).sum();
         if num_deleted_rows == 0 {

@@ -18,7 +18,6 @@ use std::sync::Arc;
 
 use arrow_schema::{DataType, Schema};
 use lancelet_file::schema::to_lance_fields;
-use lancelet_file::FileVersion;
 use lancelet_proto::pbfile;
 use lancelet_table::pb;
 use lancelet_table::pb::transaction::Operation;
@@ -205,14 +204,8 @@ impl Dataset {
         fields: &[pbfile::Field],
         file_tag: Option<String>,
     ) -> Result<FragmentWriter> {
-        let version = FileVersion::parse(&self.data_storage_version())?;
-        if version != FileVersion::V2_0 {
-            return Err(Error::Unsupported(format!(
-                "writing new column data into a dataset of file format {} (lancelet writes 2.0 files; \
-                 all-null columns, drops and renames work at any format)",
-                version.name()
-            )));
-        }
+        // All-null columns, drops and renames write no data and work at any format.
+        let version = self.writable_version("writing new column data")?;
         let params = WriteParams {
             max_rows_per_file: u64::MAX,
             max_bytes_per_file: u64::MAX,

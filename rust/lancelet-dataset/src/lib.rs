@@ -420,6 +420,20 @@ impl Dataset {
         Ok(complement(&deleted, frag.physical_rows))
     }
 
+    /// The file version of this dataset's data files, for an operation (`what`) that
+    /// writes new ones; lancelet writes 2.0 only, so other formats are refused before
+    /// anything is written.
+    pub(crate) fn writable_version(&self, what: &str) -> Result<lancelet_file::FileVersion> {
+        let version = lancelet_file::FileVersion::parse(&self.data_storage_version())?;
+        if version != lancelet_file::FileVersion::V2_0 {
+            return Err(Error::Unsupported(format!(
+                "{what} on a dataset of file format {} (lancelet writes 2.0 files)",
+                version.name()
+            )));
+        }
+        Ok(version)
+    }
+
     pub(crate) fn spawner(&self) -> Option<&Spawner> {
         self.spawner.as_ref()
     }

@@ -888,6 +888,16 @@ impl Limiter {
 }
 
 impl Dataset {
+    /// Plans a scan with `opts` and runs all its tasks concurrently; their batches, in order.
+    pub(crate) async fn scan_all(&self, opts: ScanOptions) -> Result<Vec<RecordBatch>> {
+        let scan = Arc::new(Scan::plan(self, opts).await?);
+        futures::future::try_join_all((0..scan.num_tasks()).map(|i| {
+            let scan = scan.clone();
+            async move { scan.run_task(i).await }
+        }))
+        .await
+    }
+
     /// Reads the columns `names` (dotted paths allowed) of `frag` at `ranges` as one batch
     /// with `schema` (from [`projected_schema`]), taking each column from its data file.
     pub(crate) async fn read_rows(

@@ -6,15 +6,12 @@
 //! commits both, so a reader sees either the old rows or the new ones. Nothing is
 //! committed when no row matches.
 
-use std::sync::Arc;
-
 use arrow_array::{ArrayRef, RecordBatch};
-use lancelet_file::FileVersion;
 use lancelet_table::pb;
 use lancelet_table::pb::transaction::Operation;
 
 use crate::delete::row_hits;
-use crate::scan::{Columns, Scan, ScanOptions};
+use crate::scan::{Columns, ScanOptions};
 use crate::write::{dataset_field_ids, FragmentWriter, WriteParams};
 use crate::{Dataset, Error, Result};
 
@@ -40,13 +37,7 @@ impl Dataset {
         if self.has_stable_row_ids() {
             return Err(Error::Unsupported("updating a dataset with stable row ids".into()));
         }
-        let version = FileVersion::parse(&self.data_storage_version())?;
-        if version != FileVersion::V2_0 {
-            return Err(Error::Unsupported(format!(
-                "updating rows of a dataset of file format {} (lancelet writes 2.0 files)",
-                version.name()
-            )));
-        }
+        let version = self.writable_version("updating rows")?;
         let schema = self.schema().clone();
         for (col, _) in updates {
             if schema.field_with_name(col).is_err() {
@@ -73,12 +64,7 @@ impl Dataset {
             with_row_address: true,
             ..ScanOptions::default()
         };
-        let scan = Arc::new(Scan::plan(self, opts).await?);
-        let outputs = futures::future::try_join_all((0..scan.num_tasks()).map(|i| {
-            let scan = scan.clone();
-            async move { scan.run_task(i).await }
-        }))
-        .await?;
+        let outputs = self.scan_all(opts).await?;
         let hits = row_hits(&outputs);
         let num_rows_updated: u64 = hits.iter().map(|(_, r)| r.len() as u64).sum();
         if num_rows_updated == 0 {

@@ -42,14 +42,26 @@ impl PyScanStats {
             .ok()
             .and_then(|g| g.as_ref().map(|s| s.snapshot()))
             .unwrap_or_default();
-        let d = PyDict::new(py);
-        d.set_item("bytes_read", s.bytes_read)?;
-        d.set_item("iops", s.iops)?;
-        d.set_item("tasks", s.tasks)?;
-        d.set_item("rows_scanned", s.rows_scanned)?;
-        d.set_item("rows_matched", s.rows_matched)?;
-        Ok(d)
+        counts_dict(
+            py,
+            &[
+                ("bytes_read", s.bytes_read),
+                ("iops", s.iops),
+                ("tasks", s.tasks),
+                ("rows_scanned", s.rows_scanned),
+                ("rows_matched", s.rows_matched),
+            ],
+        )
     }
+}
+
+/// A dict of named counters.
+fn counts_dict<'py>(py: Python<'py>, counts: &[(&str, u64)]) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (k, v) in counts {
+        d.set_item(k, v)?;
+    }
+    Ok(d)
 }
 
 /// One version of a dataset.
@@ -746,15 +758,18 @@ impl PyDataset {
         };
         let ds = self.inner.clone();
         let st = block_on(py, async move { ds.cleanup_old_versions(&policy).await })?;
-        let d = PyDict::new(py);
-        d.set_item("bytes_removed", st.bytes_removed)?;
-        d.set_item("old_versions", st.old_versions)?;
-        d.set_item("data_files_removed", st.data_files_removed)?;
-        d.set_item("transaction_files_removed", st.transaction_files_removed)?;
-        d.set_item("index_files_removed", st.index_files_removed)?;
-        d.set_item("deletion_files_removed", st.deletion_files_removed)?;
-        d.set_item("failed_deletes", st.failed_deletes)?;
-        Ok(d)
+        counts_dict(
+            py,
+            &[
+                ("bytes_removed", st.bytes_removed),
+                ("old_versions", st.old_versions),
+                ("data_files_removed", st.data_files_removed),
+                ("transaction_files_removed", st.transaction_files_removed),
+                ("index_files_removed", st.index_files_removed),
+                ("deletion_files_removed", st.deletion_files_removed),
+                ("failed_deletes", st.failed_deletes),
+            ],
+        )
     }
 
     /// Sets columns to SQL expressions in the rows matching `filter`:
@@ -788,11 +803,15 @@ impl PyDataset {
         };
         let ds = self.inner.clone();
         let (ds, m) = block_on(py, async move { ds.compact_files(&opts).await })?;
-        let out = PyDict::new(py);
-        out.set_item("fragments_removed", m.fragments_removed)?;
-        out.set_item("fragments_added", m.fragments_added)?;
-        out.set_item("files_removed", m.files_removed)?;
-        out.set_item("files_added", m.files_added)?;
+        let out = counts_dict(
+            py,
+            &[
+                ("fragments_removed", m.fragments_removed),
+                ("fragments_added", m.fragments_added),
+                ("files_removed", m.files_removed),
+                ("files_added", m.files_added),
+            ],
+        )?;
         Ok((wrap(ds), out))
     }
 

@@ -216,6 +216,33 @@ fn now() -> prost_types::Timestamp {
     }
 }
 
+/// Drops the fragments `removed` and swaps in `updated` ones (same ids); a conflict when
+/// one of them is gone from `m` (a concurrent delete or rewrite took it).
+fn replace_fragments(
+    m: &mut pb::Manifest,
+    removed: &[u64],
+    updated: &[pb::DataFragment],
+    store: &dyn Store,
+) -> Result<()> {
+    let removed: HashSet<u64> = removed.iter().copied().collect();
+    let updated: HashMap<u64, &pb::DataFragment> = updated.iter().map(|f| (f.id, f)).collect();
+    for id in removed.iter().chain(updated.keys()) {
+        if !m.fragments.iter().any(|f| f.id == *id) {
+            return Err(Error::CommitConflict {
+                path: store.root_display(),
+                message: format!("fragment {id} no longer exists"),
+            });
+        }
+    }
+    m.fragments.retain(|f| !removed.contains(&f.id));
+    for f in &mut m.fragments {
+        if let Some(n) = updated.get(&f.id) {
+            *f = (*n).clone();
+        }
+    }
+    Ok(())
+}
+
 /// The manifest of `version` that results from applying `txn` on top of `base` (the
 /// latest committed manifest, or `None` for a new dataset).
 pub async fn apply(
@@ -257,40 +284,10 @@ pub async fn apply(
             }
         }
         Operation::Delete(d) => {
-            let removed: HashSet<u64> = d.deleted_fragment_ids.iter().copied().collect();
-            let updated: HashMap<u64, &pb::DataFragment> = d.updated_fragments.iter().map(|f| (f.id, f)).collect();
-            for id in removed.iter().chain(updated.keys()) {
-                if !m.fragments.iter().any(|f| f.id == *id) {
-                    return Err(Error::CommitConflict {
-                        path: store.root_display(),
-                        message: format!("fragment {id} no longer exists"),
-                    });
-                }
-            }
-            m.fragments.retain(|f| !removed.contains(&f.id));
-            for f in &mut m.fragments {
-                if let Some(u) = updated.get(&f.id) {
-                    *f = (*u).clone();
-                }
-            }
+            replace_fragments(&mut m, &d.deleted_fragment_ids, &d.updated_fragments, store)?;
         }
         Operation::Update(u) => {
-            let removed: HashSet<u64> = u.removed_fragment_ids.iter().copied().collect();
-            let updated: HashMap<u64, &pb::DataFragment> = u.updated_fragments.iter().map(|f| (f.id, f)).collect();
-            for id in removed.iter().chain(updated.keys()) {
-                if !m.fragments.iter().any(|f| f.id == *id) {
-                    return Err(Error::CommitConflict {
-                        path: store.root_display(),
-                        message: format!("fragment {id} no longer exists"),
-                    });
-                }
-            }
-            m.fragments.retain(|f| !removed.contains(&f.id));
-            for f in &mut m.fragments {
-                if let Some(n) = updated.get(&f.id) {
-                    *f = (*n).clone();
-                }
-            }
+            replace_fragments(&mut m, &u.removed_fragment_ids, &u.updated_fragments, store)?;
             let new = assign_ids(&u.new_fragments, &mut next);
             m.fragments.extend(new);
         }

@@ -82,6 +82,16 @@ impl LocalStore {
         self.root.join(path)
     }
 
+    /// The entries of directory `dir` (none when it does not exist).
+    fn entries(&self, dir: &str) -> Result<Vec<std::fs::DirEntry>> {
+        let p = self.full(dir);
+        match std::fs::read_dir(&p) {
+            Ok(entries) => entries.map(|e| e.map_err(|e| io_err(&p, e))).collect(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+            Err(e) => Err(io_err(&p, e)),
+        }
+    }
+
     /// `path` under the root, refused when a symbolic link inside the dataset would take
     /// a read outside it (a dataset must never make lancelet read elsewhere).
     fn contained(&self, path: &str) -> Result<PathBuf> {
@@ -176,19 +186,11 @@ impl Store for LocalStore {
 
     fn list<'a>(&'a self, dir: &'a str) -> BoxFuture<'a, Result<Vec<String>>> {
         async move {
-            let p = self.full(dir);
-            let entries = match std::fs::read_dir(&p) {
-                Ok(e) => e,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-                Err(e) => return Err(io_err(&p, e)),
-            };
-            let mut out = Vec::new();
-            for e in entries {
-                let e = e.map_err(|e| io_err(&p, e))?;
-                if let Some(name) = e.file_name().to_str() {
-                    out.push(name.to_string());
-                }
-            }
+            let mut out: Vec<String> = self
+                .entries(dir)?
+                .into_iter()
+                .filter_map(|e| e.file_name().to_str().map(str::to_string))
+                .collect();
             out.sort();
             Ok(out)
         }
@@ -197,15 +199,8 @@ impl Store for LocalStore {
 
     fn list_meta<'a>(&'a self, dir: &'a str) -> BoxFuture<'a, Result<Vec<FileMeta>>> {
         async move {
-            let p = self.full(dir);
-            let entries = match std::fs::read_dir(&p) {
-                Ok(e) => e,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-                Err(e) => return Err(io_err(&p, e)),
-            };
             let mut out = Vec::new();
-            for e in entries {
-                let e = e.map_err(|e| io_err(&p, e))?;
+            for e in self.entries(dir)? {
                 let Ok(meta) = e.metadata() else { continue };
                 let Some(name) = e.file_name().to_str().map(str::to_string) else {
                     continue;
