@@ -307,11 +307,20 @@ def test_writers_killed_on_s3_leave_a_committed_version(s3):
         == list(range(100 * printed))
 
 
-def test_appends_and_deletes_at_once_on_s3(s3):
-    """Appenders and deleters race; deletes of different fragments all land, deletes of one
-    fragment either land or raise CommitConflictError; every landed change is in the table."""
+@pytest.fixture(params=["local", "s3"])
+def local_or_s3(request, tmp_path):
+    """A fresh dataset URI and its storage options, on local disk and on the S3 server."""
+    if request.param == "local":
+        return str(tmp_path / "items.lance"), None
+    uri, opts, _ = request.getfixturevalue("s3")
+    return uri, opts
 
-    uri, opts, _ = s3
+
+def test_sixteen_writers_appending_and_deleting_at_once(local_or_s3):
+    """Eight appenders (4 processes, 4 threads) and eight deleters race; deletes of different
+    fragments all land, deletes of one fragment either land or raise CommitConflictError;
+    every landed change is in the table and the history is linear."""
+    uri, opts = local_or_s3
     lancelet.write_dataset(_t(0, 800), uri, max_rows_per_file=100, storage_options=opts)
     procs = start_appenders(uri, opts, 4)
     deleted, conflicts, failures = [], [], []
