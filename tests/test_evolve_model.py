@@ -1,5 +1,5 @@
-"""A random sequence of appends, deletes, updates, column additions and drops, renames and
-compactions, applied to lancelet and to a plain in-memory model (a dict of rows keyed by
+"""A random sequence of appends, deletes, updates, merge-inserts, column additions and drops,
+renames and compactions, applied to lancelet and to a plain in-memory model (a dict of rows keyed by
 id), gives the same table after every step; every version stays readable as it was, and
 pylance reads the final dataset the same."""
 
@@ -26,6 +26,7 @@ OPS = st.lists(
         st.tuples(st.just("drop"),),
         st.tuples(st.just("rename"),),
         st.tuples(st.just("compact"), st.sampled_from([10, 50, 1000])),
+        st.tuples(st.just("merge"), st.integers(0, 60), st.integers(1, 15), st.booleans(), st.booleans()),
     ),
     min_size=1,
     max_size=12,
@@ -118,6 +119,22 @@ def test_random_histories_match_a_model(tmp_path_factory, ops):
                 row[new] = row.pop(old)
         elif kind == "compact":
             ds.optimize.compact_files(target_rows_per_fragment=op[1])
+        elif kind == "merge":
+            lo, n, update, insert = op[1:]
+            ids = list(range(lo, lo + n))
+            source = pa.table({"id": pa.array(ids, pa.int64()), "v": pa.array([i * 10 for i in ids], pa.int64())})
+            b = ds.merge_insert("id")
+            b = b.when_matched_update_all() if update else b
+            b = b.when_not_matched_insert_all() if insert else b
+            if not (update or insert):
+                continue
+            res = b.execute(source)
+            matched = [i for i in ids if i in model.rows]
+            assert res["num_updated_rows"] == (len(matched) if update else 0)
+            for i in ids:
+                if (i in model.rows and update) or (i not in model.rows and insert):
+                    model.rows[i] = {c: (i if c == "id" else i * 10 if c == "v" else None) for c in model.columns}
+            model.next_id = max(model.next_id, lo + n)
         latest = lancelet.dataset(uri)
         assert latest.schema.names == model.columns, op
         assert _canonical(latest.to_table()) == model.table(), op

@@ -925,6 +925,14 @@ class LanceDataset:
         self._native, n = self._native.update(list(updates.items()), where)
         return {"num_rows_updated": n}
 
+    def merge_insert(self, on: Union[str, List[str]]) -> Any:
+        """An upsert by key: returns a :class:`lancelet.merge.MergeInsertBuilder`, e.g.
+        ``ds.merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
+        .execute(new_rows)``. The merge commits as one Update transaction on this object."""
+        from .merge import MergeInsertBuilder
+
+        return MergeInsertBuilder(self, on)
+
     def add_columns(
         self,
         transforms: Any,

@@ -154,3 +154,59 @@ fn cast_to(c: &ArrayRef, to: &arrow_schema::DataType, name: &str) -> Result<Arra
         ))
     })
 }
+
+impl Dataset {
+    /// Replaces rows: tombstones the rows at `addresses` (row addresses of this version)
+    /// and adds `new_fragments` (written earlier, e.g. by a merge-insert), as one Update
+    /// transaction. On a conflict nothing is kept; the new fragments' files are removed.
+    pub async fn replace_rows(&self, addresses: &[u64], new_fragments: Vec<pb::DataFragment>) -> Result<Self> {
+        if self.has_stable_row_ids() {
+            return Err(Error::Unsupported(
+                "replacing rows of a dataset with stable row ids".into(),
+            ));
+        }
+        let mut sorted = addresses.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let mut hits: Vec<(u64, Vec<u32>)> = Vec::new();
+        for a in sorted {
+            let (frag, row) = (a >> 32, (a & 0xFFFF_FFFF) as u32);
+            if self.fragment(frag).map_or(true, |f| u64::from(row) >= f.physical_rows) {
+                return Err(Error::OutOfRange(format!("row address {a} is not in this version")));
+            }
+            match hits.last_mut() {
+                Some((f, rows)) if *f == frag => rows.push(row),
+                _ => hits.push((frag, vec![row])),
+            }
+        }
+        let new_paths: Vec<String> = new_fragments
+            .iter()
+            .flat_map(|f| f.files.iter().map(|d| format!("{}/{}", crate::DATA_DIR, d.path)))
+            .collect();
+        for f in &new_fragments {
+            for d in &f.files {
+                crate::safe_relative(&d.path)?;
+            }
+        }
+        let mut written = Vec::new();
+        let committed = match self.tombstone(hits, &mut written).await {
+            Ok((updated_fragments, removed_fragment_ids)) => {
+                let op = Operation::Update(pb::transaction::Update {
+                    removed_fragment_ids,
+                    updated_fragments,
+                    new_fragments,
+                    ..Default::default()
+                });
+                self.commit_operation(op, None).await
+            }
+            Err(e) => Err(e),
+        };
+        if let Err(e) = &committed {
+            if crate::write::nothing_committed(e) {
+                self.remove_files(&written).await;
+                self.remove_files(&new_paths).await;
+            }
+        }
+        committed
+    }
+}

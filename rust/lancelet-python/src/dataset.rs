@@ -815,6 +815,41 @@ impl PyDataset {
         Ok((wrap(ds), out))
     }
 
+    /// Writes rows in this dataset's schema as new, uncommitted fragments (dicts), for
+    /// [`replace_rows`]: the dataset's store, its file format.
+    fn write_rows<'py>(&self, py: Python<'py>, data: Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let version = self.inner.data_storage_version();
+        let params = write_params(
+            py,
+            "append",
+            1024 * 1024,
+            90 * 1024 * 1024 * 1024,
+            true,
+            Some(&version),
+            None,
+            None,
+        )?;
+        let reader: Box<dyn RecordBatchReader + Send> = Box::new(import_stream(py, &data)?);
+        let loc = Location {
+            store: self.inner.store().clone(),
+            local_root: self.inner.is_local().then(|| self.inner.root().to_path_buf()),
+        };
+        let (_, staged) = pull_on_this_thread(py, async move {
+            lancelet_dataset::write::write_fragments(&loc, reader, &params).await
+        })?;
+        staged.fragments.iter().map(|f| fragment_dict(py, f)).collect()
+    }
+
+    /// Tombstones the rows at `addresses` and adds `fragments` (fragment dicts written
+    /// earlier) as one Update transaction.
+    fn replace_rows(&self, py: Python<'_>, addresses: Vec<u64>, fragments: Vec<Bound<'_, PyAny>>) -> PyResult<Self> {
+        let fragments = fragments.iter().map(fragment_from_dict).collect::<PyResult<Vec<_>>>()?;
+        let ds = self.inner.clone();
+        Ok(wrap(block_on(py, async move {
+            ds.replace_rows(&addresses, fragments).await
+        })?))
+    }
+
     /// The table config (`key -> value`) of this version.
     fn config(&self) -> std::collections::HashMap<String, String> {
         self.inner.manifest().config.clone()

@@ -1,0 +1,120 @@
+"""``merge_insert``: upserts by key with pylance 14's results (counts and rows), one Update
+transaction both libraries read, conflicts and clear errors."""
+
+from __future__ import annotations
+
+import os
+import random
+import uuid
+
+import pyarrow as pa
+import pytest
+
+import lancelet
+
+lance = pytest.importorskip("lance")
+
+
+def _t(ids, tag: str) -> pa.Table:
+    ids = list(ids)
+    return pa.table({"id": pa.array(ids, pa.int64()), "k2": pa.array([i % 3 for i in ids], pa.int32()),
+                     "v": [f"{tag}{i}" for i in ids]})
+
+
+def _rows(lib, uri):
+    return sorted(lib.dataset(uri).to_table().to_pylist(), key=lambda r: (r["id"], r["v"]))
+
+
+def _merge(ds, on, update, insert, delete, expr, source):
+    b = ds.merge_insert(on)
+    if update:
+        b = b.when_matched_update_all()
+    if insert:
+        b = b.when_not_matched_insert_all()
+    if delete:
+        b = b.when_not_matched_by_source_delete(expr)
+    return b.execute(source)
+
+
+FLAGS = [(u, i, d) for u in (True, False) for i in (True, False) for d in (True, False) if u or i or d]
+
+
+@pytest.mark.parametrize("update,insert,delete", FLAGS)
+@pytest.mark.parametrize("on", ["id", ["id", "k2"]])
+def test_merge_insert_matches_pylance(tmp_path, update, insert, delete, on):
+    rng = random.Random(hash((update, insert, delete, str(on))) & 0xFFFF)
+    source = _t(sorted(rng.sample(range(0, 400), 120)), "new")
+    out = {}
+    for lib in (lance, lancelet):
+        uri = str(tmp_path / lib.__name__)
+        ds = lib.write_dataset(_t(range(0, 300), "old"), uri, max_rows_per_file=70, data_storage_version="2.0")
+        ds.delete("id % 13 = 0")
+        res = _merge(ds, on, update, insert, delete, "id < 200" if delete else None, source)
+        out[lib.__name__] = (res, _rows(lib, uri))
+    assert out["lancelet"] == out["lance"]
+
+
+def test_pylance_reads_lancelet_merges_and_back(tmp_path):
+    uri = str(tmp_path / "d.lance")
+    ds = lancelet.write_dataset(_t(range(100), "old"), uri, max_rows_per_file=30)
+    ds.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(_t(range(90, 120), "x"))
+    assert _rows(lance, uri) == _rows(lancelet, uri)
+    lance.dataset(uri).validate()
+    lance.dataset(uri).merge_insert("id").when_matched_update_all().execute(_t(range(0, 5), "y"))
+    assert _rows(lancelet, uri) == _rows(lance, uri)
+    assert lancelet.dataset(uri, version=1).to_table().equals(_t(range(100), "old"))
+
+
+def test_nothing_to_do_commits_nothing(tmp_path):
+    uri = str(tmp_path / "d.lance")
+    ds = lancelet.write_dataset(_t(range(10), "old"), uri)
+    res = ds.merge_insert("id").when_matched_update_all().execute(_t(range(50, 60), "x"))
+    assert res == {"num_inserted_rows": 0, "num_updated_rows": 0, "num_deleted_rows": 0}
+    assert ds.version == 1
+
+
+def test_errors_commit_nothing(tmp_path):
+    uri = str(tmp_path / "d.lance")
+    ds = lancelet.write_dataset(_t(range(10), "old"), uri)
+    files = sorted(os.listdir(os.path.join(uri, "data")))
+    with pytest.raises(lancelet.InvalidArgumentError, match="ambiguous"):
+        ds.merge_insert("id").when_matched_update_all().execute(_t([3, 3], "dup"))
+    with pytest.raises(lancelet.InvalidArgumentError):
+        ds.merge_insert("nope")
+    with pytest.raises(lancelet.InvalidArgumentError):
+        ds.merge_insert([])
+    with pytest.raises(lancelet.SchemaMismatchError):
+        ds.merge_insert("id").when_not_matched_insert_all().execute(pa.table({"v": ["x"]}))
+    with pytest.raises(lancelet.SchemaMismatchError):
+        ds.merge_insert("id").when_not_matched_insert_all().execute(
+            pa.table({"id": pa.array([99], pa.int64()), "other": [1]}))
+    with pytest.raises(lancelet.UnsupportedFeatureError):
+        ds.merge_insert("id").when_matched_update_all("target.v != source.v")
+    assert ds.version == 1 and sorted(os.listdir(os.path.join(uri, "data"))) == files
+
+
+def test_a_merge_conflicts_with_a_concurrent_delete_of_its_rows(tmp_path):
+    uri = str(tmp_path / "d.lance")
+    lancelet.write_dataset(_t(range(100), "old"), uri, max_rows_per_file=50)
+    stale = lancelet.dataset(uri)
+    lancelet.dataset(uri).delete("id = 3")
+    files = sorted(os.listdir(os.path.join(uri, "data")))
+    with pytest.raises(lancelet.CommitConflictError):
+        stale.merge_insert("id").when_matched_update_all().execute(_t(range(0, 10), "x"))
+    assert sorted(os.listdir(os.path.join(uri, "data"))) == files
+    # Inserts only, or rows of another fragment: no conflict.
+    stale = lancelet.dataset(uri)
+    lancelet.dataset(uri).delete("id = 4")
+    res = stale.merge_insert("id").when_matched_update_all().when_not_matched_insert_all() \
+        .execute(_t(range(95, 105), "y"))
+    assert res == {"num_inserted_rows": 5, "num_updated_rows": 5, "num_deleted_rows": 0}
+    assert lancelet.dataset(uri).count_rows() == 100 - 2 + 5
+
+
+def test_merge_insert_on_a_memory_dataset():
+    uri = f"memory://{uuid.uuid4().hex}/d.lance"
+    ds = lancelet.write_dataset(_t(range(20), "old"), uri, max_rows_per_file=8)
+    ds.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(_t(range(15, 25), "x"))
+    rows = _rows(lancelet, uri)
+    assert [r["id"] for r in rows] == list(range(25))
+    assert [r["v"] for r in rows][15:] == [f"x{i}" for i in range(15, 25)]
