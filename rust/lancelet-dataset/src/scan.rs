@@ -918,6 +918,7 @@ impl Dataset {
         // Group requested names by the data file holding their top-level column, found by
         // field id (a renamed column keeps its id; a dropped and re-added one gets a new id,
         // so old data never shows through), as the file names it.
+        let layouts = file_layouts(frag, &readers);
         let mut per_file: Vec<Vec<(String, String)>> = vec![Vec::new(); readers.len()];
         for name in names {
             let top = if schema.field_with_name(name).is_ok() {
@@ -932,7 +933,7 @@ impl Dataset {
             } else {
                 name.split('.').collect()
             };
-            if let Some((i, file_name)) = self.column_source(frag, &readers, &path) {
+            if let Some((i, file_name)) = self.column_source(frag, &readers, &layouts, &path) {
                 per_file[i].push((file_name, name.clone()));
             }
         }
@@ -987,6 +988,7 @@ impl Dataset {
         &self,
         frag: &pb::DataFragment,
         readers: &[Arc<lancelet_file::FileReader>],
+        layouts: &[FileLayout],
         path: &[&str],
     ) -> Option<(usize, String)> {
         let fields = &self.manifest().fields;
@@ -1011,13 +1013,7 @@ impl Dataset {
         let joined = path.join(".");
         for (i, (d, r)) in frag.files.iter().zip(readers).enumerate().rev() {
             let file_schema = &r.metadata().schema;
-            let flat = lancelet_file::schema::to_lance_fields(file_schema).unwrap_or_default();
-            let listed: Vec<usize> = if flat.len() == d.fields.len() {
-                (0..flat.len()).collect()
-            } else {
-                let parents: std::collections::HashSet<i32> = flat.iter().map(|f| f.parent_id).collect();
-                (0..flat.len()).filter(|&k| !parents.contains(&flat[k].id)).collect()
-            };
+            let (flat, listed) = &layouts[i];
             if id.is_none() || flat.is_empty() || listed.len() != d.fields.len() {
                 let top = path.first().copied().unwrap_or_default();
                 if file_schema.field_with_name(top).is_ok() {
@@ -1050,6 +1046,28 @@ impl Dataset {
         }
         None
     }
+}
+
+/// A data file's fields flattened in pre-order, and which of them its field id list names
+/// (all of them in format 2.0, the leaves in 2.1+).
+type FileLayout = (Vec<lancelet_proto::pbfile::Field>, Vec<usize>);
+
+/// The [`FileLayout`] of each of a fragment's data files, worked out once per read.
+fn file_layouts(frag: &pb::DataFragment, readers: &[Arc<lancelet_file::FileReader>]) -> Vec<FileLayout> {
+    frag.files
+        .iter()
+        .zip(readers)
+        .map(|(d, r)| {
+            let flat = lancelet_file::schema::to_lance_fields(&r.metadata().schema).unwrap_or_default();
+            let listed: Vec<usize> = if flat.len() == d.fields.len() {
+                (0..flat.len()).collect()
+            } else {
+                let parents: std::collections::HashSet<i32> = flat.iter().map(|f| f.parent_id).collect();
+                (0..flat.len()).filter(|&k| !parents.contains(&flat[k].id)).collect()
+            };
+            (flat, listed)
+        })
+        .collect()
 }
 
 /// Re-labels an array read from a file with the dataset's (equivalent) type.
