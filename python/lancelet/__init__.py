@@ -11,6 +11,7 @@ from __future__ import annotations
 from . import errors, file, fragment
 from .dataset import (
     CleanupStats,
+    DatasetDelta,
     LanceDataset,
     LanceFragment,
     LanceOperation,
@@ -41,6 +42,7 @@ __all__ = [
     "dataset",
     "write_dataset",
     "LanceDataset",
+    "DatasetDelta",
     "LanceScanner",
     "LanceFragment",
     "LanceOperation",

@@ -25,7 +25,7 @@ import datetime as _dt
 import os
 from collections import namedtuple
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 import pyarrow as pa
 
@@ -250,8 +250,11 @@ def _check_write_args(mode: str, data_storage_version: Optional[str], max_rows_p
                              "enable_stable_row_ids", "use_legacy_format"}
     if unknown:
         raise TypeError(f"{caller}() got unexpected keyword arguments {sorted(unknown)}")
-    if kwargs.get("enable_stable_row_ids"):
-        raise UnsupportedFeatureError("stable row ids are not supported yet")
+    if kwargs.get("enable_stable_row_ids") and caller != "write_dataset":
+        raise UnsupportedFeatureError(
+            f"{caller}() cannot enable stable row ids; create the dataset with "
+            "write_dataset(..., enable_stable_row_ids=True) first"
+        )
     if mode not in ("create", "append", "overwrite"):
         raise InvalidArgumentError(f'mode must be "create", "append" or "overwrite", got {mode!r}')
     if data_storage_version not in (None, "2.0"):
@@ -293,6 +296,11 @@ def write_dataset(
     fragment. ``progress=True`` shows a progress bar; a callable receives
     :data:`WriteProgress` tuples.
 
+    ``enable_stable_row_ids=True`` (when creating) gives every row a move-stable ``_rowid``
+    that survives updates and compaction, and records the version each row was created
+    and last updated at (``_row_created_at_version``, ``_row_last_updated_at_version``),
+    which :meth:`LanceDataset.delta` uses for change data feeds.
+
     >>> lancelet.write_dataset(pa.table({"id": [1, 2]}), "/tmp/ids.lance")  # doctest: +SKIP
     """
     if use_legacy_format:
@@ -314,6 +322,7 @@ def write_dataset(
             commit_message=commit_message,
             progress=callback,
             storage_options=_storage_options(storage_options),
+            enable_stable_row_ids=bool(kwargs.get("enable_stable_row_ids", False)),
         )
     finally:
         close = getattr(callback, "close", None)
@@ -566,6 +575,63 @@ class DatasetOptimizer:
         return CompactionMetrics(**counts)
 
 
+def _check_delta_version(version: Any, name: str) -> int:
+    if isinstance(version, bool) or not isinstance(version, int) or not 0 <= version <= _U64_MAX:
+        raise InvalidArgumentError(f"{name} must be a version number, got {version!r}")
+    return version
+
+
+class DatasetDelta:
+    """The differences between two versions (from :meth:`LanceDataset.delta`): rows
+    inserted or updated after the begin version up to the end version, and ids of rows
+    deleted in between. As in pylance, the rows are read from the dataset ``delta`` was
+    called on; the versions bound the ranges of ``_row_created_at_version`` and
+    ``_row_last_updated_at_version``."""
+
+    def __init__(self, ds: "LanceDataset", begin: int, end: int, columns: Optional[List[str]] = None) -> None:
+        if begin > end:
+            raise InvalidArgumentError(f"begin version {begin} is after end version {end}")
+        self._ds = ds
+        self._begin = begin
+        self._end = end
+        self._columns = columns
+        self._result: Optional[Tuple[pa.Table, pa.Table, Optional[List[int]]]] = None
+
+    def _compute(self) -> Tuple[pa.Table, pa.Table, Optional[List[int]]]:
+        if self._result is None:
+            inserted, updated, deleted = self._ds._native.changes(self._begin, self._end, self._columns)
+            self._result = (ReaderResults(inserted).to_table(), ReaderResults(updated).to_table(), deleted)
+        return self._result
+
+    @staticmethod
+    def _reader(table: pa.Table) -> pa.RecordBatchReader:
+        return pa.RecordBatchReader.from_batches(table.schema, table.to_batches())
+
+    def get_inserted_rows(self) -> pa.RecordBatchReader:
+        """Rows created after the begin version and by the end version, with
+        ``_rowid``, ``_row_created_at_version`` and ``_row_last_updated_at_version``."""
+        return self._reader(self._compute()[0])
+
+    def get_updated_rows(self) -> pa.RecordBatchReader:
+        """Rows that existed at the begin version and were updated after it."""
+        return self._reader(self._compute()[1])
+
+    def get_deleted_row_ids(self) -> pa.RecordBatchReader:
+        """The ``_rowid`` of rows live at the begin version and gone at the end version.
+        Needs stable row ids."""
+        deleted = self._compute()[2]
+        if deleted is None:
+            raise UnsupportedFeatureError(
+                f"deleted row ids need stable row ids, which version {self._end} does not use"
+            )
+        return self._reader(pa.table({"_rowid": pa.array(deleted, pa.uint64())}))
+
+    def list_transactions(self) -> List[Dict[str, Any]]:
+        """The versions after the begin version up to the end version, as
+        :meth:`LanceDataset.versions` describes them."""
+        return [v for v in self._ds.versions() if self._begin < v["version"] <= self._end]
+
+
 class LanceDataset:
     """One version of a Lance dataset.
 
@@ -614,6 +680,13 @@ class LanceDataset:
     def data_storage_version(self) -> str:
         """The Lance file format of the data files, e.g. ``"2.0"``."""
         return self._native.data_storage_version()
+
+    @property
+    def has_stable_row_ids(self) -> bool:
+        """Whether rows have move-stable ids: ``_rowid`` then survives updates and compaction
+        and is not the row address, and rows record the versions they were created and last
+        updated at (see :meth:`delta`)."""
+        return self._native.has_stable_row_ids()
 
     @property
     def stats(self) -> "LanceStats":
@@ -665,7 +738,10 @@ class LanceDataset:
         if detached:
             raise UnsupportedFeatureError("detached commits are not supported")
         if kwargs.get("enable_stable_row_ids"):
-            raise UnsupportedFeatureError("stable row ids are not supported yet")
+            raise UnsupportedFeatureError(
+                "commit() cannot enable stable row ids; create the dataset with "
+                "write_dataset(..., enable_stable_row_ids=True)"
+            )
         if read_version is not None:
             read_version = _check_int_version(read_version)
         uri = base_uri.uri if isinstance(base_uri, LanceDataset) else base_uri
@@ -866,9 +942,58 @@ class LanceDataset:
         return ReaderResults(self._native.take(idx, _names(columns))).to_table()
 
     def _take_rows(self, row_ids: Union[List[int], pa.Array], columns: _Columns = None) -> pa.Table:
-        """Rows by ``_rowid`` (equal to ``_rowaddr`` on datasets without stable row ids)."""
+        """Rows by ``_rowid`` (equal to ``_rowaddr`` on datasets without stable row ids), in
+        the order given. Ids of rows that do not exist (deleted or never written) are skipped,
+        as pylance does. With stable row ids the lookup goes through a row id index built
+        once per version."""
         ids = _indices(row_ids, "row id", 2**64)
-        return ReaderResults(self._native.take_addresses(ids, _names(columns))).to_table()
+        if isinstance(columns, dict):
+            raise UnsupportedFeatureError("_take_rows() with column expressions is not supported yet")
+        return ReaderResults(self._native.take_row_ids(ids, _names(columns))).to_table()
+
+    def delta(self, compared_against: Optional[int] = None, *, begin_version: Optional[int] = None,
+              end_version: Optional[int] = None) -> "DatasetDelta":
+        """What changed between two versions, as pylance's ``delta``: either
+        ``compared_against`` (this version against an older one) or both ``begin_version``
+        (exclusive) and ``end_version`` (inclusive).
+
+        >>> d = ds.delta(begin_version=1, end_version=3)  # doctest: +SKIP
+        >>> d.get_inserted_rows().read_all()  # doctest: +SKIP
+        """
+        if compared_against is not None and (begin_version is not None or end_version is not None):
+            raise ValueError("give either compared_against or begin_version and end_version, not both")
+        if compared_against is not None:
+            begin, end = _check_delta_version(compared_against, "compared_against"), self.version
+        elif begin_version is not None and end_version is not None:
+            begin = _check_delta_version(begin_version, "begin_version")
+            end = _check_int_version(end_version)
+        else:
+            raise ValueError("delta() needs compared_against, or both begin_version and end_version")
+        if begin > end:
+            begin, end = end, begin
+        return DatasetDelta(self, begin, end)
+
+    def changes(self, begin_version: int, end_version: Optional[int] = None,
+                columns: Optional[List[str]] = None) -> Dict[str, pa.Table]:
+        """The change data feed between ``begin_version`` (exclusive) and ``end_version``
+        (inclusive; this version when omitted): ``{"inserted", "updated", "deleted"}``.
+        Inserted and updated rows are the rows as they are in this version, with
+        ``_rowid``, ``_row_created_at_version`` and ``_row_last_updated_at_version``;
+        ``deleted`` holds the ``_rowid`` of rows live at ``begin_version`` and gone at
+        ``end_version``. As in pylance, row versions only bound the ranges: the rows come
+        from the version this object reads. Needs stable row ids (``write_dataset(..., enable_stable_row_ids=True)``).
+
+        >>> ch = ds.changes(3)  # doctest: +SKIP
+        >>> ch["updated"].column("_rowid")  # doctest: +SKIP
+        """
+        if not self.has_stable_row_ids:
+            raise UnsupportedFeatureError(
+                "changes() needs stable row ids: create the dataset with enable_stable_row_ids=True"
+            )
+        end = self.version if end_version is None else _check_int_version(end_version)
+        d = DatasetDelta(self, _check_delta_version(begin_version, "begin_version"), end, columns)
+        return {"inserted": d.get_inserted_rows().read_all(), "updated": d.get_updated_rows().read_all(),
+                "deleted": d.get_deleted_row_ids().read_all()}
 
     def get_fragments(self, filter: Optional[str] = None) -> List["LanceFragment"]:
         """The fragments of this version."""

@@ -81,7 +81,8 @@ class MergeInsertBuilder:
         missing = [k for k in self._on if k not in source.column_names]
         if missing:
             raise SchemaMismatchError(f"the source has no key column(s) {missing}")
-        target = self._ds.to_table(columns=self._on, with_row_address=True)
+        stable = self._ds._native.has_stable_row_ids()
+        target = self._ds.to_table(columns=self._on, with_row_address=True, with_row_id=stable)
         src_keys = source.select(self._on).append_column(_SRC, pa.array(range(source.num_rows), pa.int64()))
         for k in self._on:  # join keys need the same type on both sides
             src_keys = src_keys.set_column(src_keys.schema.get_field_index(k), k,
@@ -118,7 +119,19 @@ class MergeInsertBuilder:
         if not gone and not new_rows.num_rows:
             return {"num_inserted_rows": 0, "num_updated_rows": 0, "num_deleted_rows": 0}
         native = self._ds._native
-        frags = native.write_rows(new_rows) if new_rows.num_rows else []
-        self._ds._native = native.replace_rows(gone, frags)
+        if stable and num_updated:
+            # Updated rows keep their row ids: write them first, in fragments of their own,
+            # and name their ids; inserted rows get new ids when the commit lands.
+            by_src = dict(zip(pairs[_SRC].to_pylist(), pairs["_rowid"].to_pylist()))
+            upd = [r for r in rows.to_pylist() if r in by_src]
+            ins = [r for r in rows.to_pylist() if r not in by_src]
+            moved = [by_src[r] for r in upd]
+            frags = native.write_rows(source.take(pa.array(upd, pa.int64())))
+            if ins:
+                frags += native.write_rows(source.take(pa.array(ins, pa.int64())))
+            self._ds._native = native.replace_rows(gone, frags, moved)
+        else:
+            frags = native.write_rows(new_rows) if new_rows.num_rows else []
+            self._ds._native = native.replace_rows(gone, frags)
         return {"num_inserted_rows": num_inserted, "num_updated_rows": num_updated,
                 "num_deleted_rows": num_deleted}

@@ -8,11 +8,15 @@
 //! rewrite group: the old fragments it replaces must be unchanged at commit, so a
 //! concurrent delete on them conflicts, while appends do not.
 
+use arrow_array::cast::AsArray;
+use arrow_array::RecordBatch;
 use lancelet_table::manifest::live_rows;
 use lancelet_table::pb;
 use lancelet_table::pb::transaction::Operation;
+use lancelet_table::rowids::{set_row_ids, set_versions};
 
-use crate::scan::{Columns, Scan, ScanOptions};
+use crate::lineage::{ROW_CREATED_AT, ROW_UPDATED_AT};
+use crate::scan::{Columns, Scan, ScanOptions, ROW_ID};
 use crate::write::{dataset_field_ids, FragmentWriter, WriteParams};
 use crate::{Dataset, Error, Result};
 
@@ -122,15 +126,13 @@ impl Dataset {
                 opts.materialize_deletions_threshold
             )));
         }
-        if self.has_stable_row_ids() {
-            return Err(Error::Unsupported("compacting a dataset with stable row ids".into()));
-        }
         let frags = self.fragments();
         let groups = plan_groups(frags, opts);
         if groups.is_empty() {
             return Ok((self.clone(), CompactionMetrics::default()));
         }
         let version = self.writable_version("compaction")?;
+        let stable = self.has_stable_row_ids();
         let schema = self.schema().clone();
         let all: Vec<usize> = (0..schema.fields().len()).collect();
         let ids = dataset_field_ids(&schema, &self.manifest().fields, &all)?;
@@ -140,10 +142,19 @@ impl Dataset {
         let result: Result<()> = async {
             for group in &groups {
                 let old: Vec<pb::DataFragment> = group.iter().map(|&i| frags[i].clone()).collect();
+                // With stable row ids, rows keep their ids and versions: read them along.
+                let columns = if stable {
+                    let mut names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
+                    names.extend([ROW_ID, ROW_CREATED_AT, ROW_UPDATED_AT].map(String::from));
+                    Columns::Names(names)
+                } else {
+                    Columns::All
+                };
+                let mut lineage: [Vec<u64>; 3] = Default::default();
                 let scan = Scan::plan(
                     self,
                     ScanOptions {
-                        columns: Columns::All,
+                        columns,
                         fragments: Some(old.iter().map(|f| f.id).collect()),
                         batch_size: opts.batch_size,
                         ..ScanOptions::default()
@@ -159,14 +170,38 @@ impl Dataset {
                 let mut writer = FragmentWriter::new(self.store().clone(), schema.clone(), ids.clone(), params)?;
                 let written: Result<Vec<pb::DataFragment>> = async {
                     for i in 0..scan.num_tasks() {
-                        let batch = scan.run_task(i).await?;
-                        if batch.num_rows() > 0 {
-                            writer.write(&batch)?;
-                            writer.upload_pending().await?;
+                        let mut batch = scan.run_task(i).await?;
+                        if batch.num_rows() == 0 {
+                            continue;
+                        }
+                        if stable {
+                            let n = schema.fields().len();
+                            for (k, v) in lineage.iter_mut().enumerate() {
+                                let col = batch.column(n + k).as_primitive::<arrow_array::types::UInt64Type>();
+                                v.extend_from_slice(col.values());
+                            }
+                            batch = RecordBatch::try_new(schema.clone(), batch.columns()[..n].to_vec())?;
+                        }
+                        writer.write(&batch)?;
+                        writer.upload_pending().await?;
+                    }
+                    let mut new = writer.finish()?;
+                    writer.upload_pending().await?;
+                    if stable {
+                        let mut at = 0usize;
+                        for f in &mut new {
+                            let end = at + f.physical_rows as usize;
+                            let [ids, created, updated] = &lineage;
+                            let (Some(i), Some(c), Some(u)) =
+                                (ids.get(at..end), created.get(at..end), updated.get(at..end))
+                            else {
+                                return Err(Error::InvalidArgument("compaction lost track of row ids".into()));
+                            };
+                            set_row_ids(f, i);
+                            set_versions(f, c, u);
+                            at = end;
                         }
                     }
-                    let new = writer.finish()?;
-                    writer.upload_pending().await?;
                     Ok(new)
                 }
                 .await;

@@ -17,6 +17,7 @@ pub mod compact;
 pub mod delete;
 mod error;
 pub mod evolve;
+pub mod lineage;
 pub mod scan;
 pub mod take;
 pub mod update;
@@ -53,6 +54,10 @@ pub const DATA_DIR: &str = "data";
 struct Caches {
     files: Mutex<HashMap<String, Arc<FileReader>>>,
     deletions: Mutex<HashMap<String, Arc<Vec<u32>>>>,
+    /// Decoded row lineage by (version, fragment id).
+    lineage: Mutex<HashMap<(u64, u64), Arc<lineage::FragmentLineage>>>,
+    /// Row id index by version.
+    row_id_index: Mutex<HashMap<u64, Arc<lancelet_table::rowids::RowIdIndex>>>,
 }
 
 /// A version of a dataset, by number or by tag name.

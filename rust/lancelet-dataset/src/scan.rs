@@ -24,6 +24,7 @@ use lancelet_file::plan::{plan_schema, project};
 use lancelet_file::reader::to_ranges;
 use lancelet_table::pb;
 
+use crate::lineage::Special;
 use crate::{Dataset, Error, Result};
 
 /// Name of the row id column.
@@ -121,18 +122,26 @@ struct Filter {
     expr: BoundExpr,
     /// Top-level columns it reads.
     columns: Vec<String>,
-    /// Whether it uses `_rowid` / `_rowaddr`.
-    row_id: bool,
-    row_addr: bool,
+    /// The special columns (`_rowid`, versions...) it uses, in [`Special::ALL`] order.
+    specials: Vec<Special>,
     schema: SchemaRef,
+}
+
+/// One output column of a plain projection.
+#[derive(Debug, Clone, Copy)]
+enum Pick {
+    /// Column `i` of the batch read.
+    Read(usize),
+    /// A computed column.
+    Special(Special),
 }
 
 #[derive(Debug)]
 enum Output {
-    /// The projected columns as read.
-    Read,
-    /// Expressions over the read columns.
-    Exprs(Vec<(String, BoundExpr)>),
+    /// The projected columns as read, with special columns where they were named.
+    Read(Vec<Pick>),
+    /// Expressions over the read columns (and the special ones it names).
+    Exprs(Vec<(String, BoundExpr)>, Vec<Special>),
 }
 
 /// What a scan did so far: rows it looked at and returned, bytes it read.
@@ -202,17 +211,10 @@ pub struct Scan {
     batch_size: usize,
 }
 
-fn special_fields() -> [Field; 2] {
-    [
-        Field::new(ROW_ID, DataType::UInt64, true),
-        Field::new(ROW_ADDR, DataType::UInt64, true),
-    ]
-}
-
-/// `schema`'s fields followed by `_rowid` and `_rowaddr`: what expressions are bound against.
+/// `schema`'s fields followed by the special columns: what expressions are bound against.
 fn with_special_fields(schema: &Schema) -> Schema {
     let mut fields: Vec<FieldRef> = schema.fields().iter().cloned().collect();
-    fields.extend(special_fields().map(Arc::new));
+    fields.extend(Special::ALL.map(|s| Arc::new(s.field())));
     Schema::new(fields)
 }
 
@@ -236,29 +238,31 @@ impl Scan {
             return Err(Error::InvalidArgument("batch_size must be positive".into()));
         }
         let base = ds.schema().clone();
-        let wants_ids = opts.with_row_id;
         // Filter: parse, then bind against exactly the batch the filter stage builds.
         let filter = match &opts.filter {
             None => None,
             Some(sql) if sql.trim().is_empty() => None,
             Some(sql) => Some(plan_filter(&base, sql)?),
         };
-        if (wants_ids || filter.as_ref().is_some_and(|f| f.row_id)) && ds.has_stable_row_ids() {
-            return Err(Error::Unsupported(
-                "_rowid on a dataset with stable row ids (row ids are not implemented yet)".into(),
-            ));
-        }
+        // Named columns in order: `Ok(special)` or `Err(stored name)`; mapped to picks below.
+        let mut named: Option<Vec<std::result::Result<Special, String>>> = None;
         let (read, output) = match &opts.columns {
             Columns::All => (base.fields().iter().map(|f| f.name().clone()).collect(), None),
             Columns::Names(names) => {
+                // Special columns may be named among stored ones; they are computed, not read.
+                let mut read = Vec::new();
+                let mut order = Vec::new();
                 for n in names {
-                    if n == ROW_ID || n == ROW_ADDR {
-                        return Err(Error::InvalidArgument(format!(
-                            "{n} is not a stored column; use with_row_id / with_row_address"
-                        )));
+                    match Special::parse(n) {
+                        Some(s) if base.field_with_name(n).is_err() => order.push(Ok(s)),
+                        _ => {
+                            order.push(Err(n.clone()));
+                            read.push(n.clone());
+                        }
                     }
                 }
-                (names.clone(), None)
+                named = Some(order);
+                (read, None)
             }
             Columns::Exprs(exprs) => {
                 let mut cols = BTreeSet::new();
@@ -269,7 +273,7 @@ impl Scan {
                     let resolved = e.bind(&with_special_fields(&base)).map_err(|e| Error::expr(ctx(), e))?;
                     for p in resolved.expr().columns() {
                         if let Some(t) = top_level(&p) {
-                            if t != ROW_ID && t != ROW_ADDR {
+                            if base.field_with_name(t).is_ok() {
                                 cols.insert(t.clone());
                             }
                         }
@@ -288,22 +292,37 @@ impl Scan {
         };
         let read_schema = projected_schema(&base, &read)?;
         let output = match output {
-            None => Output::Read,
+            None => Output::Read(read_picks(&read_schema, named)?),
             Some(parsed) => {
                 let input = with_special_fields(&read_schema);
                 let mut bound = Vec::new();
+                let mut used = BTreeSet::new();
                 for (name, sql, e) in parsed {
                     let b = e
                         .bind_projection(&input)
                         .map_err(|e| Error::expr(format!("column {name:?} = {sql:?}"), e))?;
+                    for p in b.expr().columns() {
+                        if let Some(s) = top_level(&p).and_then(|t| Special::parse(t)) {
+                            if read_schema.field_with_name(s.name()).is_err() {
+                                used.insert(s.name());
+                            }
+                        }
+                    }
                     bound.push((name, b));
                 }
-                Output::Exprs(bound)
+                let used = Special::ALL.into_iter().filter(|s| used.contains(s.name())).collect();
+                Output::Exprs(bound, used)
             }
         };
         let mut out_fields: Vec<FieldRef> = match &output {
-            Output::Read => read_schema.fields().iter().cloned().collect(),
-            Output::Exprs(b) => b
+            Output::Read(picks) => picks
+                .iter()
+                .map(|p| match p {
+                    Pick::Read(i) => read_schema.fields()[*i].clone(),
+                    Pick::Special(s) => Arc::new(s.field()),
+                })
+                .collect(),
+            Output::Exprs(b, _) => b
                 .iter()
                 .map(|(n, e)| Arc::new(Field::new(n, e.data_type().clone(), true)))
                 .collect(),
@@ -386,7 +405,7 @@ impl Scan {
                 .read_rows(frag, &self.read, &self.read_schema, &task.ranges)
                 .await?;
             let addr = self.needs_addr().then(|| row_addresses(frag.id, &task.ranges));
-            return self.finish(batch, addr);
+            return self.finish(frag, batch, addr).await;
         };
         let (fbatch, addr, mask) = self.filter_stage(task, filter).await?;
         let selected = mask.true_count();
@@ -447,7 +466,7 @@ impl Scan {
             columns,
             &RecordBatchOptions::new().with_row_count(Some(selected)),
         )?;
-        self.finish(batch, Some(addr))
+        self.finish(frag, batch, Some(addr)).await
     }
 
     /// Runs every task in order on the current task and returns the output batches
@@ -482,7 +501,15 @@ impl Scan {
         let schema = projected_schema(self.ds.schema(), &filter.columns)?;
         let fbatch = self.ds.read_rows(frag, &filter.columns, &schema, &task.ranges).await?;
         let addr = row_addresses(frag.id, &task.ranges);
-        let fbatch = with_specials(&fbatch, &filter.schema, filter.row_id, filter.row_addr, &addr)?;
+        let mut cols = fbatch.columns().to_vec();
+        for s in &filter.specials {
+            cols.push(self.ds.special_column(*s, frag, &addr).await?);
+        }
+        let fbatch = RecordBatch::try_new_with_options(
+            filter.schema.clone(),
+            cols,
+            &RecordBatchOptions::new().with_row_count(Some(fbatch.num_rows())),
+        )?;
         let mask = filter
             .expr
             .evaluate_predicate(&fbatch)
@@ -511,20 +538,45 @@ impl Scan {
     }
 
     fn needs_addr(&self) -> bool {
-        self.with_row_id || self.with_row_addr || matches!(self.output, Output::Exprs(_))
+        self.with_row_id
+            || self.with_row_addr
+            || match &self.output {
+                Output::Read(picks) => picks.iter().any(|p| matches!(p, Pick::Special(_))),
+                Output::Exprs(..) => true,
+            }
     }
 
-    /// Applies the output expressions and appends the row id / address columns.
-    fn finish(&self, batch: RecordBatch, addr: Option<UInt64Array>) -> Result<RecordBatch> {
+    /// Applies the output expressions and adds the special columns.
+    async fn finish(
+        &self,
+        frag: &pb::DataFragment,
+        batch: RecordBatch,
+        addr: Option<UInt64Array>,
+    ) -> Result<RecordBatch> {
         let n = batch.num_rows();
         let addr = addr.unwrap_or_else(|| UInt64Array::from(Vec::<u64>::new()));
         let mut columns: Vec<ArrayRef> = match &self.output {
-            Output::Read => batch.columns().to_vec(),
-            Output::Exprs(exprs) => {
+            Output::Read(picks) => {
+                let mut cols = Vec::with_capacity(picks.len());
+                for p in picks {
+                    cols.push(match p {
+                        Pick::Read(i) => batch.column(*i).clone(),
+                        Pick::Special(s) => self.ds.special_column(*s, frag, &addr).await?,
+                    });
+                }
+                cols
+            }
+            Output::Exprs(exprs, used) => {
                 let mut cols = batch.columns().to_vec();
                 let a: ArrayRef = Arc::new(addr.clone());
-                cols.push(a.clone());
-                cols.push(a);
+                for s in Special::ALL {
+                    // Columns no expression names are placeholders of the right type.
+                    cols.push(if used.contains(&s) {
+                        self.ds.special_column(s, frag, &addr).await?
+                    } else {
+                        a.clone()
+                    });
+                }
                 let input = RecordBatch::try_new_with_options(
                     Arc::new(with_special_fields(&batch.schema())),
                     cols,
@@ -540,7 +592,7 @@ impl Scan {
             }
         };
         if self.with_row_id {
-            columns.push(Arc::new(addr.clone()));
+            columns.push(self.ds.special_column(Special::RowId, frag, &addr).await?);
         }
         if self.with_row_addr {
             columns.push(Arc::new(addr));
@@ -575,17 +627,21 @@ fn plan_filter(base: &Schema, sql: &str) -> Result<Filter> {
         .bind(&with_special_fields(base))
         .map_err(|e| Error::expr(format!("filter {sql:?}"), e))?;
     let mut cols = BTreeSet::new();
-    let (mut row_id, mut row_addr) = (false, false);
+    let mut used = BTreeSet::new();
     for p in resolved.expr().columns() {
         match top_level(&p).map(String::as_str) {
-            Some(ROW_ID) => row_id = true,
-            Some(ROW_ADDR) => row_addr = true,
             Some(t) if base.field_with_name(t).is_ok() => {
                 cols.insert(t.to_string());
             }
-            _ => {}
+            Some(t) => {
+                if let Some(s) = Special::parse(t) {
+                    used.insert(s.name());
+                }
+            }
+            None => {}
         }
     }
+    let specials: Vec<Special> = Special::ALL.into_iter().filter(|s| used.contains(s.name())).collect();
     let columns: Vec<String> = base
         .fields()
         .iter()
@@ -596,13 +652,7 @@ fn plan_filter(base: &Schema, sql: &str) -> Result<Filter> {
         .iter()
         .filter_map(|c| base.field_with_name(c).ok().map(|f| Arc::new(f.clone())))
         .collect();
-    let [id_field, addr_field] = special_fields();
-    if row_id {
-        fields.push(Arc::new(id_field));
-    }
-    if row_addr {
-        fields.push(Arc::new(addr_field));
-    }
+    fields.extend(specials.iter().map(|s| Arc::new(s.field())));
     let schema = Arc::new(Schema::new(fields));
     let bound = parsed
         .bind(&schema)
@@ -617,40 +667,36 @@ fn plan_filter(base: &Schema, sql: &str) -> Result<Filter> {
         sql: sql.to_string(),
         expr: bound,
         columns,
-        row_id,
-        row_addr,
+        specials,
         schema,
     })
 }
 
-/// Adds the `_rowid` / `_rowaddr` columns a filter uses.
-fn with_specials(
-    batch: &RecordBatch,
-    schema: &SchemaRef,
-    id: bool,
-    addr: bool,
-    values: &UInt64Array,
-) -> Result<RecordBatch> {
-    if !id && !addr {
-        return Ok(RecordBatch::try_new_with_options(
-            schema.clone(),
-            batch.columns().to_vec(),
-            &RecordBatchOptions::new().with_row_count(Some(batch.num_rows())),
-        )?);
+/// Where each output column of a plain projection comes from: the read batch's columns
+/// (dotted paths merged into their struct, as read) and special columns where named.
+fn read_picks(read_schema: &Schema, named: Option<Vec<std::result::Result<Special, String>>>) -> Result<Vec<Pick>> {
+    let Some(named) = named else {
+        return Ok((0..read_schema.fields().len()).map(Pick::Read).collect());
+    };
+    let mut picks = Vec::with_capacity(named.len());
+    let mut seen = BTreeSet::new();
+    for n in named {
+        match n {
+            Ok(s) => picks.push(Pick::Special(s)),
+            Err(name) => {
+                let top = if read_schema.field_with_name(&name).is_ok() {
+                    name.as_str()
+                } else {
+                    name.split('.').next().unwrap_or(&name)
+                };
+                let i = read_schema.index_of(top)?;
+                if seen.insert(i) {
+                    picks.push(Pick::Read(i));
+                }
+            }
+        }
     }
-    let mut cols = batch.columns().to_vec();
-    let a: ArrayRef = Arc::new(values.clone());
-    if id {
-        cols.push(a.clone());
-    }
-    if addr {
-        cols.push(a);
-    }
-    Ok(RecordBatch::try_new_with_options(
-        schema.clone(),
-        cols,
-        &RecordBatchOptions::new().with_row_count(Some(batch.num_rows())),
-    )?)
+    Ok(picks)
 }
 
 /// `(fragment_id << 32) | row` for every row in `ranges`.

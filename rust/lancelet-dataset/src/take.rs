@@ -4,11 +4,15 @@
 
 use std::ops::Range;
 
-use arrow_array::{RecordBatch, RecordBatchOptions, UInt32Array};
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::{RecordBatch, RecordBatchOptions, UInt32Array, UInt64Array};
 use arrow_schema::SchemaRef;
 use lancelet_table::manifest::live_rows;
 use lancelet_table::pb;
 
+use crate::lineage::Special;
 use crate::scan::projected_schema;
 use crate::{Dataset, Error, Result};
 
@@ -17,8 +21,36 @@ impl Dataset {
     pub fn take_schema(&self, columns: Option<&[String]>) -> Result<SchemaRef> {
         match columns {
             None => Ok(self.schema().clone()),
-            Some(names) => projected_schema(self.schema(), names),
+            Some(names) => {
+                let (stored, specials) = self.split_specials(names);
+                if specials.is_empty() {
+                    return projected_schema(self.schema(), names);
+                }
+                let read = projected_schema(self.schema(), &stored)?;
+                let mut fields: Vec<arrow_schema::FieldRef> = read.fields().iter().cloned().collect();
+                for (at, s) in specials {
+                    fields.insert(at.min(fields.len()), Arc::new(s.field()));
+                }
+                Ok(Arc::new(arrow_schema::Schema::new_with_metadata(
+                    fields,
+                    read.metadata().clone(),
+                )))
+            }
         }
+    }
+
+    /// Stored column names, and the special columns (`_rowid`, versions) with the output
+    /// position each goes to.
+    fn split_specials(&self, names: &[String]) -> (Vec<String>, Vec<(usize, Special)>) {
+        let mut stored = Vec::new();
+        let mut specials = Vec::new();
+        for (i, n) in names.iter().enumerate() {
+            match Special::parse(n) {
+                Some(s) if self.schema().field_with_name(n).is_err() => specials.push((i, s)),
+                _ => stored.push(n.clone()),
+            }
+        }
+        (stored, specials)
     }
 
     /// Rows at `indices`, offsets among the live rows of this version.
@@ -121,10 +153,18 @@ impl Dataset {
         n: usize,
         columns: Option<&[String]>,
     ) -> Result<RecordBatch> {
-        let schema = self.take_schema(columns)?;
-        let names: Vec<String> = match columns {
-            Some(c) => c.to_vec(),
-            None => schema.fields().iter().map(|f| f.name().clone()).collect(),
+        let out_schema = self.take_schema(columns)?;
+        let (names, specials) = match columns {
+            Some(c) => self.split_specials(c),
+            None => (
+                out_schema.fields().iter().map(|f| f.name().clone()).collect(),
+                Vec::new(),
+            ),
+        };
+        let schema = if specials.is_empty() {
+            out_schema.clone()
+        } else {
+            projected_schema(self.schema(), &names)?
         };
         let parts = futures::future::try_join_all(
             requests
@@ -135,8 +175,8 @@ impl Dataset {
         let opts = RecordBatchOptions::new().with_row_count(Some(n));
         if parts.is_empty() {
             return Ok(RecordBatch::try_new_with_options(
-                schema.clone(),
-                schema
+                out_schema.clone(),
+                out_schema
                     .fields()
                     .iter()
                     .map(|f| arrow_array::new_empty_array(f.data_type()))
@@ -155,11 +195,20 @@ impl Dataset {
             }
         }
         let out = arrow_select::take::take_record_batch(&all, &UInt32Array::from(inverse))?;
-        Ok(RecordBatch::try_new_with_options(
-            schema,
-            out.columns().to_vec(),
-            &opts,
-        )?)
+        let mut columns = out.columns().to_vec();
+        for (at, s) in specials {
+            let mut values = vec![0u64; n];
+            for (f, rows, positions) in &requests {
+                let addrs = UInt64Array::from(rows.iter().map(|r| (f.id << 32) | r).collect::<Vec<u64>>());
+                let col = self.special_column(s, f, &addrs).await?;
+                let col = col.as_primitive::<arrow_array::types::UInt64Type>();
+                for (k, &p) in positions.iter().enumerate() {
+                    values[p] = col.value(k);
+                }
+            }
+            columns.insert(at.min(columns.len()), Arc::new(UInt64Array::from(values)));
+        }
+        Ok(RecordBatch::try_new_with_options(out_schema, columns, &opts)?)
     }
 
     /// Reads physical `rows` (any order) of a fragment.

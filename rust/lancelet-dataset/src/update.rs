@@ -34,10 +34,8 @@ impl Dataset {
         if updates.is_empty() {
             return Err(Error::InvalidArgument("update needs at least one column to set".into()));
         }
-        if self.has_stable_row_ids() {
-            return Err(Error::Unsupported("updating a dataset with stable row ids".into()));
-        }
         let version = self.writable_version("updating rows")?;
+        let stable = self.has_stable_row_ids();
         let schema = self.schema().clone();
         for (col, _) in updates {
             if schema.field_with_name(col).is_err() {
@@ -62,9 +60,16 @@ impl Dataset {
             columns: Columns::Exprs(exprs),
             filter: filter.map(str::to_string),
             with_row_address: true,
+            // Updated rows move; with stable row ids they keep their ids.
+            with_row_id: stable,
             ..ScanOptions::default()
         };
         let outputs = self.scan_all(opts).await?;
+        let moved_ids = if stable {
+            crate::lineage::row_id_column(&outputs)?
+        } else {
+            Vec::new()
+        };
         let hits = row_hits(&outputs);
         let num_rows_updated: u64 = hits.iter().map(|(_, r)| r.len() as u64).sum();
         if num_rows_updated == 0 {
@@ -100,8 +105,11 @@ impl Dataset {
                 writer.write(&rows)?;
                 writer.upload_pending().await?;
             }
-            let new = writer.finish()?;
+            let mut new = writer.finish()?;
             writer.upload_pending().await?;
+            if stable {
+                crate::lineage::carry_row_ids(&mut new, &moved_ids)?;
+            }
             let (updated, removed) = self.tombstone(hits, &mut written).await?;
             Ok((new, updated, removed))
         }
@@ -159,11 +167,22 @@ impl Dataset {
     /// Replaces rows: tombstones the rows at `addresses` (row addresses of this version)
     /// and adds `new_fragments` (written earlier, e.g. by a merge-insert), as one Update
     /// transaction. On a conflict nothing is kept; the new fragments' files are removed.
-    pub async fn replace_rows(&self, addresses: &[u64], new_fragments: Vec<pb::DataFragment>) -> Result<Self> {
-        if self.has_stable_row_ids() {
-            return Err(Error::Unsupported(
-                "replacing rows of a dataset with stable row ids".into(),
-            ));
+    ///
+    /// With stable row ids, `moved_ids` are the ids of the first rows of `new_fragments`
+    /// (whole fragments): rows that moved keep their ids; the other rows get new ones.
+    pub async fn replace_rows(
+        &self,
+        addresses: &[u64],
+        mut new_fragments: Vec<pb::DataFragment>,
+        moved_ids: &[u64],
+    ) -> Result<Self> {
+        if !moved_ids.is_empty() {
+            if !self.has_stable_row_ids() {
+                return Err(Error::InvalidArgument(
+                    "row ids to keep were given for a dataset without stable row ids".into(),
+                ));
+            }
+            crate::lineage::carry_row_ids(&mut new_fragments, moved_ids)?;
         }
         let mut sorted = addresses.to_vec();
         sorted.sort_unstable();

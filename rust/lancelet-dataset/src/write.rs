@@ -82,6 +82,9 @@ pub struct WriteParams {
     /// A tag put in every data file name (`{name}-{tag}.lance`), so that the files of one
     /// distributed job can be found and removed if the job never commits them.
     pub file_tag: Option<String>,
+    /// Give rows move-stable ids (`_rowid` survives updates and compaction) and track the
+    /// versions each row was created and last updated at. Only when creating a dataset.
+    pub enable_stable_row_ids: bool,
 }
 
 impl std::fmt::Debug for WriteParams {
@@ -107,6 +110,7 @@ impl Default for WriteParams {
             progress: None,
             writer: WriterOptions::default(),
             file_tag: None,
+            enable_stable_row_ids: false,
         }
     }
 }
@@ -731,6 +735,7 @@ async fn commit_fragments_on(
             file_format: "lance".into(),
             version: params.file_version.name().into(),
         }),
+        enable_stable_row_ids: params.enable_stable_row_ids,
         ..CommitOptions::default()
     };
     if let (Some(ds), Some(op)) = (&existing, &txn.operation) {

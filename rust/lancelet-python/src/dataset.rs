@@ -291,7 +291,7 @@ impl PyDataset {
     #[staticmethod]
     #[pyo3(signature = (uri, data, mode="create", max_rows_per_file=1024*1024, max_bytes_per_file=90*1024*1024*1024,
         enable_v2_manifest_paths=true, data_storage_version=None, commit_message=None, progress=None,
-        storage_options=None))]
+        storage_options=None, enable_stable_row_ids=false))]
     #[allow(clippy::too_many_arguments)]
     fn write(
         py: Python<'_>,
@@ -305,8 +305,9 @@ impl PyDataset {
         commit_message: Option<String>,
         progress: Option<Py<PyAny>>,
         storage_options: Option<HashMap<String, String>>,
+        enable_stable_row_ids: bool,
     ) -> PyResult<Self> {
-        let params = write_params(
+        let mut params = write_params(
             py,
             mode,
             max_rows_per_file,
@@ -316,6 +317,7 @@ impl PyDataset {
             commit_message,
             progress,
         )?;
+        params.enable_stable_row_ids = enable_stable_row_ids;
         let reader: Box<dyn RecordBatchReader + Send> = Box::new(import_stream(py, &data)?);
         let loc = location(py, &uri, storage_options)?;
         let ds = pull_on_this_thread(py, async move { write_dataset(&loc, reader, params).await })?;
@@ -841,13 +843,49 @@ impl PyDataset {
     }
 
     /// Tombstones the rows at `addresses` and adds `fragments` (fragment dicts written
-    /// earlier) as one Update transaction.
-    fn replace_rows(&self, py: Python<'_>, addresses: Vec<u64>, fragments: Vec<Bound<'_, PyAny>>) -> PyResult<Self> {
+    /// earlier) as one Update transaction. With stable row ids, `moved_ids` are the ids
+    /// the first rows of `fragments` keep (whole fragments).
+    #[pyo3(signature = (addresses, fragments, moved_ids=Vec::new()))]
+    fn replace_rows(
+        &self,
+        py: Python<'_>,
+        addresses: Vec<u64>,
+        fragments: Vec<Bound<'_, PyAny>>,
+        moved_ids: Vec<u64>,
+    ) -> PyResult<Self> {
         let fragments = fragments.iter().map(fragment_from_dict).collect::<PyResult<Vec<_>>>()?;
         let ds = self.inner.clone();
         Ok(wrap(block_on(py, async move {
-            ds.replace_rows(&addresses, fragments).await
+            ds.replace_rows(&addresses, fragments, &moved_ids).await
         })?))
+    }
+
+    /// Whether rows have move-stable ids (`_rowid` is then not the row address).
+    fn has_stable_row_ids(&self) -> bool {
+        self.inner.has_stable_row_ids()
+    }
+
+    /// Rows by row id (ids of missing rows skipped), in the order given.
+    #[pyo3(signature = (row_ids, columns=None))]
+    fn take_row_ids(&self, py: Python<'_>, row_ids: Vec<u64>, columns: Option<Vec<String>>) -> PyResult<BatchStream> {
+        let ds = self.inner.clone();
+        let batch = block_on(py, async move { ds.take_row_ids(&row_ids, columns.as_deref()).await })?;
+        Ok(one_batch(batch))
+    }
+
+    /// The change feed from `begin` (exclusive) to `end` (inclusive), over this version's
+    /// rows: `(inserted rows, updated rows, deleted row ids or None without stable row ids)`.
+    #[pyo3(signature = (begin, end, columns=None))]
+    fn changes(
+        &self,
+        py: Python<'_>,
+        begin: u64,
+        end: u64,
+        columns: Option<Vec<String>>,
+    ) -> PyResult<(BatchStream, BatchStream, Option<Vec<u64>>)> {
+        let ds = self.inner.clone();
+        let c = block_on(py, async move { ds.changes(begin, end, columns.as_deref()).await })?;
+        Ok((one_batch(c.inserted), one_batch(c.updated), c.deleted))
     }
 
     /// The table config (`key -> value`) of this version.

@@ -16,7 +16,7 @@ use prost::Message;
 
 use crate::manifest::{
     check_writer_flags, decode_manifest, decode_transaction_section, encode_manifest_with_transaction,
-    set_feature_flags,
+    set_feature_flags, FLAG_STABLE_ROW_IDS,
 };
 use crate::naming::ManifestNaming;
 use crate::store::Store;
@@ -40,6 +40,8 @@ pub struct CommitOptions {
     pub naming: ManifestNaming,
     /// Storage format recorded for a new dataset (or an overwrite that changes it).
     pub data_format: Option<pb::manifest::DataStorageFormat>,
+    /// Give rows move-stable ids (a new dataset only; an existing one keeps its choice).
+    pub enable_stable_row_ids: bool,
 }
 
 impl Default for CommitOptions {
@@ -48,6 +50,7 @@ impl Default for CommitOptions {
             max_retries: 20,
             naming: ManifestNaming::V2,
             data_format: None,
+            enable_stable_row_ids: false,
         }
     }
 }
@@ -401,6 +404,15 @@ pub async fn apply(
     });
     if m.data_format.is_none() {
         m.data_format = opts.data_format.clone();
+    }
+    let stable = match base {
+        Some(b) => b.reader_feature_flags & FLAG_STABLE_ROW_IDS != 0,
+        None => opts.enable_stable_row_ids,
+    };
+    if stable {
+        m.reader_feature_flags |= FLAG_STABLE_ROW_IDS;
+        m.writer_feature_flags |= FLAG_STABLE_ROW_IDS;
+        crate::rowids::assign_lineage(store, &mut m, base, version, matches!(op, Operation::Merge(_))).await?;
     }
     set_feature_flags(&mut m);
     Ok(m)

@@ -11,6 +11,7 @@
 //! - [`manifest_store`]: commits arbitrated by an external manifest store (SQLite, memory)
 //!   for object stores without an atomic create.
 //! - [`tags`]: named references to versions (`_refs/tags/{name}.json`).
+//! - [`rowids`]: stable row ids, per-row versions and the row id index.
 
 pub mod commit;
 pub mod deletion;
@@ -18,6 +19,7 @@ pub mod manifest;
 pub mod manifest_store;
 pub mod naming;
 pub mod object;
+pub mod rowids;
 pub mod store;
 pub mod tags;
 pub mod versions;

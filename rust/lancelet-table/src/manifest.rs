@@ -104,11 +104,11 @@ pub const FLAG_BASE_PATHS: u64 = 16;
 /// Feature flag: commits do not write transaction files.
 pub const FLAG_DISABLE_TRANSACTION_FILE: u64 = 32;
 
-/// Reader flags this build understands. Stable row ids only change what `_rowid` means;
-/// the dataset layer refuses `_rowid` on such datasets until row ids are implemented.
+/// Reader flags this build understands.
 const KNOWN_READER_FLAGS: u64 = FLAG_DELETION_FILES | FLAG_STABLE_ROW_IDS | FLAG_USE_V2_FORMAT_DEPRECATED;
 /// Writer flags this build maintains correctly when it commits on top of a manifest.
-const KNOWN_WRITER_FLAGS: u64 = FLAG_DELETION_FILES | FLAG_USE_V2_FORMAT_DEPRECATED | FLAG_TABLE_CONFIG;
+const KNOWN_WRITER_FLAGS: u64 =
+    FLAG_DELETION_FILES | FLAG_STABLE_ROW_IDS | FLAG_USE_V2_FORMAT_DEPRECATED | FLAG_TABLE_CONFIG;
 
 fn check_flags(flags: u64, known: u64, what: &str, path: &str) -> Result<()> {
     let unknown = flags & !known;
@@ -142,8 +142,9 @@ pub fn check_writer_flags(m: &pb::Manifest, path: &str) -> Result<()> {
 
 /// Sets the feature flags a manifest's content requires.
 pub fn set_feature_flags(m: &mut pb::Manifest) {
-    let mut reader = m.reader_feature_flags & FLAG_USE_V2_FORMAT_DEPRECATED;
-    let mut writer = m.writer_feature_flags & FLAG_USE_V2_FORMAT_DEPRECATED;
+    let kept = FLAG_USE_V2_FORMAT_DEPRECATED | FLAG_STABLE_ROW_IDS;
+    let mut reader = m.reader_feature_flags & kept;
+    let mut writer = m.writer_feature_flags & kept;
     if m.fragments.iter().any(|f| f.deletion_file.is_some()) {
         reader |= FLAG_DELETION_FILES;
         writer |= FLAG_DELETION_FILES;
