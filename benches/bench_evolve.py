@@ -5,7 +5,11 @@ timed) and times one operation, median of ``--repeat`` runs:
 
 * ``add_columns`` with a SQL expression (``value * 2``) over the bench table
   (``bench_file.make_table``), and with a Python UDF (pyarrow compute);
-* ``update`` of 1% of the rows (``id % 100 = 0``);
+* ``update`` of 1% of the rows (``id % 100 = 0``), on a plain dataset and on one with stable
+  row ids (where updated rows keep their ids and versions are tracked);
+* ``merge_insert`` of 100k rows (half update existing ids, half are new);
+* ``_take_rows`` of 10k random row ids on the stable-row-id dataset after the 1% update (the
+  row id index is built on the first take of each run);
 * ``optimize.compact_files`` of 100 small fragments;
 * ``cleanup_old_versions`` after 50 appends.
 
@@ -20,6 +24,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
+import random
 import shutil
 import statistics
 import sys
@@ -66,7 +71,19 @@ def main() -> None:
         for k in range(100):
             lib.write_dataset(small.slice(k * 2000, 2000), frag, mode="append" if k else "create",
                               data_storage_version="2.0")
-        bases[name] = (big, frag)
+        stable = os.path.join(root, f"{name}-stable")
+        lib.write_dataset(table, stable, data_storage_version="2.0", max_rows_per_file=1024 * 1024,
+                          enable_stable_row_ids=True)
+        updated = os.path.join(root, f"{name}-stable-updated")
+        shutil.copytree(stable, updated)
+        lib.dataset(updated).update({"value": "value + 1"}, where="id % 100 = 0")
+        bases[name] = (big, frag, stable, updated)
+    matched = table.slice(0, 50_000)
+    fresh = table.slice(50_000, 50_000)
+    fresh = fresh.set_column(0, "id", pc.add(fresh["id"], args.rows))
+    source = pa.concat_tables([matched, fresh])
+    rng = random.Random(7)
+    probe = [rng.randrange(args.rows) for _ in range(10_000)]
 
     def udf(batch):
         return pa.record_batch({"upper": pc.utf8_upper(batch["category"])})
@@ -77,6 +94,13 @@ def main() -> None:
             0, lambda lib, uri: lib.dataset(uri).add_columns(udf, read_columns=["category"])),
         "update 1% of rows": (0, lambda lib, uri: lib.dataset(uri).update({"value": "value + 1"},
                                                                             where="id % 100 = 0")),
+        "update 1% of rows, stable row ids": (2, lambda lib, uri: lib.dataset(uri).update(
+            {"value": "value + 1"}, where="id % 100 = 0")),
+        "merge_insert 100k rows (50% matched)": (0, lambda lib, uri: lib.dataset(uri).merge_insert("id")
+                                                 .when_matched_update_all().when_not_matched_insert_all()
+                                                 .execute(source)),
+        "_take_rows 10k random ids, stable row ids": (3, lambda lib, uri: lib.dataset(uri)._take_rows(
+            probe, columns=["id", "value"])),
         "compact 100 small fragments": (1, lambda lib, uri: lib.dataset(uri).optimize.compact_files()),
         "cleanup_old_versions (100 versions)": (
             1, lambda lib, uri: lib.dataset(uri).cleanup_old_versions(older_than=dt.timedelta(0))),

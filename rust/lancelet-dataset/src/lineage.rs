@@ -266,24 +266,25 @@ impl Dataset {
     }
 }
 
-/// The `_rowid` column of scan outputs, concatenated.
-pub(crate) fn row_id_column(batches: &[RecordBatch]) -> Result<Vec<u64>> {
+/// The u64 column `name` (e.g. `_rowid`) of scan outputs, concatenated.
+pub(crate) fn u64_column(batches: &[RecordBatch], name: &str) -> Result<Vec<u64>> {
     let mut out = Vec::new();
     for b in batches {
         let col = b
-            .column_by_name(crate::scan::ROW_ID)
-            .ok_or_else(|| Error::InvalidArgument("the scan returned no _rowid column".into()))?;
+            .column_by_name(name)
+            .ok_or_else(|| Error::InvalidArgument(format!("the scan returned no {name} column")))?;
         let col = col
             .as_primitive_opt::<arrow_array::types::UInt64Type>()
-            .ok_or_else(|| Error::InvalidArgument("_rowid is not a u64 column".into()))?;
+            .ok_or_else(|| Error::InvalidArgument(format!("{name} is not a u64 column")))?;
         out.extend_from_slice(col.values());
     }
     Ok(out)
 }
 
 /// Gives the first rows of `frags` (in order, whole fragments) the row ids `ids`: rows
-/// that moved keep their ids. Fragments after them get new ids when committed.
-pub(crate) fn carry_row_ids(frags: &mut [pb::DataFragment], ids: &[u64]) -> Result<()> {
+/// that moved keep their ids, and the versions they were created at when `created` is
+/// given (else the commit looks them up). Fragments after them get new ids when committed.
+pub(crate) fn carry_row_ids(frags: &mut [pb::DataFragment], ids: &[u64], created: Option<&[u64]>) -> Result<()> {
     let mut at = 0usize;
     for f in frags.iter_mut() {
         if at == ids.len() {
@@ -297,6 +298,11 @@ pub(crate) fn carry_row_ids(frags: &mut [pb::DataFragment], ids: &[u64]) -> Resu
             ))
         })?;
         set_row_ids(f, part);
+        if let Some(c) = created.and_then(|c| c.get(at..end)) {
+            f.created_at_version_sequence = Some(pb::data_fragment::CreatedAtVersionSequence::InlineCreatedAtVersions(
+                lancelet_table::rowids::encode_versions(c).into(),
+            ));
+        }
         at = end;
     }
     if at != ids.len() {

@@ -11,6 +11,7 @@ use lancelet_table::pb;
 use lancelet_table::pb::transaction::Operation;
 
 use crate::delete::row_hits;
+use crate::lineage::ROW_CREATED_AT;
 use crate::scan::{Columns, ScanOptions};
 use crate::write::{dataset_field_ids, FragmentWriter, WriteParams};
 use crate::{Dataset, Error, Result};
@@ -56,6 +57,11 @@ impl Dataset {
                 (f.name().clone(), e)
             })
             .collect();
+        let mut exprs = exprs;
+        if stable {
+            // Moved rows keep the version they were created at.
+            exprs.push((ROW_CREATED_AT.to_string(), ROW_CREATED_AT.to_string()));
+        }
         let opts = ScanOptions {
             columns: Columns::Exprs(exprs),
             filter: filter.map(str::to_string),
@@ -65,10 +71,13 @@ impl Dataset {
             ..ScanOptions::default()
         };
         let outputs = self.scan_all(opts).await?;
-        let moved_ids = if stable {
-            crate::lineage::row_id_column(&outputs)?
+        let (moved_ids, created) = if stable {
+            (
+                crate::lineage::u64_column(&outputs, crate::scan::ROW_ID)?,
+                crate::lineage::u64_column(&outputs, ROW_CREATED_AT)?,
+            )
         } else {
-            Vec::new()
+            Default::default()
         };
         let hits = row_hits(&outputs);
         let num_rows_updated: u64 = hits.iter().map(|(_, r)| r.len() as u64).sum();
@@ -108,7 +117,7 @@ impl Dataset {
             let mut new = writer.finish()?;
             writer.upload_pending().await?;
             if stable {
-                crate::lineage::carry_row_ids(&mut new, &moved_ids)?;
+                crate::lineage::carry_row_ids(&mut new, &moved_ids, Some(&created))?;
             }
             let (updated, removed) = self.tombstone(hits, &mut written).await?;
             Ok((new, updated, removed))
@@ -182,7 +191,7 @@ impl Dataset {
                     "row ids to keep were given for a dataset without stable row ids".into(),
                 ));
             }
-            crate::lineage::carry_row_ids(&mut new_fragments, moved_ids)?;
+            crate::lineage::carry_row_ids(&mut new_fragments, moved_ids, None)?;
         }
         let mut sorted = addresses.to_vec();
         sorted.sort_unstable();

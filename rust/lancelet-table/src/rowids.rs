@@ -826,6 +826,32 @@ mod tests {
         }
 
         #[test]
+        fn damaged_sequences_are_errors_not_panics(
+            ids in proptest::collection::vec(0u64..100_000, 1..200),
+            flips in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..6),
+            rows in 0u64..300,
+            noise in proptest::collection::vec(any::<u8>(), 0..64),
+        ) {
+            let mut bytes = encode_row_ids(&ids);
+            for (at, x) in flips {
+                let i = at.index(bytes.len());
+                bytes[i] ^= x;
+            }
+            // Whatever decodes covers exactly the rows asked for.
+            for input in [&bytes[..], &bytes[..bytes.len() / 2], &noise[..]] {
+                if let Ok(segs) = decode_row_id_segments(input, rows, "t") {
+                    prop_assert_eq!(segs.iter().map(IdSegment::len).sum::<u64>(), rows);
+                    let mut b = RowIdIndexBuilder::new();
+                    b.add_fragment(0, &segs, &[]);
+                    let _ = b.finish();
+                }
+                if let Ok(v) = decode_versions(input, rows, "t") {
+                    prop_assert_eq!(v.len() as u64, rows);
+                }
+            }
+        }
+
+        #[test]
         fn versions_round_trip(v in proptest::collection::vec(1u64..5, 0..300)) {
             let back = decode_versions(&encode_versions(&v), v.len() as u64, "t").unwrap();
             prop_assert_eq!(back, v);

@@ -1,0 +1,23 @@
+//! Row id and row version sequences from a manifest, with the fragment's row count taken
+//! from the input too; the index is built from whatever decodes.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use lancelet_table::rowids::{decode_row_id_segments, decode_versions, RowIdIndexBuilder};
+
+fuzz_target!(|data: &[u8]| {
+    if data.len() < 2 {
+        return;
+    }
+    let rows = u64::from(u16::from_le_bytes([data[0], data[1]]));
+    let body = &data[2..];
+    let _ = decode_versions(body, rows, "fuzz");
+    if let Ok(segs) = decode_row_id_segments(body, rows, "fuzz") {
+        let mut b = RowIdIndexBuilder::new();
+        b.add_fragment(0, &segs, &[0, 3]);
+        b.add_fragment(1, &segs, &[]);
+        if let Ok(index) = b.finish() {
+            let _ = index.get(rows);
+        }
+    }
+});
