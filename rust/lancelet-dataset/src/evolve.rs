@@ -142,14 +142,38 @@ impl Dataset {
     pub async fn drop_columns(&self, names: &[String]) -> Result<Self> {
         let fields = &self.manifest().fields;
         let mut gone = HashSet::new();
+        let mut parents = HashSet::new();
         for name in names {
             let i = find_field(fields, name)?;
-            if fields[i].parent_id >= 0 {
-                return Err(Error::Unsupported(format!(
-                    "dropping {name:?}, a field inside a struct (drop the whole column)"
-                )));
+            // A field inside structs only (not inside a list): reads pick the struct's
+            // remaining children by id.
+            let mut up = fields[i].parent_id;
+            while up >= 0 {
+                let Some(p) = fields.iter().find(|f| f.id == up) else {
+                    break;
+                };
+                if p.logical_type != "struct" {
+                    return Err(Error::Unsupported(format!(
+                        "dropping {name:?}, a field inside a {} (drop the whole column)",
+                        p.logical_type
+                    )));
+                }
+                parents.insert(p.id);
+                up = p.parent_id;
             }
             gone.extend(subtree(fields, fields[i].id));
+        }
+        // A struct left without children goes too, as in pylance (innermost first).
+        loop {
+            let empty: Vec<i32> = parents
+                .iter()
+                .copied()
+                .filter(|p| !gone.contains(p) && !fields.iter().any(|f| f.parent_id == *p && !gone.contains(&f.id)))
+                .collect();
+            if empty.is_empty() {
+                break;
+            }
+            gone.extend(empty);
         }
         let kept: Vec<pbfile::Field> = fields.iter().filter(|f| !gone.contains(&f.id)).cloned().collect();
         if !kept.iter().any(|f| f.parent_id < 0) {

@@ -128,10 +128,13 @@ struct Filter {
 }
 
 /// One output column of a plain projection.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 enum Pick {
     /// Column `i` of the batch read.
     Read(usize),
+    /// A field inside struct column `i`, by path, output flat under its dotted name (as
+    /// pylance 14 returns `columns=["s.b"]`).
+    Nested(usize, Vec<String>),
     /// A computed column.
     Special(Special),
 }
@@ -319,6 +322,7 @@ impl Scan {
                 .iter()
                 .map(|p| match p {
                     Pick::Read(i) => read_schema.fields()[*i].clone(),
+                    Pick::Nested(i, path) => nested_field(&read_schema.fields()[*i], path),
                     Pick::Special(s) => Arc::new(s.field()),
                 })
                 .collect(),
@@ -561,6 +565,7 @@ impl Scan {
                 for p in picks {
                     cols.push(match p {
                         Pick::Read(i) => batch.column(*i).clone(),
+                        Pick::Nested(i, path) => nested_column(batch.column(*i), path)?,
                         Pick::Special(s) => self.ds.special_column(*s, frag, &addr).await?,
                     });
                 }
@@ -684,19 +689,61 @@ fn read_picks(read_schema: &Schema, named: Option<Vec<std::result::Result<Specia
         match n {
             Ok(s) => picks.push(Pick::Special(s)),
             Err(name) => {
-                let top = if read_schema.field_with_name(&name).is_ok() {
-                    name.as_str()
-                } else {
-                    name.split('.').next().unwrap_or(&name)
-                };
-                let i = read_schema.index_of(top)?;
-                if seen.insert(i) {
-                    picks.push(Pick::Read(i));
+                if let Ok(i) = read_schema.index_of(&name) {
+                    if seen.insert(i) {
+                        picks.push(Pick::Read(i));
+                    }
+                    continue;
                 }
+                let mut parts = name.split('.').map(str::to_string);
+                let top = parts.next().unwrap_or_default();
+                let i = read_schema.index_of(&top)?;
+                picks.push(Pick::Nested(i, parts.collect()));
             }
         }
     }
     Ok(picks)
+}
+
+/// The field at `path` inside struct field `top`, named by its dotted path.
+fn nested_field(top: &FieldRef, path: &[String]) -> FieldRef {
+    let mut f = top.clone();
+    for p in path {
+        let child = match f.data_type() {
+            DataType::Struct(children) => children.iter().find(|c| c.name() == p).cloned(),
+            _ => None,
+        };
+        match child {
+            Some(c) => f = c,
+            None => break,
+        }
+    }
+    let name = std::iter::once(top.name().as_str())
+        .chain(path.iter().map(String::as_str))
+        .collect::<Vec<_>>()
+        .join(".");
+    Arc::new(Field::new(name, f.data_type().clone(), true))
+}
+
+/// The child at `path` of struct column `col`, null wherever a struct above it is null.
+fn nested_column(col: &ArrayRef, path: &[String]) -> Result<ArrayRef> {
+    let mut a = col.clone();
+    for p in path {
+        let s = a
+            .as_struct_opt()
+            .ok_or_else(|| Error::InvalidArgument(format!("{p:?} is not inside a struct")))?;
+        let child = s
+            .column_by_name(p)
+            .ok_or_else(|| Error::InvalidArgument(format!("struct has no field {p:?}")))?
+            .clone();
+        a = match arrow_buffer::NullBuffer::union(s.nulls(), child.logical_nulls().as_ref()) {
+            Some(nulls) if s.nulls().is_some() => {
+                arrow_array::make_array(child.to_data().into_builder().nulls(Some(nulls)).build()?)
+            }
+            _ => child,
+        };
+    }
+    Ok(a)
 }
 
 /// `(fragment_id << 32) | row` for every row in `ranges`.
@@ -965,6 +1012,7 @@ impl Dataset {
         // field id (a renamed column keeps its id; a dropped and re-added one gets a new id,
         // so old data never shows through), as the file names it.
         let layouts = file_layouts(frag, &readers);
+        // Per data file: (the file's name for the path, our top-level column).
         let mut per_file: Vec<Vec<(String, String)>> = vec![Vec::new(); readers.len()];
         for name in names {
             let top = if schema.field_with_name(name).is_ok() {
@@ -972,15 +1020,33 @@ impl Dataset {
             } else {
                 name.split('.').next().unwrap_or(name)
             };
-            // A column no data file holds was added after the fragment was written, or left
-            // out of an append: it reads as nulls.
             let path: Vec<&str> = if top == name.as_str() {
                 vec![top]
             } else {
                 name.split('.').collect()
             };
-            if let Some((i, file_name)) = self.column_source(frag, &readers, &layouts, &path) {
-                per_file[i].push((file_name, name.clone()));
+            // A column no data file holds was added after the fragment was written, or left
+            // out of an append: it reads as nulls.
+            let Some((i, file_name)) = self.column_source(frag, &readers, &layouts, &path) else {
+                continue;
+            };
+            // A struct that lost fields (dropped) since the file was written is read by its
+            // remaining leaves, each found by id.
+            let leaves = match schema.field_with_name(top) {
+                Ok(f) if path.len() == 1 && struct_shape_differs(f.data_type(), &readers[i], &file_name) => {
+                    struct_leaf_paths(f.data_type())
+                }
+                _ => Vec::new(),
+            };
+            if leaves.is_empty() {
+                per_file[i].push((file_name, top.to_string()));
+                continue;
+            }
+            for leaf in leaves {
+                let parts: Vec<&str> = std::iter::once(top).chain(leaf.iter().map(String::as_str)).collect();
+                if let Some((j, file_name)) = self.column_source(frag, &readers, &layouts, &parts) {
+                    per_file[j].push((file_name, top.to_string()));
+                }
             }
         }
         let mut by_name: HashMap<String, ArrayRef> = HashMap::new();
@@ -994,14 +1060,16 @@ impl Dataset {
                 Some(s) => r.read_ranges_parallel(&p, ranges, None, s).await?,
                 None => r.read_ranges(&p, ranges, None).await?,
             };
-            // Columns come back in the order asked for; a renamed column gets our name.
-            for ((file, ours), (f, c)) in wanted.iter().zip(batch.schema().fields().iter().zip(batch.columns())) {
-                let key = if f.name() == file {
-                    ours.clone()
-                } else {
-                    f.name().clone()
-                };
-                by_name.insert(key, c.clone());
+            // One column per top-level column, in the order first asked for (paths into one
+            // struct merge into it); each gets our name, whatever the file calls it.
+            let mut tops: Vec<&String> = Vec::new();
+            for (_, ours) in &wanted {
+                if !tops.contains(&ours) {
+                    tops.push(ours);
+                }
+            }
+            for (ours, c) in tops.into_iter().zip(batch.columns()) {
+                by_name.insert(ours.clone(), c.clone());
             }
         }
         let columns = schema
@@ -1117,6 +1185,47 @@ fn file_layouts(frag: &pb::DataFragment, readers: &[Arc<lancelet_file::FileReade
 }
 
 /// Re-labels an array read from a file with the dataset's (equivalent) type.
+/// Whether the struct column `file_name` of `reader`'s file has other fields (by count, at
+/// any struct depth) than `ours`, the dataset's type: fields were dropped since.
+fn struct_shape_differs(ours: &DataType, reader: &lancelet_file::FileReader, file_name: &str) -> bool {
+    fn shape_eq(a: &DataType, b: &DataType) -> bool {
+        match (a, b) {
+            (DataType::Struct(x), DataType::Struct(y)) => {
+                x.len() == y.len()
+                    && x.iter()
+                        .zip(y.iter())
+                        .all(|(p, q)| shape_eq(p.data_type(), q.data_type()))
+            }
+            _ => true,
+        }
+    }
+    matches!(ours, DataType::Struct(_))
+        && reader
+            .metadata()
+            .schema
+            .field_with_name(file_name)
+            .is_ok_and(|f| !shape_eq(ours, f.data_type()))
+}
+
+/// The paths (below the column) of the non-struct fields of struct type `dt`.
+fn struct_leaf_paths(dt: &DataType) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    if let DataType::Struct(fields) = dt {
+        for f in fields {
+            match f.data_type() {
+                DataType::Struct(_) => {
+                    for mut rest in struct_leaf_paths(f.data_type()) {
+                        rest.insert(0, f.name().clone());
+                        out.push(rest);
+                    }
+                }
+                _ => out.push(vec![f.name().clone()]),
+            }
+        }
+    }
+    out
+}
+
 fn conform(a: ArrayRef, dt: &DataType) -> Result<ArrayRef> {
     if a.data_type() == dt {
         return Ok(a);

@@ -23,10 +23,10 @@ impl Dataset {
             None => Ok(self.schema().clone()),
             Some(names) => {
                 let (stored, specials) = self.split_specials(names);
-                if specials.is_empty() {
-                    return projected_schema(self.schema(), names);
-                }
                 let read = projected_schema(self.schema(), &stored)?;
+                if specials.is_empty() {
+                    return Ok(read);
+                }
                 let mut fields: Vec<arrow_schema::FieldRef> = read.fields().iter().cloned().collect();
                 for (at, s) in specials {
                     fields.insert(at.min(fields.len()), Arc::new(s.field()));
@@ -40,7 +40,8 @@ impl Dataset {
     }
 
     /// Stored column names, and the special columns (`_rowid`, versions) with the output
-    /// position each goes to.
+    /// position each goes to. Paths into one struct are put in the schema's order, so the
+    /// struct they merge into lists its fields as the schema does (as pylance's take).
     fn split_specials(&self, names: &[String]) -> (Vec<String>, Vec<(usize, Special)>) {
         let mut stored = Vec::new();
         let mut specials = Vec::new();
@@ -50,7 +51,7 @@ impl Dataset {
                 _ => stored.push(n.clone()),
             }
         }
-        (stored, specials)
+        (schema_order(self.schema(), stored), specials)
     }
 
     /// Rows at `indices`, offsets among the live rows of this version.
@@ -236,6 +237,50 @@ impl Dataset {
             &UInt32Array::from(positions),
         )?)
     }
+}
+
+/// `names` with the paths into each struct sorted by the schema's field order; top-level
+/// columns keep the order they were first named in.
+fn schema_order(schema: &arrow_schema::Schema, names: Vec<String>) -> Vec<String> {
+    let key = |name: &str| -> Option<Vec<usize>> {
+        if let Ok(i) = schema.index_of(name) {
+            return Some(vec![i]);
+        }
+        let mut parts = name.split('.');
+        let mut out = vec![schema.index_of(parts.next()?).ok()?];
+        let mut dt = schema.field(out[0]).data_type().clone();
+        for p in parts {
+            let arrow_schema::DataType::Struct(children) = dt else {
+                return None;
+            };
+            let (i, f) = children.find(p)?;
+            out.push(i);
+            dt = f.data_type().clone();
+        }
+        Some(out)
+    };
+    let keyed: Vec<(Option<Vec<usize>>, String)> = names.into_iter().map(|n| (key(&n), n)).collect();
+    let mut tops: Vec<Option<usize>> = Vec::new();
+    for (k, _) in &keyed {
+        let top = k.as_ref().map(|k| k[0]);
+        if top.is_none() || !tops.contains(&top) {
+            tops.push(top);
+        }
+    }
+    let mut out = Vec::with_capacity(keyed.len());
+    for top in tops {
+        let mut group: Vec<&(Option<Vec<usize>>, String)> = match top {
+            Some(t) => keyed
+                .iter()
+                .filter(|(k, _)| k.as_ref().map(|k| k[0]) == Some(t))
+                .collect(),
+            None => keyed.iter().filter(|(k, _)| k.is_none()).collect(),
+        };
+        group.sort_by(|a, b| a.0.cmp(&b.0));
+        out.extend(group.into_iter().map(|(_, n)| n.clone()));
+    }
+    out.dedup();
+    out
 }
 
 /// The physical row of live offset `off` given a fragment's live ranges.
