@@ -274,3 +274,21 @@ def test_random_histories_keep_ids_stable(tmp_path_factory, steps):
             got = ds._take_rows(ids, columns=["id", "v"]).to_pydict()
             assert got["v"] == [v for _, v in model.values()]
     assert _view(lance.dataset(uri)) == _view(lancelet.dataset(uri))
+
+
+def test_fragment_metadata_and_distributed_appends(tmp_path, histories):
+    """Fragment metadata carries the lineage in pylance's JSON form; fragments written apart
+    and committed later get their ids at commit, whatever ids they claim."""
+    ours = [f.metadata.to_json() for f in lancelet.dataset(histories["pylance"]).get_fragments()]
+    theirs = [f.metadata.to_json() for f in lance.dataset(histories["pylance"]).get_fragments()]
+    for key in ("row_id_meta", "created_at_version_meta", "last_updated_at_version_meta"):
+        assert [o[key] for o in ours] == [t[key] for t in theirs]
+    uri = str(tmp_path / "d")
+    lancelet.write_dataset(_table(range(4)), uri, enable_stable_row_ids=True)
+    frags = lancelet.fragment.write_fragments(_table(range(10, 13)), uri)
+    claimed = frags[0].to_json()
+    claimed["row_id_meta"] = ours[0]["row_id_meta"]  # nonsense ids: replaced at commit
+    op = lancelet.LanceOperation.Append([lancelet.FragmentMetadata.from_json(claimed)])
+    ds = lancelet.LanceDataset.commit(uri, op, read_version=1)
+    assert ds.to_table(with_row_id=True)["_rowid"].to_pylist() == list(range(7))
+    assert _view(lance.dataset(uri))["_row_created_at_version"] == [1, 1, 1, 1, 2, 2, 2]

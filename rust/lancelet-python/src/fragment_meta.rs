@@ -46,8 +46,43 @@ pub fn fragment_dict<'py>(py: Python<'py>, f: &pb::DataFragment) -> PyResult<Bou
             d.set_item("deletion_file", x)?;
         }
     }
-    for key in ["row_id_meta", "created_at_version_meta", "last_updated_at_version_meta"] {
-        d.set_item(key, py.None())?;
+    {
+        use pb::data_fragment::{CreatedAtVersionSequence as C, LastUpdatedAtVersionSequence as U, RowIdSequence as R};
+        // pylance's JSON: {"Inline": [bytes]} / {"External": {...}}; versions in lower case.
+        let meta = |key: &str, inline: Option<&bytes::Bytes>, external: Option<&pb::ExternalFile>| -> PyResult<()> {
+            let v = PyDict::new(py);
+            let upper = key == "row_id_meta";
+            match (inline, external) {
+                (Some(b), _) => v.set_item(
+                    if upper { "Inline" } else { "inline" },
+                    b.iter().map(|x| u32::from(*x)).collect::<Vec<u32>>(),
+                )?,
+                (None, Some(e)) => {
+                    let x = PyDict::new(py);
+                    x.set_item("path", &e.path)?;
+                    x.set_item("offset", e.offset)?;
+                    x.set_item("size", e.size)?;
+                    v.set_item(if upper { "External" } else { "external" }, x)?;
+                }
+                (None, None) => return d.set_item(key, py.None()),
+            }
+            d.set_item(key, v)
+        };
+        match &f.row_id_sequence {
+            Some(R::InlineRowIds(b)) => meta("row_id_meta", Some(b), None)?,
+            Some(R::ExternalRowIds(e)) => meta("row_id_meta", None, Some(e))?,
+            None => meta("row_id_meta", None, None)?,
+        }
+        match &f.created_at_version_sequence {
+            Some(C::InlineCreatedAtVersions(b)) => meta("created_at_version_meta", Some(b), None)?,
+            Some(C::ExternalCreatedAtVersions(e)) => meta("created_at_version_meta", None, Some(e))?,
+            None => meta("created_at_version_meta", None, None)?,
+        }
+        match &f.last_updated_at_version_sequence {
+            Some(U::InlineLastUpdatedAtVersions(b)) => meta("last_updated_at_version_meta", Some(b), None)?,
+            Some(U::ExternalLastUpdatedAtVersions(e)) => meta("last_updated_at_version_meta", None, Some(e))?,
+            None => meta("last_updated_at_version_meta", None, None)?,
+        }
     }
     d.set_item("num_rows", lancelet_table::manifest::live_rows(f))?;
     Ok(d)
@@ -82,15 +117,8 @@ fn optional<'py, T: FromPyObjectOwned<'py>>(d: &Bound<'py, PyDict>, key: &str, w
 pub fn fragment_from_dict(d: &Bound<'_, PyAny>) -> PyResult<pb::DataFragment> {
     let py = d.py();
     let d = d.cast::<PyDict>().map_err(|_| bad(py, "expected a dict"))?;
-    for key in ["row_id_meta", "created_at_version_meta", "last_updated_at_version_meta"] {
-        if item(d, key)?.is_some() {
-            return Err(errors::make(
-                py,
-                errors::Kind::Unsupported,
-                format!("fragments with {key} (stable row ids, row versions) cannot be committed by lancelet yet"),
-            ));
-        }
-    }
+    // Row lineage of appended or overwritten rows is assigned at commit; fragments that
+    // carry some (e.g. from pylance) are accepted and their lineage replaced.
     if let Some(o) = item(d, "overlays")? {
         if o.len().unwrap_or(1) != 0 {
             return Err(errors::make(

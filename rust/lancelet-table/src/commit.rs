@@ -193,6 +193,17 @@ fn assign_ids(frags: &[pb::DataFragment], next: &mut u64) -> Vec<pb::DataFragmen
         .collect()
 }
 
+/// New rows (appended or overwritten) have no lineage yet, whatever their fragments claim:
+/// the commit gives them ids and versions.
+fn new_rows(mut frags: Vec<pb::DataFragment>) -> Vec<pb::DataFragment> {
+    for f in &mut frags {
+        f.row_id_sequence = None;
+        f.created_at_version_sequence = None;
+        f.last_updated_at_version_sequence = None;
+    }
+    frags
+}
+
 fn apply_update_map(target: &mut HashMap<String, String>, update: &pb::transaction::UpdateMap) {
     if update.replace {
         target.clear();
@@ -273,11 +284,11 @@ pub async fn apply(
     let mut next = base.map(next_fragment_id).unwrap_or(0);
     match op {
         Operation::Append(a) => {
-            let new = assign_ids(&a.fragments, &mut next);
+            let new = new_rows(assign_ids(&a.fragments, &mut next));
             m.fragments.extend(new);
         }
         Operation::Overwrite(o) => {
-            m.fragments = assign_ids(&o.fragments, &mut next);
+            m.fragments = new_rows(assign_ids(&o.fragments, &mut next));
             m.fields = o.schema.clone();
             m.schema_metadata = o.schema_metadata.clone();
             m.config.extend(o.config_upsert_values.clone());
