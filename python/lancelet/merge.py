@@ -23,6 +23,13 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["MergeInsertBuilder"]
 
+
+def _positions(n: int) -> pa.Array:
+    """0, 1, ..., n - 1 as int64, without a Python loop."""
+    if n == 0:
+        return pa.array([], pa.int64())
+    return pc.subtract(pc.cumulative_sum(pa.nulls(n, pa.int64()).fill_null(1)), 1)
+
 _ADDR = "_rowaddr"
 _SRC = "__lancelet_source_row"
 
@@ -83,7 +90,8 @@ class MergeInsertBuilder:
             raise SchemaMismatchError(f"the source has no key column(s) {missing}")
         stable = self._ds._native.has_stable_row_ids()
         target = self._ds.to_table(columns=self._on, with_row_address=True, with_row_id=stable)
-        src_keys = source.select(self._on).append_column(_SRC, pa.array(range(source.num_rows), pa.int64()))
+        positions = _positions(source.num_rows)
+        src_keys = source.select(self._on).append_column(_SRC, positions)
         for k in self._on:  # join keys need the same type on both sides
             src_keys = src_keys.set_column(src_keys.schema.get_field_index(k), k,
                                            src_keys[k].cast(target.schema.field(k).type))
@@ -93,14 +101,13 @@ class MergeInsertBuilder:
         if self._update and pairs.num_rows and pc.count_distinct(matched_addr).as_py() < pairs.num_rows:
             raise InvalidArgumentError("ambiguous merge_insert: several source rows match the same target row")
 
-        is_matched = pa.array([False] * source.num_rows)
-        if pairs.num_rows:
-            is_matched = pc.is_in(pa.array(range(source.num_rows), pa.int64()), value_set=pairs[_SRC])
+        is_matched = pc.is_in(positions, value_set=pairs[_SRC]) if pairs.num_rows \
+            else pa.nulls(source.num_rows, pa.bool_()).fill_null(False)
         take = []
         if self._update:
-            take.append(pc.filter(pa.array(range(source.num_rows), pa.int64()), is_matched))
+            take.append(pc.filter(positions, is_matched))
         if self._insert:
-            take.append(pc.filter(pa.array(range(source.num_rows), pa.int64()), pc.invert(is_matched)))
+            take.append(pc.filter(positions, pc.invert(is_matched)))
         rows = pa.concat_arrays(take) if take else pa.array([], pa.int64())
         rows = pc.take(rows, pc.sort_indices(rows))  # in source order
         new_rows = source.take(rows)
