@@ -5,16 +5,28 @@
 //! per symbol (zero padded), then one length byte per symbol. Compressed bytes are codes:
 //! code 255 escapes the following literal byte, any other code `c` stands for symbol `c`.
 
+use std::collections::HashMap;
+
 use crate::{corrupt, Result};
 
 const MAGIC: u64 = 0x4653_5354;
 const ESCAPE: u8 = 255;
 
+/// Size of a serialized table as Lance writes it (header, 256 slots, 256 lengths).
+pub const TABLE_BYTES: usize = 8 + 256 * 8 + 256;
+
+/// Most symbols one table holds (code 255 is the escape).
+pub const MAX_SYMBOLS: usize = 255;
+
 /// A parsed symbol table.
 #[derive(Debug, Clone)]
 pub struct SymbolTable {
-    symbols: Vec<[u8; 8]>,
-    lens: Vec<u8>,
+    /// Symbol `c` as a little-endian word (zero padded), for all 256 codes.
+    symbols: Box<[u64; 256]>,
+    /// Length of symbol `c`; 0 for the escape and for codes past the table.
+    lens: Box<[u8; 256]>,
+    /// Number of symbols.
+    n: usize,
     enabled: bool,
 }
 
@@ -34,22 +46,27 @@ impl SymbolTable {
         let syms = table
             .get(8..8 + 8 * n)
             .ok_or_else(|| corrupt!("FSST symbol table truncated ({n} symbols)"))?;
-        let lens = table
+        let lens_in = table
             .get(8 + 8 * n..8 + 9 * n)
-            .ok_or_else(|| corrupt!("FSST symbol lengths truncated ({n} symbols)"))?
-            .to_vec();
-        if let Some(bad) = lens.iter().find(|l| **l > 8) {
+            .ok_or_else(|| corrupt!("FSST symbol lengths truncated ({n} symbols)"))?;
+        if let Some(bad) = lens_in.iter().find(|l| **l > 8) {
             return Err(corrupt!("FSST symbol length {bad} exceeds 8"));
         }
-        let symbols = syms
-            .chunks_exact(8)
-            .map(|c| {
-                let mut s = [0u8; 8];
-                s.copy_from_slice(c);
-                s
-            })
-            .collect();
-        Ok(Self { symbols, lens, enabled })
+        let mut symbols = Box::new([0u64; 256]);
+        let mut lens = Box::new([0u8; 256]);
+        for (c, (sym, len)) in syms.chunks_exact(8).zip(lens_in).enumerate() {
+            let mut word = [0u8; 8];
+            word[..*len as usize].copy_from_slice(&sym[..*len as usize]);
+            symbols[c] = u64::from_le_bytes(word);
+            lens[c] = *len;
+        }
+        lens[ESCAPE as usize] = 0;
+        Ok(Self {
+            symbols,
+            lens,
+            n,
+            enabled,
+        })
     }
 
     /// Appends the decompression of `input` to `out`.
@@ -58,37 +75,543 @@ impl SymbolTable {
             out.extend_from_slice(input);
             return Ok(());
         }
-        let mut i = 0;
-        while i < input.len() {
-            let c = input[i];
-            i += 1;
-            if c == ESCAPE {
-                let lit = *input
-                    .get(i)
-                    .ok_or_else(|| corrupt!("FSST escape at the end of a value"))?;
-                out.push(lit);
-                i += 1;
-            } else {
-                let c = c as usize;
-                let (sym, len) = match (self.symbols.get(c), self.lens.get(c)) {
-                    (Some(s), Some(l)) => (s, *l as usize),
-                    _ => {
-                        return Err(corrupt!(
-                            "FSST code {c} but the table has {} symbols",
-                            self.symbols.len()
-                        ))
-                    }
-                };
-                out.extend_from_slice(&sym[..len]);
-            }
-        }
+        let start = out.len();
+        out.resize(start + max_output(input.len()), 0);
+        let end = self.decode(input, out, start)?;
+        out.truncate(end);
         Ok(())
     }
+
+    /// Decompresses the values `offsets` delimit in `data` (`offsets.len() - 1` values),
+    /// returning the new offsets (starting at 0) and bytes.
+    pub fn decompress_values(&self, offsets: &[u64], data: &[u8]) -> Result<(Vec<u64>, Vec<u8>)> {
+        let mut out_off = Vec::with_capacity(offsets.len());
+        out_off.push(0u64);
+        let mut out = Vec::new();
+        let mut at = 0usize;
+        for w in offsets.windows(2) {
+            let value = match (usize::try_from(w[0]), usize::try_from(w[1])) {
+                (Ok(s), Ok(e)) if s <= e && e <= data.len() => &data[s..e],
+                _ => {
+                    return Err(corrupt!(
+                        "FSST value offsets {}..{} are out of order or range",
+                        w[0],
+                        w[1]
+                    ))
+                }
+            };
+            if self.enabled {
+                // Grow geometrically so the zero fill stays proportional to the output.
+                let need = at + max_output(value.len());
+                if need > out.len() {
+                    out.resize(need.max(out.len() * 2).max(4096), 0);
+                }
+                at = self.decode(value, &mut out, at)?;
+            } else {
+                out.truncate(at);
+                out.extend_from_slice(value);
+                at = out.len();
+            }
+            out_off.push(at as u64);
+        }
+        out.truncate(at);
+        Ok((out_off, out))
+    }
+
+    /// Decodes `input` into `out[at..]`, which must hold [`max_output`] bytes; returns
+    /// the end of the output.
+    ///
+    /// Every symbol is copied as a whole 8-byte word and the cursor then advances by its
+    /// length, so the hot loop has no per-length branching. Runs of four ordinary codes
+    /// are decoded into one 64-byte window whose bounds are checked once.
+    fn decode(&self, input: &[u8], out: &mut [u8], mut at: usize) -> Result<usize> {
+        let (syms, lens) = (&*self.symbols, &*self.lens);
+        let mut i = 0;
+        loop {
+            while let (Some(c), Some(win)) = (input.get(i..i + 4), out.get_mut(at..at + WINDOW)) {
+                // Lengths are at most 8 (checked by `parse`); the mask lets the compiler
+                // see that every copy stays inside the window.
+                let l = [
+                    usize::from(lens[usize::from(c[0])] & 15),
+                    usize::from(lens[usize::from(c[1])] & 15),
+                    usize::from(lens[usize::from(c[2])] & 15),
+                    usize::from(lens[usize::from(c[3])] & 15),
+                ];
+                if l.contains(&0) {
+                    break;
+                }
+                let mut p = 0;
+                for k in 0..4 {
+                    win[p..p + 8].copy_from_slice(&syms[usize::from(c[k])].to_le_bytes());
+                    p += l[k];
+                }
+                at += p;
+                i += 4;
+            }
+            let Some(&c) = input.get(i) else { break };
+            let len = usize::from(lens[usize::from(c)]);
+            if len > 0 {
+                out[at..at + 8].copy_from_slice(&syms[usize::from(c)].to_le_bytes());
+                at += len;
+                i += 1;
+            } else if c == ESCAPE {
+                let lit = *input
+                    .get(i + 1)
+                    .ok_or_else(|| corrupt!("FSST escape at the end of a value"))?;
+                out[at] = lit;
+                at += 1;
+                i += 2;
+            } else if usize::from(c) < self.n {
+                // A zero-length symbol emits nothing.
+                i += 1;
+            } else {
+                return Err(corrupt!("FSST code {c} but the table has {} symbols", self.n));
+            }
+        }
+        Ok(at)
+    }
+}
+
+/// Output window of the four-code fast path (4 x 15 bytes of advance + one 8-byte copy
+/// fit in 64).
+const WINDOW: usize = 64;
+
+/// Output room [`SymbolTable::decode`] needs for `n` input bytes: 8 per code, plus the
+/// slack of the whole-word copies and of the fast path's window.
+fn max_output(n: usize) -> usize {
+    n.saturating_mul(8).saturating_add(WINDOW)
+}
+
+/// An FSST compressor: a symbol table trained on a sample plus the lookup structures
+/// that find, at each input position, the longest symbol the greedy parse takes.
+///
+/// Symbols of three or more bytes are found through a hash of their first three bytes
+/// (one symbol per slot; a colliding symbol is left out of the table), two-byte symbols
+/// through a table indexed by the next two bytes, single bytes by a byte table. Bytes
+/// no symbol covers are escaped.
+#[derive(Debug, Clone)]
+pub struct Compressor {
+    syms: Vec<Sym>,
+    /// By hash of the first three bytes: (symbol word, length, code); length 0 = empty.
+    long: Vec<(u64, u8, u8)>,
+    /// By the next two bytes (little endian): code and length of the best 1- or 2-byte
+    /// symbol, or length 0 when the first byte must be escaped.
+    short: Vec<(u8, u8)>,
+    /// By byte: code and length (1) of its single-byte symbol, length 0 if none.
+    byte: [(u8, u8); 256],
+}
+
+/// A symbol: up to 8 bytes held in a little-endian word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct Sym {
+    word: u64,
+    len: u8,
+}
+
+impl Sym {
+    fn byte(b: u8) -> Self {
+        Self {
+            word: u64::from(b),
+            len: 1,
+        }
+    }
+
+    /// `self` followed by `other`, if the result fits in 8 bytes.
+    fn concat(self, other: Sym) -> Option<Sym> {
+        let len = self.len + other.len;
+        (len <= 8).then(|| Sym {
+            word: self.word | (other.word << (8 * u32::from(self.len))),
+            len,
+        })
+    }
+}
+
+const LONG_SLOTS: usize = 1 << 11;
+/// Training rounds over the sample.
+const ROUNDS: usize = 5;
+/// Bytes of input the table is trained on.
+const SAMPLE_BYTES: usize = 1 << 14;
+
+#[inline(always)]
+fn long_slot(word: u64) -> usize {
+    let k = (word & 0xFF_FFFF).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (k >> (64 - 11)) as usize
+}
+
+/// Up to 8 bytes of `s` from `i` as a little-endian word (zero beyond the end).
+#[inline(always)]
+fn word_at(s: &[u8], i: usize) -> u64 {
+    match s.get(i..i + 8) {
+        Some(w) => {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(w);
+            u64::from_le_bytes(a)
+        }
+        None => {
+            let mut a = [0u8; 8];
+            let rest = &s[i.min(s.len())..];
+            a[..rest.len()].copy_from_slice(rest);
+            u64::from_le_bytes(a)
+        }
+    }
+}
+
+#[inline(always)]
+fn mask(len: u8) -> u64 {
+    if len >= 8 {
+        u64::MAX
+    } else {
+        (1u64 << (8 * u32::from(len))) - 1
+    }
+}
+
+/// What the greedy parse takes at one position.
+enum Step {
+    /// Symbol `code` of `len` bytes.
+    Code(u8, usize),
+    /// The byte is escaped.
+    Escape,
+}
+
+impl Compressor {
+    fn build(mut syms: Vec<Sym>) -> Self {
+        syms.truncate(MAX_SYMBOLS);
+        let mut long = vec![(0u64, 0u8, 0u8); LONG_SLOTS];
+        let mut kept = Vec::with_capacity(syms.len());
+        for s in syms {
+            if s.len >= 3 {
+                let slot = &mut long[long_slot(s.word)];
+                if slot.1 != 0 {
+                    continue;
+                }
+                *slot = (s.word, s.len, kept.len() as u8);
+            }
+            kept.push(s);
+        }
+        let mut single = [None::<u8>; 256];
+        let mut pairs: HashMap<u16, u8> = HashMap::new();
+        for (c, s) in kept.iter().enumerate() {
+            match s.len {
+                1 => single[(s.word & 0xFF) as usize] = Some(c as u8),
+                2 => {
+                    pairs.insert(s.word as u16, c as u8);
+                }
+                _ => {}
+            }
+        }
+        let mut byte = [(0u8, 0u8); 256];
+        for (e, c) in byte.iter_mut().zip(single) {
+            if let Some(c) = c {
+                *e = (c, 1);
+            }
+        }
+        let mut short = vec![(0u8, 0u8); 1 << 16];
+        for (k, e) in short.iter_mut().enumerate() {
+            *e = match pairs.get(&(k as u16)) {
+                Some(c) => (*c, 2),
+                None => byte[k & 0xFF],
+            };
+        }
+        Self {
+            syms: kept,
+            long,
+            short,
+            byte,
+        }
+    }
+
+    /// The greedy step at `i` (`i < s.len()`).
+    #[inline(always)]
+    fn step(&self, s: &[u8], i: usize) -> Step {
+        let rest = s.len() - i;
+        let w = word_at(s, i);
+        let (sym, len, code) = self.long[long_slot(w)];
+        if len != 0 && usize::from(len) <= rest && w & mask(len) == sym {
+            return Step::Code(code, usize::from(len));
+        }
+        let (code, len) = self.short[(w & 0xFFFF) as usize];
+        match len {
+            2 if rest >= 2 => Step::Code(code, 2),
+            0 => Step::Escape,
+            // A two-byte hit at the last byte: fall back to that byte's own symbol.
+            2 => match self.byte[(w & 0xFF) as usize] {
+                (c, 1) => Step::Code(c, 1),
+                _ => Step::Escape,
+            },
+            _ => Step::Code(code, 1),
+        }
+    }
+
+    /// Trains a table on (a sample of) `values`.
+    pub fn train<'a>(values: impl IntoIterator<Item = &'a [u8]>) -> Self {
+        let sample = sample(values);
+        let mut table = Self::build(Vec::new());
+        // Counts over 512 pseudo-codes: 0..256 = single bytes, 256 + c = symbol c.
+        let mut single = vec![0u32; 512];
+        let mut pair = vec![0u32; 512 * 512];
+        for round in 0..ROUNDS {
+            single.fill(0);
+            pair.fill(0);
+            for s in &sample {
+                let mut prev: Option<usize> = None;
+                let mut i = 0;
+                while i < s.len() {
+                    let (code, len) = match table.step(s, i) {
+                        Step::Code(c, l) => (256 + usize::from(c), l),
+                        Step::Escape => (usize::from(s[i]), 1),
+                    };
+                    single[code] += 1;
+                    if code >= 256 && len > 1 {
+                        // The first byte alone is a candidate too.
+                        single[usize::from(s[i])] += 1;
+                    }
+                    if let Some(p) = prev {
+                        pair[p * 512 + code] += 1;
+                    }
+                    prev = Some(code);
+                    i += len;
+                }
+            }
+            let sym_of = |code: usize| -> Sym {
+                if code < 256 {
+                    Sym::byte(code as u8)
+                } else {
+                    table.syms[code - 256]
+                }
+            };
+            let mut gains: HashMap<Sym, u64> = HashMap::new();
+            let live: Vec<usize> = (0..256 + table.syms.len()).filter(|c| single[*c] > 0).collect();
+            for &a in &live {
+                let sa = sym_of(a);
+                // Single bytes only save the escape byte: weigh them low once longer
+                // symbols exist, so they fill the table last.
+                let weight = if sa.len == 1 && round + 1 < ROUNDS {
+                    1
+                } else {
+                    u64::from(sa.len)
+                };
+                *gains.entry(sa).or_default() += u64::from(single[a]) * weight;
+                if round + 1 == ROUNDS {
+                    continue;
+                }
+                for &b in &live {
+                    let n = pair[a * 512 + b];
+                    if n == 0 {
+                        continue;
+                    }
+                    if let Some(ab) = sa.concat(sym_of(b)) {
+                        *gains.entry(ab).or_default() += u64::from(n) * u64::from(ab.len);
+                    }
+                }
+            }
+            let mut ranked: Vec<(Sym, u64)> = gains.into_iter().collect();
+            ranked.sort_unstable_by(|x, y| y.1.cmp(&x.1).then(x.0.word.cmp(&y.0.word)).then(x.0.len.cmp(&y.0.len)));
+            ranked.truncate(MAX_SYMBOLS);
+            table = Self::build(ranked.into_iter().map(|(s, _)| s).collect());
+        }
+        table
+    }
+
+    /// Number of symbols in the table.
+    pub fn num_symbols(&self) -> usize {
+        self.syms.len()
+    }
+
+    /// The table serialized as Lance stores it ([`TABLE_BYTES`] bytes, compression on).
+    pub fn symbol_table(&self) -> Vec<u8> {
+        let n = self.syms.len() as u64;
+        let header = (MAGIC << 32) | (1 << 24) | n;
+        let mut t = Vec::with_capacity(TABLE_BYTES);
+        t.extend_from_slice(&header.to_le_bytes());
+        t.extend(self.syms.iter().flat_map(|s| s.word.to_le_bytes()));
+        t.extend(self.syms.iter().map(|s| s.len));
+        t.resize(TABLE_BYTES, 0);
+        t
+    }
+
+    /// Appends the compression of `input` to `out` (at most `2 * input.len()` bytes).
+    pub fn compress_into(&self, input: &[u8], out: &mut Vec<u8>) {
+        out.reserve(input.len() * 2);
+        let mut i = 0;
+        while i < input.len() {
+            match self.step(input, i) {
+                Step::Code(c, len) => {
+                    out.push(c);
+                    i += len;
+                }
+                Step::Escape => {
+                    out.extend_from_slice(&[ESCAPE, input[i]]);
+                    i += 1;
+                }
+            }
+        }
+    }
+
+    /// Compresses values into Lance's variable-width shape: offsets (`n + 1`, from 0)
+    /// into the concatenated compressed bytes.
+    pub fn compress_values<'a>(&self, values: impl IntoIterator<Item = &'a [u8]>) -> (Vec<u64>, Vec<u8>) {
+        let mut offsets = vec![0u64];
+        let mut out = Vec::new();
+        for v in values {
+            self.compress_into(v, &mut out);
+            offsets.push(out.len() as u64);
+        }
+        (offsets, out)
+    }
+}
+
+/// Picks about [`SAMPLE_BYTES`] of whole values spread over `values` (all of them when
+/// they are small), cutting long values to their first bytes.
+fn sample<'a>(values: impl IntoIterator<Item = &'a [u8]>) -> Vec<&'a [u8]> {
+    let all: Vec<&[u8]> = values.into_iter().collect();
+    let total: usize = all.iter().map(|v| v.len()).sum();
+    let stride = (total / SAMPLE_BYTES).max(1);
+    let mut out = Vec::new();
+    let mut taken = 0usize;
+    for (k, v) in all.iter().enumerate() {
+        if taken >= SAMPLE_BYTES {
+            break;
+        }
+        if stride > 1 && k % stride != 0 {
+            continue;
+        }
+        let v = &v[..v.len().min(SAMPLE_BYTES - taken)];
+        taken += v.len();
+        out.push(v);
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    fn english(n: usize, seed: u64) -> Vec<Vec<u8>> {
+        const WORDS: &[&str] = &[
+            "the",
+            "of",
+            "and",
+            "to",
+            "in",
+            "is",
+            "that",
+            "for",
+            "it",
+            "as",
+            "was",
+            "with",
+            "be",
+            "by",
+            "on",
+            "not",
+            "he",
+            "this",
+            "are",
+            "or",
+            "his",
+            "from",
+            "at",
+            "which",
+            "but",
+            "have",
+            "an",
+            "had",
+            "they",
+            "you",
+            "were",
+            "their",
+            "one",
+            "all",
+            "we",
+            "can",
+            "her",
+            "has",
+            "there",
+            "been",
+            "if",
+            "more",
+            "when",
+            "will",
+            "would",
+            "who",
+            "so",
+            "no",
+            "river",
+            "mountain",
+            "language",
+            "compression",
+            "symbol",
+            "table",
+            "between",
+            "through",
+            "important",
+        ];
+        let mut x = seed | 1;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        (0..n)
+            .map(|_| {
+                let k = 3 + next() % 12;
+                let mut s = String::new();
+                for i in 0..k {
+                    if i > 0 {
+                        s.push(' ');
+                    }
+                    s.push_str(WORDS[(next() % WORDS.len() as u64) as usize]);
+                }
+                s.push('.');
+                s.into_bytes()
+            })
+            .collect()
+    }
+
+    fn check_round_trip(values: &[Vec<u8>]) {
+        let c = Compressor::train(values.iter().map(|v| v.as_slice()));
+        let table_bytes = c.symbol_table();
+        assert_eq!(table_bytes.len(), TABLE_BYTES);
+        let table = SymbolTable::parse(&table_bytes).unwrap();
+        let (offsets, data) = c.compress_values(values.iter().map(|v| v.as_slice()));
+        let (o2, d2) = table.decompress_values(&offsets, &data).unwrap();
+        assert_eq!(o2.len(), values.len() + 1);
+        for (i, v) in values.iter().enumerate() {
+            assert_eq!(&d2[o2[i] as usize..o2[i + 1] as usize], v.as_slice(), "value {i}");
+            let mut one = vec![7u8];
+            table
+                .decompress_into(&data[offsets[i] as usize..offsets[i + 1] as usize], &mut one)
+                .unwrap();
+            assert_eq!(&one[1..], v.as_slice());
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn compressor_round_trips(
+            words in prop::collection::vec("[a-z ]{0,12}|row [0-9]{1,4}|\\PC{0,6}", 0..200),
+            raw in prop::collection::vec(prop::collection::vec(any::<u8>(), 0..40), 0..8),
+        ) {
+            let mut values: Vec<Vec<u8>> = words.iter().map(|w| w.as_bytes().to_vec()).collect();
+            values.extend(raw);
+            check_round_trip(&values);
+        }
+    }
+
+    #[test]
+    fn compresses_english_text() {
+        let values = english(20_000, 3);
+        check_round_trip(&values);
+        let c = Compressor::train(values.iter().map(|v| v.as_slice()));
+        let (_, data) = c.compress_values(values.iter().map(|v| v.as_slice()));
+        let raw: usize = values.iter().map(|v| v.len()).sum();
+        assert!(c.num_symbols() > 100, "{} symbols", c.num_symbols());
+        assert!(data.len() * 2 < raw, "compressed {raw} bytes only to {}", data.len());
+        // zero bytes and every byte value survive
+        check_round_trip(&[(0..=255u8).collect(), vec![0; 50], vec![255; 9], Vec::new()]);
+    }
 
     fn table(symbols: &[&[u8]]) -> Vec<u8> {
         let mut t = Vec::new();

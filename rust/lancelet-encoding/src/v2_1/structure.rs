@@ -152,6 +152,9 @@ pub fn assemble(
         }
         kinds.push(k);
     }
+    if let ([PathNode::Leaf { .. }], None) = (path, rep) {
+        return flat_leaf(kinds[0], def, values);
+    }
     // Definition level -> (node, what stops there).
     let mut def_table: Vec<(usize, Stop)> = Vec::new();
     for j in (0..m).rev() {
@@ -317,6 +320,30 @@ pub fn assemble(
         });
     }
     array.ok_or_else(|| Error::InvalidInput("empty path".into()))
+}
+
+/// The common case of a top-level leaf without lists: one entry per value, null where
+/// the definition level is 1 (only a nullable item has that level).
+fn flat_leaf(kind: RepDefLayer, def: Option<&[u16]>, values: ArrayRef) -> Result<ArrayRef> {
+    let n = def.map_or(values.len(), |d| d.len());
+    if n != values.len() {
+        return Err(corrupt!(
+            "levels address {n} values but the page holds {}",
+            values.len()
+        ));
+    }
+    let Some(def) = def else {
+        return Ok(values);
+    };
+    let max = u16::from(kind == RepDefLayer::RepdefNullableItem);
+    if let Some(bad) = def.iter().find(|d| **d > max) {
+        return Err(corrupt!("definition level {bad} exceeds the layers' maximum"));
+    }
+    if def.iter().all(|d| *d == 0) {
+        return Ok(values);
+    }
+    let valid: Vec<bool> = def.iter().map(|d| *d == 0).collect();
+    with_validity(values, &valid)
 }
 
 fn nulls(valid: Vec<bool>) -> Option<NullBuffer> {

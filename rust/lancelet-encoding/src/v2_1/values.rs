@@ -631,18 +631,8 @@ fn fsst_values(table: &[u8], inner: Values) -> Result<Values> {
     let Values::Var { offsets, data } = inner else {
         return Err(corrupt!("FSST over fixed-width values"));
     };
-    let table = SymbolTable::parse(table)?;
-    let mut out = Vec::with_capacity(data.len().saturating_mul(2));
-    let mut out_off = Vec::with_capacity(offsets.len());
-    out_off.push(0);
-    for i in 0..offsets.len().saturating_sub(1) {
-        table.decompress_into(var_slice(&offsets, &data, i)?, &mut out)?;
-        out_off.push(out.len() as u64);
-    }
-    Ok(Values::Var {
-        offsets: out_off,
-        data: out,
-    })
+    let (offsets, data) = SymbolTable::parse(table)?.decompress_values(&offsets, &data)?;
+    Ok(Values::Var { offsets, data })
 }
 
 /// Decodes a self-describing block holding `n` values (dictionaries).
