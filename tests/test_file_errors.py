@@ -186,8 +186,19 @@ def test_offset_table_entry_pointing_outside_the_file_raises_corrupt_file_error(
         open_and_read(bad)
 
 
-@pytest.mark.parametrize("major,minor", [(9, 9), (3, 0), (2, 99), (0, 0), (0, 1), (0, 2), (65535, 65535)])
-def test_unknown_or_legacy_footer_version_raises_unsupported_feature_error(major, minor, small_file, tmp_path):
+@pytest.mark.parametrize("minor", [1, 2])
+def test_v2_file_with_a_legacy_footer_version_is_corrupt(minor, small_file, tmp_path):
+    """Footer versions 0.1 and 0.2 mean a legacy file, which lancelet reads; a 2.x file
+    relabelled so does not parse as one."""
+    data = Path(small_file).read_bytes()
+    bad = tmp_path / "version.lance"
+    bad.write_bytes(with_footer(data, major=0, minor=minor))
+    with pytest.raises(lancelet.CorruptFileError):
+        open_and_read(bad)
+
+
+@pytest.mark.parametrize("major,minor", [(9, 9), (3, 0), (2, 99), (0, 0), (65535, 65535)])
+def test_unknown_footer_version_raises_unsupported_feature_error(major, minor, small_file, tmp_path):
     data = Path(small_file).read_bytes()
     bad = tmp_path / "version.lance"
     bad.write_bytes(with_footer(data, major=major, minor=minor))

@@ -88,8 +88,8 @@ def test_errors_commit_nothing(tmp_path):
     with pytest.raises(lancelet.SchemaMismatchError):
         ds.merge_insert("id").when_not_matched_insert_all().execute(
             pa.table({"id": pa.array([99], pa.int64()), "other": [1]}))
-    with pytest.raises(lancelet.UnsupportedFeatureError):
-        ds.merge_insert("id").when_matched_update_all("target.v != source.v")
+    with pytest.raises(lancelet.InvalidArgumentError, match="no column"):
+        ds.merge_insert("id").when_matched_update_all("target.nope != source.v").execute(_t([3], "x"))
     assert ds.version == 1 and sorted(os.listdir(os.path.join(uri, "data"))) == files
 
 
@@ -100,7 +100,7 @@ def test_a_merge_conflicts_with_a_concurrent_delete_of_its_rows(tmp_path):
     lancelet.dataset(uri).delete("id = 3")
     files = sorted(os.listdir(os.path.join(uri, "data")))
     with pytest.raises(lancelet.CommitConflictError):
-        stale.merge_insert("id").when_matched_update_all().execute(_t(range(0, 10), "x"))
+        stale.merge_insert("id").when_matched_update_all().conflict_retries(0).execute(_t(range(0, 10), "x"))
     assert sorted(os.listdir(os.path.join(uri, "data"))) == files
     # Inserts only, or rows of another fragment: no conflict.
     stale = lancelet.dataset(uri)
@@ -118,3 +118,70 @@ def test_merge_insert_on_a_memory_dataset():
     rows = _rows(lancelet, uri)
     assert [r["id"] for r in rows] == list(range(25))
     assert [r["v"] for r in rows][15:] == [f"x{i}" for i in range(15, 25)]
+
+
+# ---- when_matched_update_all(condition=...) -------------------------------------------
+
+_COND_TARGET = pa.table({"id": [1, 2, 3, 4], "v": [10, 20, 30, None], "s": ["a", "b", "c", "d"]})
+_COND_SOURCE = pa.table({"id": [2, 3, 4, 5], "v": [25, 5, 40, 50], "s": ["B", "C", "D", "E"]})
+CONDITIONS = [
+    "source.v > target.v", "target.v < 25", "source.v > 20", "target.v IS NULL",
+    "source.s = 'C' OR target.v IS NULL", "target.v > 100", "TARGET.v > 1", "target.V > 1",
+    "target.v + 1 > source.v", "1 = 1", "target.s LIKE 'b%'", "target.id = 2", "NULL",
+    "target.`v` > 1", "`target`.v > 1",
+]
+
+
+def _conditional(lib, uri, condition, insert=True, source=_COND_SOURCE, delete=None):
+    ds = lib.write_dataset(_COND_TARGET, uri, max_rows_per_file=2, data_storage_version="2.0")
+    b = ds.merge_insert("id").when_matched_update_all(condition=condition)
+    if insert:
+        b = b.when_not_matched_insert_all()
+    if delete:
+        b = b.when_not_matched_by_source_delete(delete)
+    res = b.execute(source)
+    # Versions are not compared: pylance commits a version even when nothing changed,
+    # lancelet does not (see test_nothing_to_do_commits_nothing).
+    return res, sorted(lib.dataset(uri).to_table().to_pylist(), key=lambda r: r["id"])
+
+
+@pytest.mark.parametrize("insert", [True, False])
+@pytest.mark.parametrize("condition", CONDITIONS)
+def test_update_condition_matches_pylance(tmp_path, condition, insert):
+    want = _conditional(lance, str(tmp_path / "p"), condition, insert)
+    assert _conditional(lancelet, str(tmp_path / "l"), condition, insert) == want
+
+
+def test_update_condition_with_deletes_and_partial_sources(tmp_path):
+    # Matched rows the condition rejects are neither updated nor "not matched by source".
+    for delete in ("true", "id > 3"):
+        want = _conditional(lance, str(tmp_path / f"p{delete}"), "source.v > target.v", delete=delete)
+        assert _conditional(lancelet, str(tmp_path / f"l{delete}"), "source.v > target.v", delete=delete) == want
+    # A source without some columns: updated rows keep the target's values there.
+    partial = _COND_SOURCE.drop_columns(["s"])
+    want = _conditional(lance, str(tmp_path / "pp"), "source.v > target.v", source=partial)
+    assert _conditional(lancelet, str(tmp_path / "lp"), "source.v > target.v", source=partial) == want
+
+
+@pytest.mark.parametrize("condition,match", [
+    ("v > 20", "both"), ("s = 'b'", "both"), ("source.nope > 1", "no column"),
+    ("source.v", "boolean"), ("target.v", "boolean"), ("", "syntax"), ("source.v > target.v AND", "syntax"),
+])
+def test_bad_update_conditions_are_refused_like_pylance(tmp_path, condition, match):
+    with pytest.raises(OSError):
+        _conditional(lance, str(tmp_path / "p"), condition)
+    uri = str(tmp_path / "l")
+    with pytest.raises(lancelet.InvalidArgumentError, match=match):
+        _conditional(lancelet, uri, condition)
+    assert lancelet.dataset(uri).version == 1
+
+
+def test_update_condition_on_a_stable_row_id_dataset_keeps_row_ids(tmp_path):
+    uri = str(tmp_path / "d.lance")
+    ds = lancelet.write_dataset(_COND_TARGET, uri, max_rows_per_file=2, enable_stable_row_ids=True)
+    ids = dict(zip(*ds.to_table(with_row_id=True).select(["id", "_rowid"]).to_pydict().values()))
+    res = ds.merge_insert("id").when_matched_update_all("source.v > target.v").execute(_COND_SOURCE)
+    assert res == {"num_inserted_rows": 0, "num_updated_rows": 1, "num_deleted_rows": 0}
+    after = ds.to_table(with_row_id=True).to_pylist()
+    assert {r["id"]: r["_rowid"] for r in after} == ids
+    assert [r["v"] for r in sorted(after, key=lambda r: r["id"])] == [10, 25, 30, None]

@@ -214,7 +214,9 @@ def test_filter_pushdown_prunes_rows_in_the_scan(spark, items, tmp_path):
     reader.option("scan_stats_dir", str(kept_dir)).load(items).where("id % 7 = 0").count()
     kept = _stats(kept_dir)
     assert sum(s["rows_returned"] for s in kept) == 23_000
-    assert sum(s["rows_scanned"] for s in pushed) == sum(s["rows_scanned"] for s in kept) == 23_000
+    assert sum(s["rows_scanned"] for s in kept) == 23_000
+    # Page statistics let the pushed scan skip pages whose id range starts at 100 or more.
+    assert sum(s["rows_scanned"] for s in pushed) < 23_000
 
 
 # -- writes ----------------------------------------------------------------------------

@@ -2,8 +2,8 @@
 //! the manifest claims taken from the input too.
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
 use lancelet_table::pb;
+use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     if data.len() < 2 {

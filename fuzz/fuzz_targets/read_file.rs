@@ -11,7 +11,9 @@ use lancelet_file::{FileReader, PageCache};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(r) = block_on(FileReader::open(Arc::new(InMemory::new("fuzz", data)))) else { return };
+    let Ok(r) = block_on(FileReader::open(Arc::new(InMemory::new("fuzz", data)))) else {
+        return;
+    };
     let Ok(p) = r.projection(None) else { return };
     let n = r.num_rows().min(1 << 20);
     let _ = block_on(r.read_ranges(&p, &[0..n], None));

@@ -2,8 +2,8 @@
 //! from the input too; the index is built from whatever decodes.
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
 use lancelet_table::rowids::{decode_row_id_segments, decode_versions, RowIdIndexBuilder};
+use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     if data.len() < 2 {

@@ -61,7 +61,6 @@ _IGNORED_SCAN_OPTIONS = {
     "fragment_readahead",
     "io_buffer_size",
     "late_materialization",
-    "use_stats",
     "prefilter",
     "fast_search",
     "use_scalar_index",
@@ -880,6 +879,7 @@ class LanceDataset:
         prefilter: Optional[bool] = None,
         with_row_id: Optional[bool] = None,
         with_row_address: Optional[bool] = None,
+        use_stats: Optional[bool] = None,
         scan_stats_callback: Optional[Callable[[ScanStatistics], None]] = None,
         **kwargs: Any,
     ) -> "LanceScanner":
@@ -891,7 +891,9 @@ class LanceDataset:
         apply after the filter; ``fragments`` restricts (and orders) the fragments read;
         ``with_row_id``/``with_row_address`` append ``_rowid``/``_rowaddr``;
         ``scan_stats_callback`` receives a :class:`ScanStatistics` when a run ends (also
-        readable as ``scanner.scan_stats``).
+        readable as ``scanner.scan_stats``); ``use_stats=False`` reads every row the
+        filter could touch instead of skipping fragments and row ranges that the data
+        files' zone statistics (null count, min, max) prove cannot match.
 
         >>> ds.scanner(columns=["id"], filter="id > 10", limit=5).to_table()  # doctest: +SKIP
         """
@@ -915,6 +917,7 @@ class LanceDataset:
             fragments=fragments,
             with_row_id=bool(with_row_id),
             with_row_address=bool(with_row_address),
+            use_stats=True if use_stats is None else bool(use_stats),
             scan_stats_callback=scan_stats_callback,
         )
 
@@ -1013,14 +1016,18 @@ class LanceDataset:
 
     # -- writing ----------------------------------------------------------------------
 
-    def delete(self, predicate: str) -> Dict[str, int]:
+    def delete(self, predicate: str, *, conflict_retries: int = 10,
+               retry_timeout: Optional[_dt.timedelta] = None) -> Dict[str, int]:
         """Deletes the rows matching the SQL ``predicate`` and moves to the new version.
 
-        Returns ``{"num_deleted_rows": n}``; nothing is committed when no row matches.
+        Returns ``{"num_deleted_rows": n}``; nothing is committed when no row matches. When
+        a concurrent commit changed the same fragments, the delete runs again on the latest
+        version, up to ``conflict_retries`` times or until ``retry_timeout`` has passed.
         """
         if not isinstance(predicate, str):
             raise InvalidArgumentError("delete() takes a SQL predicate string")
-        self._native, n = self._native.delete(predicate)
+        self._native, n = _retrying(self._native, conflict_retries, retry_timeout,
+                                    lambda native: native.delete(predicate))
         return {"num_deleted_rows": n}
 
     def update(self, updates: Dict[str, str], where: Optional[str] = None, conflict_retries: int = 10,
@@ -1033,11 +1040,11 @@ class LanceDataset:
         The updated rows are written as new fragments and the old ones tombstoned (an
         Update transaction); values are cast to the column's type, and a value that does
         not fit is an error. Returns ``{"num_rows_updated": n}``; nothing is committed when
-        no row matches. A concurrent change to the same fragments raises
-        ``CommitConflictError`` (``conflict_retries`` and ``retry_timeout`` are accepted for
-        pylance compatibility); ``data_storage_version``, when given, must be the dataset's.
+        no row matches. When a concurrent commit changed the same fragments, the update runs
+        again on the latest version, up to ``conflict_retries`` times or until
+        ``retry_timeout`` has passed; ``data_storage_version``, when given, must be the
+        dataset's.
         """
-        del conflict_retries, retry_timeout
         if data_storage_version is not None and data_storage_version != self.data_storage_version:
             raise UnsupportedFeatureError(
                 f"update writes files of the dataset's format {self.data_storage_version}, "
@@ -1047,7 +1054,8 @@ class LanceDataset:
             raise InvalidArgumentError("update takes a non-empty dict of {column: SQL expression}")
         if where is not None and not isinstance(where, str):
             raise InvalidArgumentError(f"where must be a SQL predicate string, got {type(where).__name__}")
-        self._native, n = self._native.update(list(updates.items()), where)
+        self._native, n = _retrying(self._native, conflict_retries, retry_timeout,
+                                    lambda native: native.update(list(updates.items()), where))
         return {"num_rows_updated": n}
 
     def merge_insert(self, on: Union[str, List[str]]) -> Any:
@@ -1057,6 +1065,20 @@ class LanceDataset:
         from .merge import MergeInsertBuilder
 
         return MergeInsertBuilder(self, on)
+
+    def merge(self, data_obj: Any, left_on: str, right_on: Optional[str] = None,
+              schema: Optional[pa.Schema] = None) -> None:
+        """Adds the columns of ``data_obj`` (a table, batch reader, dataset... anything
+        ``write_dataset`` takes), joined on ``left_on`` (a dataset column) = ``right_on``
+        (a column of ``data_obj``, by default also ``left_on``), and moves to the new
+        version. Rows with no match get nulls; when a key repeats in ``data_obj`` its last
+        row wins; null keys match null keys. The key columns must have the same type, and
+        the other columns of ``data_obj`` must be new. Existing files are not rewritten:
+        each fragment gets one new data file (a Merge transaction, like ``add_columns``).
+        """
+        from .merge import merge_columns
+
+        self._native = merge_columns(self, data_obj, left_on, right_on, schema)
 
     def add_columns(
         self,
@@ -1111,12 +1133,19 @@ class LanceDataset:
         self._native = self._native.drop_columns(list(columns))
 
     def alter_columns(self, *alterations: Dict[str, Any]) -> None:
-        """Renames columns or makes them nullable, as a new version (metadata only).
+        """Renames columns, makes them nullable or changes their types, as a new version.
 
         Each alteration is a dict with ``"path"`` (dotted for struct fields) and any of
-        ``"name"`` (the new name) and ``"nullable"`` (only ``True`` is accepted for a
-        nullable change; making a column non-nullable would need every row checked).
-        ``"data_type"`` (a cast, which rewrites the column) is not supported yet.
+        ``"name"`` (the new name), ``"nullable"`` (only ``True`` is accepted for a
+        nullable change; making a column non-nullable would need every row checked) and
+        ``"data_type"`` (a ``pyarrow.DataType``). Renames and nullability only change the
+        schema. A new type rewrites that column alone: its cast values go into one new data
+        file per fragment under a new field id, other columns are untouched. Casts stay
+        within a family of types, as in pylance: integers, floats, temporal types, string /
+        large_string, binary / large_binary, decimals, lists of castable items, dictionaries
+        as their values (e.g. ``int32`` to ``int64`` or ``int16``, ``float64`` to
+        ``float32``, a vector's ``float32`` items to ``float16``); a value that does not fit
+        the new type is an error. Top-level columns only.
         """
         if not alterations:
             raise InvalidArgumentError("alter_columns needs at least one alteration")
@@ -1127,18 +1156,43 @@ class LanceDataset:
             unknown = set(a) - {"path", "name", "nullable", "data_type"}
             if unknown:
                 raise InvalidArgumentError(f"unknown alteration keys {sorted(unknown)}")
-            if a.get("data_type") is not None:
-                raise UnsupportedFeatureError("changing a column's type (alter_columns data_type)")
+            data_type = a.get("data_type")
+            if data_type is not None and not isinstance(data_type, pa.DataType):
+                raise TypeError(f"data_type must be a pyarrow.DataType, got {type(data_type).__name__}")
             name, nullable = a.get("name"), a.get("nullable")
             if name is not None and not isinstance(name, str):
                 raise InvalidArgumentError(f"a new column name is a string, got {name!r}")
             if nullable is not None and not isinstance(nullable, bool):
                 raise InvalidArgumentError(f"nullable is True or False, got {nullable!r}")
-            out.append((a["path"], name, nullable))
+            out.append((a["path"], name, nullable,
+                        None if data_type is None else pa.schema([pa.field("type", data_type)])))
         self._native = self._native.alter_columns(out)
 
     def __repr__(self) -> str:
         return f"LanceDataset(uri={self.uri!r}, version={self.version})"
+
+
+def _retrying(native: Any, retries: int, timeout: Optional[_dt.timedelta], run: Callable[[Any], Any]) -> Any:
+    """``run(native)``; when it fails with ``CommitConflictError`` (a concurrent commit
+    changed what it changes), ``run`` again on the latest version, up to ``retries`` times
+    and while ``timeout`` (when given) has not passed, as pylance does."""
+    import time
+
+    from .errors import CommitConflictError
+    from .merge import replaced_table
+
+    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+        raise InvalidArgumentError(f"conflict_retries takes a non-negative integer, got {retries!r}")
+    deadline = None if timeout is None else time.monotonic() + timeout.total_seconds()
+    attempt = 0
+    while True:
+        try:
+            return run(native)
+        except CommitConflictError as e:
+            if attempt >= retries or replaced_table(e) or (deadline is not None and time.monotonic() >= deadline):
+                raise
+            attempt += 1
+            native = native.checkout(None)
 
 
 def _filter(filter: Any) -> Optional[str]:
@@ -1219,6 +1273,7 @@ class LanceScanner:
         with_row_id: bool = False,
         with_row_address: bool = False,
         scan_stats_callback: Optional[Callable[[ScanStatistics], None]] = None,
+        use_stats: bool = True,
     ):
         for name, v in (("limit", limit), ("offset", offset), ("batch_size", batch_size)):
             if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
@@ -1239,6 +1294,7 @@ class LanceScanner:
             batch_size=batch_size,
             with_row_id=with_row_id,
             with_row_address=with_row_address,
+            use_stats=use_stats,
         )
         if isinstance(columns, dict):
             items = list(columns.items())

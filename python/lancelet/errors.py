@@ -57,9 +57,12 @@ class InternalError(LanceError, RuntimeError):
 class CommitConflictError(LanceError):
     """Another writer committed a change that conflicts with this one; nothing was written.
 
-    Re-read the dataset and try again. Concurrent appends never conflict; a delete
-    conflicts with another delete of the same fragment; overwrite and restore conflict with
-    everything committed concurrently.
+    Re-read the dataset and try again (``delete``, ``update`` and ``merge_insert`` do so
+    themselves, up to ``conflict_retries`` times). Concurrent appends never conflict; two
+    changes to rows of the same fragment do; a schema change conflicts with new columns
+    and other schema changes; an overwrite conflicts only with another overwrite or a
+    restore, but every other operation conflicts with a concurrent overwrite. See
+    ``docs/data_evolution.md`` for the full table.
     """
 
 

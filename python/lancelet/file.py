@@ -353,6 +353,11 @@ class LanceFileWriter:
         top-level fields; 8 MiB per column when None).
     storage_options:
         Must be empty for local files.
+    page_stats:
+        Also record per-zone null counts, minimums and maximums of every orderable column
+        (lancelet's own extra global buffer, which pylance ignores), for filtered reads to
+        skip rows. Off by default so that files stay byte-identical to pylance's; dataset
+        writes turn it on.
     """
 
     def __init__(
@@ -364,6 +369,7 @@ class LanceFileWriter:
         version: Optional[str] = None,
         storage_options: Optional[Dict[str, str]] = None,
         max_page_bytes: Optional[int] = None,
+        page_stats: bool = False,
         **kwargs: Any,
     ):
         _reject_unknown(kwargs, {"namespace_client", "table_id", "keep_original_array", "_inner_writer"})
@@ -375,6 +381,7 @@ class LanceFileWriter:
         if max_page_bytes is not None:
             _check_int("max_page_bytes", max_page_bytes, positive=True)
         self._max_page_bytes = max_page_bytes
+        self._page_stats = bool(page_stats)
         self._metadata: Dict[str, str] = {}
         self._pending_buffers: List[bytes] = []
         self._writer: Any = None
@@ -385,7 +392,7 @@ class LanceFileWriter:
 
     def _open(self, schema: pa.Schema) -> None:
         self._writer = _native.FileWriter(
-            self.path, schema, self._version, self._max_page_bytes, True, self._data_cache_bytes
+            self.path, schema, self._version, self._max_page_bytes, True, self._data_cache_bytes, self._page_stats
         )
         for k, v in self._metadata.items():
             self._writer.add_schema_metadata(k, v)

@@ -9,6 +9,10 @@
 //!   a field read it as nulls. Like dropping ([`Dataset::drop_columns`]) and renaming or
 //!   relaxing nullability ([`Dataset::alter_columns`]), it only commits a new schema (a
 //!   Project transaction); files keep the bytes of dropped fields until compaction.
+//! - Changing a column's type ([`Alteration::data_type`]) rewrites that column only: its
+//!   values, cast, go into one new data file per fragment under a **new field id** that
+//!   takes the old field's place in the schema (a Merge transaction, as in pylance). The
+//!   old files still hold the old id, which the schema no longer names, so reads skip it.
 //!
 //! New fields get ids above every id the dataset has used, so a dropped field's data can
 //! never be mistaken for a new field's.
@@ -35,6 +39,35 @@ pub struct Alteration {
     pub rename: Option<String>,
     /// Its new nullability (only `true` can be set without checking the data).
     pub nullable: Option<bool>,
+    /// Its new type (see [`castable`]); the column is rewritten.
+    pub data_type: Option<DataType>,
+}
+
+/// Whether `alter_columns` may change a column of type `from` to `to`. As in pylance 14, a
+/// cast stays within one family: integers, floats, temporal types, booleans, `Utf8` /
+/// `LargeUtf8`, `Binary` / `LargeBinary`, decimals, lists (variable, large or fixed size)
+/// of castable items, and a dictionary as its value type; and Arrow must be able to cast
+/// it. Structs, views, maps and casts across families (`int32` to `double`, `string` to
+/// `int64`) are refused.
+pub fn castable(from: &DataType, to: &DataType) -> bool {
+    use DataType as T;
+    let family = match (from, to) {
+        (T::Dictionary(_, v), _) => castable(v, to),
+        (_, T::Dictionary(_, v)) => castable(from, v),
+        _ if from.is_integer() => to.is_integer(),
+        _ if from.is_floating() => to.is_floating(),
+        _ if from.is_temporal() => to.is_temporal(),
+        (T::Boolean, T::Boolean)
+        | (T::Utf8 | T::LargeUtf8, T::Utf8 | T::LargeUtf8)
+        | (T::Binary | T::LargeBinary, T::Binary | T::LargeBinary)
+        | (T::Decimal128(..) | T::Decimal256(..), T::Decimal128(..) | T::Decimal256(..)) => true,
+        (
+            T::List(a) | T::LargeList(a) | T::FixedSizeList(a, _),
+            T::List(b) | T::LargeList(b) | T::FixedSizeList(b, _),
+        ) => castable(a.data_type(), b.data_type()),
+        _ => false,
+    };
+    family && arrow_cast::can_cast_types(from, to)
 }
 
 /// The index in `fields` of the field at dotted `path`.
@@ -182,12 +215,25 @@ impl Dataset {
         self.commit_schema(kept).await
     }
 
-    /// Renames columns and makes them nullable. Making a column non-nullable is refused
-    /// (it would need every row checked).
+    /// Renames columns, makes them nullable and changes their types. Making a column
+    /// non-nullable is refused (it would need every row checked). Without a type change
+    /// only the schema is committed; with one, the cast columns are rewritten (see the
+    /// module docs).
     pub async fn alter_columns(&self, alterations: &[Alteration]) -> Result<Self> {
         let mut fields = self.manifest().fields.clone();
+        let mut casts: Vec<(i32, DataType)> = Vec::new();
         for a in alterations {
             let i = find_field(&fields, &a.path)?;
+            if let Some(to) = &a.data_type {
+                if fields[i].parent_id >= 0 {
+                    return Err(Error::Unsupported(format!(
+                        "changing the type of {:?}, a field inside another (cast the whole column)",
+                        a.path
+                    )));
+                }
+                casts.retain(|(id, _)| *id != fields[i].id);
+                casts.push((fields[i].id, to.clone()));
+            }
             if let Some(name) = &a.rename {
                 if name.is_empty() || name.contains('.') {
                     return Err(Error::InvalidArgument(format!(
@@ -215,7 +261,103 @@ impl Dataset {
                 _ => {}
             }
         }
-        self.commit_schema(fields).await
+        if casts.is_empty() {
+            return self.commit_schema(fields).await;
+        }
+        self.cast_columns(fields, &casts).await
+    }
+
+    /// Rewrites top-level columns as new types: `casts` holds `(field id, type)`, `fields`
+    /// the schema after the other alterations (names, nullability). Each cast column gets
+    /// new field ids (above every id in use) in the old field's place; every fragment gets
+    /// one new data file with the cast values of all its rows, deleted rows included.
+    async fn cast_columns(&self, mut fields: Vec<pbfile::Field>, casts: &[(i32, DataType)]) -> Result<Self> {
+        use futures::StreamExt;
+        let old = &self.manifest().fields;
+        let mut read = Vec::new();
+        let mut new_arrow = Vec::new();
+        for (id, to) in casts {
+            let (Some(was), Some(now)) = (old.iter().find(|f| f.id == *id), fields.iter().find(|f| f.id == *id)) else {
+                return Err(Error::InvalidArgument(format!("no field with id {id}")));
+            };
+            let current = self
+                .schema()
+                .field_with_name(&was.name)
+                .map_err(|_| Error::InvalidArgument(format!("column {:?} does not exist", was.name)))?;
+            if !castable(current.data_type(), to) || matches!(to, DataType::Struct(_)) {
+                return Err(Error::InvalidArgument(format!(
+                    "cannot cast column {:?} from {} to {to}",
+                    was.name,
+                    current.data_type()
+                )));
+            }
+            read.push(was.name.clone());
+            new_arrow.push(
+                arrow_schema::Field::new(now.name.clone(), to.clone(), now.nullable)
+                    .with_metadata(current.metadata().clone()),
+            );
+        }
+        let new_schema = Arc::new(Schema::new(new_arrow));
+        let mut new_fields = to_lance_fields(&new_schema)?;
+        let base = self.max_field_id() + 1;
+        for f in &mut new_fields {
+            f.id += base;
+            if f.parent_id >= 0 {
+                f.parent_id += base;
+            }
+        }
+        // Each new top-level field (with its children) takes the old one's place.
+        for (k, (id, _)) in casts.iter().enumerate() {
+            let top = new_fields.iter().filter(|f| f.parent_id < 0).nth(k).map(|f| f.id);
+            let group: Vec<pbfile::Field> = new_fields
+                .iter()
+                .filter(|f| Some(f.id) == top || top.is_some_and(|t| subtree(&new_fields, t).contains(&f.id)))
+                .cloned()
+                .collect();
+            let gone = subtree(&fields, *id);
+            let at = fields.iter().position(|f| f.id == *id).unwrap_or(fields.len());
+            fields.retain(|f| !gone.contains(&f.id));
+            let at = at.min(fields.len());
+            fields.splice(at..at, group);
+        }
+        lancelet_file::schema::from_lance_fields(&fields, &self.manifest().schema_metadata, "new schema")?;
+        if self.fragments().is_empty() {
+            return self.commit_schema(fields).await;
+        }
+        let mut files = Vec::new();
+        let result: Result<()> = async {
+            for frag in self.fragments() {
+                let opts = ScanOptions {
+                    columns: Columns::Names(read.clone()),
+                    fragments: Some(vec![frag.id]),
+                    include_deleted: true,
+                    ..ScanOptions::default()
+                };
+                let scan = Scan::plan(self, opts).await?;
+                let scan = &scan;
+                let target = &new_schema;
+                let batches = futures::stream::iter(0..scan.num_tasks())
+                    .then(|i| scan.run_task(i))
+                    .map(move |b| b.and_then(|b| cast_batch(&b, target)));
+                let file = self
+                    .write_column_file(frag.id, new_schema.clone(), &new_fields, batches)
+                    .await?;
+                files.push((frag.id, file));
+            }
+            Ok(())
+        }
+        .await;
+        let paths: Vec<String> = files.iter().map(|(_, f)| f.path.clone()).collect();
+        let committed = match result {
+            Ok(()) => self.commit_column_files(files, fields).await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = &committed {
+            if crate::write::nothing_committed(e) {
+                self.remove_data_files(paths.iter().map(String::as_str)).await;
+            }
+        }
+        committed
     }
 
     /// A writer of one fragment's new columns (`fields` from [`Dataset::new_fields`]); feed
@@ -294,6 +436,14 @@ impl Dataset {
         files: Vec<(u64, pb::DataFile)>,
         fields: Vec<pbfile::Field>,
     ) -> Result<Self> {
+        let mut schema = self.manifest().fields.clone();
+        schema.extend(fields);
+        self.commit_column_files(files, schema).await
+    }
+
+    /// Commits one new data file per fragment (`files`, every fragment of this version)
+    /// with `schema` as the new full schema, as a Merge transaction.
+    async fn commit_column_files(&self, files: Vec<(u64, pb::DataFile)>, schema: Vec<pbfile::Field>) -> Result<Self> {
         let mut fragments = self.fragments().to_vec();
         let by_id: std::collections::HashMap<u64, pb::DataFile> = files.into_iter().collect();
         for f in &mut fragments {
@@ -308,8 +458,6 @@ impl Dataset {
                 "new data files for fragments the dataset does not have".into(),
             ));
         }
-        let mut schema = self.manifest().fields.clone();
-        schema.extend(fields);
         lancelet_file::schema::from_lance_fields(&schema, &self.manifest().schema_metadata, "new schema")?;
         let op = Operation::Merge(pb::transaction::Merge {
             fragments,
@@ -385,6 +533,76 @@ impl Dataset {
             if crate::safe_relative(p).is_ok() {
                 let _ = self.store().delete(&format!("{}/{p}", crate::DATA_DIR)).await;
             }
+        }
+    }
+}
+
+/// `batch`'s columns cast to `target`'s types (and names); a value that does not fit the
+/// new type is an error, never silently changed.
+fn cast_batch(batch: &arrow_array::RecordBatch, target: &Arc<Schema>) -> Result<arrow_array::RecordBatch> {
+    let opts = arrow_cast::CastOptions {
+        safe: false,
+        ..Default::default()
+    };
+    let columns = batch
+        .columns()
+        .iter()
+        .zip(target.fields())
+        .map(|(c, f)| {
+            arrow_cast::cast_with_options(c, f.data_type(), &opts).map_err(|e| {
+                Error::InvalidArgument(format!("cannot cast column {:?} to {}: {e}", f.name(), f.data_type()))
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(arrow_array::RecordBatch::try_new(target.clone(), columns)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_schema::{DataType as T, Field, TimeUnit};
+
+    use super::castable;
+
+    #[test]
+    fn casts_stay_within_a_family_as_in_pylance() {
+        let list = |t: T| T::List(Arc::new(Field::new("item", t, true)));
+        let vector = |t: T, n: i32| T::FixedSizeList(Arc::new(Field::new("item", t, true)), n);
+        let dict = |t: T| T::Dictionary(Box::new(T::Int32), Box::new(t));
+        let allowed = [
+            (T::Int32, T::Int64),
+            (T::Int32, T::UInt8),
+            (T::Int32, T::Int32),
+            (T::Float64, T::Float16),
+            (T::Utf8, T::LargeUtf8),
+            (T::Binary, T::LargeBinary),
+            (T::Timestamp(TimeUnit::Microsecond, None), T::Date32),
+            (T::Date32, T::Date64),
+            (T::Decimal128(10, 2), T::Decimal128(12, 3)),
+            (list(T::Int32), list(T::Int64)),
+            (vector(T::Float32, 2), vector(T::Float16, 2)),
+            (vector(T::Float32, 2), list(T::Float32)),
+            (dict(T::Utf8), T::Utf8),
+            (T::Utf8, dict(T::Utf8)),
+        ];
+        let refused = [
+            (T::Int32, T::Float64),
+            (T::Int32, T::Utf8),
+            (T::Utf8, T::Binary),
+            (T::Utf8, T::Utf8View),
+            (T::Timestamp(TimeUnit::Microsecond, None), T::Int64),
+            (T::Time32(TimeUnit::Second), T::Timestamp(TimeUnit::Second, None)),
+            (T::Boolean, T::Int8),
+            (T::Int64, T::Null),
+            (vector(T::Float32, 2), vector(T::Float32, 3)),
+            (list(T::Int32), T::Utf8),
+        ];
+        for (from, to) in allowed {
+            assert!(castable(&from, &to), "{from} -> {to}");
+        }
+        for (from, to) in refused {
+            assert!(!castable(&from, &to), "{from} -> {to}");
         }
     }
 }

@@ -14,10 +14,12 @@
 
 pub mod cleanup;
 pub mod compact;
+pub mod condition;
 pub mod delete;
 mod error;
 pub mod evolve;
 pub mod lineage;
+mod prune;
 pub mod scan;
 pub mod take;
 pub mod update;
@@ -429,7 +431,14 @@ impl Dataset {
     /// writes new ones; lancelet writes 2.0 only, so other formats are refused before
     /// anything is written.
     pub(crate) fn writable_version(&self, what: &str) -> Result<lancelet_file::FileVersion> {
-        let version = lancelet_file::FileVersion::parse(&self.data_storage_version())?;
+        let name = self.data_storage_version();
+        if matches!(name.as_str(), "0.1" | "legacy") {
+            return Err(Error::Unsupported(format!(
+                "{what} on a legacy (file format 0.1) dataset: lancelet reads legacy datasets but \
+                 writes only 2.0 files"
+            )));
+        }
+        let version = lancelet_file::FileVersion::parse(&name)?;
         if version != lancelet_file::FileVersion::V2_0 {
             return Err(Error::Unsupported(format!(
                 "{what} on a dataset of file format {} (lancelet writes 2.0 files)",

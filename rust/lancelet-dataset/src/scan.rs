@@ -82,6 +82,9 @@ pub struct ScanOptions {
     /// Return deleted rows too (every physical row), for computing new columns that must
     /// line up with the fragment's data files row for row.
     pub include_deleted: bool,
+    /// Skip fragments and row ranges whose zone statistics show that no row can match the
+    /// filter (pylance's `use_stats`). Off only to compare against an unpruned scan.
+    pub use_stats: bool,
 }
 
 impl Default for ScanOptions {
@@ -97,6 +100,7 @@ impl Default for ScanOptions {
             with_row_id: false,
             with_row_address: false,
             include_deleted: false,
+            use_stats: true,
         }
     }
 }
@@ -339,8 +343,14 @@ impl Scan {
         }
         let schema = Arc::new(Schema::new_with_metadata(out_fields, base.metadata().clone()));
         let share = read_share(&base, &read_schema, filter.as_ref());
-        let tasks = plan_tasks(ds, &opts, filter.is_some(), share).await?;
         let stats = Arc::new(ScanStats::default());
+        // Statistics read while planning count as the scan's I/O.
+        let counted = ds.clone().with_io_stats(stats.io.clone());
+        let prune = filter
+            .as_ref()
+            .filter(|_| opts.use_stats)
+            .map(|f| (&f.expr, f.columns.as_slice()));
+        let tasks = plan_tasks(&counted, &opts, filter.is_some(), share, prune).await?;
         Ok(Self {
             ds: ds.clone().with_io_stats(stats.io.clone()),
             stats,
@@ -791,7 +801,13 @@ fn task_rows_for(frag: &pb::DataFragment, share: f64, batch_size: u64, local: bo
     ((target as f64 / per_row) as u64).clamp(MIN_TASK_ROWS.max(batch_size.min(max_rows)), max_rows.max(batch_size))
 }
 
-async fn plan_tasks(ds: &Dataset, opts: &ScanOptions, filtered: bool, share: f64) -> Result<Vec<ScanTask>> {
+async fn plan_tasks(
+    ds: &Dataset,
+    opts: &ScanOptions,
+    filtered: bool,
+    share: f64,
+    prune: Option<(&BoundExpr, &[String])>,
+) -> Result<Vec<ScanTask>> {
     // Each piece is a fragment, optionally restricted to some physical rows.
     let pieces: Vec<(&pb::DataFragment, Option<Range<u64>>)> = match (&opts.row_ranges, &opts.fragments) {
         (Some(ranges), _) => ranges
@@ -823,6 +839,11 @@ async fn plan_tasks(ds: &Dataset, opts: &ScanOptions, filtered: bool, share: f64
         task_rows_for(f, share, opts.batch_size as u64, local)
     })
     .await?;
+    // Rows each fragment may match, by its statistics (fragments without any are absent).
+    let matching = match prune {
+        Some((expr, columns)) => crate::prune::matching_rows(ds, &pieces, expr, columns).await?,
+        None => HashMap::new(),
+    };
     let mut tasks = Vec::new();
     for (f, within) in pieces {
         if remaining == 0 {
@@ -850,6 +871,13 @@ async fn plan_tasks(ds: &Dataset, opts: &ScanOptions, filtered: bool, share: f64
             let live: u64 = ranges.iter().map(|r| r.end - r.start).sum();
             if skip >= live {
                 skip -= live;
+                continue;
+            }
+        }
+        if let Some(m) = matching.get(&f.id) {
+            // Only with a filter, so no offset is being skipped here.
+            ranges = m.iter().flat_map(|w| intersect(&ranges, w)).collect();
+            if ranges.is_empty() {
                 continue;
             }
         }
@@ -1098,7 +1126,7 @@ impl Dataset {
     /// name never shows old data. A data file lists the ids of all its fields in pre-order
     /// (file format 2.0) or of its leaf fields only (2.1+); files whose list lines up with
     /// neither are matched by name.
-    fn column_source(
+    pub(crate) fn column_source(
         &self,
         frag: &pb::DataFragment,
         readers: &[Arc<lancelet_file::FileReader>],
@@ -1164,10 +1192,10 @@ impl Dataset {
 
 /// A data file's fields flattened in pre-order, and which of them its field id list names
 /// (all of them in format 2.0, the leaves in 2.1+).
-type FileLayout = (Vec<lancelet_proto::pbfile::Field>, Vec<usize>);
+pub(crate) type FileLayout = (Vec<lancelet_proto::pbfile::Field>, Vec<usize>);
 
 /// The [`FileLayout`] of each of a fragment's data files, worked out once per read.
-fn file_layouts(frag: &pb::DataFragment, readers: &[Arc<lancelet_file::FileReader>]) -> Vec<FileLayout> {
+pub(crate) fn file_layouts(frag: &pb::DataFragment, readers: &[Arc<lancelet_file::FileReader>]) -> Vec<FileLayout> {
     frag.files
         .iter()
         .zip(readers)

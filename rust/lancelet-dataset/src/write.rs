@@ -108,7 +108,11 @@ impl Default for WriteParams {
             file_version: FileVersion::V2_0,
             commit_message: None,
             progress: None,
-            writer: WriterOptions::default(),
+            // Data files carry zone statistics for filtered scans (pylance ignores them).
+            writer: WriterOptions {
+                page_stats: true,
+                ..WriterOptions::default()
+            },
             file_tag: None,
             enable_stable_row_ids: false,
         }
@@ -511,10 +515,21 @@ async fn open_existing(loc: &Location) -> Result<Option<Dataset>> {
 /// On error, the files written are removed.
 pub async fn write_fragments(
     loc: &Location,
-    mut reader: Box<dyn RecordBatchReader + Send>,
+    reader: Box<dyn RecordBatchReader + Send>,
     params: &WriteParams,
 ) -> Result<(Option<Dataset>, StagedWrite)> {
     let existing = open_existing(loc).await?;
+    write_fragments_on(loc, existing, reader, params).await
+}
+
+/// [`write_fragments`] against `existing` as it was read (a version a writer planned
+/// against, possibly older than the latest) rather than the latest version.
+pub async fn write_fragments_on(
+    loc: &Location,
+    existing: Option<Dataset>,
+    mut reader: Box<dyn RecordBatchReader + Send>,
+    params: &WriteParams,
+) -> Result<(Option<Dataset>, StagedWrite)> {
     let data_schema = reader.schema();
     let mode = params.mode;
     if mode == WriteMode::Create && existing.is_some() {

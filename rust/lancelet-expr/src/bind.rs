@@ -46,6 +46,10 @@ impl BoundExpr {
         &self.expr
     }
 
+    pub(crate) fn node(&self) -> &Node {
+        &self.node
+    }
+
     /// Evaluates the expression on every row of `batch`.
     ///
     /// `batch` must contain, by name, the top-level columns the expression references, with the
@@ -839,6 +843,7 @@ impl Binder<'_> {
             Node::InSet {
                 input: Box::new(value.node.clone()),
                 set: Arc::new(InSet::build(values.as_ref())?),
+                values,
                 list_has_null,
                 negated,
             }

@@ -73,6 +73,8 @@ pub(crate) enum Node {
     InSet {
         input: Box<Node>,
         set: Arc<InSet>,
+        /// The list's values (for statistics-based pruning).
+        values: ArrayRef,
         list_has_null: bool,
         negated: bool,
     },
@@ -232,7 +234,7 @@ fn eval_column(batch: &RecordBatch, name: &str, fields: &[String]) -> Result<Arr
 /// Replaces -0.0 by +0.0 in float values. Arrow's comparison kernels order floats totally
 /// (-0.0 < +0.0); SQL, and pylance, compare them as IEEE numbers, where they are equal.
 /// Adding +0.0 does exactly that and leaves every other value, NaN included, unchanged.
-fn positive_zero(v: Value) -> Value {
+pub(crate) fn positive_zero(v: Value) -> Value {
     fn fix(a: &ArrayRef) -> Option<ArrayRef> {
         use arrow_array::types::{Float16Type, Float32Type, Float64Type};
         Some(match a.data_type() {
@@ -354,6 +356,7 @@ impl Node {
                 set,
                 list_has_null,
                 negated,
+                ..
             } => {
                 input.evaluate(batch)?.map(|a| {
                     let found = set.contains(a.as_ref())?;

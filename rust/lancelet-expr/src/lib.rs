@@ -99,8 +99,10 @@ mod functions;
 mod in_set;
 mod lexer;
 mod parser;
+mod prune;
 
 pub use ast::{BinaryOp, Expr, ScalarValue, SqlType};
 pub use bind::BoundExpr;
 pub use error::{Error, Result};
 pub use parser::parse;
+pub use prune::{ColumnBounds, Outcomes};

@@ -20,6 +20,8 @@ pub enum FileVersion {
     V2_1,
     /// Lance file format 2.2 (footer `2.2`).
     V2_2,
+    /// The legacy file format 0.1 (footer `0.1` or `0.2`); read only.
+    Legacy,
 }
 
 impl FileVersion {
@@ -29,6 +31,7 @@ impl FileVersion {
             Self::V2_0 => (0, 3),
             Self::V2_1 => (2, 1),
             Self::V2_2 => (2, 2),
+            Self::Legacy => (0, 2),
         }
     }
 
@@ -38,6 +41,7 @@ impl FileVersion {
             Self::V2_0 => "2.0",
             Self::V2_1 => "2.1",
             Self::V2_2 => "2.2",
+            Self::Legacy => "0.1",
         }
     }
 
@@ -152,7 +156,7 @@ impl Footer {
             (2, 1) => Ok(FileVersion::V2_1),
             (2, 2) => Ok(FileVersion::V2_2),
             (0, 1) | (0, 2) => Err(Error::Unsupported(format!(
-                "{path} is a legacy (0.{}) Lance file; only v2 files are supported",
+                "{path} has a legacy (0.{}) footer but was not read as a legacy file",
                 self.minor
             ))),
             (major, minor) => Err(Error::Unsupported(format!(

@@ -5,14 +5,17 @@
 //! one `ColumnMetadata` protobuf per column, the column-metadata and global-buffer
 //! offset tables, and a 40-byte footer ending in `LANC`. [`writer::FileWriter`]
 //! streams batches into that layout; [`reader::FileReader`] opens it through the
-//! [`io::ReadAt`] trait and reads projections, row ranges and arbitrary rows.
+//! [`io::ReadAt`] trait and reads projections, row ranges and arbitrary rows. Legacy
+//! (0.1) files are read too, through [`legacy`], behind the same reader.
 
 pub mod error;
 pub mod footer;
 pub mod io;
+pub mod legacy;
 pub mod plan;
 pub mod reader;
 pub mod schema;
+pub mod stats;
 pub mod writer;
 
 pub use error::{Error, Result};

@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 use std::ops::Range;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use arrow_array::{new_empty_array, Array, ArrayRef, RecordBatch, RecordBatchOptions, StructArray};
 use arrow_buffer::{Buffer, NullBuffer, OffsetBuffer};
@@ -30,8 +30,10 @@ use prost::Message;
 use crate::error::{Error, Result};
 use crate::footer::{FileVersion, Footer, FOOTER_LEN};
 use crate::io::{read_ranges, IoStats, ReadAt};
+use crate::legacy::LegacyFile;
 use crate::plan::{plan_schema, plan_schema_v21, project, FieldPlan};
 use crate::schema::from_lance_fields;
+use crate::stats::{FileStats, PAGE_STATS_KEY};
 
 /// Reads of fewer rows than this decode their columns on one task.
 const PARALLEL_MIN_ROWS: u64 = 4096;
@@ -128,7 +130,15 @@ pub struct FileReader {
     io: Arc<dyn ReadAt>,
     meta: Arc<FileMetadata>,
     stats: Arc<IoStats>,
+    /// The zone statistics, loaded on first use (shared by [`FileReader::with_stats`] copies).
+    zone_stats: Arc<OnceLock<ZoneStatsOutcome>>,
+    /// Set for legacy (0.1) files, which [`crate::legacy`] reads.
+    legacy: Option<Arc<LegacyFile>>,
 }
+
+/// What loading the zone statistics gave: none recorded, the checked statistics, or why
+/// they cannot be used.
+type ZoneStatsOutcome = std::result::Result<Option<Arc<FileStats>>, String>;
 
 struct Tail {
     start: u64,
@@ -139,8 +149,14 @@ impl FileReader {
     /// Opens and validates a file.
     pub async fn open(io: Arc<dyn ReadAt>) -> Result<Self> {
         let stats = Arc::new(IoStats::default());
-        let meta = Arc::new(read_metadata(io.as_ref(), &stats).await?);
-        Ok(Self { io, meta, stats })
+        let (meta, legacy) = read_metadata(io.as_ref(), &stats).await?;
+        Ok(Self {
+            io,
+            meta: Arc::new(meta),
+            stats,
+            zone_stats: Arc::default(),
+            legacy: legacy.map(Arc::new),
+        })
     }
 
     /// The file's metadata.
@@ -165,7 +181,45 @@ impl FileReader {
             io: self.io.clone(),
             meta: self.meta.clone(),
             stats,
+            zone_stats: self.zone_stats.clone(),
+            legacy: self.legacy.clone(),
         }
+    }
+
+    /// The file's zone statistics (see [`crate::stats`]), read on first use; `None` when the
+    /// file has none (pylance's files). Statistics of columns the file does not have, or
+    /// that claim rows past a column's end, are dropped; a damaged buffer is an error.
+    pub async fn page_stats(&self) -> Result<Option<Arc<FileStats>>> {
+        if let Some(done) = self.zone_stats.get() {
+            return done.clone().map_err(|m| self.corrupt(m));
+        }
+        let outcome = match self.load_page_stats().await {
+            Ok(s) => Ok(s),
+            // I/O failures may be transient: report them without caching.
+            Err(e @ (Error::Io { .. } | Error::NotFound { .. })) => return Err(e),
+            Err(e) => Err(e.to_string()),
+        };
+        let _ = self.zone_stats.set(outcome.clone());
+        outcome.map_err(|m| self.corrupt(m))
+    }
+
+    async fn load_page_stats(&self) -> Result<Option<Arc<FileStats>>> {
+        let Some(index) = self.meta.schema.metadata().get(PAGE_STATS_KEY) else {
+            return Ok(None);
+        };
+        let index: usize = index
+            .parse()
+            .ok()
+            .filter(|i| *i > 0 && *i < self.meta.global_buffers.len())
+            .ok_or_else(|| self.corrupt(format!("{PAGE_STATS_KEY} names no global buffer: {index:?}")))?;
+        if self.meta.version != FileVersion::V2_0 {
+            return Ok(None);
+        }
+        let bytes = self.read_global_buffer(index).await?;
+        let mut stats = FileStats::decode(bytes.as_slice(), &self.meta.path)?;
+        let columns = &self.meta.columns;
+        stats.retain_valid(|c| columns.get(c).and_then(|c| c.row_starts.last().copied()));
+        Ok(Some(Arc::new(stats)))
     }
 
     /// The underlying object.
@@ -292,6 +346,9 @@ impl FileReader {
         cache: Option<&'a PageCache>,
     ) -> BoxFuture<'a, Result<ArrayRef>> {
         async move {
+            if let Some(legacy) = &self.legacy {
+                return legacy.read_field(self.io.as_ref(), &self.stats, plan, ranges).await;
+            }
             if self.meta.version != FileVersion::V2_0 {
                 return self.read_field_v21(plan, ranges, cache).await;
             }
@@ -1023,7 +1080,7 @@ fn split_by_pages(row_starts: &[u64], ranges: &[Range<u64>]) -> std::result::Res
     Ok(out)
 }
 
-async fn read_metadata(io: &dyn ReadAt, stats: &IoStats) -> Result<FileMetadata> {
+async fn read_metadata(io: &dyn ReadAt, stats: &IoStats) -> Result<(FileMetadata, Option<LegacyFile>)> {
     let path = io.path().to_string();
     let file_size = io.size().await?;
     if file_size < FOOTER_LEN {
@@ -1038,6 +1095,10 @@ async fn read_metadata(io: &dyn ReadAt, stats: &IoStats) -> Result<FileMetadata>
         .await?
         .pop()
         .unwrap_or_default();
+    if crate::legacy::is_legacy_tail(tail_bytes.as_slice()) {
+        let (meta, legacy) = crate::legacy::open(io, stats, file_size, tail_range.start, tail_bytes).await?;
+        return Ok((meta, Some(legacy)));
+    }
     let tail = Tail {
         start: tail_range.start,
         bytes: tail_bytes,
@@ -1146,7 +1207,7 @@ async fn read_metadata(io: &dyn ReadAt, stats: &IoStats) -> Result<FileMetadata>
             }
         }
     }
-    Ok(meta)
+    Ok((meta, None))
 }
 
 fn column_info(

@@ -28,6 +28,7 @@ use crate::error::{Error, Result};
 use crate::footer::{FileVersion, Footer};
 use crate::plan::{plan_schema, FieldPlan};
 use crate::schema::to_lance_fields;
+use crate::stats::{supports as stats_supports, zone_stats, FileStats, ZoneStats, PAGE_STATS_KEY};
 
 /// Byte used to pad buffers to 64-byte alignment; pylance uses `'H'`, and so do we so that
 /// identical input gives byte-identical files.
@@ -49,6 +50,12 @@ pub struct WriterOptions {
     pub version: FileVersion,
     /// Encoding choices.
     pub encode: EncodeOptions,
+    /// Record zone statistics (null count, min, max) of every orderable column in an extra
+    /// global buffer (see [`crate::stats`]). Off by default so that plain files stay
+    /// byte-identical to pylance's; datasets turn it on.
+    pub page_stats: bool,
+    /// Rows per statistics zone (zones never span pages).
+    pub stats_zone_rows: u64,
 }
 
 impl Default for WriterOptions {
@@ -58,6 +65,8 @@ impl Default for WriterOptions {
             max_page_bytes: DEFAULT_MAX_PAGE_BYTES,
             version: FileVersion::V2_0,
             encode: EncodeOptions::default(),
+            page_stats: false,
+            stats_zone_rows: crate::stats::DEFAULT_ZONE_ROWS,
         }
     }
 }
@@ -76,6 +85,9 @@ struct ColumnState {
     pending_bytes: u64,
     list: ListAcc,
     struct_rows: u64,
+    /// Statistics zones of the pages written so far, and the rows they cover.
+    zones: Vec<ZoneStats>,
+    zone_rows: u64,
 }
 
 /// Writes one Lance file to any `Write` sink.
@@ -95,6 +107,8 @@ pub struct FileWriter<W: Write> {
     extra_global_buffers: Vec<(u64, u64)>,
     /// Field ids recorded in the file's schema, in pre-order (default: 0, 1, 2...).
     field_ids: Option<Vec<i32>>,
+    /// Per column: whether it gets statistics (an orderable leaf outside any list).
+    stats_columns: Vec<bool>,
 }
 
 impl<W: Write> FileWriter<W> {
@@ -106,13 +120,19 @@ impl<W: Write> FileWriter<W> {
                 opts.version.name()
             )));
         }
-        if opts.max_page_bytes == 0 || opts.cache_bytes_per_column == 0 {
+        if opts.max_page_bytes == 0 || opts.cache_bytes_per_column == 0 || opts.stats_zone_rows == 0 {
             return Err(Error::InvalidArgument("page and cache sizes must be positive".into()));
         }
         // Validates every type up front so a bad schema fails before anything is written.
         to_lance_fields(&schema)?;
         let (plans, ncols) = plan_schema(&schema)?;
-        let schema_metadata: HashMap<String, String> = schema.metadata().into();
+        let mut schema_metadata: HashMap<String, String> = schema.metadata().into();
+        // A key copied from another file's schema must not point at a buffer of this one.
+        schema_metadata.remove(PAGE_STATS_KEY);
+        let mut stats_columns = vec![false; ncols];
+        if opts.page_stats {
+            plans.iter().for_each(|p| mark_stats_columns(p, &mut stats_columns));
+        }
         Ok(Self {
             out,
             pos: 0,
@@ -126,6 +146,7 @@ impl<W: Write> FileWriter<W> {
             poisoned: None,
             extra_global_buffers: Vec::new(),
             field_ids: None,
+            stats_columns,
         })
     }
 
@@ -318,6 +339,19 @@ impl<W: Write> FileWriter<W> {
     }
 
     fn encode_and_write(&mut self, column: usize, array: &ArrayRef) -> Result<()> {
+        if self.stats_columns.get(column).copied().unwrap_or(false) {
+            let step = usize::try_from(self.opts.stats_zone_rows).unwrap_or(usize::MAX);
+            let state = &mut self.columns[column];
+            let mut start = 0;
+            while start < array.len() {
+                let len = step.min(array.len() - start);
+                if let Some(z) = zone_stats(array.slice(start, len).as_ref(), state.zone_rows) {
+                    state.zones.push(z);
+                }
+                state.zone_rows += len as u64;
+                start += len;
+            }
+        }
         let page = encode_leaf(array, &self.opts.encode).map_err(|e| Error::from_encoding(&self.path, e))?;
         self.write_page(column, page)
     }
@@ -401,6 +435,19 @@ impl<W: Write> FileWriter<W> {
                 }
             }
         }
+        if self.opts.page_stats {
+            let mut stats = FileStats::default();
+            for (i, c) in self.columns.iter_mut().enumerate() {
+                if self.stats_columns[i] && !c.zones.is_empty() {
+                    stats.push_column(i as u32, std::mem::take(&mut c.zones));
+                }
+            }
+            if stats.columns().next().is_some() {
+                let index = self.add_global_buffer(&stats.encode())?;
+                self.schema_metadata
+                    .insert(PAGE_STATS_KEY.to_string(), index.to_string());
+            }
+        }
         let mut md: Vec<(&String, &String)> = self.schema_metadata.iter().collect();
         md.sort();
         let mut fields = to_lance_fields(&self.schema)?;
@@ -469,6 +516,20 @@ impl<W: Write> FileWriter<W> {
         self.write_raw(&footer.to_bytes())?;
         self.out.flush().map_err(|e| Error::io(&self.path, e))?;
         Ok((self.out, self.rows))
+    }
+}
+
+/// Marks the columns of `plan` that get statistics: orderable leaves, in structs or not,
+/// but never list items (their rows are not the file's rows).
+fn mark_stats_columns(plan: &FieldPlan, out: &mut [bool]) {
+    match plan {
+        FieldPlan::Leaf { column, field } => {
+            if let Some(m) = out.get_mut(*column) {
+                *m = stats_supports(field.data_type());
+            }
+        }
+        FieldPlan::Struct { children, .. } => children.iter().for_each(|c| mark_stats_columns(c, out)),
+        FieldPlan::List { .. } => {}
     }
 }
 

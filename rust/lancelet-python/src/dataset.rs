@@ -262,6 +262,10 @@ fn row_indices(py: Python<'_>, indices: Vec<i64>) -> PyResult<Vec<u64>> {
         .collect()
 }
 
+/// One change of `alter_columns`: `(path, new name, nullable, new type as a one-field
+/// schema)`.
+type Alteration<'py> = (String, Option<String>, Option<bool>, Option<Bound<'py, PyAny>>);
+
 /// Hands a single batch out as a stream.
 fn one_batch(batch: RecordBatch) -> BatchStream {
     let schema = batch.schema();
@@ -520,7 +524,7 @@ impl PyDataset {
     /// Plans a scan and streams its batches.
     #[pyo3(signature = (columns=None, exprs=None, filter=None, limit=None, offset=None, batch_size=None,
         fragments=None, with_row_id=false, with_row_address=false, row_ranges=None, stats=None,
-        include_deleted=false))]
+        include_deleted=false, use_stats=true))]
     #[allow(clippy::too_many_arguments)]
     fn scan(
         &self,
@@ -537,6 +541,7 @@ impl PyDataset {
         row_ranges: Option<Vec<(u64, u64, u64)>>,
         stats: Option<PyRef<'_, PyScanStats>>,
         include_deleted: bool,
+        use_stats: bool,
     ) -> PyResult<BatchStream> {
         let columns = match (columns, exprs) {
             (_, Some(e)) => Columns::Exprs(e),
@@ -554,6 +559,7 @@ impl PyDataset {
             with_row_id,
             with_row_address,
             include_deleted,
+            use_stats,
         };
         let rt = runtime().map_err(|e| errors::make(py, errors::Kind::Internal, e.to_string()))?;
         let ds = self.inner.as_ref().clone().with_spawner(spawner(&rt));
@@ -628,16 +634,31 @@ impl PyDataset {
         Ok(wrap(block_on(py, async move { ds.drop_columns(&names).await })?))
     }
 
-    /// Renames columns or makes them nullable: `(path, new name, nullable)` each.
-    fn alter_columns(
-        &self,
-        py: Python<'_>,
-        alterations: Vec<(String, Option<String>, Option<bool>)>,
-    ) -> PyResult<Self> {
-        let alts: Vec<lancelet_dataset::evolve::Alteration> = alterations
-            .into_iter()
-            .map(|(path, rename, nullable)| lancelet_dataset::evolve::Alteration { path, rename, nullable })
-            .collect();
+    /// Renames columns, makes them nullable or casts them: `(path, new name, nullable,
+    /// new type)` each, the type as a one-field schema.
+    fn alter_columns(&self, py: Python<'_>, alterations: Vec<Alteration<'_>>) -> PyResult<Self> {
+        let mut alts = Vec::with_capacity(alterations.len());
+        for (path, rename, nullable, to) in alterations {
+            let data_type = match to {
+                Some(s) => {
+                    let schema = crate::file::import_schema(py, &s)?;
+                    let field = schema.fields().first().cloned();
+                    Some(
+                        field
+                            .ok_or_else(|| errors::invalid(py, "no type given"))?
+                            .data_type()
+                            .clone(),
+                    )
+                }
+                None => None,
+            };
+            alts.push(lancelet_dataset::evolve::Alteration {
+                path,
+                rename,
+                nullable,
+                data_type,
+            });
+        }
         let ds = self.inner.clone();
         Ok(wrap(block_on(py, async move { ds.alter_columns(&alts).await })?))
     }
@@ -836,8 +857,10 @@ impl PyDataset {
             store: self.inner.store().clone(),
             local_root: self.inner.is_local().then(|| self.inner.root().to_path_buf()),
         };
+        // Against this version's schema: a merge planned on it commits on top of it.
+        let base = (*self.inner).clone();
         let (_, staged) = pull_on_this_thread(py, async move {
-            lancelet_dataset::write::write_fragments(&loc, reader, &params).await
+            lancelet_dataset::write::write_fragments_on(&loc, Some(base), reader, &params).await
         })?;
         staged.fragments.iter().map(|f| fragment_dict(py, f)).collect()
     }

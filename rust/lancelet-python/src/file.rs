@@ -279,7 +279,9 @@ pub(crate) fn import_schema(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<
 #[pymethods]
 impl PyFileWriter {
     #[new]
-    #[pyo3(signature = (path, schema, version="2.0", max_page_bytes=None, dictionary=true, data_cache_bytes=None))]
+    #[pyo3(signature = (path, schema, version="2.0", max_page_bytes=None, dictionary=true, data_cache_bytes=None,
+        page_stats=false))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         path: String,
@@ -288,11 +290,13 @@ impl PyFileWriter {
         max_page_bytes: Option<u64>,
         dictionary: bool,
         data_cache_bytes: Option<u64>,
+        page_stats: bool,
     ) -> PyResult<Self> {
         let schema = Arc::new(import_schema(py, schema)?);
         let version = FileVersion::parse(version).map_err(|e| errors::to_py(py, e))?;
         let mut opts = WriterOptions {
             version,
+            page_stats,
             ..WriterOptions::default()
         };
         if let Some(m) = max_page_bytes {

@@ -6,6 +6,7 @@
 //! C data interface without copying ([`arrow_ffi`]).
 
 mod arrow_ffi;
+mod condition;
 mod dataset;
 mod errors;
 mod file;
@@ -22,5 +23,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     file::init(m)?;
     dataset::init(m)?;
     arrow_ffi::init(m)?;
+    condition::init(m)?;
     Ok(())
 }

@@ -15,8 +15,8 @@ use std::time::Duration;
 use prost::Message;
 
 use crate::manifest::{
-    check_writer_flags, decode_manifest, decode_transaction_section, encode_manifest_with_transaction,
-    set_feature_flags, FLAG_STABLE_ROW_IDS,
+    check_legacy_dictionaries, check_writer_flags, decode_manifest, decode_transaction_section,
+    encode_manifest_with_transaction, set_feature_flags, FLAG_STABLE_ROW_IDS,
 };
 use crate::naming::ManifestNaming;
 use crate::store::Store;
@@ -140,6 +140,18 @@ pub fn conflict_reason(mine: &Operation, theirs: &Operation) -> Option<String> {
     if whole(mine) || whole(theirs) {
         // Reserving ids never changes data, so it commutes even with a table replacement.
         if matches!(mine, Operation::ReserveFragments(_)) {
+            return None;
+        }
+        // An overwrite replaces whatever it lands on, except another whole replacement
+        // (the later one would silently discard it). New rows commute with new columns:
+        // they read the new columns as nulls. Both as in pylance 14.
+        let replaced = matches!(mine, Operation::Overwrite(_))
+            && !matches!(
+                theirs,
+                Operation::Overwrite(_) | Operation::Restore(_) | Operation::Clone(_)
+            );
+        let appended = matches!((mine, theirs), (Operation::Append(_), Operation::Merge(_)));
+        if replaced || appended {
             return None;
         }
         return Some(format!("a concurrent {t} conflicts with this {m}"));
@@ -525,6 +537,11 @@ pub async fn commit(
         let naming = current.as_ref().map(|(_, n)| *n).unwrap_or(opts.naming);
         let version = checked + 1;
         let manifest = apply(store, current.as_ref().map(|(m, _)| m), txn, version, opts).await?;
+        if let Err(e) = check_legacy_dictionaries(&manifest, &store.root_display()) {
+            // Nothing refers to the transaction file yet.
+            let _ = store.delete(&txn_path).await;
+            return Err(e);
+        }
         let bytes = encode_manifest_with_transaction(&manifest, txn);
         if store
             .put_if_absent(&naming.relative_path(version), bytes.into())

@@ -140,6 +140,24 @@ pub fn check_writer_flags(m: &pb::Manifest, path: &str) -> Result<()> {
     check_flags(m.writer_feature_flags, KNOWN_WRITER_FLAGS, "writer", path)
 }
 
+/// Refuses to write a manifest whose schema keeps legacy (file format 0.1) dictionaries:
+/// their values live inside the manifest file itself, at the offsets the fields name,
+/// and lancelet does not write them, so the new manifest would point at other bytes.
+pub fn check_legacy_dictionaries(m: &pb::Manifest, path: &str) -> Result<()> {
+    match m
+        .fields
+        .iter()
+        .find(|f| f.dictionary.as_ref().is_some_and(|d| d.length > 0))
+    {
+        Some(f) => Err(Error::Unsupported(format!(
+            "committing to {path}: column {:?} is a dictionary of a legacy (0.1) dataset, whose values \
+             lancelet cannot carry into a new version",
+            f.name
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Sets the feature flags a manifest's content requires.
 pub fn set_feature_flags(m: &mut pb::Manifest) {
     let kept = FLAG_USE_V2_FORMAT_DEPRECATED | FLAG_STABLE_ROW_IDS;

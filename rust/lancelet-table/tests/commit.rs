@@ -183,7 +183,14 @@ fn conflict_rules() {
         (delete(&[0]), delete(&[1]), false),
         (delete(&[0]), delete(&[0]), true),
         (append(1), overwrite(), true),
-        (overwrite(), append(1), true),
+        // An overwrite lands on anything but another table replacement (as in pylance).
+        (overwrite(), append(1), false),
+        (overwrite(), delete(&[0]), false),
+        (overwrite(), overwrite(), true),
+        // New rows after new columns read them as nulls; new columns need every fragment.
+        (append(1), Operation::Merge(pb::transaction::Merge::default()), false),
+        (Operation::Merge(pb::transaction::Merge::default()), append(1), true),
+        (delete(&[0]), Operation::Merge(pb::transaction::Merge::default()), true),
         (
             delete(&[0]),
             Operation::Restore(pb::transaction::Restore { version: 1 }),
