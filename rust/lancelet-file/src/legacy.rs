@@ -34,8 +34,8 @@ use arrow_array::types::{
     UInt32Type, UInt64Type, UInt8Type, Utf8Type,
 };
 use arrow_array::{
-    make_array, new_empty_array, Array, ArrayRef, BooleanArray, DictionaryArray, FixedSizeBinaryArray,
-    FixedSizeListArray, GenericByteArray, LargeListArray, ListArray, NullArray, StructArray,
+    make_array, Array, ArrayRef, BooleanArray, DictionaryArray, FixedSizeBinaryArray, FixedSizeListArray,
+    GenericByteArray, LargeListArray, ListArray, NullArray, StructArray,
 };
 use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_data::ArrayDataBuilder;
@@ -508,7 +508,7 @@ impl LegacyFile {
                 other => return Err(Error::Unsupported(format!("type {other} in legacy file {}", self.path))),
             }
         };
-        concat(parts, dt)
+        crate::reader::concat_parts(parts, dt)
     }
 
     async fn read_fixed(
@@ -767,20 +767,6 @@ fn dictionary(keys: ArrayRef, values: ArrayRef) -> std::result::Result<ArrayRef,
         DataType::UInt32 => dict!(UInt32Type),
         DataType::UInt64 => dict!(UInt64Type),
         other => Err(format!("dictionary keys of type {other}")),
-    }
-}
-
-fn concat(parts: Vec<ArrayRef>, dt: &DataType) -> Result<ArrayRef> {
-    match parts.len() {
-        0 => Ok(new_empty_array(dt)),
-        1 => parts
-            .into_iter()
-            .next()
-            .ok_or_else(|| Error::InvalidArgument("no parts".into())),
-        _ => {
-            let refs: Vec<&dyn Array> = parts.iter().map(|a| a.as_ref()).collect();
-            Ok(arrow_select::concat::concat(&refs)?)
-        }
     }
 }
 

@@ -1016,7 +1016,8 @@ fn batch_of(projection: &Projection, columns: Vec<ArrayRef>, n: u64) -> Result<R
     )?)
 }
 
-fn concat_parts(parts: Vec<ArrayRef>, dt: &DataType) -> Result<ArrayRef> {
+/// `parts` as one array (of type `dt` when there are none).
+pub(crate) fn concat_parts(parts: Vec<ArrayRef>, dt: &DataType) -> Result<ArrayRef> {
     match parts.len() {
         0 => Ok(new_empty_array(dt)),
         1 => parts
