@@ -1,5 +1,6 @@
 //! Criterion benches of the Lance 2.1+ decoders: bit unpacking, FSST and whole
-//! mini-block pages. Throughput is in bytes of decoded output.
+//! mini-block pages, plus the mini-block value encoder. Throughput is in bytes of
+//! decoded output (of input values for the encoder).
 //!
 //! Quick run: `cargo bench -p lancelet-encoding --bench decode -- --warm-up-time 1 --measurement-time 2`.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
@@ -142,5 +143,27 @@ fn pages(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bitpack, fsst, pages);
+/// Encoding one page's values ([`compress_mini_block`], the whole strategy: every
+/// candidate encoding is built or sized). Throughput is in bytes of input values.
+fn encode(c: &mut Criterion) {
+    use lancelet_encoding::v2_1::encode::{compress_mini_block, EncodeOptions};
+    let mut g = c.benchmark_group("encode_mini_block");
+    let opts = EncodeOptions::default();
+    let mut next = xorshift(9);
+    let ints = arrow_array::Int64Array::from_iter_values((0..1 << 17).map(|_| (next() % (1 << 20)) as i64));
+    g.throughput(Throughput::Bytes((ints.len() * 8) as u64));
+    g.bench_function("int64_20bit", |b| {
+        b.iter(|| black_box(compress_mini_block(&ints, &opts).unwrap()))
+    });
+    let text = text();
+    let raw: usize = text.iter().map(|s| s.len()).sum();
+    let strings = arrow_array::StringArray::from_iter_values(text.iter());
+    g.throughput(Throughput::Bytes(raw as u64));
+    g.bench_function("strings_english", |b| {
+        b.iter(|| black_box(compress_mini_block(&strings, &opts).unwrap()))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bitpack, fsst, pages, encode);
 criterion_main!(benches);

@@ -8,10 +8,13 @@
 
 pub mod bitpack;
 pub mod compress;
+pub mod encode;
 pub mod fsst;
 pub mod page;
+pub mod shred;
 pub mod structure;
 pub mod values;
+pub mod write;
 
 use lancelet_proto::pb21;
 use prost::Message;
