@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 #: The file format version lancelet writes when none is given.
-DEFAULT_VERSION = "2.0"
+DEFAULT_VERSION = "2.2"
 
 
 def stable_version() -> str:
@@ -343,8 +343,10 @@ class LanceFileWriter:
     schema:
         Schema of the file; inferred from the first batch when None.
     version:
-        File format version. lancelet writes ``"2.0"`` (the default); other versions
-        raise :class:`UnsupportedFeatureError` for now.
+        File format version: ``"2.0"``, ``"2.1"`` or ``"2.2"`` (``"stable"``, the default,
+        as in pylance 14). At 2.1+ structs may hold nulls and pages are compressed
+        (bit packing, dictionaries, FSST, RLE, constants); ``"legacy"`` (0.1) is read-only
+        and raises :class:`UnsupportedFeatureError`.
     max_page_bytes:
         Largest page; a flushed column larger than this is cut into several pages
         (default 32 MiB).

@@ -153,7 +153,7 @@ fn plan_field(field: &FieldRef, next: &mut usize, depth: usize, columns: Columns
 }
 
 /// Whether a struct field asks for the packed-struct encoding (one column, row-major).
-fn is_packed(field: &Field) -> bool {
+pub(crate) fn is_packed(field: &Field) -> bool {
     ["packed", "lance-encoding:packed"]
         .iter()
         .any(|k| field.metadata().get(k).is_some_and(|v| v.eq_ignore_ascii_case("true")))

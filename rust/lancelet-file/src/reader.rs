@@ -212,9 +212,6 @@ impl FileReader {
             .ok()
             .filter(|i| *i > 0 && *i < self.meta.global_buffers.len())
             .ok_or_else(|| self.corrupt(format!("{PAGE_STATS_KEY} names no global buffer: {index:?}")))?;
-        if self.meta.version != FileVersion::V2_0 {
-            return Ok(None);
-        }
         let bytes = self.read_global_buffer(index).await?;
         let mut stats = FileStats::decode(bytes.as_slice(), &self.meta.path)?;
         let columns = &self.meta.columns;

@@ -20,13 +20,16 @@ use arrow_buffer::Buffer;
 use arrow_schema::{DataType, SchemaRef};
 use lancelet_encoding::v2_0::encode::{encode_leaf, encode_list_offsets, struct_header, EncodeOptions};
 use lancelet_encoding::v2_0::{pb as pb20, ARRAY_ENCODING_TYPE_URL, COLUMN_ENCODING_TYPE_URL};
+use lancelet_encoding::v2_1::shred::shred;
+use lancelet_encoding::v2_1::write::{encode_page, PageOptions};
+use lancelet_encoding::v2_1::PAGE_LAYOUT_TYPE_URL;
 use lancelet_encoding::EncodedPage;
 use lancelet_proto::{pbfile, pbfile2};
 use prost::Message;
 
 use crate::error::{Error, Result};
 use crate::footer::{FileVersion, Footer};
-use crate::plan::{plan_schema, FieldPlan};
+use crate::plan::{plan_schema, plan_schema_v21, FieldPlan};
 use crate::schema::to_lance_fields;
 use crate::stats::{supports as stats_supports, zone_stats, FileStats, ZoneStats, PAGE_STATS_KEY};
 
@@ -46,7 +49,7 @@ pub struct WriterOptions {
     pub cache_bytes_per_column: u64,
     /// A flushed array larger than this is cut into several pages.
     pub max_page_bytes: u64,
-    /// File format version to write (only 2.0 for now).
+    /// File format version to write (2.0, 2.1 or 2.2).
     pub version: FileVersion,
     /// Encoding choices.
     pub encode: EncodeOptions,
@@ -90,6 +93,27 @@ struct ColumnState {
     zone_rows: u64,
 }
 
+/// A top-level field of a 2.1+ file: its buffered arrays and its leaf columns.
+struct FieldState {
+    pending: Vec<ArrayRef>,
+    pending_bytes: u64,
+    /// Column of the field's first leaf.
+    first_column: usize,
+    /// Page options of each leaf (from the leaf's field metadata).
+    leaves: Vec<PageOptions>,
+}
+
+/// The leaf fields of `field` in column order (2.1+: structs and lists have no columns).
+fn leaf_fields(field: &arrow_schema::FieldRef, out: &mut Vec<arrow_schema::FieldRef>) {
+    match field.data_type() {
+        DataType::Struct(children) if !crate::plan::is_packed(field) => {
+            children.iter().for_each(|c| leaf_fields(c, out));
+        }
+        DataType::List(item) | DataType::LargeList(item) => leaf_fields(item, out),
+        _ => out.push(field.clone()),
+    }
+}
+
 /// Writes one Lance file to any `Write` sink.
 pub struct FileWriter<W: Write> {
     out: W,
@@ -109,29 +133,51 @@ pub struct FileWriter<W: Write> {
     field_ids: Option<Vec<i32>>,
     /// Per column: whether it gets statistics (an orderable leaf outside any list).
     stats_columns: Vec<bool>,
+    /// 2.1+: one entry per top-level field (empty at 2.0).
+    fields: Vec<FieldState>,
 }
 
 impl<W: Write> FileWriter<W> {
     /// Starts a file with `schema`; `path` is only used in error messages.
     pub fn try_new(out: W, path: &str, schema: SchemaRef, opts: WriterOptions) -> Result<Self> {
-        if opts.version != FileVersion::V2_0 {
-            return Err(Error::Unsupported(format!(
-                "writing file format {} is not implemented yet; use version=\"2.0\"",
-                opts.version.name()
-            )));
+        if opts.version == FileVersion::Legacy {
+            return Err(Error::Unsupported(
+                "writing file format 0.1 (legacy): lancelet reads it but writes 2.0, 2.1 and 2.2".into(),
+            ));
         }
+        let v21 = opts.version != FileVersion::V2_0;
         if opts.max_page_bytes == 0 || opts.cache_bytes_per_column == 0 || opts.stats_zone_rows == 0 {
             return Err(Error::InvalidArgument("page and cache sizes must be positive".into()));
         }
         // Validates every type up front so a bad schema fails before anything is written.
         to_lance_fields(&schema)?;
-        let (plans, ncols) = plan_schema(&schema)?;
+        let (plans, ncols) = if v21 {
+            plan_schema_v21(&schema)?
+        } else {
+            plan_schema(&schema)?
+        };
         let mut schema_metadata: HashMap<String, String> = schema.metadata().into();
         // A key copied from another file's schema must not point at a buffer of this one.
         schema_metadata.remove(PAGE_STATS_KEY);
         let mut stats_columns = vec![false; ncols];
         if opts.page_stats {
-            plans.iter().for_each(|p| mark_stats_columns(p, &mut stats_columns));
+            plans.iter().for_each(|p| mark_stats_columns(p, &mut stats_columns, v21));
+        }
+        let mut fields = Vec::new();
+        if v21 {
+            let v2_2 = opts.version == FileVersion::V2_2;
+            let mut first_column = 0;
+            for f in schema.fields() {
+                let mut leaves = Vec::new();
+                leaf_fields(f, &mut leaves);
+                fields.push(FieldState {
+                    pending: Vec::new(),
+                    pending_bytes: 0,
+                    first_column,
+                    leaves: leaves.iter().map(|l| PageOptions::for_field(v2_2, l.metadata())).collect(),
+                });
+                first_column += leaves.len();
+            }
         }
         Ok(Self {
             out,
@@ -147,6 +193,7 @@ impl<W: Write> FileWriter<W> {
             extra_global_buffers: Vec::new(),
             field_ids: None,
             stats_columns,
+            fields,
         })
     }
 
@@ -218,7 +265,9 @@ impl<W: Write> FileWriter<W> {
                     col.null_count()
                 )));
             }
-            check_no_struct_nulls(field.name(), col.as_ref())?;
+            if self.opts.version == FileVersion::V2_0 {
+                check_no_struct_nulls(field.name(), col.as_ref())?;
+            }
             check_dictionary_keys(field.name(), col.as_ref())?;
             cols.push(col.clone());
         }
@@ -242,9 +291,14 @@ impl<W: Write> FileWriter<W> {
     pub fn write_batch(&mut self, batch: &RecordBatch) -> Result<()> {
         self.check_usable()?;
         let cols = self.check_batch(batch)?;
-        let plans = std::mem::take(&mut self.plans);
-        let res = plans.iter().zip(&cols).try_for_each(|(p, c)| self.push(p, c));
-        self.plans = plans;
+        let res = if self.fields.is_empty() {
+            let plans = std::mem::take(&mut self.plans);
+            let res = plans.iter().zip(&cols).try_for_each(|(p, c)| self.push(p, c));
+            self.plans = plans;
+            res
+        } else {
+            cols.iter().enumerate().try_for_each(|(i, c)| self.push_field(i, c))
+        };
         if let Err(e) = res {
             self.poisoned = Some(e.to_string());
             return Err(e);
@@ -338,7 +392,61 @@ impl<W: Write> FileWriter<W> {
         Ok(())
     }
 
+    fn push_field(&mut self, i: usize, array: &ArrayRef) -> Result<()> {
+        let bytes = array.to_data().get_slice_memory_size()? as u64;
+        let state = &mut self.fields[i];
+        state.pending_bytes += bytes;
+        state.pending.push(array.clone());
+        if state.pending_bytes > self.opts.cache_bytes_per_column {
+            self.flush_field(i)?;
+        }
+        Ok(())
+    }
+
+    /// 2.1+: writes the buffered rows of top-level field `i` as one page per leaf column
+    /// (several when they pass `max_page_bytes`).
+    fn flush_field(&mut self, i: usize) -> Result<()> {
+        let pending = std::mem::take(&mut self.fields[i].pending);
+        self.fields[i].pending_bytes = 0;
+        if pending.is_empty() {
+            return Ok(());
+        }
+        let array = if pending.len() == 1 {
+            pending.into_iter().next().unwrap_or_else(|| unreachable!())
+        } else {
+            let refs: Vec<&dyn Array> = pending.iter().map(|a| a.as_ref()).collect();
+            arrow_select::concat::concat(&refs)?
+        };
+        let field = self.schema.field(i).clone();
+        let first = self.fields[i].first_column;
+        let bytes = array.to_data().get_slice_memory_size()? as u64;
+        let parts = (bytes.div_ceil(self.opts.max_page_bytes) as usize).clamp(1, array.len().max(1));
+        let rows = array.len().div_ceil(parts).max(1);
+        let mut start = 0;
+        while start < array.len() {
+            let len = rows.min(array.len() - start);
+            let part = array.slice(start, len);
+            self.record_zones(first, &part);
+            let leaves = shred(&field, part.as_ref()).map_err(|e| Error::from_encoding(&self.path, e))?;
+            for (k, leaf) in leaves.iter().enumerate() {
+                let opts = &self.fields[i].leaves[k];
+                let page = encode_page(leaf, opts).map_err(|e| Error::from_encoding(&self.path, e))?;
+                let encoding = direct_encoding(PAGE_LAYOUT_TYPE_URL, page.layout.encode_to_vec());
+                self.write_page_buffers(first + k, &page.buffers, page.num_rows, encoding)?;
+            }
+            start += len;
+        }
+        Ok(())
+    }
+
     fn encode_and_write(&mut self, column: usize, array: &ArrayRef) -> Result<()> {
+        self.record_zones(column, array);
+        let page = encode_leaf(array, &self.opts.encode).map_err(|e| Error::from_encoding(&self.path, e))?;
+        self.write_page(column, page)
+    }
+
+    /// Records the statistics zones of `array`, the next rows of `column`, if it keeps them.
+    fn record_zones(&mut self, column: usize, array: &ArrayRef) {
         if self.stats_columns.get(column).copied().unwrap_or(false) {
             let step = usize::try_from(self.opts.stats_zone_rows).unwrap_or(usize::MAX);
             let state = &mut self.columns[column];
@@ -352,8 +460,6 @@ impl<W: Write> FileWriter<W> {
                 start += len;
             }
         }
-        let page = encode_leaf(array, &self.opts.encode).map_err(|e| Error::from_encoding(&self.path, e))?;
-        self.write_page(column, page)
     }
 
     fn flush_list(&mut self, column: usize) -> Result<()> {
@@ -366,9 +472,20 @@ impl<W: Write> FileWriter<W> {
     }
 
     fn write_page(&mut self, column: usize, page: EncodedPage<pb20::ArrayEncoding>) -> Result<()> {
-        let mut offsets = Vec::with_capacity(page.buffers.len());
-        let mut sizes = Vec::with_capacity(page.buffers.len());
-        for b in &page.buffers {
+        let encoding = direct_encoding(ARRAY_ENCODING_TYPE_URL, page.encoding.encode_to_vec());
+        self.write_page_buffers(column, &page.buffers, page.num_rows, encoding)
+    }
+
+    fn write_page_buffers(
+        &mut self,
+        column: usize,
+        buffers: &[Buffer],
+        num_rows: u64,
+        encoding: pbfile2::Encoding,
+    ) -> Result<()> {
+        let mut offsets = Vec::with_capacity(buffers.len());
+        let mut sizes = Vec::with_capacity(buffers.len());
+        for b in buffers {
             let (pos, size) = self.write_aligned(b)?;
             offsets.push(pos);
             sizes.push(size);
@@ -376,8 +493,8 @@ impl<W: Write> FileWriter<W> {
         self.columns[column].pages.push(pbfile2::column_metadata::Page {
             buffer_offsets: offsets,
             buffer_sizes: sizes,
-            length: page.num_rows,
-            encoding: Some(direct_encoding(ARRAY_ENCODING_TYPE_URL, page.encoding.encode_to_vec())),
+            length: num_rows,
+            encoding: Some(encoding),
             priority: 0,
         });
         Ok(())
@@ -404,9 +521,14 @@ impl<W: Write> FileWriter<W> {
     /// the number of rows written.
     pub fn finish(mut self) -> Result<(W, u64)> {
         self.check_usable()?;
+        for i in 0..self.fields.len() {
+            self.flush_field(i)?;
+        }
         let mut order = Vec::new();
-        for p in &self.plans {
-            p.visit(&mut |p| order.push(p.clone()));
+        if self.fields.is_empty() {
+            for p in &self.plans {
+                p.visit(&mut |p| order.push(p.clone()));
+            }
         }
         for p in &order {
             match p {
@@ -521,15 +643,19 @@ impl<W: Write> FileWriter<W> {
 
 /// Marks the columns of `plan` that get statistics: orderable leaves, in structs or not,
 /// but never list items (their rows are not the file's rows).
-fn mark_stats_columns(plan: &FieldPlan, out: &mut [bool]) {
+/// At 2.1+ only top-level leaves: a struct child's column holds rows the struct's own
+/// nulls hide, which its zones would not see.
+fn mark_stats_columns(plan: &FieldPlan, out: &mut [bool], top_only: bool) {
     match plan {
         FieldPlan::Leaf { column, field } => {
             if let Some(m) = out.get_mut(*column) {
                 *m = stats_supports(field.data_type());
             }
         }
-        FieldPlan::Struct { children, .. } => children.iter().for_each(|c| mark_stats_columns(c, out)),
-        FieldPlan::List { .. } => {}
+        FieldPlan::Struct { children, .. } if !top_only => {
+            children.iter().for_each(|c| mark_stats_columns(c, out, false))
+        }
+        FieldPlan::Struct { .. } | FieldPlan::List { .. } => {}
     }
 }
 

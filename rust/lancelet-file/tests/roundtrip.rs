@@ -16,7 +16,7 @@ use arrow_array::*;
 use arrow_buffer::{NullBuffer, OffsetBuffer};
 use arrow_schema::{DataType, Field, Fields, Schema};
 use futures::executor::block_on;
-use lancelet_file::PageCache;
+use lancelet_file::{FileVersion, PageCache};
 use proptest::prelude::*;
 
 fn nulls(mask: &[bool]) -> Option<NullBuffer> {
@@ -107,7 +107,7 @@ fn row() -> impl Strategy<Value = (i64, bool, String, bool)> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
 
     #[test]
     fn every_read_path_returns_what_was_written(
@@ -116,6 +116,7 @@ proptest! {
         page_bytes in prop::sample::select(vec![64u64, 1024, 1 << 20]),
         range in (0usize..400, 0usize..400),
         take in prop::collection::vec(0usize..400, 0..40),
+        version in prop::sample::select(vec![FileVersion::V2_0, FileVersion::V2_1, FileVersion::V2_2]),
     ) {
         let full = batch(&rows);
         let n = full.num_rows();
@@ -125,7 +126,7 @@ proptest! {
         cuts.push(n);
         cuts.sort_unstable();
         let parts: Vec<RecordBatch> = cuts.windows(2).map(|w| full.slice(w[0], w[1] - w[0])).collect();
-        let bytes = common::write(&parts, page_bytes);
+        let bytes = common::write_version(&parts, page_bytes, version);
         let r = common::open(&bytes).unwrap();
         prop_assert_eq!(r.num_rows(), n as u64);
         let all = common::read_all(&r).unwrap();

@@ -279,7 +279,7 @@ pub(crate) fn import_schema(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<
 #[pymethods]
 impl PyFileWriter {
     #[new]
-    #[pyo3(signature = (path, schema, version="2.0", max_page_bytes=None, dictionary=true, data_cache_bytes=None,
+    #[pyo3(signature = (path, schema, version="2.2", max_page_bytes=None, dictionary=true, data_cache_bytes=None,
         page_stats=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(

@@ -15,9 +15,15 @@ use lancelet_file::{FileReader, FileWriter, WriterOptions};
 
 /// Writes batches into an in-memory file.
 pub fn write(batches: &[RecordBatch], max_page_bytes: u64) -> Vec<u8> {
+    write_version(batches, max_page_bytes, lancelet_file::FileVersion::V2_0)
+}
+
+/// Writes batches into an in-memory file of format `version`.
+pub fn write_version(batches: &[RecordBatch], max_page_bytes: u64, version: lancelet_file::FileVersion) -> Vec<u8> {
     let schema = batches[0].schema();
     let opts = WriterOptions {
         max_page_bytes,
+        version,
         ..Default::default()
     };
     let mut w = FileWriter::try_new(Vec::new(), "mem", schema, opts).unwrap();
