@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -56,8 +57,8 @@ def test_metadata_json_round_trips_through_pylance(tmp_path):
     # pylance commits lancelet's fragments...
     pds = lance.LanceDataset.commit(uri, lance.LanceOperation.Append([theirs]), read_version=1)
     assert pds.count_rows() == 9
-    # ...and lancelet commits pylance's (2.0 files, as the dataset's format).
-    pf = lance.fragment.write_fragments(_t(9, 12), uri, data_storage_version="2.0")
+    # ...and lancelet commits pylance's (2.2 files, as the dataset's format).
+    pf = lance.fragment.write_fragments(_t(9, 12), uri, data_storage_version="2.2")
     back = [FragmentMetadata.from_json(json.dumps(f.to_json())) for f in pf]
     ds = LanceDataset.commit(uri, LanceOperation.Append(back), read_version=2)
     assert ds.to_table().sort_by("id").equals(_t(0, 12))
@@ -116,7 +117,8 @@ def test_overwrite_commit_on_a_stale_version_conflicts_only_with_an_overwrite(tm
 def test_scan_stats_count_rows_and_bytes(tmp_path):
     uri = str(tmp_path / "a.lance")
     n = 200_000
-    t = pa.table({"id": pa.array(range(n), pa.int64()), "payload": [b"x" * 100] * n})
+    raw = np.random.default_rng(1).bytes(100 * n)  # incompressible: a constant would take no bytes
+    t = pa.table({"id": pa.array(range(n), pa.int64()), "payload": [raw[i * 100:(i + 1) * 100] for i in range(n)]})
     ds = lancelet.write_dataset(t, uri)
     full = ds.scanner()
     assert full.scan_stats.bytes_read == 0

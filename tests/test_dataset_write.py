@@ -248,12 +248,12 @@ def test_data_storage_version_2_0_is_accepted_on_every_mode(lib, uri):
 
 
 @pytest.mark.lancelet_only
-def test_default_data_storage_version_is_2_0(lib, uri):
-    assert lib.write_dataset(_table(0, 3), uri).data_storage_version == "2.0"
+def test_default_data_storage_version_is_2_2(lib, uri):
+    assert lib.write_dataset(_table(0, 3), uri).data_storage_version == "2.2"
 
 
 @pytest.mark.lancelet_only
-@pytest.mark.parametrize("version", ["stable", "legacy", "0.1", "2.1", "2.2"])
+@pytest.mark.parametrize("version", ["legacy", "0.1", "2.3"])
 def test_other_storage_versions_are_unsupported(lib, uri, version, errors):
     with pytest.raises(errors.unsupported):
         lib.write_dataset(_table(0, 3), uri, data_storage_version=version)

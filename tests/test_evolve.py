@@ -215,13 +215,17 @@ def test_lancelet_reads_pylance_evolved_datasets(tmp_path):
         assert ours.to_table(columns=["double"], filter="key > 590")["double"].to_pylist() == want
 
 
-def test_adding_columns_to_a_pylance_2_2_dataset_is_refused_cleanly(tmp_path):
+def test_adding_columns_to_a_pylance_2_2_dataset_writes_2_2_files(tmp_path):
     uri = str(tmp_path / "p.lance")
     lance.write_dataset(_t(0, 10), uri)
     files = _data_files(uri)
-    with pytest.raises(lancelet.UnsupportedFeatureError):
-        lancelet.dataset(uri).add_columns({"c": "id + 1"})
-    assert _data_files(uri) == files and lancelet.dataset(uri).version == 1
+    lancelet.dataset(uri).add_columns({"c": "id + 1"})
+    new = set(_data_files(uri)) - set(files)
+    assert len(new) == 1
+    with open(os.path.join(uri, "data", next(iter(new))), "rb") as f:
+        f.seek(-8, os.SEEK_END)
+        assert f.read() == b"\x02\x00\x02\x00LANC"
+    assert lance.dataset(uri).to_table()["c"].to_pylist() == list(range(1, 11))
     lancelet.dataset(uri).add_columns(pa.field("n", pa.int8()))  # no data: fine at any version
     assert lance.dataset(uri).to_table()["n"].null_count == 10
 

@@ -527,9 +527,6 @@ def test_null_struct_under_a_null_list_slot_is_accepted(tmp_path):
 @pytest.mark.parametrize(
     "version,error",
     [
-        ("2.1", lancelet.UnsupportedFeatureError),
-        ("2.2", lancelet.UnsupportedFeatureError),
-        ("stable", lancelet.UnsupportedFeatureError),
         ("0.1", lancelet.UnsupportedFeatureError),
         ("legacy", lancelet.UnsupportedFeatureError),
         ("bogus", lancelet.InvalidArgumentError),
@@ -549,7 +546,7 @@ def test_unsupported_or_unknown_version_strings_are_refused(version, error, tmp_
 
 def test_version_error_without_schema_surfaces_at_the_first_batch(tmp_path):
     path = tmp_path / "v.lance"
-    w = LanceFileWriter(str(path), version="2.1")
+    w = LanceFileWriter(str(path), version="legacy")
     with pytest.raises(lancelet.UnsupportedFeatureError):
         w.write_batch(good_batch())
     assert leftovers(tmp_path) == []

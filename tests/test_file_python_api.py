@@ -151,14 +151,13 @@ def test_metadata_dataclasses_have_pylance_attribute_names(ints_file):
 
 
 def test_stable_version_is_the_version_lancelet_writes_by_default(tmp_path):
-    """Deliberate difference: pylance's stable_version() is "2.2"; lancelet writes only 2.0,
-    so its default (version=None) and stable_version() are "2.0"."""
-    assert lancelet.file.stable_version() == "2.0"
+    """As pylance 14: stable_version() is "2.2", and so is the default (version=None)."""
+    assert lancelet.file.stable_version() == "2.2"
     path = str(tmp_path / "default.lance")
     with LanceFileWriter(path) as w:
         w.write_batch(pa.table({"a": [1]}))
     md = LanceFileReader(path).metadata()
-    assert (md.major_version, md.minor_version) == (0, 3)
+    assert (md.major_version, md.minor_version) == (2, 2)
 
 
 def test_exceptions_are_exported_from_the_package_and_derive_from_builtins():

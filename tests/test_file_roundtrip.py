@@ -450,7 +450,7 @@ def test_writer_infers_schema_from_first_batch(tmp_path, tables_equal):
     with LanceFileWriter(path) as w:
         w.write_batch(table.to_batches()[0])
     tables_equal(LanceFileReader(path).read_all().to_table(), table)
-    assert LanceFileReader(path).metadata().version == "2.0"
+    assert LanceFileReader(path).metadata().version == "2.2"
 
 
 def test_writer_accepts_batches_with_columns_in_another_order(tmp_path, tables_equal):

@@ -329,13 +329,12 @@ def test_pylance_default_dataset_is_readable(tmp_path, tables_equal):
     tables_equal(ds.to_table(columns=["tags"]), table.select(["tags"]))
 
 
-def test_appending_to_a_v22_dataset_is_refused(tmp_path):
+def test_appending_to_a_v22_dataset_keeps_its_format(tmp_path):
     import lancelet
-    from lancelet.errors import UnsupportedFeatureError
 
     table = pa.table({"id": pa.array(range(10), pa.int64())})
     uri = str(tmp_path / "ds")
     lance.write_dataset(table, uri)
-    with pytest.raises(UnsupportedFeatureError, match="2.2"):
-        lancelet.write_dataset(table, uri, mode="append")
-    assert lance.dataset(uri).count_rows() == 10
+    lancelet.write_dataset(table, uri, mode="append", data_storage_version="2.0")
+    assert lance.dataset(uri).count_rows() == 20
+    assert lance.dataset(uri).data_storage_version == "2.2"

@@ -241,9 +241,9 @@ def test_writing_data_files_is_refused(tmp_path):
         assert "2.0" in msg or "legacy" in msg or "0.1" in msg, f"{what}: {msg}"
     assert lance.dataset(uri).version == version
     _check_same(uri)
-    # Overwriting replaces the data, so it may switch to 2.0.
+    # Overwriting replaces the data, so it switches to the default format (2.2).
     lancelet.write_dataset(pa.table({"id": pa.array([1, 2], pa.int64())}), uri, mode="overwrite")
-    assert lance.dataset(uri).data_storage_version == "2.0"
+    assert lance.dataset(uri).data_storage_version == "2.2"
     assert lancelet.dataset(uri).to_table().equals(lance.dataset(uri).to_table())
 
 

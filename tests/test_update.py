@@ -62,13 +62,14 @@ def test_pylance_reads_lancelet_updates_and_back(tmp_path):
     assert _sorted(lancelet.dataset(uri).to_table()) == _sorted(lance.dataset(uri).to_table())
 
 
-def test_pylance_2_2_updates_read_in_lancelet_and_writing_them_is_refused(tmp_path):
+def test_pylance_2_2_updates_read_in_lancelet_and_lancelet_updates_them(tmp_path):
     uri = str(tmp_path / "p.lance")
     lance.write_dataset(_t(0, 100), uri).update({"price": "price + 1"}, where="id < 50")
     assert _sorted(lancelet.dataset(uri).to_table()) == _sorted(lance.dataset(uri).to_table())
-    with pytest.raises(lancelet.UnsupportedFeatureError):
-        lancelet.dataset(uri).update({"price": "0.0"})
-    assert lancelet.dataset(uri).version == 2
+    lancelet.dataset(uri).update({"price": "0.0"}, where="id >= 90")
+    assert lancelet.dataset(uri).version == 3
+    assert lance.dataset(uri).data_storage_version == "2.2"
+    assert _sorted(lancelet.dataset(uri).to_table()) == _sorted(lance.dataset(uri).to_table())
 
 
 def test_an_update_conflicts_with_a_concurrent_delete_of_its_rows(tmp_path):

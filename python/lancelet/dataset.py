@@ -256,10 +256,11 @@ def _check_write_args(mode: str, data_storage_version: Optional[str], max_rows_p
         )
     if mode not in ("create", "append", "overwrite"):
         raise InvalidArgumentError(f'mode must be "create", "append" or "overwrite", got {mode!r}')
-    if data_storage_version not in (None, "2.0"):
-        if data_storage_version in ("stable", "2.1", "2.2", "2.3", "next", "legacy", "0.1"):
+    if data_storage_version not in (None, "2.0", "2.1", "2.2", "stable"):
+        if data_storage_version in ("2.3", "next", "legacy", "0.1"):
             raise UnsupportedFeatureError(
-                f'lancelet writes data_storage_version="2.0" for now, not {data_storage_version!r}'
+                'lancelet writes data_storage_version "2.0", "2.1" and "2.2" ("stable"), '
+                f"not {data_storage_version!r}"
             )
         raise InvalidArgumentError(f"unknown data_storage_version {data_storage_version!r}")
     for name, value in (("max_rows_per_file", max_rows_per_file), ("max_rows_per_group", max_rows_per_group),

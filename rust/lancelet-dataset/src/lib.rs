@@ -428,23 +428,16 @@ impl Dataset {
     }
 
     /// The file version of this dataset's data files, for an operation (`what`) that
-    /// writes new ones; lancelet writes 2.0 only, so other formats are refused before
-    /// anything is written.
+    /// writes new ones; legacy (0.1) datasets are refused before anything is written.
     pub(crate) fn writable_version(&self, what: &str) -> Result<lancelet_file::FileVersion> {
         let name = self.data_storage_version();
         if matches!(name.as_str(), "0.1" | "legacy") {
             return Err(Error::Unsupported(format!(
                 "{what} on a legacy (file format 0.1) dataset: lancelet reads legacy datasets but \
-                 writes only 2.0 files"
+                 writes only 2.0, 2.1 and 2.2 files"
             )));
         }
         let version = lancelet_file::FileVersion::parse(&name)?;
-        if version != lancelet_file::FileVersion::V2_0 {
-            return Err(Error::Unsupported(format!(
-                "{what} on a dataset of file format {} (lancelet writes 2.0 files)",
-                version.name()
-            )));
-        }
         Ok(version)
     }
 

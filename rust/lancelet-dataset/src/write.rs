@@ -73,6 +73,9 @@ pub struct WriteParams {
     pub enable_v2_manifest_paths: bool,
     /// File format of new data files.
     pub file_version: FileVersion,
+    /// `file_version` was not asked for: an overwrite keeps the existing dataset's format
+    /// (appends always do).
+    pub default_file_version: bool,
     /// Stored in the transaction's properties.
     pub commit_message: Option<String>,
     /// Called after each batch and each completed file.
@@ -105,7 +108,8 @@ impl Default for WriteParams {
             max_rows_per_file: 1024 * 1024,
             max_bytes_per_file: 90 * 1024 * 1024 * 1024,
             enable_v2_manifest_paths: true,
-            file_version: FileVersion::V2_0,
+            file_version: FileVersion::V2_2,
+            default_file_version: false,
             commit_message: None,
             progress: None,
             // Data files carry zone statistics for filtered scans (pylance ignores them).
@@ -265,9 +269,28 @@ pub struct PendingUpload {
     pub local: std::path::PathBuf,
 }
 
+/// Appends, in Lance field pre-order, whether each field of `field` is a 2.1+ leaf column.
+fn leaf_mask(field: &Field, out: &mut Vec<bool>) {
+    let packed = ["packed", "lance-encoding:packed"]
+        .iter()
+        .any(|k| field.metadata().get(*k).is_some_and(|v| v.eq_ignore_ascii_case("true")));
+    match field.data_type() {
+        DataType::Struct(children) if !packed => {
+            out.push(false);
+            children.iter().for_each(|c| leaf_mask(c, out));
+        }
+        DataType::List(item) | DataType::LargeList(item) => {
+            out.push(false);
+            leaf_mask(item, out);
+        }
+        _ => out.push(true),
+    }
+}
+
 impl FragmentWriter {
     /// A writer of files with `schema`, recording `field_ids` (pre-order Lance field ids).
-    pub fn new(store: Arc<dyn Store>, schema: SchemaRef, field_ids: Vec<i32>, params: WriteParams) -> Result<Self> {
+    pub fn new(store: Arc<dyn Store>, schema: SchemaRef, field_ids: Vec<i32>, mut params: WriteParams) -> Result<Self> {
+        params.writer.version = params.file_version;
         if params.max_rows_per_file == 0 || params.max_bytes_per_file == 0 {
             return Err(Error::InvalidArgument(
                 "max_rows_per_file and max_bytes_per_file must be positive".into(),
@@ -347,12 +370,24 @@ impl FragmentWriter {
                 local,
             });
         }
+        // At 2.1+ only leaves have columns, and the data file lists only their ids (as pylance).
+        let listed_ids = if self.params.file_version == FileVersion::V2_0 {
+            self.field_ids.clone()
+        } else {
+            let mut leaves = Vec::new();
+            self.schema.fields().iter().for_each(|f| leaf_mask(f, &mut leaves));
+            if leaves.len() == self.field_ids.len() {
+                self.field_ids.iter().zip(leaves).filter(|(_, l)| *l).map(|(id, _)| *id).collect()
+            } else {
+                self.field_ids.clone()
+            }
+        };
         self.done.push(pb::DataFragment {
             id: self.done.len() as u64,
             files: vec![pb::DataFile {
                 path: name,
-                fields: self.field_ids.clone(),
-                column_indices: (0..self.field_ids.len() as i32).collect(),
+                column_indices: (0..listed_ids.len() as i32).collect(),
+                fields: listed_ids,
                 file_major_version: major,
                 file_minor_version: minor,
                 file_size_bytes: size,
@@ -536,15 +571,21 @@ pub async fn write_fragments_on(
         return Err(Error::AlreadyExists(loc.store.root_display()));
     }
     let appending = mode == WriteMode::Append && existing.is_some();
+    // Appends keep the dataset's file format, whatever version was asked for, and so do
+    // overwrites that name none (as pylance); a legacy dataset is overwritten at the default.
+    let kept;
+    let params = match (&existing, appending || params.default_file_version) {
+        (Some(ds), true) if !(mode == WriteMode::Overwrite && ds.data_storage_version() == "0.1") => {
+            kept = WriteParams {
+                file_version: ds.writable_version("appending")?,
+                ..params.clone()
+            };
+            &kept
+        }
+        _ => params,
+    };
     let (file_schema, order, field_ids) = match (&existing, appending) {
         (Some(ds), true) => {
-            if ds.data_storage_version() != params.file_version.name() {
-                return Err(Error::Unsupported(format!(
-                    "appending {} files to a dataset of format {}",
-                    params.file_version.name(),
-                    ds.data_storage_version()
-                )));
-            }
             let aligned = align_schema(ds.schema(), &data_schema)?;
             // Keep the data's nested field names (e.g. list items) so batches need no cast.
             let fields: Vec<Field> = aligned
@@ -711,6 +752,9 @@ async fn commit_fragments_on(
     params: &WriteParams,
 ) -> Result<Dataset> {
     let store = loc.store.clone();
+    // The dataset's file format after this commit: an append keeps it; an overwrite takes
+    // its files' (or, with no files, the one asked for, or the existing one by default).
+    let mut version = params.file_version.name().to_string();
     let op = match kind {
         CommitKind::Append => {
             let Some(ds) = &existing else {
@@ -719,12 +763,20 @@ async fn commit_fragments_on(
                     loc.store.root_display()
                 )));
             };
-            check_fragments(&fragments, &ds.manifest().fields, &ds.data_storage_version())?;
+            version = ds.data_storage_version();
+            check_fragments(&fragments, &ds.manifest().fields, &version)?;
             Operation::Append(pb::transaction::Append { fragments })
         }
         CommitKind::Overwrite(schema) => {
             let fields = to_lance_fields(&schema)?;
-            check_fragments(&fragments, &fields, params.file_version.name())?;
+            if let Some(d) = fragments.first().and_then(|f| f.files.first()) {
+                version = format!("{}.{}", d.file_major_version, d.file_minor_version);
+            } else if let Some(ds) = existing.as_ref().filter(|_| params.default_file_version) {
+                if let Ok(v) = ds.writable_version("overwriting") {
+                    version = v.name().to_string();
+                }
+            }
+            check_fragments(&fragments, &fields, &version)?;
             Operation::Overwrite(pb::transaction::Overwrite {
                 fragments,
                 schema: fields,
@@ -748,7 +800,7 @@ async fn commit_fragments_on(
         },
         data_format: Some(pb::manifest::DataStorageFormat {
             file_format: "lance".into(),
-            version: params.file_version.name().into(),
+            version,
         }),
         enable_stable_row_ids: params.enable_stable_row_ids,
         ..CommitOptions::default()

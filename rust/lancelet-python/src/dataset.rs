@@ -114,12 +114,8 @@ fn import_stream(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<RecordBatch
 
 fn file_version(py: Python<'_>, v: Option<&str>) -> PyResult<FileVersion> {
     match v {
-        None | Some("2.0") => Ok(FileVersion::V2_0),
-        Some(other) => Err(errors::make(
-            py,
-            errors::Kind::Unsupported,
-            format!("lancelet writes data_storage_version=\"2.0\" for now, not {other:?}"),
-        )),
+        None => Ok(FileVersion::V2_2),
+        Some(s) => FileVersion::parse(s).map_err(|e| errors::to_py(py, e)),
     }
 }
 
@@ -137,6 +133,7 @@ fn write_params(
 ) -> PyResult<WriteParams> {
     let mode = WriteMode::parse(mode).map_err(|e| errors::to_py(py, e))?;
     let file_version = file_version(py, data_storage_version)?;
+    let default_file_version = data_storage_version.is_none();
     let progress = progress.map(|cb| {
         let cb = Arc::new(cb);
         Arc::new(move |p: WriteProgress| {
@@ -151,6 +148,7 @@ fn write_params(
         max_bytes_per_file,
         enable_v2_manifest_paths,
         file_version,
+        default_file_version,
         commit_message,
         progress,
         ..WriteParams::default()
