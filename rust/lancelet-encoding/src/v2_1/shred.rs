@@ -89,6 +89,7 @@ pub fn shred(field: &Field, array: &dyn Array) -> Result<Vec<Shredded>> {
         rep: None,
         stop: None,
         idx: None,
+        hidden: Vec::new(),
     };
     let mut walk = Walk {
         num_rows: root.len(),
@@ -125,6 +126,10 @@ struct State {
     /// Per entry, its index into the current array ([`INVISIBLE`] when it owns no slot).
     /// `None` = identity (no list layer yet).
     idx: Option<Vec<usize>>,
+    /// Stop codes seen only on slots already hidden by an outer null struct. pylance picks
+    /// layer kinds from every slot it visits, hidden ones included, and its reader expects
+    /// those kinds, so they count when choosing layers (never for the levels themselves).
+    hidden: Vec<u32>,
 }
 
 impl State {
@@ -143,10 +148,8 @@ impl State {
         }
         let n = self.n;
         let stop = self.stop.get_or_insert_with(|| vec![0; n]);
+        let mut hidden = false;
         for (k, s) in stop.iter_mut().enumerate() {
-            if *s != 0 {
-                continue;
-            }
             let i = self.idx.as_ref().map_or(k, |v| v[k]);
             if i == INVISIBLE {
                 continue;
@@ -158,8 +161,15 @@ impl State {
                 )));
             }
             if nulls.is_null(i) {
-                *s = code;
+                if *s == 0 {
+                    *s = code;
+                } else {
+                    hidden = true;
+                }
             }
+        }
+        if hidden && !self.hidden.contains(&code) {
+            self.hidden.push(code);
         }
         Ok(())
     }
@@ -205,6 +215,7 @@ impl Walk {
                                 rep: None,
                                 stop: None,
                                 idx: None,
+                                hidden: Vec::new(),
                             },
                         )
                     } else {
@@ -279,9 +290,23 @@ fn expand<O: OffsetSizeTrait>(list: &GenericListArray<O>, j: usize, lists: u16, 
     let mut rep = Vec::with_capacity(state.n);
     let mut stop = Vec::with_capacity(state.n);
     let mut idx = Vec::with_capacity(state.n);
+    let mut hidden = state.hidden.clone();
     for k in 0..state.n {
         let r = state.rep.as_ref().map_or(0, |v| v[k]);
         if state.stopped(k) {
+            let i = state.index(k);
+            if i != INVISIBLE && i < list.len() {
+                let code = if nulls.is_some_and(|n| n.is_null(i)) {
+                    null_c
+                } else if offsets[i] == offsets[i + 1] {
+                    empty_c
+                } else {
+                    0
+                };
+                if code != 0 && !hidden.contains(&code) {
+                    hidden.push(code);
+                }
+            }
             rep.push(r);
             stop.push(state.stop.as_ref().map_or(0, |s| s[k]));
             idx.push(INVISIBLE);
@@ -325,6 +350,7 @@ fn expand<O: OffsetSizeTrait>(list: &GenericListArray<O>, j: usize, lists: u16, 
         rep: Some(rep),
         stop: any_stop.then_some(stop),
         idx: Some(idx),
+        hidden,
     })
 }
 
@@ -339,7 +365,7 @@ fn finish(state: State, leaf: &ArrayRef, is_list: &[bool], r_max: u16, num_rows:
     let mut has_null = vec![false; m];
     let mut has_empty = vec![false; m];
     if let Some(stop) = &state.stop {
-        for s in stop.iter().filter(|s| **s != 0) {
+        for s in stop.iter().chain(&state.hidden).filter(|s| **s != 0) {
             let j = ((*s - 1) / 2) as usize;
             if j >= m {
                 return Err(Error::InvalidInput("internal: stop beyond the path".into()));
