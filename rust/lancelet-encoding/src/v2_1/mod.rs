@@ -9,6 +9,7 @@
 pub mod bitpack;
 pub mod compress;
 pub mod encode;
+pub mod fast;
 pub mod fsst;
 pub mod page;
 pub mod shred;

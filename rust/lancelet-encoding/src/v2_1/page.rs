@@ -31,6 +31,9 @@ pub fn decode_page(
     let Some(PathNode::Leaf { data_type }) = path.last() else {
         return Err(Error::InvalidInput("a path must end with a leaf".into()));
     };
+    if let Some(array) = super::fast::zero_copy(layout, buffers, num_rows, path) {
+        return array;
+    }
     let d = match layout.layout.as_ref() {
         Some(Layout::MiniBlockLayout(m)) => mini_block(m, buffers, data_type)?,
         Some(Layout::FullZipLayout(f)) => full_zip(f, buffers, data_type)?,
