@@ -51,7 +51,7 @@ def main() -> None:
 
     t0 = time.perf_counter()
     batches = []
-    with LanceFileWriter(path, version="2.0") as writer:
+    with LanceFileWriter(path) as writer:  # file format 2.2, pylance 14's default
         for start in range(0, args.rows, 50_000):
             b = make_batch(start, min(50_000, args.rows - start), rng)
             batches.append(b)
@@ -181,10 +181,13 @@ def dataset_demo(uri: str, rows: int, rng: random.Random) -> None:
 
 
 def _leaf_names(schema: pa.Schema) -> list:
+    """Column names of a 2.1+ file: only leaves have columns (structs and lists live in
+    their leaves' repetition and definition levels)."""
     out = []
 
     def walk(name: str, t: pa.DataType) -> None:
-        out.append(name)
+        if not (pa.types.is_struct(t) or pa.types.is_list(t) or pa.types.is_large_list(t)):
+            out.append(name)
         if pa.types.is_struct(t):
             for i in range(t.num_fields):
                 walk(f"{name}.{t.field(i).name}", t.field(i).type)
@@ -197,11 +200,13 @@ def _leaf_names(schema: pa.Schema) -> list:
 
 
 def _kind(debug: str) -> str:
-    for name in ("Dictionary", "Binary", "FixedSizeList", "List", "Struct", "AllNulls", "SomeNulls", "NoNulls"):
-        if name + "(" in debug or name + " " in debug or name + "," in debug:
-            return {"Struct": "struct header", "List": "list offsets", "NoNulls": "flat values",
-                    "SomeNulls": "flat values + validity", "AllNulls": "all null"}.get(name, name.lower())
-    return "other"
+    """A short name for a 2.1+ page: its layout and main value encoding."""
+    layout = next((n for n in ("MiniBlockLayout", "FullZipLayout", "ConstantLayout") if n in debug), "")
+    layout = {"MiniBlockLayout": "mini-block", "FullZipLayout": "full-zip", "ConstantLayout": "constant"}.get(layout, "?")
+    for name in ("Dictionary", "Fsst", "InlineBitpacking", "Rle", "General", "FixedSizeList", "Variable", "Flat"):
+        if name in debug:
+            return f"{layout}, {name}"
+    return layout
 
 
 if __name__ == "__main__":
