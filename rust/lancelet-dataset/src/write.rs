@@ -273,7 +273,7 @@ pub struct PendingUpload {
 fn leaf_mask(field: &Field, out: &mut Vec<bool>) {
     let packed = ["packed", "lance-encoding:packed"]
         .iter()
-        .any(|k| field.metadata().get(*k).is_some_and(|v| v.eq_ignore_ascii_case("true")));
+        .any(|k| field.metadata().get(k).is_some_and(|v| v.eq_ignore_ascii_case("true")));
     match field.data_type() {
         DataType::Struct(children) if !packed => {
             out.push(false);
