@@ -377,7 +377,12 @@ impl FragmentWriter {
             let mut leaves = Vec::new();
             self.schema.fields().iter().for_each(|f| leaf_mask(f, &mut leaves));
             if leaves.len() == self.field_ids.len() {
-                self.field_ids.iter().zip(leaves).filter(|(_, l)| *l).map(|(id, _)| *id).collect()
+                self.field_ids
+                    .iter()
+                    .zip(leaves)
+                    .filter(|(_, l)| *l)
+                    .map(|(id, _)| *id)
+                    .collect()
             } else {
                 self.field_ids.clone()
             }

@@ -161,7 +161,9 @@ impl<W: Write> FileWriter<W> {
         schema_metadata.remove(PAGE_STATS_KEY);
         let mut stats_columns = vec![false; ncols];
         if opts.page_stats {
-            plans.iter().for_each(|p| mark_stats_columns(p, &mut stats_columns, v21));
+            plans
+                .iter()
+                .for_each(|p| mark_stats_columns(p, &mut stats_columns, v21));
         }
         let mut fields = Vec::new();
         if v21 {
@@ -174,7 +176,10 @@ impl<W: Write> FileWriter<W> {
                     pending: Vec::new(),
                     pending_bytes: 0,
                     first_column,
-                    leaves: leaves.iter().map(|l| PageOptions::for_field(v2_2, l.metadata())).collect(),
+                    leaves: leaves
+                        .iter()
+                        .map(|l| PageOptions::for_field(v2_2, l.metadata()))
+                        .collect(),
                 });
                 first_column += leaves.len();
             }

@@ -118,7 +118,9 @@ pub fn encode_page(leaf: &Shredded, opts: &PageOptions) -> Result<EncodedPage21>
         match (opts.structural, wide) {
             (Some(Structural::FullZip), _) | (None, true) => full_zip(leaf, values.as_ref(), opts)?,
             _ => match mini_block(leaf, values.as_ref(), opts) {
-                Err(Error::InvalidInput(why)) if why.starts_with(LEVEL_OVERFLOW) => full_zip(leaf, values.as_ref(), opts)?,
+                Err(Error::InvalidInput(why)) if why.starts_with(LEVEL_OVERFLOW) => {
+                    full_zip(leaf, values.as_ref(), opts)?
+                }
                 other => other?,
             },
         }
@@ -194,7 +196,9 @@ fn constant_value(values: &dyn Array) -> Option<Vec<u8>> {
         DataType::Boolean => {
             let b = values.as_boolean();
             let v = b.value(first);
-            (0..b.len()).all(|i| !valid(i) || b.value(i) == v).then(|| vec![u8::from(v)])
+            (0..b.len())
+                .all(|i| !valid(i) || b.value(i) == v)
+                .then(|| vec![u8::from(v)])
         }
         DataType::Utf8 | DataType::Binary | DataType::LargeUtf8 | DataType::LargeBinary => {
             let get = |i: usize| -> &[u8] {
@@ -333,7 +337,9 @@ fn chunk_entries(leaf: &Shredded, counts: &[usize]) -> Result<Vec<usize>> {
 
 fn put_uint(out: &mut Vec<u8>, v: usize, nb: usize) -> Result<()> {
     if nb < 8 && v >> (8 * nb) != 0 {
-        return Err(Error::InvalidInput(format!("{LEVEL_OVERFLOW}: {v} does not fit {nb} bytes")));
+        return Err(Error::InvalidInput(format!(
+            "{LEVEL_OVERFLOW}: {v} does not fit {nb} bytes"
+        )));
     }
     out.extend_from_slice(&(v as u64).to_le_bytes()[..nb]);
     Ok(())
@@ -368,16 +374,8 @@ fn mini_block(leaf: &Shredded, values: &dyn Array, opts: &PageOptions) -> Result
     } = compress_mini_block(values, &opts.encode)?;
     let counts: Vec<usize> = chunks.iter().map(|c| c.num_values).collect();
     let per_chunk = chunk_entries(leaf, &counts)?;
-    let rep = leaf
-        .rep
-        .as_ref()
-        .map(|r| compress_levels(r, &per_chunk))
-        .transpose()?;
-    let def = leaf
-        .def
-        .as_ref()
-        .map(|d| compress_levels(d, &per_chunk))
-        .transpose()?;
+    let rep = leaf.rep.as_ref().map(|r| compress_levels(r, &per_chunk)).transpose()?;
+    let def = leaf.def.as_ref().map(|d| compress_levels(d, &per_chunk)).transpose()?;
     let has_levels = rep.is_some() || def.is_some();
     let num_buffers = chunks.first().map(|c| c.buffers.len()).unwrap_or(1);
     let word = if opts.v2_2 { 4 } else { 2 };
@@ -428,7 +426,11 @@ fn mini_block(leaf: &Shredded, values: &dyn Array, opts: &PageOptions) -> Result
         None => (None, 0),
     };
     if let Some(r) = leaf.rep.as_deref() {
-        buffers.push(Buffer::from_vec(repetition_index(r, num_list_layers(&leaf.layers), &per_chunk)));
+        buffers.push(Buffer::from_vec(repetition_index(
+            r,
+            num_list_layers(&leaf.layers),
+            &per_chunk,
+        )));
     }
     let m = pb21::MiniBlockLayout {
         rep_compression: rep.map(|(e, _)| e),
@@ -484,7 +486,9 @@ fn max_def(layers: &[i32]) -> u64 {
     layers
         .iter()
         .map(|l| match RepDefLayer::try_from(*l) {
-            Ok(RepDefLayer::RepdefNullableItem | RepDefLayer::RepdefNullableList | RepDefLayer::RepdefEmptyableList) => 1,
+            Ok(
+                RepDefLayer::RepdefNullableItem | RepDefLayer::RepdefNullableList | RepDefLayer::RepdefEmptyableList,
+            ) => 1,
             Ok(RepDefLayer::RepdefNullAndEmptyList) => 2,
             _ => 0,
         })
@@ -493,8 +497,14 @@ fn max_def(layers: &[i32]) -> u64 {
 
 /// Per-value bytes of a full-zip page.
 enum ZipValues<'a> {
-    Fixed { data: Buffer, width: usize },
-    Var { offsets: Vec<u64>, data: std::borrow::Cow<'a, [u8]> },
+    Fixed {
+        data: Buffer,
+        width: usize,
+    },
+    Var {
+        offsets: Vec<u64>,
+        data: std::borrow::Cow<'a, [u8]>,
+    },
 }
 
 impl ZipValues<'_> {
@@ -510,7 +520,11 @@ fn var_parts(values: &dyn Array) -> Option<(Vec<u64>, &[u8])> {
     fn go<O: arrow_array::OffsetSizeTrait>(o: &[O], d: &[u8]) -> (Vec<u64>, usize, usize) {
         let first = o.first().map(|x| x.as_usize()).unwrap_or(0);
         let last = o.last().map(|x| x.as_usize()).unwrap_or(0);
-        (o.iter().map(|x| (x.as_usize() - first) as u64).collect(), first, last.max(first).min(d.len()))
+        (
+            o.iter().map(|x| (x.as_usize() - first) as u64).collect(),
+            first,
+            last.max(first).min(d.len()),
+        )
     }
     let (offsets, first, last, data) = match values.data_type() {
         DataType::Utf8 => {
@@ -590,7 +604,11 @@ fn full_zip(leaf: &Shredded, values: &dyn Array, opts: &PageOptions) -> Result<B
     let max_rep = num_list_layers(&leaf.layers);
     let max_visible = max_visible_def(&leaf.layers)?;
     let bits_rep = if leaf.rep.is_some() { bit_len(max_rep as u64) } else { 0 };
-    let bits_def = if leaf.def.is_some() { bit_len(max_def(&leaf.layers)) } else { 0 };
+    let bits_def = if leaf.def.is_some() {
+        bit_len(max_def(&leaf.layers))
+    } else {
+        0
+    };
     let ctrl = match bits_rep + bits_def {
         0 => 0,
         1..=8 => 1,
@@ -607,7 +625,9 @@ fn full_zip(leaf: &Shredded, values: &dyn Array, opts: &PageOptions) -> Result<B
         };
         let mut chosen = None;
         if want_fsst {
-            let vals = (0..n).filter(|i| values.is_valid(*i)).map(|i| &data[offsets[i] as usize..offsets[i + 1] as usize]);
+            let vals = (0..n)
+                .filter(|i| values.is_valid(*i))
+                .map(|i| &data[offsets[i] as usize..offsets[i + 1] as usize]);
             let comp = Compressor::train(vals);
             let (co, cd) = comp.compress_values((0..n).map(|i| &data[offsets[i] as usize..offsets[i + 1] as usize]));
             if cd.len() < data.len() || opts.encode.compression.as_deref() == Some("fsst") {
