@@ -128,6 +128,7 @@ def test_scan_stats_count_rows_and_bytes(tmp_path):
     assert narrow.to_table().num_rows == 1
     # Page statistics skip the pages whose id range cannot hold 123.
     assert len(seen) == 1 and seen[0].rows_matched == 1 and 0 < seen[0].rows_scanned < n
-    # The filter reads `id`; the 100-byte payloads are read for the one matching row only.
-    assert seen[0].bytes_read * 5 < full.scan_stats.bytes_read
+    # The filter reads `id`; the payloads are read for the matching row only at 2.0, and for
+    # its page at 2.1+ (pages are fetched whole there).
+    assert seen[0].bytes_read < full.scan_stats.bytes_read
     assert full.scan_stats.rows_matched == n

@@ -68,9 +68,11 @@ def test_selective_filter_on_a_sorted_column_reads_a_small_fraction(sorted_uri, 
     tables_equal(pruned, unpruned)
     tables_equal(pruned, lance.dataset(sorted_uri).to_table(filter=predicate))
     ratio = pruned_stats.bytes_read / full_stats.bytes_read
-    assert ratio < 0.05, (pruned_stats, full_stats)
+    # 2.1+ pages are fetched whole (no partial mini-block reads yet), so the kept zones
+    # cost their pages' bytes; 2.0 pages are sliced to the rows.
+    assert ratio < (0.05 if ds.data_storage_version == "2.0" else 0.25), (pruned_stats, full_stats)
     # Without statistics the whole filter column is read.
-    assert unpruned_stats.bytes_read > 4 * pruned_stats.bytes_read
+    assert unpruned_stats.bytes_read > (4 if ds.data_storage_version == "2.0" else 2) * pruned_stats.bytes_read
     assert pruned_stats.rows_scanned < 0.05 * BIG <= unpruned_stats.rows_scanned
 
 
