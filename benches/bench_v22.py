@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import tempfile
 import time
 
@@ -25,6 +24,7 @@ import numpy as np
 import pyarrow as pa
 
 import lancelet
+from bench_file import timeit  # same median-of-N timer
 
 try:
     import lance
@@ -71,16 +71,6 @@ def data_bytes(uri: str) -> int:
     for root, _, files in os.walk(os.path.join(uri, "data")):
         total += sum(os.path.getsize(os.path.join(root, f)) for f in files)
     return total
-
-
-def timeit(fn, repeat: int) -> float:
-    fn()
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
 
 
 def main() -> None:

@@ -37,6 +37,7 @@ from hypothesis import strategies as st
 
 import lance
 from lancelet.file import LanceFileReader, LanceFileWriter
+from test_file_roundtrip import NULL_PATTERNS, null_mask
 
 pytestmark = pytest.mark.interop
 
@@ -608,24 +609,6 @@ def _spec_strategy(g, depth: int = 0):
     return st.one_of(leaves, lists, structs)
 
 
-_NULL_PATTERNS = ("none", "random", "all", "first", "last", "runs")
-
-
-def _mask(pattern: str, n: int, rng: random.Random) -> list:
-    if pattern == "none":
-        return [False] * n
-    if pattern == "all":
-        return [True] * n
-    if pattern == "first":
-        return [i == 0 for i in range(n)]
-    if pattern == "last":
-        return [i == n - 1 for i in range(n)]
-    if pattern == "runs":
-        return [(i // 9) % 2 == 1 for i in range(n)]
-    p = rng.random()
-    return [rng.random() < p for _ in range(n)]
-
-
 @st.composite
 def _random_tables(draw, g, max_rows: int = 400):
     n = draw(st.integers(0, max_rows))
@@ -635,9 +618,9 @@ def _random_tables(draw, g, max_rows: int = 400):
     cols = {}
     for i in range(ncols):
         spec = draw(_spec_strategy(g))
-        pattern = draw(st.sampled_from(_NULL_PATTERNS))
+        pattern = draw(st.sampled_from(NULL_PATTERNS))
         inner_p = draw(st.sampled_from([0.0, 0.2, 0.7, 1.0]))
-        cols[f"c{i}"] = g.build_array(spec, n, mask=_mask(pattern, n, rng), p=inner_p, seed=rng.getrandbits(32))
+        cols[f"c{i}"] = g.build_array(spec, n, mask=null_mask(pattern, n, rng), p=inner_p, seed=rng.getrandbits(32))
     table = pa.table(cols)
     cuts = sorted(draw(st.lists(st.integers(0, n), max_size=4)))
     bounds = [0] + cuts + [n]

@@ -183,6 +183,30 @@ struct Walk {
 }
 
 impl Walk {
+    /// Walks list layer `j` of `field` (items `item`) and continues into its items.
+    fn list<O: OffsetSizeTrait>(
+        &mut self,
+        field: &Field,
+        item: &Field,
+        array: &ArrayRef,
+        j: usize,
+        lists: u16,
+        state: &State,
+    ) -> Result<()> {
+        let l = array.as_any().downcast_ref::<GenericListArray<O>>().ok_or_else(|| {
+            Error::InvalidInput(format!(
+                "field {} is a list but the array is {}",
+                field.name(),
+                array.data_type()
+            ))
+        })?;
+        let next = expand(l, j, lists, state)?;
+        self.is_list.push(true);
+        let r = self.node(item, l.values(), j + 1, lists + 1, next);
+        self.is_list.pop();
+        r
+    }
+
     /// Walks `array` (of `field`) at path node `j` with `lists` list layers above it.
     fn node(&mut self, field: &Field, array: &ArrayRef, j: usize, lists: u16, mut state: State) -> Result<()> {
         match field.data_type() {
@@ -228,34 +252,8 @@ impl Walk {
                 }
                 Ok(())
             }
-            DataType::List(item) => {
-                let l = array.as_any().downcast_ref::<GenericListArray<i32>>().ok_or_else(|| {
-                    Error::InvalidInput(format!(
-                        "field {} is a list but the array is {}",
-                        field.name(),
-                        array.data_type()
-                    ))
-                })?;
-                let next = expand(l, j, lists, &state)?;
-                self.is_list.push(true);
-                let r = self.node(item, l.values(), j + 1, lists + 1, next);
-                self.is_list.pop();
-                r
-            }
-            DataType::LargeList(item) => {
-                let l = array.as_any().downcast_ref::<GenericListArray<i64>>().ok_or_else(|| {
-                    Error::InvalidInput(format!(
-                        "field {} is a large list but the array is {}",
-                        field.name(),
-                        array.data_type()
-                    ))
-                })?;
-                let next = expand(l, j, lists, &state)?;
-                self.is_list.push(true);
-                let r = self.node(item, l.values(), j + 1, lists + 1, next);
-                self.is_list.pop();
-                r
-            }
+            DataType::List(item) => self.list::<i32>(field, item, array, j, lists, &state),
+            DataType::LargeList(item) => self.list::<i64>(field, item, array, j, lists, &state),
             dt => {
                 if !dt.equals_datatype(array.data_type()) {
                     return Err(Error::InvalidInput(format!(
