@@ -41,6 +41,11 @@ const PAD_BYTE: u8 = 0x48;
 pub const DEFAULT_CACHE_BYTES_PER_COLUMN: u64 = 8 * 1024 * 1024;
 /// Default largest page (as pylance).
 pub const DEFAULT_MAX_PAGE_BYTES: u64 = 32 * 1024 * 1024;
+/// Largest page at 2.1+ (Arrow bytes before encoding). 2.1+ pages are read whole, so a
+/// scan task that needs part of a page pays for all of it: pages about the size of a
+/// scan task's share of a column keep that overhead small, and cost a few hundred bytes
+/// of metadata each.
+pub const V21_PAGE_BYTES: u64 = 2 * 1024 * 1024;
 
 /// Options of a [`FileWriter`].
 #[derive(Debug, Clone)]
@@ -425,7 +430,8 @@ impl<W: Write> FileWriter<W> {
         let field = self.schema.field(i).clone();
         let first = self.fields[i].first_column;
         let bytes = array.to_data().get_slice_memory_size()? as u64;
-        let parts = (bytes.div_ceil(self.opts.max_page_bytes) as usize).clamp(1, array.len().max(1));
+        let page_bytes = self.opts.max_page_bytes.min(V21_PAGE_BYTES);
+        let parts = (bytes.div_ceil(page_bytes) as usize).clamp(1, array.len().max(1));
         let rows = array.len().div_ceil(parts).max(1);
         let mut start = 0;
         while start < array.len() {
