@@ -25,6 +25,8 @@ pub struct SymbolTable {
     symbols: Box<[u64; 256]>,
     /// Length of symbol `c`; 0 for the escape and for codes past the table.
     lens: Box<[u8; 256]>,
+    /// 1 for codes that are neither a symbol nor the escape.
+    invalid: Box<[u8; 256]>,
     /// Number of symbols.
     n: usize,
     enabled: bool,
@@ -61,9 +63,14 @@ impl SymbolTable {
             lens[c] = *len;
         }
         lens[ESCAPE as usize] = 0;
+        let mut invalid = Box::new([0u8; 256]);
+        for (c, bad) in invalid.iter_mut().enumerate().skip(n) {
+            *bad = u8::from(c != usize::from(ESCAPE));
+        }
         Ok(Self {
             symbols,
             lens,
+            invalid,
             n,
             enabled,
         })
@@ -75,11 +82,7 @@ impl SymbolTable {
             out.extend_from_slice(input);
             return Ok(());
         }
-        let start = out.len();
-        out.resize(start + max_output(input.len()), 0);
-        let end = self.decode(input, out, start)?;
-        out.truncate(end);
-        Ok(())
+        self.decode_append(input, out)
     }
 
     /// Decompresses the values `offsets` delimit in `data` (`offsets.len() - 1` values),
@@ -87,8 +90,12 @@ impl SymbolTable {
     pub fn decompress_values(&self, offsets: &[u64], data: &[u8]) -> Result<(Vec<u64>, Vec<u8>)> {
         let mut out_off = Vec::with_capacity(offsets.len());
         out_off.push(0u64);
-        let mut out = Vec::new();
-        let mut at = 0usize;
+        // English-like text expands about 3x; `decode_append` grows the rest.
+        let span = match (offsets.first(), offsets.last()) {
+            (Some(a), Some(b)) => usize::try_from(b.saturating_sub(*a)).unwrap_or(0).min(data.len()),
+            _ => 0,
+        };
+        let mut out = Vec::with_capacity(span.saturating_mul(3).saturating_add(WINDOW));
         for w in offsets.windows(2) {
             let value = match (usize::try_from(w[0]), usize::try_from(w[1])) {
                 (Ok(s), Ok(e)) if s <= e && e <= data.len() => &data[s..e],
@@ -101,83 +108,99 @@ impl SymbolTable {
                 }
             };
             if self.enabled {
-                // Grow geometrically so the zero fill stays proportional to the output.
-                let need = at + max_output(value.len());
-                if need > out.len() {
-                    out.resize(need.max(out.len() * 2).max(4096), 0);
-                }
-                at = self.decode(value, &mut out, at)?;
+                self.decode_append(value, &mut out)?;
             } else {
-                out.truncate(at);
                 out.extend_from_slice(value);
-                at = out.len();
             }
-            out_off.push(at as u64);
+            out_off.push(out.len() as u64);
         }
-        out.truncate(at);
         Ok((out_off, out))
     }
 
-    /// Decodes `input` into `out[at..]`, which must hold [`max_output`] bytes; returns
-    /// the end of the output.
+    /// Appends the decoding of `input` to `out`.
     ///
-    /// Every symbol is copied as a whole 8-byte word and the cursor then advances by its
-    /// length, so the hot loop has no per-length branching. Runs of four ordinary codes
-    /// are decoded into one 64-byte window whose bounds are checked once.
-    fn decode(&self, input: &[u8], out: &mut [u8], mut at: usize) -> Result<usize> {
-        let (syms, lens) = (&*self.symbols, &*self.lens);
-        let mut i = 0;
-        loop {
-            while let (Some(c), Some(win)) = (input.get(i..i + 4), out.get_mut(at..at + WINDOW)) {
-                // Lengths are at most 8 (checked by `parse`); the mask lets the compiler
-                // see that every copy stays inside the window.
-                let l = [
-                    usize::from(lens[usize::from(c[0])] & 15),
-                    usize::from(lens[usize::from(c[1])] & 15),
-                    usize::from(lens[usize::from(c[2])] & 15),
-                    usize::from(lens[usize::from(c[3])] & 15),
-                ];
-                if l.contains(&0) {
-                    break;
-                }
-                let mut p = 0;
-                for k in 0..4 {
-                    win[p..p + 8].copy_from_slice(&syms[usize::from(c[k])].to_le_bytes());
-                    p += l[k];
-                }
-                at += p;
-                i += 4;
+    /// Every symbol is stored as a whole 8-byte word into `out`'s spare capacity and the
+    /// cursor then advances by the symbol's length, so the hot loop has neither per-length
+    /// branches nor bounds checks: eight codes are loaded as one word, and only a word
+    /// holding an escape leaves the fast path. Codes past the table are collected in a
+    /// flag and reported once per value.
+    fn decode_append(&self, input: &[u8], out: &mut Vec<u8>) -> Result<()> {
+        let (syms, lens, invalid) = (&*self.symbols, &*self.lens, &*self.invalid);
+        out.reserve(max_output(input.len()));
+        let base = out.len();
+        let dst = out.spare_capacity_mut().as_mut_ptr().cast::<u8>();
+        let mut at = 0usize;
+        let mut bad = 0u8;
+        // Safety of every write below: each input byte emits at most one 8-byte store at
+        // `at`, and `at` grows by at most 8 per input byte, so all stores stay inside the
+        // `max_output(input.len())` bytes reserved above.
+        let put = |at: usize, word: u64| unsafe { dst.add(at).cast::<u64>().write_unaligned(word) };
+        let mut i = 0usize;
+        while let Some(chunk) = input.get(i..i + 8) {
+            let mut w = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
+            // Bytes equal to 0xFF (the escape) are zero bytes of !w.
+            let x = !w;
+            let esc = x.wrapping_sub(0x0101_0101_0101_0101) & !x & 0x8080_8080_8080_8080;
+            let take = if esc == 0 {
+                8
+            } else {
+                (esc.trailing_zeros() / 8) as usize
+            };
+            for _ in 0..take {
+                let c = usize::from(w as u8);
+                put(at, syms[c]);
+                at += usize::from(lens[c]);
+                bad |= invalid[c];
+                w >>= 8;
             }
-            let Some(&c) = input.get(i) else { break };
-            let len = usize::from(lens[usize::from(c)]);
-            if len > 0 {
-                out[at..at + 8].copy_from_slice(&syms[usize::from(c)].to_le_bytes());
-                at += len;
-                i += 1;
-            } else if c == ESCAPE {
+            i += take;
+            if take < 8 {
+                // `input[i]` is an escape; its literal may lie past this word.
                 let lit = *input
                     .get(i + 1)
                     .ok_or_else(|| corrupt!("FSST escape at the end of a value"))?;
-                out[at] = lit;
+                put(at, u64::from(lit));
                 at += 1;
                 i += 2;
-            } else if usize::from(c) < self.n {
-                // A zero-length symbol emits nothing.
-                i += 1;
-            } else {
-                return Err(corrupt!("FSST code {c} but the table has {} symbols", self.n));
             }
         }
-        Ok(at)
+        while let Some(&c) = input.get(i) {
+            if c == ESCAPE {
+                let lit = *input
+                    .get(i + 1)
+                    .ok_or_else(|| corrupt!("FSST escape at the end of a value"))?;
+                put(at, u64::from(lit));
+                at += 1;
+                i += 2;
+            } else {
+                let c = usize::from(c);
+                put(at, syms[c]);
+                at += usize::from(lens[c]);
+                bad |= invalid[c];
+                i += 1;
+            }
+        }
+        if bad != 0 {
+            let c = input
+                .iter()
+                .find(|c| self.invalid[usize::from(**c)] != 0)
+                .copied()
+                .unwrap_or(0);
+            return Err(corrupt!("FSST code {c} but the table has {} symbols", self.n));
+        }
+        // Safety: every byte of `base..base + at` was written by a store above (each
+        // store covers the bytes its symbol advances over), and `at` is within the
+        // reserved capacity.
+        unsafe { out.set_len(base + at) };
+        Ok(())
     }
 }
 
-/// Output window of the four-code fast path (4 x 15 bytes of advance + one 8-byte copy
-/// fit in 64).
+/// Slack past the last byte [`SymbolTable::decode_append`] keeps for its whole-word stores.
 const WINDOW: usize = 64;
 
-/// Output room [`SymbolTable::decode`] needs for `n` input bytes: 8 per code, plus the
-/// slack of the whole-word copies and of the fast path's window.
+/// Output room decoding `n` input bytes needs: 8 per code, plus the slack of the
+/// whole-word stores.
 fn max_output(n: usize) -> usize {
     n.saturating_mul(8).saturating_add(WINDOW)
 }
@@ -193,10 +216,10 @@ fn max_output(n: usize) -> usize {
 pub struct Compressor {
     syms: Vec<Sym>,
     /// By hash of the first three bytes: (symbol word, length, code); length 0 = empty.
-    long: Vec<(u64, u8, u8)>,
+    long: Box<[(u64, u8, u8); LONG_SLOTS]>,
     /// By the next two bytes (little endian): code and length of the best 1- or 2-byte
     /// symbol, or length 0 when the first byte must be escaped.
-    short: Vec<(u8, u8)>,
+    short: Box<[(u8, u8); 1 << 16]>,
     /// By byte: code and length (1) of its single-byte symbol, length 0 if none.
     byte: [(u8, u8); 256],
 }
@@ -256,6 +279,19 @@ fn word_at(s: &[u8], i: usize) -> u64 {
     }
 }
 
+/// `MASKS[l]` keeps the low `l` bytes of a word.
+const MASKS: [u64; 9] = [
+    0,
+    0xFF,
+    0xFFFF,
+    0xFF_FFFF,
+    0xFFFF_FFFF,
+    0xFF_FFFF_FFFF,
+    0xFFFF_FFFF_FFFF,
+    0xFF_FFFF_FFFF_FFFF,
+    u64::MAX,
+];
+
 #[inline(always)]
 fn mask(len: u8) -> u64 {
     if len >= 8 {
@@ -276,7 +312,8 @@ enum Step {
 impl Compressor {
     fn build(mut syms: Vec<Sym>) -> Self {
         syms.truncate(MAX_SYMBOLS);
-        let mut long = vec![(0u64, 0u8, 0u8); LONG_SLOTS];
+        // An empty slot holds a word no masked input equals (its mask is 0).
+        let mut long = Box::new([(u64::MAX, 0u8, 0u8); LONG_SLOTS]);
         let mut kept = Vec::with_capacity(syms.len());
         for s in syms {
             if s.len >= 3 {
@@ -305,7 +342,7 @@ impl Compressor {
                 *e = (c, 1);
             }
         }
-        let mut short = vec![(0u8, 0u8); 1 << 16];
+        let mut short = Box::new([(0u8, 0u8); 1 << 16]);
         for (k, e) in short.iter_mut().enumerate() {
             *e = match pairs.get(&(k as u16)) {
                 Some(c) => (*c, 2),
@@ -323,8 +360,12 @@ impl Compressor {
     /// The greedy step at `i` (`i < s.len()`).
     #[inline(always)]
     fn step(&self, s: &[u8], i: usize) -> Step {
-        let rest = s.len() - i;
-        let w = word_at(s, i);
+        self.step_word(word_at(s, i), s.len() - i)
+    }
+
+    /// The greedy step on `w`, the next `rest` (≥ 1) input bytes zero padded to a word.
+    #[inline(always)]
+    fn step_word(&self, w: u64, rest: usize) -> Step {
         let (sym, len, code) = self.long[long_slot(w)];
         if len != 0 && usize::from(len) <= rest && w & mask(len) == sym {
             return Step::Code(code, usize::from(len));
@@ -430,11 +471,52 @@ impl Compressor {
     }
 
     /// Appends the compression of `input` to `out` (at most `2 * input.len()` bytes).
+    ///
+    /// While eight input bytes remain, a step loads them as one word, tries the long
+    /// symbol hashed from its first three bytes, then the two-byte table (which also knows
+    /// the single bytes and the escapes), and stores its output as one two-byte word into
+    /// `out`'s spare capacity; the last bytes go through the checked [`Self::step`].
     pub fn compress_into(&self, input: &[u8], out: &mut Vec<u8>) {
-        out.reserve(input.len() * 2);
-        let mut i = 0;
+        out.reserve(input.len().saturating_mul(2).saturating_add(2));
+        let base = out.len();
+        let dst = out.spare_capacity_mut().as_mut_ptr().cast::<u8>();
+        let mut at = 0usize;
+        let mut i = 0usize;
+        while let Some(chunk) = input.get(i..i + 8) {
+            let w = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
+            let (sym, len, code) = self.long[long_slot(w)];
+            let (scode, slen) = self.short[(w & 0xFFFF) as usize];
+            // Both candidates are looked up and one is selected without a branch: which
+            // one wins is data dependent and would mispredict often.
+            let long_hit = w & MASKS[usize::from(len & 15).min(8)] == sym;
+            let esc = usize::from(slen == 0);
+            let short_word = u16::from(scode) | ((u16::from(ESCAPE) | ((w as u16) << 8)) * esc as u16);
+            // All ones when the long symbol matched, else zero.
+            let hit = 0usize.wrapping_sub(usize::from(long_hit));
+            let word = (usize::from(code) & hit | usize::from(short_word) & !hit) as u16;
+            let used = usize::from(len) & hit | (usize::from(slen) + esc) & !hit;
+            let produced = 1 + (esc & !hit);
+            // Safety: each input byte yields at most two output bytes and a store writes
+            // two bytes at `at`, so with `2 * len + 2` reserved every store is in bounds.
+            unsafe { dst.add(at).cast::<u16>().write_unaligned(word.to_le()) };
+            at += produced;
+            i += used;
+        }
+        // Safety: `at` bytes from `base` were written by the stores above.
+        unsafe { out.set_len(base + at) };
+        // The last (< 8) bytes: shifted out of the input's last word when there is one.
+        let last = input.len().checked_sub(8).and_then(|s| input.get(s..)).map(|w| {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(w);
+            u64::from_le_bytes(a)
+        });
         while i < input.len() {
-            match self.step(input, i) {
+            let rest = input.len() - i;
+            let w = match last {
+                Some(last) => last >> (8 * (8 - rest.min(8))),
+                None => word_at(input, i),
+            };
+            match self.step_word(w, rest) {
                 Step::Code(c, len) => {
                     out.push(c);
                     i += len;
@@ -625,6 +707,44 @@ mod tests {
         t.extend(symbols.iter().map(|s| s.len() as u8));
         t.resize(2312, 0);
         t
+    }
+
+    /// The plain reading of the format, one code at a time, as the oracle for the fast path.
+    fn reference_decode(symbols: &[&[u8]], input: &[u8]) -> Option<Vec<u8>> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < input.len() {
+            match input[i] {
+                ESCAPE => {
+                    out.push(*input.get(i + 1)?);
+                    i += 2;
+                }
+                c => {
+                    out.extend_from_slice(symbols.get(usize::from(c))?);
+                    i += 1;
+                }
+            }
+        }
+        Some(out)
+    }
+
+    proptest! {
+        /// Random code streams (escapes at every offset, codes past the table, escapes
+        /// cut off at the end) decode exactly as the one-code-at-a-time reading does.
+        #[test]
+        fn fast_decoder_matches_the_plain_reading(
+            syms in prop::collection::vec(prop::collection::vec(any::<u8>(), 0..=8), 0..255),
+            input in prop::collection::vec(prop_oneof![any::<u8>(), Just(ESCAPE), 0u8..4], 0..80),
+        ) {
+            let symbols: Vec<&[u8]> = syms.iter().map(|s| s.as_slice()).collect();
+            let t = SymbolTable::parse(&table(&symbols)).unwrap();
+            let mut out = vec![1u8, 2];
+            match (reference_decode(&symbols, &input), t.decompress_into(&input, &mut out)) {
+                (Some(want), Ok(())) => prop_assert_eq!(&out[2..], want.as_slice()),
+                (None, Err(_)) => {}
+                (want, got) => prop_assert!(false, "reference {:?} but fast path {:?}", want, got),
+            }
+        }
     }
 
     #[test]
