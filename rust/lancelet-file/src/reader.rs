@@ -28,6 +28,8 @@ use lancelet_proto::{pb21, pbfile, pbfile2};
 use prost::Message;
 
 use crate::error::{Error, Result};
+
+mod partial;
 use crate::footer::{FileVersion, Footer, FOOTER_LEN};
 use crate::io::{read_ranges, IoStats, ReadAt};
 use crate::legacy::LegacyFile;
@@ -346,6 +348,12 @@ impl FileReader {
             if let Some(legacy) = &self.legacy {
                 return legacy.read_field(self.io.as_ref(), &self.stats, plan, ranges).await;
             }
+            // Packed structs are decoded whole, then the projected fields picked.
+            let wide = crate::plan::widen(plan, &self.meta.plans);
+            if wide.field().data_type() != plan.field().data_type() {
+                let array = self.read_field(&wide, ranges, cache).await?;
+                return crate::plan::select_fields(array, plan.field().data_type()).map_err(|m| self.corrupt(m));
+            }
             if self.meta.version != FileVersion::V2_0 {
                 return self.read_field_v21(plan, ranges, cache).await;
             }
@@ -425,6 +433,28 @@ impl FileReader {
                 None => needed.push(*p),
             }
         }
+        // Pages of which only some rows are asked for are read in part where their layout
+        // allows it: those rows' arrays, by piece index.
+        let mut partial: HashMap<usize, ArrayRef> = HashMap::new();
+        let mut whole = Vec::with_capacity(needed.len());
+        for p in needed {
+            let page = &col.pages[p];
+            let locals: Vec<Range<u64>> = pieces.iter().filter(|(q, _)| *q == p).map(|(_, r)| r.clone()).collect();
+            let asked: u64 = locals.iter().map(|r| r.end - r.start).sum();
+            let arrays = if asked < page.num_rows {
+                self.read_page_rows(page, path, &locals).await?
+            } else {
+                None
+            };
+            match arrays {
+                Some(arrays) => {
+                    let at = pieces.iter().enumerate().filter(|(_, (q, _))| *q == p).map(|(i, _)| i);
+                    partial.extend(at.zip(arrays));
+                }
+                None => whole.push(p),
+            }
+        }
+        let needed = whole;
         let mut io_ranges = Vec::new();
         for p in &needed {
             io_ranges.extend(col.pages[*p].buffers.iter().cloned());
@@ -448,7 +478,11 @@ impl FileReader {
             decoded.insert(p, array);
         }
         let mut parts = Vec::with_capacity(pieces.len());
-        for (p, local) in pieces {
+        for (i, (p, local)) in pieces.into_iter().enumerate() {
+            if let Some(a) = partial.remove(&i) {
+                parts.push(a);
+                continue;
+            }
             if bufferless_constant(p) {
                 let layout = col.pages[p]
                     .layout

@@ -1,0 +1,284 @@
+//! Reading some rows of a 2.1+ page without fetching the whole page.
+//!
+//! pylance writes a column of a few hundred thousand rows as one page (a 500k-row text
+//! column is one 7 MB page, 128-dim embeddings one 256 MB page), so a scan task or a
+//! `take` that needs a slice of such a page must not read and decode all of it. Pages
+//! without repetition levels are row addressable:
+//!
+//! * mini-block: the chunk metadata buffer gives each chunk's size and value count, so
+//!   only the chunks covering the rows are fetched (plus the dictionary, if any) and
+//!   decoded as a smaller page of just those chunks;
+//! * full-zip of fixed-width values: row `i` lies at `i * (control + value bytes)`;
+//! * full-zip of variable-width values: the page's second buffer indexes every row's
+//!   byte offset, so two small reads find any row range.
+//!
+//! Anything else (lists, constant pages) is read whole by the caller.
+
+use std::ops::Range;
+
+use arrow_array::{Array, ArrayRef};
+use arrow_buffer::Buffer;
+use lancelet_encoding::v2_1::{self, PathNode};
+use lancelet_proto::pb21::{self, full_zip_layout::Details, page_layout::Layout};
+
+use super::{FileReader, PageInfo};
+use crate::error::Result;
+use crate::io::read_ranges;
+
+/// One mini-block chunk: its byte range within the chunk data buffer and its rows.
+struct Chunk {
+    offset: u64,
+    bytes: u64,
+    first_row: u64,
+    rows: u64,
+}
+
+fn le(bytes: &[u8]) -> u64 {
+    bytes
+        .iter()
+        .enumerate()
+        .fold(0u64, |v, (i, b)| v | (u64::from(*b) << (8 * i)))
+}
+
+fn len_of(r: &Range<u64>) -> u64 {
+    r.end.saturating_sub(r.start)
+}
+
+impl FileReader {
+    /// Reads the page-local row ranges `locals` of `page` (a leaf at the end of `path`),
+    /// one array per range, or `None` when the page has to be read whole.
+    pub(super) async fn read_page_rows(
+        &self,
+        page: &PageInfo,
+        path: &[PathNode],
+        locals: &[Range<u64>],
+    ) -> Result<Option<Vec<ArrayRef>>> {
+        let Some(layout) = page.layout.as_ref().and_then(|l| l.layout.as_ref()) else {
+            return Ok(None);
+        };
+        if locals.iter().any(|r| r.start >= r.end || r.end > page.num_rows) {
+            return Ok(None);
+        }
+        match layout {
+            Layout::MiniBlockLayout(m)
+                if m.rep_compression.is_none() && m.num_items == page.num_rows && page.buffers.len() >= 2 =>
+            {
+                self.mini_block_rows(page, m, path, locals).await.map(Some)
+            }
+            Layout::FullZipLayout(f) if f.bits_rep == 0 && u64::from(f.num_items) == page.num_rows => match f.details {
+                Some(Details::BitsPerValue(bits)) if bits % 8 == 0 && !page.buffers.is_empty() => {
+                    self.full_zip_fixed_rows(page, f, bits, path, locals).await
+                }
+                Some(Details::BitsPerOffset(_)) if page.buffers.len() >= 2 => {
+                    self.full_zip_var_rows(page, f, path, locals).await
+                }
+                _ => Ok(None),
+            },
+            _ => Ok(None),
+        }
+    }
+
+    async fn fetch(&self, ranges: &[Range<u64>]) -> Result<Vec<Buffer>> {
+        read_ranges(self.io.as_ref(), ranges, &self.stats).await
+    }
+
+    fn chunk_table(&self, page: &PageInfo, meta: &[u8], word: usize) -> Result<Vec<Chunk>> {
+        if !meta.len().is_multiple_of(word) {
+            return Err(self.corrupt(format!("chunk metadata of {} bytes is not whole words", meta.len())));
+        }
+        let data_len = len_of(&page.buffers[1]);
+        let n = meta.len() / word;
+        let mut chunks = Vec::with_capacity(n);
+        let (mut offset, mut row) = (0u64, 0u64);
+        for (i, w) in meta.chunks_exact(word).enumerate() {
+            let w = le(w);
+            let bytes = ((w >> 4) + 1) * 8;
+            let rows = if i + 1 == n {
+                page.num_rows
+                    .checked_sub(row)
+                    .ok_or_else(|| self.corrupt("mini-block chunks hold more rows than their page"))?
+            } else {
+                1u64 << (w & 0xF)
+            };
+            if offset + bytes > data_len {
+                return Err(self.corrupt(format!("mini-block chunk {i} ends past its {data_len}-byte buffer")));
+            }
+            chunks.push(Chunk {
+                offset,
+                bytes,
+                first_row: row,
+                rows,
+            });
+            offset += bytes;
+            row += rows;
+        }
+        if row != page.num_rows || chunks.is_empty() {
+            return Err(self.corrupt(format!(
+                "mini-block chunks hold {row} rows, their page {}",
+                page.num_rows
+            )));
+        }
+        Ok(chunks)
+    }
+
+    async fn mini_block_rows(
+        &self,
+        page: &PageInfo,
+        m: &pb21::MiniBlockLayout,
+        path: &[PathNode],
+        locals: &[Range<u64>],
+    ) -> Result<Vec<ArrayRef>> {
+        let word = if m.has_large_chunk { 4 } else { 2 };
+        let meta = self.fetch(&page.buffers[..1]).await?;
+        let meta = meta
+            .first()
+            .ok_or_else(|| self.corrupt("short read of chunk metadata"))?;
+        let chunks = self.chunk_table(page, meta.as_slice(), word)?;
+        // The chunks covering each range, in order and once each.
+        let first_chunk = |row: u64| chunks.partition_point(|c| c.first_row + c.rows <= row);
+        let mut picked: Vec<usize> = Vec::new();
+        for r in locals {
+            let mut k = first_chunk(r.start);
+            while k < chunks.len() && chunks[k].first_row < r.end {
+                picked.push(k);
+                k += 1;
+            }
+        }
+        picked.sort_unstable();
+        picked.dedup();
+        let base = page.buffers[1].start;
+        let mut ranges: Vec<Range<u64>> = picked
+            .iter()
+            .map(|&k| base + chunks[k].offset..base + chunks[k].offset + chunks[k].bytes)
+            .collect();
+        // Any further buffers (the dictionary) are needed whole.
+        ranges.extend(page.buffers[2..].iter().cloned());
+        let fetched = self.fetch(&ranges).await?;
+        let (chunk_bufs, rest) = fetched.split_at(picked.len());
+        let mut meta2 = Vec::with_capacity(picked.len() * word);
+        let mut data2 = Vec::with_capacity(chunk_bufs.iter().map(|b| b.len()).sum());
+        for (&k, b) in picked.iter().zip(chunk_bufs) {
+            meta2.extend_from_slice(&meta.as_slice()[k * word..(k + 1) * word]);
+            data2.extend_from_slice(b.as_slice());
+        }
+        let mut buffers = vec![Buffer::from_vec(meta2), Buffer::from_vec(data2)];
+        buffers.extend(rest.iter().cloned());
+        // A chunk that was not the page's last keeps its power-of-two count: as the last
+        // chunk of the smaller page it is given exactly the values left, which is that.
+        let mut starts = Vec::with_capacity(picked.len());
+        let mut n = 0u64;
+        for &k in &picked {
+            starts.push(n);
+            n += chunks[k].rows;
+        }
+        let mut small = m.clone();
+        small.num_items = n;
+        let layout = pb21::PageLayout {
+            layout: Some(Layout::MiniBlockLayout(small)),
+        };
+        let array = v2_1::decode_page(&layout, &buffers, n, path).map_err(self.enc_err())?;
+        locals
+            .iter()
+            .map(|r| {
+                let k = first_chunk(r.start);
+                let at = picked
+                    .binary_search(&k)
+                    .map_err(|_| self.corrupt("a row range lost its chunk"))?;
+                let offset = starts[at] + (r.start - chunks[k].first_row);
+                if offset + len_of(r) > array.len() as u64 {
+                    return Err(self.corrupt("mini-block chunks decoded to fewer rows than they declare"));
+                }
+                Ok(array.slice(offset as usize, len_of(r) as usize))
+            })
+            .collect()
+    }
+
+    /// Decodes the zipped bytes of `rows` consecutive rows as a page of their own.
+    fn decode_zipped(
+        &self,
+        f: &pb21::FullZipLayout,
+        buffers: Vec<Buffer>,
+        rows: u64,
+        path: &[PathNode],
+    ) -> Result<ArrayRef> {
+        let mut small = f.clone();
+        small.num_items = u32::try_from(rows).map_err(|_| self.corrupt("full-zip page of over 2^32 rows"))?;
+        small.num_visible_items = small.num_items;
+        let layout = pb21::PageLayout {
+            layout: Some(Layout::FullZipLayout(small)),
+        };
+        v2_1::decode_page(&layout, &buffers, rows, path).map_err(self.enc_err())
+    }
+
+    async fn full_zip_fixed_rows(
+        &self,
+        page: &PageInfo,
+        f: &pb21::FullZipLayout,
+        bits: u32,
+        path: &[PathNode],
+        locals: &[Range<u64>],
+    ) -> Result<Option<Vec<ArrayRef>>> {
+        let control = match f.bits_def {
+            0 => 0,
+            1..=8 => 1,
+            9..=16 => 2,
+            _ => return Ok(None),
+        };
+        let row_bytes = control + u64::from(bits / 8);
+        let data = &page.buffers[0];
+        if row_bytes == 0 || row_bytes.checked_mul(page.num_rows) != Some(len_of(data)) {
+            return Ok(None);
+        }
+        let ranges: Vec<Range<u64>> = locals
+            .iter()
+            .map(|r| data.start + r.start * row_bytes..data.start + r.end * row_bytes)
+            .collect();
+        let fetched = self.fetch(&ranges).await?;
+        locals
+            .iter()
+            .zip(fetched)
+            .map(|(r, b)| self.decode_zipped(f, vec![b], len_of(r), path))
+            .collect::<Result<Vec<_>>>()
+            .map(Some)
+    }
+
+    async fn full_zip_var_rows(
+        &self,
+        page: &PageInfo,
+        f: &pb21::FullZipLayout,
+        path: &[PathNode],
+        locals: &[Range<u64>],
+    ) -> Result<Option<Vec<ArrayRef>>> {
+        let (data, index) = (&page.buffers[0], &page.buffers[1]);
+        let entries = page.num_rows + 1;
+        let width = len_of(index) / entries;
+        if !matches!(width, 1 | 2 | 4 | 8) || width * entries != len_of(index) {
+            return Ok(None);
+        }
+        // Each range's first and one-past-last row offsets.
+        let ends: Vec<Range<u64>> = locals
+            .iter()
+            .flat_map(|r| [r.start, r.end])
+            .map(|row| index.start + row * width..index.start + (row + 1) * width)
+            .collect();
+        let offsets = self.fetch(&ends).await?;
+        let mut ranges = Vec::with_capacity(locals.len());
+        for pair in offsets.chunks_exact(2) {
+            let (a, b) = (le(pair[0].as_slice()), le(pair[1].as_slice()));
+            if a > b || b > len_of(data) {
+                return Err(self.corrupt(format!(
+                    "full-zip row offsets {a}..{b} lie outside the {}-byte page",
+                    len_of(data)
+                )));
+            }
+            ranges.push(data.start + a..data.start + b);
+        }
+        let fetched = self.fetch(&ranges).await?;
+        locals
+            .iter()
+            .zip(fetched)
+            .map(|(r, b)| self.decode_zipped(f, vec![b], len_of(r), path))
+            .collect::<Result<Vec<_>>>()
+            .map(Some)
+    }
+}
