@@ -335,7 +335,6 @@ UNSUPPORTED_GOLDEN = {
     "unsupported__blob.lance": lancelet.UnsupportedFeatureError,
     "unsupported__dict_u16_i64__nn.lance": lancelet.UnsupportedFeatureError,
     "unsupported__fsl_fsl.lance": lancelet.UnsupportedFeatureError,
-    "unsupported__packed_struct.lance": lancelet.UnsupportedFeatureError,
 }
 
 #: Files of format 2.1 / 2.2 (kept under their old "unsupported" names): lancelet reads

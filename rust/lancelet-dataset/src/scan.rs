@@ -1136,10 +1136,21 @@ impl Dataset {
         let fields = &self.manifest().fields;
         let mut id = None;
         let mut parent = -1;
-        for part in path {
+        for (k, part) in path.iter().enumerate() {
             let f = fields.iter().find(|f| f.parent_id == parent && f.name == *part);
             id = f.map(|f| f.id);
             match f {
+                // A packed struct is one column: its fields are found through it.
+                Some(f) if k + 1 < path.len() && is_packed_field(f) => {
+                    let (i, name) = self.column_source(frag, readers, layouts, &path[..=k])?;
+                    return Some((
+                        i,
+                        std::iter::once(name.as_str())
+                            .chain(path[k + 1..].iter().copied())
+                            .collect::<Vec<_>>()
+                            .join("."),
+                    ));
+                }
                 Some(f) => parent = f.id,
                 None => break,
             }
@@ -1190,6 +1201,13 @@ impl Dataset {
     }
 }
 
+/// Whether a Lance field is a packed struct (stored as one column).
+fn is_packed_field(f: &lancelet_proto::pbfile::Field) -> bool {
+    ["packed", "lance-encoding:packed"]
+        .iter()
+        .any(|k| f.metadata.get(*k).is_some_and(|v| v.eq_ignore_ascii_case(b"true")))
+}
+
 /// A data file's fields flattened in pre-order, and which of them its field id list names
 /// (all of them in format 2.0, the leaves in 2.1+).
 pub(crate) type FileLayout = (Vec<lancelet_proto::pbfile::Field>, Vec<usize>);
@@ -1204,8 +1222,24 @@ pub(crate) fn file_layouts(frag: &pb::DataFragment, readers: &[Arc<lancelet_file
             let listed: Vec<usize> = if flat.len() == d.fields.len() {
                 (0..flat.len()).collect()
             } else {
+                // Leaves, where a packed struct is a leaf and its fields are not listed.
                 let parents: std::collections::HashSet<i32> = flat.iter().map(|f| f.parent_id).collect();
-                (0..flat.len()).filter(|&k| !parents.contains(&flat[k].id)).collect()
+                let packed = is_packed_field;
+                let mut inside_packed: std::collections::HashSet<i32> = std::collections::HashSet::new();
+                for f in &flat {
+                    if inside_packed.contains(&f.parent_id) || packed(f) {
+                        inside_packed.insert(f.id);
+                    }
+                }
+                (0..flat.len())
+                    .filter(|&k| {
+                        let f = &flat[k];
+                        if inside_packed.contains(&f.parent_id) {
+                            return false;
+                        }
+                        packed(f) || !parents.contains(&f.id)
+                    })
+                    .collect()
             };
             (flat, listed)
         })

@@ -283,6 +283,13 @@ fn leaf_mask(field: &Field, out: &mut Vec<bool>) {
             out.push(false);
             leaf_mask(item, out);
         }
+        // A packed struct is one column: listed itself, its fields not.
+        DataType::Struct(children) => {
+            out.push(true);
+            let mut below = Vec::new();
+            children.iter().for_each(|c| leaf_mask(c, &mut below));
+            out.extend(below.iter().map(|_| false));
+        }
         _ => out.push(true),
     }
 }

@@ -6,6 +6,8 @@
 
 use std::sync::Arc;
 
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef, LargeListArray, ListArray, StructArray};
 use arrow_schema::{DataType, Field, FieldRef, Schema};
 use lancelet_encoding::v2_0::encode::is_leaf_type;
 
@@ -111,10 +113,11 @@ fn plan_field(field: &FieldRef, next: &mut usize, depth: usize, columns: Columns
         *next += 1;
     }
     match field.data_type() {
-        DataType::Struct(_) if is_packed(field) => Err(Error::Unsupported(format!(
-            "field {:?} is a packed struct (field metadata \"packed\"), which lancelet does not support yet",
-            field.name()
-        ))),
+        // A packed struct is one column holding whole rows; its children have none.
+        DataType::Struct(_) if is_packed(field) => Ok(FieldPlan::Leaf {
+            column,
+            field: field.clone(),
+        }),
         DataType::Struct(children) => {
             let children = children
                 .iter()
@@ -208,6 +211,15 @@ fn resolve(plans: &[FieldPlan], name: &str) -> Option<Vec<String>> {
             path.extend(resolve(children, rest)?);
             Some(path)
         }
+        // The fields of a packed struct are named like a struct's (its column is read
+        // whole and the fields picked afterwards).
+        FieldPlan::Leaf { field, .. } if is_packed(field) => match field.data_type() {
+            DataType::Struct(children) => children
+                .iter()
+                .any(|c| c.name() == rest)
+                .then(|| vec![head.to_string(), rest.to_string()]),
+            _ => None,
+        },
         _ => None,
     }
 }
@@ -257,6 +269,119 @@ fn prune(plan: &FieldPlan, sel: &Selection) -> FieldPlan {
                 children: kept,
             }
         }
+        (FieldPlan::Leaf { column, field }, Selection::Children(keep)) => {
+            let DataType::Struct(children) = field.data_type() else {
+                return plan.clone();
+            };
+            let kept: Vec<FieldRef> = keep
+                .iter()
+                .filter_map(|(n, _)| children.iter().find(|c| c.name() == n).cloned())
+                .collect();
+            let f = field.as_ref().clone().with_data_type(DataType::Struct(kept.into()));
+            FieldPlan::Leaf {
+                column: *column,
+                field: Arc::new(f),
+            }
+        }
         _ => plan.clone(),
+    }
+}
+
+/// `array` (of a type that has every field of `target`) with only `target`'s struct fields,
+/// at any depth: how a packed struct read whole yields the fields a projection picked.
+pub fn select_fields(array: ArrayRef, target: &DataType) -> std::result::Result<ArrayRef, String> {
+    if array.data_type() == target {
+        return Ok(array);
+    }
+    match target {
+        DataType::Struct(fields) => {
+            let s = array
+                .as_any()
+                .downcast_ref::<StructArray>()
+                .ok_or_else(|| format!("expected a struct, read {}", array.data_type()))?;
+            let columns = fields
+                .iter()
+                .map(|f| {
+                    let c = s
+                        .column_by_name(f.name())
+                        .ok_or_else(|| format!("struct field {:?} was not read", f.name()))?;
+                    select_fields(c.clone(), f.data_type())
+                })
+                .collect::<std::result::Result<Vec<_>, String>>()?;
+            StructArray::try_new_with_length(fields.clone(), columns, s.nulls().cloned(), s.len())
+                .map(|a| Arc::new(a) as ArrayRef)
+                .map_err(|e| e.to_string())
+        }
+        DataType::List(item) => {
+            let l = array.as_list_opt::<i32>().ok_or("expected a list")?;
+            let values = select_fields(l.values().clone(), item.data_type())?;
+            ListArray::try_new(item.clone(), l.offsets().clone(), values, l.nulls().cloned())
+                .map(|a| Arc::new(a) as ArrayRef)
+                .map_err(|e| e.to_string())
+        }
+        DataType::LargeList(item) => {
+            let l = array.as_list_opt::<i64>().ok_or("expected a large list")?;
+            let values = select_fields(l.values().clone(), item.data_type())?;
+            LargeListArray::try_new(item.clone(), l.offsets().clone(), values, l.nulls().cloned())
+                .map(|a| Arc::new(a) as ArrayRef)
+                .map_err(|e| e.to_string())
+        }
+        other => Err(format!("cannot read {} as {other}", array.data_type())),
+    }
+}
+
+/// `plan` with every leaf of a packed struct whose projection dropped fields restored to
+/// the whole struct as `full` (the file's own plans) has it: such a column is decoded whole.
+pub fn widen(plan: &FieldPlan, full: &[FieldPlan]) -> FieldPlan {
+    fn find(plans: &[FieldPlan], column: usize) -> Option<&FieldRef> {
+        for p in plans {
+            let mut hit = None;
+            p.visit(&mut |q| {
+                if let FieldPlan::Leaf { column: c, field } = q {
+                    if *c == column && hit.is_none() {
+                        hit = Some(field);
+                    }
+                }
+            });
+            if hit.is_some() {
+                return hit;
+            }
+        }
+        None
+    }
+    match plan {
+        FieldPlan::Leaf { column, field } if is_packed(field) => match find(full, *column) {
+            Some(f) if f.data_type() != field.data_type() => FieldPlan::Leaf {
+                column: *column,
+                field: Arc::new(field.as_ref().clone().with_data_type(f.data_type().clone())),
+            },
+            _ => plan.clone(),
+        },
+        FieldPlan::Leaf { .. } => plan.clone(),
+        FieldPlan::Struct {
+            column,
+            field,
+            children,
+        } => {
+            let children: Vec<FieldPlan> = children.iter().map(|c| widen(c, full)).collect();
+            let fields: Vec<FieldRef> = children.iter().map(|c| c.field().clone()).collect();
+            FieldPlan::Struct {
+                column: *column,
+                field: Arc::new(field.as_ref().clone().with_data_type(DataType::Struct(fields.into()))),
+                children,
+            }
+        }
+        FieldPlan::List { column, field, item } => {
+            let item = Box::new(widen(item, full));
+            let dt = match field.data_type() {
+                DataType::LargeList(_) => DataType::LargeList(item.field().clone()),
+                _ => DataType::List(item.field().clone()),
+            };
+            FieldPlan::List {
+                column: *column,
+                field: Arc::new(field.as_ref().clone().with_data_type(dt)),
+                item,
+            }
+        }
     }
 }

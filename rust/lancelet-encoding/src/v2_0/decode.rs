@@ -89,6 +89,7 @@ pub fn decode_data(
             build_binary(&indices, 0, bytes, binary.null_adjustment, data_type)
         }
         E::Dictionary(dict) => decode_dictionary(dict, buffers, num_rows, data_type),
+        E::PackedStruct(ps) => decode_packed_struct(ps, buffers, n, data_type),
         E::Struct(_) | E::List(_) => Err(corrupt!(
             "structural encoding found where values of type {data_type} were expected"
         )),
@@ -183,6 +184,54 @@ fn flat_buffer<'a>(e: &pb::ArrayEncoding, buffers: &'a PageBuffers<'_>, bits: u6
             encoding_name(other)
         ))),
     }
+}
+
+/// A packed struct: whole rows, each child's fixed-width value back to back in field order.
+fn decode_packed_struct(
+    ps: &pb::PackedStruct,
+    buffers: &PageBuffers<'_>,
+    n: usize,
+    dt: &DataType,
+) -> Result<ArrayData> {
+    match dt {
+        DataType::Struct(_) => {}
+        // Blob columns store (position, size) pairs as a packed struct.
+        DataType::LargeBinary | DataType::Binary => {
+            return Err(Error::Unsupported("blob columns (packed position/size pairs)".into()))
+        }
+        _ => return Err(corrupt!("packed struct encoding for a {dt} column")),
+    }
+    let mut row_bits = 0u64;
+    for inner in &ps.inner {
+        let mut e = inner;
+        // Children are stored as nullable(no_nulls(flat)).
+        while let E::Nullable(nb) = variant(e)? {
+            match nb.nullability.as_ref() {
+                Some(Nullability::NoNulls(nn)) => e = child(&nn.values, "no_nulls.values")?,
+                _ => return Err(Error::Unsupported("packed struct children with nulls".into())),
+            }
+        }
+        match variant(e)? {
+            E::Flat(f) if f.bits_per_value % 8 == 0 && f.bits_per_value > 0 => {
+                check_uncompressed(f)?;
+                row_bits = row_bits.saturating_add(f.bits_per_value);
+            }
+            other => {
+                return Err(Error::Unsupported(format!(
+                    "packed struct children encoded as {}",
+                    encoding_name(other)
+                )))
+            }
+        }
+    }
+    let need = checked_mul(n as u64, row_bits / 8, "packed struct bytes")?;
+    let buf = prefix(resolve(buffers, ps.buffer.as_ref())?, need, "packed struct rows")?;
+    let values = crate::v2_1::values::Values::Fixed {
+        bits: row_bits,
+        data: buf.to_vec(),
+        len: n,
+    };
+    Ok(values.into_array(dt)?.to_data())
 }
 
 fn check_uncompressed(flat: &pb::Flat) -> Result<()> {

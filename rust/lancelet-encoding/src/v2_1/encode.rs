@@ -130,7 +130,7 @@ fn node(c: C) -> pb21::CompressiveEncoding {
     pb21::CompressiveEncoding { compression: Some(c) }
 }
 
-fn flat_enc(bits: u64) -> pb21::CompressiveEncoding {
+pub(crate) fn flat_enc(bits: u64) -> pb21::CompressiveEncoding {
     node(C::Flat(pb21::Flat {
         bits_per_value: bits,
         data: None,
@@ -378,7 +378,7 @@ fn read_le(b: &[u8]) -> u64 {
 }
 
 /// `Flat` chunks of fixed-width values.
-fn flat(width: usize, data: &[u8], len: usize) -> Result<MiniBlockValues> {
+pub(crate) fn flat(width: usize, data: &[u8], len: usize) -> Result<MiniBlockValues> {
     let per = chunk_values(|n| vec![n * width])?;
     let chunks = ranges(len, per)
         .map(|(a, b)| Chunk {

@@ -11,6 +11,7 @@ pub mod compress;
 pub mod encode;
 pub mod fast;
 pub mod fsst;
+pub mod packed;
 pub mod page;
 pub mod shred;
 pub mod structure;

@@ -248,23 +248,45 @@ fn full_zip(f: &pb21::FullZipLayout, buffers: &[Buffer], dt: &DataType) -> Resul
                 8 | 16 | 32 | 64 => bits as usize / 8,
                 _ => return Err(corrupt!("full-zip lengths of {bits} bits")),
             };
-            let mut offsets = vec![0u64];
-            let mut bytes = Vec::new();
-            for _ in 0..n {
-                let (r, d) = control(data, &mut at, ctrl, bits_def, def_mask)?;
-                reps.push(r);
-                defs.push(d);
-                if d > max_visible {
-                    continue;
+            if let Some(pb21::compressive_encoding::Compression::VariablePackedStruct(vp)) = enc.compression.as_ref() {
+                // Each visible row: present (its packed bytes) or a null slot.
+                let mut rows: Vec<Option<&[u8]>> = Vec::new();
+                for _ in 0..n {
+                    let (r, d) = control(data, &mut at, ctrl, bits_def, def_mask)?;
+                    reps.push(r);
+                    defs.push(d);
+                    if d > max_visible {
+                        continue;
+                    }
+                    rows.push(if d == 0 {
+                        let len = read_le(data, &mut at, nb)?;
+                        let row = slice(data, at, len, "full-zip value")?;
+                        at += len;
+                        Some(row)
+                    } else {
+                        None
+                    });
                 }
-                if d == 0 {
-                    let len = read_le(data, &mut at, nb)?;
-                    var_value(enc, slice(data, at, len, "full-zip value")?, &mut bytes)?;
-                    at += len;
+                super::values::var_packed_rows(vp, &rows)?
+            } else {
+                let mut offsets = vec![0u64];
+                let mut bytes = Vec::new();
+                for _ in 0..n {
+                    let (r, d) = control(data, &mut at, ctrl, bits_def, def_mask)?;
+                    reps.push(r);
+                    defs.push(d);
+                    if d > max_visible {
+                        continue;
+                    }
+                    if d == 0 {
+                        let len = read_le(data, &mut at, nb)?;
+                        var_value(enc, slice(data, at, len, "full-zip value")?, &mut bytes)?;
+                        at += len;
+                    }
+                    offsets.push(bytes.len() as u64);
                 }
-                offsets.push(bytes.len() as u64);
+                Values::Var { offsets, data: bytes }
             }
-            Values::Var { offsets, data: bytes }
         }
         None => return Err(corrupt!("full-zip page without a value width")),
     };

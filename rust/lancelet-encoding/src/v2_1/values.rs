@@ -7,10 +7,10 @@
 
 use std::sync::Arc;
 
-use arrow_array::{make_array, Array, ArrayRef, BooleanArray, FixedSizeListArray, NullArray};
+use arrow_array::{make_array, Array, ArrayRef, BooleanArray, FixedSizeListArray, NullArray, StructArray};
 use arrow_buffer::{BooleanBuffer, BooleanBufferBuilder, Buffer, NullBuffer};
 use arrow_data::ArrayData;
-use arrow_schema::DataType;
+use arrow_schema::{DataType, Fields};
 use lancelet_proto::pb21::{self, compressive_encoding::Compression as C};
 
 use super::bitpack::{decode_inline, decode_out_of_line};
@@ -54,13 +54,20 @@ pub enum Values {
         /// Number of lists.
         len: usize,
     },
+    /// Struct rows split into one [`Values`] per child (a variable packed struct).
+    Struct {
+        /// The children, in field order, each holding `len` values.
+        children: Vec<Values>,
+        /// Number of rows.
+        len: usize,
+    },
 }
 
 impl Values {
     /// Number of values.
     pub fn len(&self) -> usize {
         match self {
-            Self::Fixed { len, .. } | Self::Fsl { len, .. } => *len,
+            Self::Fixed { len, .. } | Self::Fsl { len, .. } | Self::Struct { len, .. } => *len,
             Self::Var { offsets, .. } => offsets.len().saturating_sub(1),
         }
     }
@@ -127,6 +134,13 @@ impl Values {
                     (Some(v), Some(v2)) => v.extend(v2),
                 }
                 items.append(*i2)?;
+                *len += l2;
+                Ok(())
+            }
+            (Self::Struct { children, len }, Self::Struct { children: c2, len: l2 }) if children.len() == c2.len() => {
+                for (c, o) in children.iter_mut().zip(c2) {
+                    c.append(o)?;
+                }
                 *len += l2;
                 Ok(())
             }
@@ -202,6 +216,7 @@ impl Values {
                 })
             }
             Self::Fsl { .. } => Err(Error::Unsupported("dictionaries of fixed-size lists".into())),
+            Self::Struct { .. } => Err(Error::Unsupported("dictionaries of packed structs".into())),
         }
     }
 
@@ -304,6 +319,33 @@ impl Values {
                 }
                 Ok(Arc::new(array))
             }
+            (DataType::Struct(fields), Self::Fixed { bits, data, len }) => {
+                packed_rows(fields, bits, &data, len)?.into_array(dt)
+            }
+            (DataType::Struct(fields), Self::Struct { children, len }) => {
+                if children.len() != fields.len() {
+                    return Err(corrupt!(
+                        "packed struct of {} children stored for type {dt}",
+                        children.len()
+                    ));
+                }
+                let arrays = fields
+                    .iter()
+                    .zip(children)
+                    .map(|(f, c)| {
+                        if c.len() != len {
+                            return Err(corrupt!("packed struct child of {} values for {len} rows", c.len()));
+                        }
+                        c.into_array(f.data_type())
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(Arc::new(StructArray::try_new_with_length(
+                    fields.clone(),
+                    arrays,
+                    None,
+                    len,
+                )?))
+            }
             (dt, Self::Fixed { bits, data, len }) => {
                 let width = match dt {
                     DataType::FixedSizeBinary(w) => usize::try_from(*w).ok(),
@@ -336,6 +378,7 @@ impl Values {
                     Self::Fixed { .. } => "fixed",
                     Self::Var { .. } => "variable",
                     Self::Fsl { .. } => "fixed-size-list",
+                    Self::Struct { .. } => "struct",
                 }
             )),
         }
@@ -384,6 +427,51 @@ fn var_array(dt: &DataType, offsets: Buffer, data: Vec<u8>, len: usize) -> Resul
         .add_buffer(Buffer::from_vec(data))
         .build()?;
     Ok(make_array(array))
+}
+
+/// Splits `len` row-major packed struct rows of `bits` bits each into one fixed-width
+/// [`Values`] per child of `fields` (each child's bytes back to back, in field order).
+fn packed_rows(fields: &Fields, bits: u64, data: &[u8], len: usize) -> Result<Values> {
+    let widths = fields
+        .iter()
+        .map(|f| match f.data_type() {
+            DataType::FixedSizeBinary(w) => usize::try_from(*w).ok(),
+            DataType::Boolean => None,
+            other => other.primitive_width(),
+        })
+        .collect::<Option<Vec<usize>>>()
+        .ok_or_else(|| Error::Unsupported(format!("packed structs with fields {fields:?}")))?;
+    let row: usize = widths.iter().sum();
+    if row as u64 * 8 != bits || row == 0 {
+        return Err(corrupt!("packed struct rows of {bits} bits for fields of {row} bytes"));
+    }
+    let rows = data
+        .get(
+            ..row
+                .checked_mul(len)
+                .ok_or_else(|| corrupt!("packed struct of {len} rows"))?,
+        )
+        .ok_or_else(|| corrupt!("{len} packed struct rows of {row} bytes are truncated"))?;
+    let mut children: Vec<Vec<u8>> = widths.iter().map(|w| Vec::with_capacity(w * len)).collect();
+    for r in rows.chunks_exact(row) {
+        let mut at = 0;
+        for (c, w) in children.iter_mut().zip(&widths) {
+            c.extend_from_slice(&r[at..at + w]);
+            at += w;
+        }
+    }
+    Ok(Values::Struct {
+        children: children
+            .into_iter()
+            .zip(&widths)
+            .map(|(data, w)| Values::Fixed {
+                bits: *w as u64 * 8,
+                data,
+                len,
+            })
+            .collect(),
+        len,
+    })
 }
 
 /// `array` with its validity replaced by `valid` AND its own validity.
@@ -621,9 +709,22 @@ pub fn decode_chunk(enc: &pb21::CompressiveEncoding, bufs: &[&[u8]], n: usize) -
             Values::repeat(v, false, v.len() as u64 * 8, n)
         }
         C::Dictionary(_) => Err(Error::Unsupported("nested dictionary encoding".into())),
-        C::PackedStruct(_) | C::VariablePackedStruct(_) => {
-            Err(Error::Unsupported("packed struct columns of 2.1+ files".into()))
+        C::PackedStruct(p) => {
+            let inner = required(&p.values, "packed struct rows")?;
+            let row = flat_bits(inner)?;
+            let sum = p
+                .bits_per_value
+                .iter()
+                .try_fold(0u64, |a, b| a.checked_add(*b).filter(|_| b % 8 == 0 && *b > 0));
+            if sum != Some(row) {
+                return Err(corrupt!(
+                    "packed struct fields of {:?} bits in rows of {row} bits",
+                    p.bits_per_value
+                ));
+            }
+            decode_chunk(inner, bufs, n)
         }
+        C::VariablePackedStruct(_) => Err(corrupt!("a variable packed struct in a mini-block chunk")),
     }
 }
 
@@ -759,6 +860,112 @@ pub fn fixed_bits(enc: &pb21::CompressiveEncoding) -> Result<u64> {
         }
         _ => Err(Error::Unsupported("this fixed-width full-zip value encoding".into())),
     }
+}
+
+/// Splits full-zip rows of a variable packed struct (`None`: a null row, whose children
+/// get a zero or empty slot) into one [`Values`] per child.
+///
+/// A row holds each child in field order: a fixed-width child as its encoded bytes, a
+/// variable-width one as a little-endian length of `bits_per_length` bits and then that
+/// many encoded bytes. Each child is then decoded with its own encoding.
+pub fn var_packed_rows(vp: &pb21::VariablePackedStruct, rows: &[Option<&[u8]>]) -> Result<Values> {
+    use pb21::variable_packed_struct::field_encoding::Layout;
+    enum Child {
+        Fixed {
+            nb: usize,
+            bytes: Vec<u8>,
+        },
+        Var {
+            nb: usize,
+            offsets: Vec<u64>,
+            bytes: Vec<u8>,
+        },
+    }
+    let mut children = vp
+        .fields
+        .iter()
+        .map(|f| match f.layout {
+            Some(Layout::BitsPerValue(b)) => Ok(Child::Fixed {
+                nb: fixed_bytes(b)?,
+                bytes: Vec::new(),
+            }),
+            Some(Layout::BitsPerLength(b @ (8 | 16 | 32 | 64))) => Ok(Child::Var {
+                nb: b as usize / 8,
+                offsets: vec![0],
+                bytes: Vec::new(),
+            }),
+            Some(Layout::BitsPerLength(b)) => Err(corrupt!("packed struct lengths of {b} bits")),
+            None => Err(corrupt!("packed struct field without a layout")),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let read_len = |row: &[u8], at: usize, nb: usize| -> Result<usize> {
+        let v = read_uint(row, at, nb)?;
+        usize::try_from(v).map_err(|_| corrupt!("packed struct value of {v} bytes"))
+    };
+    for row in rows {
+        let Some(row) = row else {
+            for c in &mut children {
+                match c {
+                    Child::Fixed { nb, bytes } => bytes.resize(bytes.len() + *nb, 0),
+                    Child::Var { offsets, bytes, .. } => offsets.push(bytes.len() as u64),
+                }
+            }
+            continue;
+        };
+        let mut at = 0usize;
+        for (c, f) in children.iter_mut().zip(&vp.fields) {
+            match c {
+                Child::Fixed { nb, bytes } => {
+                    let v = row
+                        .get(at..at + *nb)
+                        .ok_or_else(|| corrupt!("packed struct row of {} bytes is truncated", row.len()))?;
+                    bytes.extend_from_slice(v);
+                    at += *nb;
+                }
+                Child::Var { nb, offsets, bytes } => {
+                    let len = read_len(row, at, *nb)?;
+                    at += *nb;
+                    let v = row
+                        .get(at..at.saturating_add(len))
+                        .ok_or_else(|| corrupt!("packed struct value of {len} bytes overruns its row"))?;
+                    var_value(
+                        f.value
+                            .as_ref()
+                            .ok_or_else(|| corrupt!("packed struct field without an encoding"))?,
+                        v,
+                        bytes,
+                    )?;
+                    if bytes.len() > MAX_EXPANDED_BYTES {
+                        return Err(corrupt!("packed struct values expand past {MAX_EXPANDED_BYTES} bytes"));
+                    }
+                    offsets.push(bytes.len() as u64);
+                    at += len;
+                }
+            }
+        }
+        if at != row.len() {
+            return Err(corrupt!(
+                "packed struct row of {} bytes holds {at} bytes of fields",
+                row.len()
+            ));
+        }
+    }
+    let len = rows.len();
+    let children = children
+        .into_iter()
+        .zip(&vp.fields)
+        .map(|(c, f)| match c {
+            Child::Fixed { bytes, .. } => fixed_from_bytes(
+                f.value
+                    .as_ref()
+                    .ok_or_else(|| corrupt!("packed struct field without an encoding"))?,
+                bytes,
+                len,
+            ),
+            Child::Var { offsets, bytes, .. } => Ok(Values::Var { offsets, data: bytes }),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Values::Struct { children, len })
 }
 
 /// Decodes the bytes of one full-zip variable-width value, appending them to `out`.

@@ -113,6 +113,8 @@ pub fn encode_page(leaf: &Shredded, opts: &PageOptions) -> Result<EncodedPage21>
         constant(leaf, values.data_type(), None, opts)?
     } else if let Some(v) = opts.v2_2.then(|| constant_value(values.as_ref())).flatten() {
         constant(leaf, values.data_type(), Some(v), opts)?
+    } else if let Some(rows) = values.as_struct_opt() {
+        packed_struct(leaf, rows, opts)?
     } else {
         let wide = max_value_bytes(values.as_ref()) >= FULL_ZIP_MIN_BYTES && !fsl_item_nulls(values.as_ref());
         match (opts.structural, wide) {
@@ -133,6 +135,36 @@ pub fn encode_page(leaf: &Shredded, opts: &PageOptions) -> Result<EncodedPage21>
 }
 
 type Built = (pb21::PageLayout, Vec<Buffer>);
+
+/// A page of a packed struct leaf: rows of fixed-width fields narrower than
+/// [`FULL_ZIP_MIN_BYTES`] go row-major into mini-block chunks (`PackedStruct`); other
+/// rows (variable-width or fixed-size-list fields, or wide rows) are zipped whole
+/// (`VariablePackedStruct`, file format 2.2 only), as pylance 14 does.
+fn packed_struct(leaf: &Shredded, rows: &arrow_array::StructArray, opts: &PageOptions) -> Result<Built> {
+    super::packed::check_fields(rows)?;
+    let fixed = super::packed::fixed_widths(rows.fields());
+    let row: usize = fixed.iter().flatten().sum();
+    let narrow = row < FULL_ZIP_MIN_BYTES || opts.structural == Some(Structural::MiniBlock);
+    match fixed {
+        Some(widths) if narrow && opts.structural != Some(Structural::FullZip) => {
+            let compressed = super::packed::mini_block_rows(rows, &widths)?;
+            mini_block_of(leaf, compressed, rows.len(), opts)
+        }
+        _ if opts.v2_2 => {
+            let (offsets, data, encoding) = super::packed::zipped_rows(rows)?;
+            let bits = if data.len() > u32::MAX as usize { 64 } else { 32 };
+            let zv = ZipValues::Var {
+                offsets,
+                data: std::borrow::Cow::Owned(data),
+            };
+            zip_page(leaf, rows.len(), zv, encoding, pb21::full_zip_layout::Details::BitsPerOffset(bits))
+        }
+        _ => Err(Error::Unsupported(format!(
+            "packed struct fields {:?} need file format 2.2 (2.1 packs only fixed-width fields of rows under {FULL_ZIP_MIN_BYTES} bytes)",
+            rows.fields().iter().map(|f| f.name().as_str()).collect::<Vec<_>>()
+        ))),
+    }
+}
 
 /// Dictionary arrays are written as their values (the reader rebuilds the dictionary type).
 fn plain(values: &ArrayRef) -> Result<ArrayRef> {
@@ -367,11 +399,16 @@ fn num_list_layers(layers: &[i32]) -> usize {
 }
 
 fn mini_block(leaf: &Shredded, values: &dyn Array, opts: &PageOptions) -> Result<Built> {
+    mini_block_of(leaf, compress_mini_block(values, &opts.encode)?, values.len(), opts)
+}
+
+/// A mini-block page of `num_items` values already compressed into chunks.
+fn mini_block_of(leaf: &Shredded, compressed: MiniBlockValues, num_items: usize, opts: &PageOptions) -> Result<Built> {
     let MiniBlockValues {
         encoding,
         chunks,
         dictionary,
-    } = compress_mini_block(values, &opts.encode)?;
+    } = compressed;
     let counts: Vec<usize> = chunks.iter().map(|c| c.num_values).collect();
     let per_chunk = chunk_entries(leaf, &counts)?;
     let rep = leaf.rep.as_ref().map(|r| compress_levels(r, &per_chunk)).transpose()?;
@@ -441,7 +478,7 @@ fn mini_block(leaf: &Shredded, values: &dyn Array, opts: &PageOptions) -> Result
         layers: leaf.layers.clone(),
         num_buffers: num_buffers as u64,
         repetition_index_depth: u32::from(leaf.rep.is_some()),
-        num_items: values.len() as u64,
+        num_items: num_items as u64,
         has_large_chunk: opts.v2_2,
     };
     Ok((
@@ -601,20 +638,6 @@ fn variable(offset_bits: u64) -> pb21::CompressiveEncoding {
 
 fn full_zip(leaf: &Shredded, values: &dyn Array, opts: &PageOptions) -> Result<Built> {
     let n = values.len();
-    let max_rep = num_list_layers(&leaf.layers);
-    let max_visible = max_visible_def(&leaf.layers)?;
-    let bits_rep = if leaf.rep.is_some() { bit_len(max_rep as u64) } else { 0 };
-    let bits_def = if leaf.def.is_some() {
-        bit_len(max_def(&leaf.layers))
-    } else {
-        0
-    };
-    let ctrl = match bits_rep + bits_def {
-        0 => 0,
-        1..=8 => 1,
-        9..=16 => 2,
-        _ => 4,
-    };
     let large = matches!(values.data_type(), DataType::LargeUtf8 | DataType::LargeBinary);
     let offset_bits: u32 = if large { 64 } else { 32 };
     let (zv, value_compression, details) = if let Some((offsets, data)) = var_parts(values) {
@@ -662,6 +685,34 @@ fn full_zip(leaf: &Shredded, values: &dyn Array, opts: &PageOptions) -> Result<B
             pb21::full_zip_layout::Details::BitsPerValue(width as u32 * 8),
         )
     };
+    zip_page(leaf, n, zv, value_compression, details)
+}
+
+/// A full-zip page of `n` visible values whose bytes and encoding are chosen: each level
+/// entry's control word, then (for visible entries) the value, variable-width values
+/// behind a length of `bits_per_offset` bits.
+fn zip_page(
+    leaf: &Shredded,
+    n: usize,
+    zv: ZipValues<'_>,
+    value_compression: pb21::CompressiveEncoding,
+    details: pb21::full_zip_layout::Details,
+) -> Result<Built> {
+    let max_rep = num_list_layers(&leaf.layers);
+    let max_visible = max_visible_def(&leaf.layers)?;
+    let bits_rep = if leaf.rep.is_some() { bit_len(max_rep as u64) } else { 0 };
+    let bits_def = if leaf.def.is_some() {
+        bit_len(max_def(&leaf.layers))
+    } else {
+        0
+    };
+    let ctrl = match bits_rep + bits_def {
+        0 => 0,
+        1..=8 => 1,
+        9..=16 => 2,
+        _ => 4,
+    };
+    let large = details == pb21::full_zip_layout::Details::BitsPerOffset(64);
     let var = matches!(zv, ZipValues::Var { .. });
     let entries = leaf.rep.as_ref().or(leaf.def.as_ref()).map(Vec::len).unwrap_or(n);
     let mut out = Vec::new();
