@@ -7,7 +7,7 @@
 
 use arrow_array::Array;
 use arrow_buffer::Buffer;
-use arrow_schema::DataType;
+use arrow_schema::{DataType, Field, Fields};
 use lancelet_encoding::v2_1::{decode_page, parse_layout, PathNode};
 use libfuzzer_sys::fuzz_target;
 
@@ -33,6 +33,15 @@ fuzz_target!(|data: &[u8]| {
         DataType::LargeBinary,
         DataType::Boolean,
         DataType::Float64,
+        // Packed structs: row-major fixed fields, or zipped rows with a string field.
+        DataType::Struct(Fields::from(vec![
+            Field::new("a", DataType::Int32, true),
+            Field::new("b", DataType::Float64, true),
+        ])),
+        DataType::Struct(Fields::from(vec![
+            Field::new("a", DataType::Int32, true),
+            Field::new("s", DataType::Utf8, true),
+        ])),
     ];
     let dt = dts[usize::from(*sel & 7) % dts.len()].clone();
     let path = match *sel >> 3 & 3 {

@@ -143,7 +143,69 @@ fn cases() -> Vec<Case> {
             expect: Arc::new(StringArray::from(opt.clone())),
         });
     }
+    out.extend(packed_cases());
     out
+}
+
+/// Packed struct pages as our writer makes them: fixed fields row-major in mini-block
+/// chunks (with null rows), and string fields zipped whole (full-zip, 2.2).
+fn packed_cases() -> Vec<Case> {
+    use arrow_array::{Float64Array, StructArray};
+    use arrow_buffer::NullBuffer;
+    use arrow_schema::{Field, Fields};
+    use lancelet_encoding::v2_1::shred::shred;
+    use lancelet_encoding::v2_1::write::{encode_page, PageOptions};
+    let n = 700usize;
+    let nulls = Some(NullBuffer::from((0..n).map(|i| i % 9 != 4).collect::<Vec<_>>()));
+    let fixed = Fields::from(vec![
+        Field::new("a", DataType::Int32, true),
+        Field::new("b", DataType::Float64, true),
+    ]);
+    let var = Fields::from(vec![
+        Field::new("a", DataType::Int32, true),
+        Field::new("s", DataType::Utf8, true),
+    ]);
+    let text = english(n, 21);
+    let columns: [(&'static str, Fields, Vec<ArrayRef>); 2] = [
+        (
+            "mini-block packed struct",
+            fixed.clone(),
+            vec![
+                Arc::new(Int32Array::from((0..n as i32).collect::<Vec<_>>())),
+                Arc::new(Float64Array::from((0..n).map(|i| i as f64 / 3.0).collect::<Vec<_>>())),
+            ],
+        ),
+        (
+            "full-zip variable packed struct",
+            var.clone(),
+            vec![
+                Arc::new(Int32Array::from((0..n as i32).collect::<Vec<_>>())),
+                Arc::new(StringArray::from(text)),
+            ],
+        ),
+    ];
+    columns
+        .into_iter()
+        .map(|(name, fields, arrays)| {
+            let md: std::collections::HashMap<String, String> = [("packed".to_string(), "true".to_string())].into();
+            let field = Field::new("p", DataType::Struct(fields.clone()), true).with_metadata(md);
+            let array: ArrayRef = Arc::new(StructArray::new(fields, arrays, nulls.clone()));
+            let shredded = shred(&field, array.as_ref()).unwrap().remove(0);
+            let opts = PageOptions {
+                v2_2: true,
+                ..Default::default()
+            };
+            let page = encode_page(&shredded, &opts).unwrap();
+            Case {
+                name,
+                layout: page.layout,
+                buffers: page.buffers,
+                rows: n as u64,
+                path: vec![leaf(field.data_type().clone())],
+                expect: array,
+            }
+        })
+        .collect()
 }
 
 #[test]
