@@ -310,12 +310,17 @@ enum Step {
 }
 
 impl Compressor {
-    fn build(mut syms: Vec<Sym>) -> Self {
-        syms.truncate(MAX_SYMBOLS);
+    /// Builds the lookup structures from candidates in order of preference, keeping up to
+    /// [`MAX_SYMBOLS`] of them: a long symbol whose hash slot is taken is skipped and the
+    /// next candidate gets its code, so the table still fills up.
+    fn build(syms: Vec<Sym>) -> Self {
         // An empty slot holds a word no masked input equals (its mask is 0).
         let mut long = Box::new([(u64::MAX, 0u8, 0u8); LONG_SLOTS]);
-        let mut kept = Vec::with_capacity(syms.len());
+        let mut kept = Vec::with_capacity(MAX_SYMBOLS);
         for s in syms {
+            if kept.len() == MAX_SYMBOLS {
+                break;
+            }
             if s.len >= 3 {
                 let slot = &mut long[long_slot(s.word)];
                 if slot.1 != 0 {
@@ -408,6 +413,11 @@ impl Compressor {
                     }
                     if let Some(p) = prev {
                         pair[p * 512 + code] += 1;
+                        if code >= 256 && len > 1 {
+                            // The previous symbol extended by this one's first byte: the
+                            // only way odd-length symbols arise from even-length ones.
+                            pair[p * 512 + usize::from(s[i])] += 1;
+                        }
                     }
                     prev = Some(code);
                     i += len;
@@ -447,7 +457,9 @@ impl Compressor {
             }
             let mut ranked: Vec<(Sym, u64)> = gains.into_iter().collect();
             ranked.sort_unstable_by(|x, y| y.1.cmp(&x.1).then(x.0.word.cmp(&y.0.word)).then(x.0.len.cmp(&y.0.len)));
-            ranked.truncate(MAX_SYMBOLS);
+            // Candidates past the table size stand in for long symbols whose hash slot
+            // an earlier one takes.
+            ranked.truncate(8 * MAX_SYMBOLS);
             table = Self::build(ranked.into_iter().map(|(s, _)| s).collect());
         }
         table
