@@ -41,11 +41,24 @@ const PAD_BYTE: u8 = 0x48;
 pub const DEFAULT_CACHE_BYTES_PER_COLUMN: u64 = 8 * 1024 * 1024;
 /// Default largest page (as pylance).
 pub const DEFAULT_MAX_PAGE_BYTES: u64 = 32 * 1024 * 1024;
-/// Largest page at 2.1+ (Arrow bytes before encoding). 2.1+ pages are read whole, so a
-/// scan task that needs part of a page pays for all of it: pages about the size of a
-/// scan task's share of a column keep that overhead small, and cost a few hundred bytes
-/// of metadata each.
-pub const V21_PAGE_BYTES: u64 = 2 * 1024 * 1024;
+/// Largest page at 2.1+ (Arrow bytes before encoding) of a column with lists. Such pages
+/// are read whole, so a scan task that needs part of a page pays for all of it: pages
+/// about the size of a scan task's share of a column keep that overhead small.
+pub const V21_PAGE_BYTES: u64 = 512 * 1024;
+/// Largest page at 2.1+ of a column without lists: its rows are read in part (the
+/// mini-block chunks or full-zip rows that hold them), so pages may be large, and each
+/// page's fixed costs (chunk metadata, FSST table, dictionary) are paid less often.
+pub const V21_FLAT_PAGE_BYTES: u64 = 8 * 1024 * 1024;
+
+/// Whether `dt` has a list at any depth (its 2.1+ pages then carry repetition levels).
+fn has_lists(dt: &DataType) -> bool {
+    match dt {
+        DataType::List(_) | DataType::LargeList(_) | DataType::Map(..) => true,
+        DataType::Struct(fields) => fields.iter().any(|f| has_lists(f.data_type())),
+        DataType::FixedSizeList(item, _) => has_lists(item.data_type()),
+        _ => false,
+    }
+}
 
 /// Options of a [`FileWriter`].
 #[derive(Debug, Clone)]
@@ -430,7 +443,12 @@ impl<W: Write> FileWriter<W> {
         let field = self.schema.field(i).clone();
         let first = self.fields[i].first_column;
         let bytes = array.to_data().get_slice_memory_size()? as u64;
-        let page_bytes = self.opts.max_page_bytes.min(V21_PAGE_BYTES);
+        let limit = if has_lists(field.data_type()) {
+            V21_PAGE_BYTES
+        } else {
+            V21_FLAT_PAGE_BYTES
+        };
+        let page_bytes = self.opts.max_page_bytes.min(limit);
         let parts = (bytes.div_ceil(page_bytes) as usize).clamp(1, array.len().max(1));
         let rows = array.len().div_ceil(parts).max(1);
         let mut start = 0;
