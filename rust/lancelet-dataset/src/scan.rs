@@ -342,15 +342,24 @@ impl Scan {
             out_fields.push(Arc::new(Field::new(ROW_ADDR, DataType::UInt64, true)));
         }
         let schema = Arc::new(Schema::new_with_metadata(out_fields, base.metadata().clone()));
-        let share = read_share(&base, &read_schema, filter.as_ref());
         let stats = Arc::new(ScanStats::default());
+        let (share, widest) = match measured_share(
+            &ds.clone().with_io_stats(stats.io.clone()),
+            &read_schema,
+            filter.as_ref(),
+        )
+        .await
+        {
+            Some((s, w)) => (s, Some(w)),
+            None => (read_share(&base, &read_schema, filter.as_ref()), None),
+        };
         // Statistics read while planning count as the scan's I/O.
         let counted = ds.clone().with_io_stats(stats.io.clone());
         let prune = filter
             .as_ref()
             .filter(|_| opts.use_stats)
             .map(|f| (&f.expr, f.columns.as_slice()));
-        let tasks = plan_tasks(&counted, &opts, filter.is_some(), share, prune).await?;
+        let tasks = plan_tasks(&counted, &opts, filter.is_some(), share, widest.as_deref(), prune).await?;
         Ok(Self {
             ds: ds.clone().with_io_stats(stats.io.clone()),
             stats,
@@ -784,6 +793,99 @@ fn read_share(base: &Schema, read: &Schema, filter: Option<&Filter>) -> f64 {
     (names.len().max(1) as f64 / total as f64).min(1.0)
 }
 
+/// The share of a fragment's bytes the scan reads, measured on the first fragment's data
+/// files (page sizes per column), and the widest column read: an embedding column can be
+/// most of a row, so counting columns would make its tasks many times too large. `None`
+/// without a fragment to measure.
+async fn measured_share(ds: &Dataset, read: &Schema, filter: Option<&Filter>) -> Option<(f64, String)> {
+    let frag = ds.fragments().iter().find(|f| f.physical_rows > 0)?;
+    let readers = ds.fragment_readers(frag).await.ok()?;
+    let mut names: BTreeSet<&str> = read.fields().iter().map(|f| f.name().as_str()).collect();
+    if let Some(f) = filter {
+        names.extend(f.columns.iter().map(|c| c.split('.').next().unwrap_or(c)));
+    }
+    let (mut total, mut wanted) = (0u64, 0u64);
+    let mut widest: Option<(u64, String)> = None;
+    for r in &readers {
+        let meta = r.metadata();
+        let column_bytes = |c: usize| -> u64 {
+            meta.columns
+                .get(c)
+                .map(|col| col.pages.iter().flat_map(|p| &p.buffers).map(|b| b.end - b.start).sum())
+                .unwrap_or(0)
+        };
+        for plan in &meta.plans {
+            let mut bytes = 0u64;
+            plan.visit(&mut |p| {
+                if matches!(p, lancelet_file::plan::FieldPlan::Leaf { .. })
+                    || meta.version == lancelet_file::footer::FileVersion::V2_0
+                {
+                    bytes += column_bytes(p.column());
+                }
+            });
+            total += bytes;
+            if names.contains(plan.field().name().as_str()) {
+                wanted += bytes;
+                if widest.as_ref().is_none_or(|(b, _)| bytes > *b) {
+                    widest = Some((bytes, plan.field().name().clone()));
+                }
+            }
+        }
+    }
+    let widest = widest.map(|(_, n)| n).unwrap_or_default();
+    (total > 0).then(|| ((wanted as f64 / total as f64).clamp(1e-3, 1.0), widest))
+}
+
+/// Where a fragment's tasks end (physical rows, ascending, the last at `rows`): about every
+/// `task_rows` rows, moved to a page boundary of the widest column read when one is near,
+/// so that its pages (most of the bytes) are not split between tasks and need no copy to
+/// join their parts.
+fn task_cuts(boundaries: &[u64], rows: u64, task_rows: u64) -> Vec<u64> {
+    let mut cuts = Vec::new();
+    let mut last = 0u64;
+    while last < rows {
+        let target = last + task_rows;
+        if target >= rows {
+            break;
+        }
+        let (lo, hi) = (last + task_rows / 2, last + task_rows + task_rows / 2);
+        let near = boundaries
+            .iter()
+            .copied()
+            .filter(|b| *b > lo && *b <= hi && *b < rows)
+            .min_by_key(|b| b.abs_diff(target));
+        last = near.unwrap_or(target);
+        cuts.push(last);
+    }
+    cuts.push(rows);
+    cuts
+}
+
+/// Page boundaries (first rows) of the column of `readers` with the most bytes below the
+/// top-level field `name`.
+fn page_boundaries(readers: &[Arc<lancelet_file::FileReader>], name: &str) -> Vec<u64> {
+    let mut best: Option<(u64, Vec<u64>)> = None;
+    for r in readers {
+        let meta = r.metadata();
+        for plan in meta.plans.iter().filter(|p| p.field().name() == name) {
+            plan.visit(&mut |p| {
+                if let Some(col) = meta.columns.get(p.column()) {
+                    let bytes: u64 = col
+                        .pages
+                        .iter()
+                        .flat_map(|pg| &pg.buffers)
+                        .map(|b| b.end - b.start)
+                        .sum();
+                    if best.as_ref().is_none_or(|(b, _)| bytes > *b) {
+                        best = Some((bytes, col.row_starts.clone()));
+                    }
+                }
+            });
+        }
+    }
+    best.map(|(_, starts)| starts).unwrap_or_default()
+}
+
 /// Rows per task for a fragment: [`TARGET_TASK_BYTES`] of the columns read.
 fn task_rows_for(frag: &pb::DataFragment, share: f64, batch_size: u64, local: bool) -> u64 {
     let bytes: u64 = frag.files.iter().map(|f| f.file_size_bytes).sum();
@@ -806,6 +908,7 @@ async fn plan_tasks(
     opts: &ScanOptions,
     filtered: bool,
     share: f64,
+    widest: Option<&str>,
     prune: Option<(&BoundExpr, &[String])>,
 ) -> Result<Vec<ScanTask>> {
     // Each piece is a fragment, optionally restricted to some physical rows.
@@ -889,9 +992,19 @@ async fn plan_tasks(
             // the task checks it when it runs.
             ds.fragment_readers(f).await?;
         }
+        let cuts = match widest {
+            Some(name) if f.physical_rows > task_rows => task_cuts(
+                &page_boundaries(&ds.fragment_readers(f).await?, name),
+                f.physical_rows,
+                task_rows,
+            ),
+            _ => (1..=f.physical_rows.div_ceil(task_rows.max(1)))
+                .map(|k| (k * task_rows).min(f.physical_rows))
+                .collect(),
+        };
+        let mut cut = cuts.iter().copied().peekable();
         let fragment = Arc::new(f.clone());
         let mut current: Vec<Range<u64>> = Vec::new();
-        let mut current_rows = 0u64;
         for r in ranges {
             let mut r = r;
             // Skip rows before the offset.
@@ -903,17 +1016,19 @@ async fn plan_tasks(
             r.start += skip;
             skip = 0;
             while r.start < r.end && remaining > 0 {
-                let take = (r.end - r.start).min(task_rows - current_rows).min(remaining);
+                while cut.peek().is_some_and(|c| *c <= r.start) {
+                    cut.next();
+                }
+                let end = cut.peek().copied().unwrap_or(u64::MAX);
+                let take = (r.end.min(end) - r.start).min(remaining);
                 current.push(r.start..r.start + take);
-                current_rows += take;
                 remaining -= take;
                 r.start += take;
-                if current_rows == task_rows {
+                if r.start == end {
                     tasks.push(ScanTask {
                         fragment: fragment.clone(),
                         ranges: std::mem::take(&mut current),
                     });
-                    current_rows = 0;
                 }
             }
             if remaining == 0 {
@@ -1307,6 +1422,29 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// Cuts ascend, end at the row count, and keep every task within half a task of
+        /// the target size (the last may be shorter); near page boundaries are taken.
+        #[test]
+        fn task_cuts_follow_pages_within_bounds(
+            rows in 1u64..200_000,
+            task_rows in 1u64..40_000,
+            page in 1u64..60_000,
+        ) {
+            let boundaries: Vec<u64> = (0..=rows / page).map(|k| k * page).collect();
+            let cuts = task_cuts(&boundaries, rows, task_rows);
+            proptest::prop_assert_eq!(cuts.last().copied(), Some(rows));
+            let mut last = 0;
+            for (i, c) in cuts.iter().enumerate() {
+                proptest::prop_assert!(*c > last);
+                if i + 1 < cuts.len() {
+                    proptest::prop_assert!(c - last > task_rows / 2 && c - last <= task_rows + task_rows / 2);
+                    let near = boundaries.iter().any(|b| *b > last + task_rows / 2 && *b <= last + task_rows + task_rows / 2);
+                    proptest::prop_assert!(!near || boundaries.contains(c), "cut {} ignores a page boundary", c);
+                }
+                last = *c;
+            }
+        }
+
         #[test]
         fn limiter_applies_offset_limit_and_batch_size(
             sizes in proptest::collection::vec(0i64..50, 0..8),
