@@ -7,15 +7,21 @@
 //! metadata key [`PAGE_STATS_KEY`] (its value is the buffer's index). Readers that do not
 //! know the key (pylance) never look at the buffer.
 //!
-//! Buffer layout, all integers little endian:
+//! Buffer layout (version 2; `varint` is unsigned LEB128, other integers little endian):
 //!
 //! ```text
-//! magic "LLZS", u8 version (1), u32 column count, then per column:
-//!   u32 column index, u32 zone count, then per zone:
-//!     u64 first row, u64 rows, u64 null count, u8 flags (1: has min, 2: has max),
-//!     [u32 length, bytes] min if flagged, [u32 length, bytes] max if flagged
+//! magic "LLZS", u8 version (2), varint column count, then per column:
+//!   varint column index, varint zone count, then per zone:
+//!     varint rows since the previous zone's end (the first: since row 0),
+//!     varint rows, varint null count, u8 flags (1: has min, 2: has max),
+//!     [varint length, bytes] min if flagged, [varint length, bytes] max if flagged
 //! u64 FNV-1a hash of everything before it
 //! ```
+//!
+//! Version 1 (still read) stored every count as a fixed-width integer: u32 column count,
+//! index and zone count; u64 first row, rows and null count; u32 value lengths. Version 2
+//! takes about half the bytes (22 instead of 49 per zone of an `int64` column), which
+//! matters next to well-compressed pages.
 //!
 //! The hash catches damaged bytes that would still parse: wrong bounds would silently drop
 //! matching rows, so statistics that fail it are not used.
@@ -51,7 +57,7 @@ pub const MAX_VALUE_BYTES: usize = 64;
 pub const DEFAULT_ZONE_ROWS: u64 = 8192;
 
 const MAGIC: &[u8; 4] = b"LLZS";
-const VERSION: u8 = 1;
+const VERSION: u8 = 2;
 
 /// Statistics of one run of rows of one column.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -105,19 +111,21 @@ impl FileStats {
         let mut out = Vec::new();
         out.extend_from_slice(MAGIC);
         out.push(VERSION);
-        out.extend_from_slice(&(self.columns.len() as u32).to_le_bytes());
+        put_varint(&mut out, self.columns.len() as u64);
         for (c, zones) in &self.columns {
-            out.extend_from_slice(&c.to_le_bytes());
-            out.extend_from_slice(&(zones.len() as u32).to_le_bytes());
+            put_varint(&mut out, u64::from(*c));
+            put_varint(&mut out, zones.len() as u64);
+            let mut end = 0u64;
             for z in zones {
-                out.extend_from_slice(&z.rows.start.to_le_bytes());
-                out.extend_from_slice(&(z.rows.end - z.rows.start).to_le_bytes());
-                out.extend_from_slice(&z.null_count.to_le_bytes());
+                put_varint(&mut out, z.rows.start.saturating_sub(end));
+                put_varint(&mut out, z.rows.end - z.rows.start);
+                put_varint(&mut out, z.null_count);
                 out.push(u8::from(z.min.is_some()) | (u8::from(z.max.is_some()) << 1));
                 for v in [&z.min, &z.max].into_iter().flatten() {
-                    out.extend_from_slice(&(v.len() as u32).to_le_bytes());
+                    put_varint(&mut out, v.len() as u64);
                     out.extend_from_slice(v);
                 }
+                end = z.rows.end;
             }
         }
         let hash = fnv1a(&out);
@@ -147,30 +155,51 @@ impl FileStats {
             return Err(bad("bad magic"));
         }
         let version = r.u8().ok_or_else(|| bad("truncated"))?;
-        if version != VERSION {
+        if version != 1 && version != VERSION {
             return Err(Error::Unsupported(format!(
-                "{path}: page statistics version {version} (this build reads version {VERSION})"
+                "{path}: page statistics version {version} (this build reads versions 1 and {VERSION})"
             )));
         }
-        let ncols = r.u32().ok_or_else(|| bad("truncated"))?;
+        let v1 = version == 1;
+        // Fixed-width counts in version 1, varints in version 2.
+        let count = |r: &mut Cursor<'_>, wide: bool| -> Option<u64> {
+            match (v1, wide) {
+                (true, true) => r.u64(),
+                (true, false) => r.u32().map(u64::from),
+                (false, _) => r.varint(),
+            }
+        };
+        let ncols = count(&mut r, false).ok_or_else(|| bad("truncated"))?;
         let mut columns = Vec::new();
         for _ in 0..ncols {
-            let column = r.u32().ok_or_else(|| bad("truncated column header"))?;
+            let column = count(&mut r, false)
+                .and_then(|c| u32::try_from(c).ok())
+                .ok_or_else(|| bad("truncated column header"))?;
             if columns.iter().any(|(c, _)| *c == column) {
                 return Err(bad("a column is listed twice"));
             }
-            let nzones = r.u32().ok_or_else(|| bad("truncated column header"))? as usize;
-            // Every zone takes at least 25 bytes: refuse counts the buffer cannot hold.
-            if nzones > r.remaining() / 25 {
+            let nzones = count(&mut r, false).ok_or_else(|| bad("truncated column header"))?;
+            // Every zone takes at least 25 (version 1) or 4 bytes: refuse counts the buffer
+            // cannot hold.
+            let min_zone = if v1 { 25 } else { 4 };
+            if nzones > (r.remaining() / min_zone) as u64 {
                 return Err(bad("zone count exceeds the buffer"));
             }
+            let nzones = nzones as usize;
             let mut zones: Vec<ZoneStats> = Vec::with_capacity(nzones);
+            let mut prev_end = 0u64;
             for _ in 0..nzones {
-                let start = r.u64().ok_or_else(|| bad("truncated zone"))?;
-                let len = r.u64().ok_or_else(|| bad("truncated zone"))?;
-                let null_count = r.u64().ok_or_else(|| bad("truncated zone"))?;
+                let first = count(&mut r, true).ok_or_else(|| bad("truncated zone"))?;
+                let start = if v1 {
+                    first
+                } else {
+                    prev_end.checked_add(first).ok_or_else(|| bad("zone rows overflow"))?
+                };
+                let len = count(&mut r, true).ok_or_else(|| bad("truncated zone"))?;
+                let null_count = count(&mut r, true).ok_or_else(|| bad("truncated zone"))?;
                 let flags = r.u8().ok_or_else(|| bad("truncated zone"))?;
                 let end = start.checked_add(len).ok_or_else(|| bad("zone rows overflow"))?;
+                prev_end = end;
                 if len == 0 || null_count > len || flags > 3 {
                     return Err(bad("invalid zone"));
                 }
@@ -181,7 +210,9 @@ impl FileStats {
                     if !present {
                         return Ok(None);
                     }
-                    let n = r.u32().ok_or_else(|| bad("truncated value"))? as usize;
+                    let n = count(&mut r, false)
+                        .and_then(|n| usize::try_from(n).ok())
+                        .ok_or_else(|| bad("truncated value"))?;
                     Ok(Some(r.take(n).ok_or_else(|| bad("truncated value"))?.to_vec()))
                 };
                 let min = value(flags & 1 != 0)?;
@@ -233,6 +264,30 @@ impl<'a> Cursor<'a> {
     fn u64(&mut self) -> Option<u64> {
         self.take(8).and_then(|b| b.try_into().ok()).map(u64::from_le_bytes)
     }
+    /// An unsigned LEB128 integer of at most 10 bytes that fits in 64 bits.
+    fn varint(&mut self) -> Option<u64> {
+        let mut v = 0u64;
+        for i in 0..10 {
+            let b = self.u8()?;
+            let bits = u64::from(b & 0x7F);
+            if i == 9 && bits > 1 {
+                return None;
+            }
+            v |= bits << (7 * i);
+            if b & 0x80 == 0 {
+                return Some(v);
+            }
+        }
+        None
+    }
+}
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
 }
 
 /// Calls `$m!(ArrowType)` for the primitive Arrow type matching `$dt`, or evaluates `$other`.
@@ -501,6 +556,66 @@ mod tests {
         assert!(back.column(1).is_none());
     }
 
+    /// The version 1 layout, as files written before version 2 hold it.
+    fn encode_v1(s: &FileStats) -> Vec<u8> {
+        let mut out = MAGIC.to_vec();
+        out.push(1);
+        out.extend_from_slice(&(s.columns.len() as u32).to_le_bytes());
+        for (c, zones) in &s.columns {
+            out.extend_from_slice(&c.to_le_bytes());
+            out.extend_from_slice(&(zones.len() as u32).to_le_bytes());
+            for z in zones {
+                out.extend_from_slice(&z.rows.start.to_le_bytes());
+                out.extend_from_slice(&(z.rows.end - z.rows.start).to_le_bytes());
+                out.extend_from_slice(&z.null_count.to_le_bytes());
+                out.push(u8::from(z.min.is_some()) | (u8::from(z.max.is_some()) << 1));
+                for v in [&z.min, &z.max].into_iter().flatten() {
+                    out.extend_from_slice(&(v.len() as u32).to_le_bytes());
+                    out.extend_from_slice(v);
+                }
+            }
+        }
+        let hash = fnv1a(&out);
+        out.extend_from_slice(&hash.to_le_bytes());
+        out
+    }
+
+    #[test]
+    fn version_1_buffers_still_decode_and_version_2_is_smaller() {
+        let mut s = sample();
+        s.push_column(
+            5,
+            (0..100u64)
+                .map(|k| ZoneStats {
+                    rows: k * 8192 + 7..(k + 1) * 8192,
+                    null_count: k,
+                    min: Some((k as i64).to_le_bytes().to_vec()),
+                    max: Some((k as i64 * 1000).to_le_bytes().to_vec()),
+                })
+                .collect(),
+        );
+        let (v1, v2) = (encode_v1(&s), s.encode());
+        assert_eq!(FileStats::decode(&v1, "t").unwrap(), s);
+        assert_eq!(FileStats::decode(&v2, "t").unwrap(), s);
+        assert!(
+            v2.len() * 2 < v1.len(),
+            "version 2 took {} bytes, version 1 {}",
+            v2.len(),
+            v1.len()
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn varints_round_trip(v in proptest::num::u64::ANY) {
+            let mut b = Vec::new();
+            put_varint(&mut b, v);
+            let mut r = Cursor { bytes: &b, at: 0 };
+            proptest::prop_assert_eq!(r.varint(), Some(v));
+            proptest::prop_assert_eq!(r.remaining(), 0);
+        }
+    }
+
     #[test]
     fn damaged_buffers_are_errors_not_panics() {
         let bytes = sample().encode();
@@ -534,7 +649,7 @@ mod tests {
         }
         // Huge counts do not allocate.
         let mut b = MAGIC.to_vec();
-        b.push(VERSION);
+        b.push(1);
         b.extend_from_slice(&1u32.to_le_bytes());
         b.extend_from_slice(&0u32.to_le_bytes());
         b.extend_from_slice(&u32::MAX.to_le_bytes());
@@ -551,7 +666,8 @@ mod tests {
             max: None,
         };
         s.push_column(0, vec![z(0..10), z(5..20)]);
-        let err = FileStats::decode(&s.encode(), "t").unwrap_err();
+        // Version 2 stores gaps, so only a version 1 buffer can claim overlapping zones.
+        let err = FileStats::decode(&encode_v1(&s), "t").unwrap_err();
         assert!(err.to_string().contains("overlap"), "{err}");
     }
 
@@ -615,9 +731,9 @@ mod tests {
         }
 
         #[test]
-        fn decode_never_panics(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..200)) {
+        fn decode_never_panics(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..200), version in 1u8..=2) {
             let mut b = MAGIC.to_vec();
-            b.push(VERSION);
+            b.push(version);
             b.extend_from_slice(&bytes);
             let _ = FileStats::parse(&b, "t");
             let _ = FileStats::decode(&b, "t");
