@@ -102,3 +102,29 @@ def test_scanning_a_pylance_dataset_reads_each_page_about_once(tmp_path, tables_
     data = sum(os.path.getsize(os.path.join(uri, "data", f)) for f in os.listdir(os.path.join(uri, "data")))
     assert stats.tasks > 1
     assert stats.bytes_read < 1.3 * data, f"scan read {stats.bytes_read} bytes of a {data}-byte dataset"
+
+
+@pytest.mark.parametrize("column,buffer", [("text", 0), ("long_text", 1), ("id", 0)])
+def test_damaged_page_index_buffers_give_typed_errors(pylance_file, column, buffer, tmp_path):
+    """Chunk metadata or a row index that points outside its page is a CorruptFileError."""
+    path, table = pylance_file
+    col = table.schema.get_field_index(column)
+    page = plf.LanceFileReader(path).metadata().columns[col].pages[0]
+    if buffer >= len(page.buffers):
+        pytest.skip("this page has no such buffer")
+    with open(path, "rb") as f:
+        data = bytearray(f.read())
+    b = page.buffers[buffer]
+    for junk in (b"\xff", b"\x00\xf0", b"\x7f\xff\xff\xff"):
+        damaged = bytearray(data)
+        damaged[b.position:b.position + b.size] = (junk * (b.size // len(junk) + 1))[:b.size]
+        bad = str(tmp_path / "bad.lance")
+        with open(bad, "wb") as f:
+            f.write(damaged)
+        reader = lf.LanceFileReader(bad, columns=[column])
+        try:
+            got = reader.read_range(100_000, 50).to_table()
+        except lancelet.LanceError:
+            continue
+        # Damage that still decodes must at least give the right number of rows.
+        assert got.num_rows == 50
