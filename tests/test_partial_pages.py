@@ -128,3 +128,96 @@ def test_damaged_page_index_buffers_give_typed_errors(pylance_file, column, buff
             continue
         # Damage that still decodes must at least give the right number of rows.
         assert got.num_rows == 50
+
+
+def _lists(rows: int) -> pa.Table:
+    rng = np.random.default_rng(9)
+    words = np.array(["red", "green", "blue", "a much longer word"])
+    lens = rng.integers(0, 5, rows)
+    tags = [None if i % 13 == 4 else list(words[rng.integers(0, 4, n)]) for i, n in enumerate(lens)]
+    nums = [[int(x) for x in range(i % 7)] for i in range(rows)]
+    # Some rows much longer than a chunk, so rows continue across chunks.
+    nums[1000] = list(range(20_000))
+    nums[150_000] = list(range(9_000))
+    nested = [[[i, i + 1], [], None][: i % 4] if i % 9 else None for i in range(rows)]
+    structs = [[{"a": i, "b": str(i)}] * (i % 3) for i in range(rows)]
+    return pa.table({
+        "tags": pa.array(tags, pa.list_(pa.string())),
+        "nums": pa.array(nums, pa.list_(pa.int32())),
+        "nested": pa.array(nested, pa.list_(pa.list_(pa.int64()))),
+        "structs": pa.array(structs, pa.list_(pa.struct([pa.field("a", pa.int64()), pa.field("b", pa.string())]))),
+    })
+
+
+@pytest.fixture(scope="module", params=["2.1", "2.2"])
+def pylance_list_file(request, tmp_path_factory):
+    path = str(tmp_path_factory.mktemp("lists") / f"lists_{request.param}.lance")
+    table = _lists(ROWS)
+    with plf.LanceFileWriter(path, table.schema, version=request.param) as w:
+        w.write_batch(table)
+    return path, table
+
+
+@pytest.mark.parametrize("column", ["tags", "nums", "nested", "structs"])
+def test_slices_of_list_columns_through_the_repetition_index(pylance_list_file, column, tables_equal):
+    path, table = pylance_list_file
+    reader = lf.LanceFileReader(path, columns=[column])
+    opened = reader.io_stats()["bytes_read"]
+    for start, n in [(0, 1), (999, 3), (1000, 1), (1001, 5000), (149_990, 20), (ROWS - 1, 1), (77_777, 4096)]:
+        tables_equal(reader.read_range(start, n).to_table(), table.select([column]).slice(start, n))
+    idx = [5, 1000, 1001, 150_000, 199_999, 3, 150_000]
+    tables_equal(reader.take_rows(idx).to_table(), table.select([column]).take(idx))
+    part = reader.io_stats()["bytes_read"] - opened
+    whole = lf.LanceFileReader(path, columns=[column])
+    whole.read_all().to_table()
+    full = whole.io_stats()["bytes_read"] - opened
+    if column in ("tags", "nums"):
+        assert part * 2 < full, f"{column}: slices read {part} bytes, the whole column {full}"
+
+
+def test_lancelet_list_pages_read_in_part_too(tmp_path, tables_equal):
+    table = _lists(ROWS)
+    path = str(tmp_path / "ours.lance")
+    with lf.LanceFileWriter(path, table.schema) as w:
+        w.write_batch(table)
+    reader = lf.LanceFileReader(path)
+    for start, n in [(0, 10), (1000, 2), (123_456, 789), (ROWS - 5, 5)]:
+        tables_equal(reader.read_range(start, n).to_table(), table.slice(start, n))
+
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@st.composite
+def _list_rows(draw):
+    n = draw(st.integers(1, 3000))
+    kinds = draw(st.lists(st.sampled_from(["empty", "null", "short", "long"]), min_size=1, max_size=6))
+    rows = []
+    for i in range(n):
+        k = kinds[i % len(kinds)]
+        rows.append([] if k == "empty" else None if k == "null" else
+                    list(range(i % 5 + 1)) if k == "short" else list(range(draw(st.integers(100, 5000)) if i % 97 == 0 else 40)))
+    slices = draw(st.lists(st.tuples(st.integers(0, n - 1), st.integers(1, 300)), min_size=1, max_size=5))
+    return rows, slices
+
+
+@settings(max_examples=int(os.environ.get("LANCELET_HYPOTHESIS_EXAMPLES", "40")), deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(case=_list_rows(), writer=st.sampled_from(["lancelet", "pylance"]))
+def test_random_slices_of_list_pages(case, writer, tmp_path, tables_equal):
+    rows, slices = case
+    table = pa.table({"l": pa.array(rows, pa.list_(pa.int32())),
+                      "n": pa.array([None if r is None else [r[:2], []] for r in rows], pa.list_(pa.list_(pa.int32())))})
+    path = str(tmp_path / f"r_{writer}.lance")
+    if os.path.exists(path):
+        os.remove(path)
+    w = (lf if writer == "lancelet" else plf).LanceFileWriter(path, table.schema, version="2.2")
+    w.write_batch(table)
+    w.close()
+    reader = lf.LanceFileReader(path)
+    for start, n in slices:
+        n = min(n, len(rows) - start)
+        tables_equal(reader.read_range(start, n).to_table(), table.slice(start, n))
+    idx = sorted({s for s, _ in slices})
+    tables_equal(reader.take_rows(idx).to_table(), table.take(idx))

@@ -44,7 +44,7 @@ pub const DEFAULT_MAX_PAGE_BYTES: u64 = 32 * 1024 * 1024;
 /// Largest page at 2.1+ (Arrow bytes before encoding) of a column with lists. Such pages
 /// are read whole, so a scan task that needs part of a page pays for all of it: pages
 /// about the size of a scan task's share of a column keep that overhead small.
-pub const V21_PAGE_BYTES: u64 = 512 * 1024;
+pub const V21_PAGE_BYTES: u64 = 2 * 1024 * 1024;
 /// Largest page at 2.1+ of a column without lists: its rows are read in part (the
 /// mini-block chunks or full-zip rows that hold them), so pages may be large, and each
 /// page's fixed costs (chunk metadata, FSST table, dictionary) are paid less often.

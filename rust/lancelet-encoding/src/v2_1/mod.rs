@@ -23,7 +23,7 @@ use prost::Message;
 
 use crate::{corrupt, Result};
 
-pub use page::decode_page;
+pub use page::{decode_mini_block_rows_from_chunk, decode_page};
 pub use structure::{path_type, PathNode};
 
 /// Type URL of a 2.1+ page layout inside `google.protobuf.Any`.

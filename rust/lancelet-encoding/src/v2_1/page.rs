@@ -41,6 +41,48 @@ pub fn decode_page(
         Some(Layout::BlobLayout(_)) => return Err(Error::Unsupported("blob pages".into())),
         None => return Err(corrupt!("page layout without a variant")),
     };
+    finish(path, d, num_rows)
+}
+
+/// Decodes the chunks of a mini-block page with lists when the first chunk may begin
+/// inside a row (one that started in an earlier chunk): the levels before the first row
+/// start, and the values they carry, are dropped, so the array holds the `num_rows` rows
+/// that start in these chunks (the last possibly cut short where the chunks end).
+pub fn decode_mini_block_rows_from_chunk(
+    layout: &pb21::PageLayout,
+    buffers: &[Buffer],
+    num_rows: u64,
+    path: &[PathNode],
+) -> Result<ArrayRef> {
+    let Some(PathNode::Leaf { data_type }) = path.last() else {
+        return Err(Error::InvalidInput("a path must end with a leaf".into()));
+    };
+    let Some(Layout::MiniBlockLayout(m)) = layout.layout.as_ref() else {
+        return Err(Error::InvalidInput("not a mini-block page".into()));
+    };
+    let mut d = mini_block(m, buffers, data_type)?;
+    let max_rep = path.iter().filter(|n| matches!(n, PathNode::List { .. })).count();
+    if let Some(rep) = d.rep.as_mut() {
+        let skip = rep.iter().position(|r| usize::from(*r) == max_rep).unwrap_or(rep.len());
+        if skip > 0 {
+            let visible = count_visible(&d.layers, d.def.as_ref().map(|v| &v[..skip]), skip)?;
+            if visible > d.values.len() {
+                return Err(corrupt!(
+                    "levels carry {visible} values but the chunks hold {}",
+                    d.values.len()
+                ));
+            }
+            rep.drain(..skip);
+            if let Some(def) = d.def.as_mut() {
+                def.drain(..skip.min(def.len()));
+            }
+            d.values = d.values.slice(visible, d.values.len() - visible);
+        }
+    }
+    finish(path, d, num_rows)
+}
+
+fn finish(path: &[PathNode], d: Decoded, num_rows: u64) -> Result<ArrayRef> {
     let array = assemble(path, &d.layers, d.rep.as_deref(), d.def.as_deref(), d.values)?;
     if array.len() as u64 != num_rows {
         return Err(corrupt!(

@@ -10,9 +10,11 @@
 //!   decoded as a smaller page of just those chunks;
 //! * full-zip of fixed-width values: row `i` lies at `i * (control + value bytes)`;
 //! * full-zip of variable-width values: the page's second buffer indexes every row's
-//!   byte offset, so two small reads find any row range.
+//!   byte offset, so two small reads find any row range;
+//! * mini-block with lists: the repetition index gives the rows each chunk ends, so the
+//!   chunks from a range's first row to its last are fetched and decoded.
 //!
-//! Anything else (lists, constant pages) is read whole by the caller.
+//! Anything else (full-zip pages with lists, constant pages) is read whole by the caller.
 
 use std::ops::Range;
 
@@ -65,6 +67,11 @@ impl FileReader {
             {
                 self.mini_block_rows(page, m, path, locals).await.map(Some)
             }
+            Layout::MiniBlockLayout(m)
+                if m.rep_compression.is_some() && m.repetition_index_depth == 1 && page.buffers.len() >= 3 =>
+            {
+                self.mini_block_list_rows(page, m, path, locals).await
+            }
             Layout::FullZipLayout(f) if f.bits_rep == 0 && u64::from(f.num_items) == page.num_rows => match f.details {
                 Some(Details::BitsPerValue(bits)) if bits % 8 == 0 && !page.buffers.is_empty() => {
                     self.full_zip_fixed_rows(page, f, bits, path, locals).await
@@ -82,7 +89,8 @@ impl FileReader {
         read_ranges(self.io.as_ref(), ranges, &self.stats).await
     }
 
-    fn chunk_table(&self, page: &PageInfo, meta: &[u8], word: usize) -> Result<Vec<Chunk>> {
+    /// The chunks of a mini-block page holding `values` values (rows, without lists).
+    fn chunk_table(&self, page: &PageInfo, meta: &[u8], word: usize, values: u64) -> Result<Vec<Chunk>> {
         if !meta.len().is_multiple_of(word) {
             return Err(self.corrupt(format!("chunk metadata of {} bytes is not whole words", meta.len())));
         }
@@ -94,9 +102,9 @@ impl FileReader {
             let w = le(w);
             let bytes = ((w >> 4) + 1) * 8;
             let rows = if i + 1 == n {
-                page.num_rows
+                values
                     .checked_sub(row)
-                    .ok_or_else(|| self.corrupt("mini-block chunks hold more rows than their page"))?
+                    .ok_or_else(|| self.corrupt("mini-block chunks hold more values than their page"))?
             } else {
                 1u64 << (w & 0xF)
             };
@@ -112,13 +120,57 @@ impl FileReader {
             offset += bytes;
             row += rows;
         }
-        if row != page.num_rows || chunks.is_empty() {
-            return Err(self.corrupt(format!(
-                "mini-block chunks hold {row} rows, their page {}",
-                page.num_rows
-            )));
+        if row != values || chunks.is_empty() {
+            return Err(self.corrupt(format!("mini-block chunks hold {row} values, their page {values}")));
         }
         Ok(chunks)
+    }
+
+    /// Decodes the chunks `picked` (ascending) of a mini-block page as a page of their own
+    /// holding `rows` rows; `extra` are the page's further buffers (the dictionary).
+    #[allow(clippy::too_many_arguments)]
+    fn decode_chunks(
+        &self,
+        m: &pb21::MiniBlockLayout,
+        meta: &[u8],
+        word: usize,
+        chunks: &[Chunk],
+        picked: &[usize],
+        bufs: &[Buffer],
+        extra: &[Buffer],
+        rows: u64,
+        path: &[PathNode],
+    ) -> Result<ArrayRef> {
+        let (layout, buffers) = Self::chunk_page(m, meta, word, chunks, picked, bufs, extra);
+        v2_1::decode_page(&layout, &buffers, rows, path).map_err(self.enc_err())
+    }
+
+    /// The smaller page made of the chunks `picked` (ascending) and the further buffers.
+    fn chunk_page(
+        m: &pb21::MiniBlockLayout,
+        meta: &[u8],
+        word: usize,
+        chunks: &[Chunk],
+        picked: &[usize],
+        bufs: &[Buffer],
+        extra: &[Buffer],
+    ) -> (pb21::PageLayout, Vec<Buffer>) {
+        let mut meta2 = Vec::with_capacity(picked.len() * word);
+        let mut data2 = Vec::with_capacity(bufs.iter().map(|b| b.len()).sum());
+        for (&k, b) in picked.iter().zip(bufs) {
+            meta2.extend_from_slice(&meta[k * word..(k + 1) * word]);
+            data2.extend_from_slice(b.as_slice());
+        }
+        let mut buffers = vec![Buffer::from_vec(meta2), Buffer::from_vec(data2)];
+        buffers.extend(extra.iter().cloned());
+        // A chunk that was not the page's last keeps its power-of-two count: as the last
+        // chunk of the smaller page it is given exactly the values left, which is that.
+        let mut small = m.clone();
+        small.num_items = picked.iter().map(|&k| chunks[k].rows).sum();
+        let layout = pb21::PageLayout {
+            layout: Some(Layout::MiniBlockLayout(small)),
+        };
+        (layout, buffers)
     }
 
     async fn mini_block_rows(
@@ -133,7 +185,7 @@ impl FileReader {
         let meta = meta
             .first()
             .ok_or_else(|| self.corrupt("short read of chunk metadata"))?;
-        let chunks = self.chunk_table(page, meta.as_slice(), word)?;
+        let chunks = self.chunk_table(page, meta.as_slice(), word, page.num_rows)?;
         // The chunks covering each range, in order and once each.
         let first_chunk = |row: u64| chunks.partition_point(|c| c.first_row + c.rows <= row);
         let mut picked: Vec<usize> = Vec::new();
@@ -155,28 +207,13 @@ impl FileReader {
         ranges.extend(page.buffers[2..].iter().cloned());
         let fetched = self.fetch(&ranges).await?;
         let (chunk_bufs, rest) = fetched.split_at(picked.len());
-        let mut meta2 = Vec::with_capacity(picked.len() * word);
-        let mut data2 = Vec::with_capacity(chunk_bufs.iter().map(|b| b.len()).sum());
-        for (&k, b) in picked.iter().zip(chunk_bufs) {
-            meta2.extend_from_slice(&meta.as_slice()[k * word..(k + 1) * word]);
-            data2.extend_from_slice(b.as_slice());
-        }
-        let mut buffers = vec![Buffer::from_vec(meta2), Buffer::from_vec(data2)];
-        buffers.extend(rest.iter().cloned());
-        // A chunk that was not the page's last keeps its power-of-two count: as the last
-        // chunk of the smaller page it is given exactly the values left, which is that.
         let mut starts = Vec::with_capacity(picked.len());
         let mut n = 0u64;
         for &k in &picked {
             starts.push(n);
             n += chunks[k].rows;
         }
-        let mut small = m.clone();
-        small.num_items = n;
-        let layout = pb21::PageLayout {
-            layout: Some(Layout::MiniBlockLayout(small)),
-        };
-        let array = v2_1::decode_page(&layout, &buffers, n, path).map_err(self.enc_err())?;
+        let array = self.decode_chunks(m, meta.as_slice(), word, &chunks, &picked, chunk_bufs, rest, n, path)?;
         locals
             .iter()
             .map(|r| {
@@ -191,6 +228,132 @@ impl FileReader {
                 Ok(array.slice(offset as usize, len_of(r) as usize))
             })
             .collect()
+    }
+
+    /// Rows of a mini-block page with lists, found through its repetition index: per
+    /// chunk, the rows that end in it and the levels at its end that start a row
+    /// continuing into the next chunk. A range is read from the chunk where its first
+    /// row starts to the chunk where its last row ends; ranges whose chunks touch are
+    /// decoded together.
+    async fn mini_block_list_rows(
+        &self,
+        page: &PageInfo,
+        m: &pb21::MiniBlockLayout,
+        path: &[PathNode],
+        locals: &[Range<u64>],
+    ) -> Result<Option<Vec<ArrayRef>>> {
+        let at_index = 2 + usize::from(m.dictionary.is_some());
+        let Some(index_range) = page.buffers.get(at_index) else {
+            return Ok(None);
+        };
+        let word = if m.has_large_chunk { 4 } else { 2 };
+        let got = self.fetch(&[page.buffers[0].clone(), index_range.clone()]).await?;
+        let (meta, index) = (got[0].as_slice(), got[1].as_slice());
+        let chunks = self.chunk_table(page, meta, word, m.num_items)?;
+        if index.len() != chunks.len() * 16 {
+            return Err(self.corrupt(format!(
+                "repetition index of {} bytes for {} chunks",
+                index.len(),
+                chunks.len()
+            )));
+        }
+        // ended[k]: rows ended by the end of chunk k; open[k]: chunk k ends inside a row.
+        let mut ended = Vec::with_capacity(chunks.len());
+        let mut open = Vec::with_capacity(chunks.len());
+        let mut total = 0u64;
+        for e in index.chunks_exact(16) {
+            total = total
+                .checked_add(le(&e[..8]))
+                .ok_or_else(|| self.corrupt("repetition index overflows"))?;
+            ended.push(total);
+            open.push(le(&e[8..]) > 0);
+        }
+        if total != page.num_rows || open.last().copied().unwrap_or(false) {
+            return Err(self.corrupt(format!(
+                "repetition index ends {total} rows, the page has {}",
+                page.num_rows
+            )));
+        }
+        let ended_before = |k: usize| if k == 0 { 0 } else { ended[k - 1] };
+        // The chunk row `r` ends in.
+        let end_chunk = |r: u64| ended.partition_point(|e| *e <= r);
+        // (first chunk, last chunk, range) per range.
+        let mut spans: Vec<(usize, usize, Range<u64>)> = Vec::with_capacity(locals.len());
+        for r in locals {
+            let first = if r.start == 0 {
+                0
+            } else {
+                let e = end_chunk(r.start - 1);
+                if ended[e] > r.start || open[e] {
+                    e
+                } else {
+                    e + 1
+                }
+            };
+            let last = end_chunk(r.end - 1);
+            if first > last || last >= chunks.len() {
+                return Err(self.corrupt("repetition index does not cover the rows asked for"));
+            }
+            spans.push((first, last, r.clone()));
+        }
+        // Groups of ranges whose chunk spans touch, each decoded once.
+        let mut order: Vec<usize> = (0..spans.len()).collect();
+        order.sort_by_key(|&i| (spans[i].0, spans[i].1));
+        let mut groups: Vec<(usize, usize, Vec<usize>)> = Vec::new();
+        for i in order {
+            let (f, l, _) = &spans[i];
+            match groups.last_mut() {
+                Some((_, gl, members)) if *f <= *gl + 1 => {
+                    *gl = (*gl).max(*l);
+                    members.push(i);
+                }
+                _ => groups.push((*f, *l, vec![i])),
+            }
+        }
+        let base = page.buffers[1].start;
+        let mut ranges: Vec<Range<u64>> = Vec::new();
+        for (f, l, _) in &groups {
+            ranges.push(base + chunks[*f].offset..base + chunks[*l].offset + chunks[*l].bytes);
+        }
+        // The dictionary, if any, is needed whole.
+        let extra: Vec<Range<u64>> = page.buffers[2..at_index].to_vec();
+        ranges.extend(extra.iter().cloned());
+        let fetched = self.fetch(&ranges).await?;
+        let (group_bufs, rest) = fetched.split_at(groups.len());
+        let mut out: Vec<Option<ArrayRef>> = vec![None; locals.len()];
+        for ((f, l, members), buf) in groups.iter().zip(group_bufs) {
+            let picked: Vec<usize> = (*f..=*l).collect();
+            // Chunk byte ranges are adjacent: cut the one read back into chunks.
+            let start = chunks[*f].offset;
+            let bufs: Vec<Buffer> = picked
+                .iter()
+                .map(|&k| {
+                    let from = (chunks[k].offset - start) as usize;
+                    buf.slice_with_length(from, chunks[k].bytes as usize)
+                })
+                .collect();
+            // A chunk may begin inside a row that started earlier: the decoder drops
+            // those levels, and the chunks' rows are those that start in them.
+            let first_row = ended_before(*f) + u64::from(*f > 0 && open[*f - 1]);
+            let rows = (ended[*l] + u64::from(open[*l]))
+                .checked_sub(first_row)
+                .ok_or_else(|| self.corrupt("repetition index counts fewer rows than it skips"))?;
+            let (layout, buffers) = Self::chunk_page(m, meta, word, &chunks, &picked, &bufs, rest);
+            let array =
+                v2_1::decode_mini_block_rows_from_chunk(&layout, &buffers, rows, path).map_err(self.enc_err())?;
+            for &i in members {
+                let r = &spans[i].2;
+                let offset = r.start - first_row;
+                if offset + len_of(r) > array.len() as u64 {
+                    return Err(self.corrupt("mini-block chunks decoded to fewer rows than they declare"));
+                }
+                out[i] = Some(array.slice(offset as usize, len_of(r) as usize));
+            }
+        }
+        out.into_iter()
+            .map(|a| a.ok_or_else(|| self.corrupt("a row range was not read")))
+            .collect::<Result<Vec<_>>>()
+            .map(Some)
     }
 
     /// Decodes the zipped bytes of `rows` consecutive rows as a page of their own.
