@@ -41,13 +41,16 @@ def _table(rows: int) -> pa.Table:
     })
 
 
-@pytest.fixture(scope="module", params=["2.1", "2.2"])
-def pylance_file(request, tmp_path_factory):
-    path = str(tmp_path_factory.mktemp("big") / f"big_{request.param}.lance")
-    table = _table(ROWS)
-    with plf.LanceFileWriter(path, table.schema, version=request.param) as w:
+def _pylance_file(tmp_path_factory, name: str, table: pa.Table, version: str):
+    path = str(tmp_path_factory.mktemp(name) / f"{name}_{version}.lance")
+    with plf.LanceFileWriter(path, table.schema, version=version) as w:
         w.write_batch(table)
     return path, table
+
+
+@pytest.fixture(scope="module", params=["2.1", "2.2"])
+def pylance_file(request, tmp_path_factory):
+    return _pylance_file(tmp_path_factory, "big", _table(ROWS), request.param)
 
 
 def test_pylance_writes_one_page_per_column(pylance_file):
@@ -151,11 +154,7 @@ def _lists(rows: int) -> pa.Table:
 
 @pytest.fixture(scope="module", params=["2.1", "2.2"])
 def pylance_list_file(request, tmp_path_factory):
-    path = str(tmp_path_factory.mktemp("lists") / f"lists_{request.param}.lance")
-    table = _lists(ROWS)
-    with plf.LanceFileWriter(path, table.schema, version=request.param) as w:
-        w.write_batch(table)
-    return path, table
+    return _pylance_file(tmp_path_factory, "lists", _lists(ROWS), request.param)
 
 
 @pytest.mark.parametrize("column", ["tags", "nums", "nested", "structs"])

@@ -28,9 +28,7 @@ pub fn decode_page(
     num_rows: u64,
     path: &[PathNode],
 ) -> Result<ArrayRef> {
-    let Some(PathNode::Leaf { data_type }) = path.last() else {
-        return Err(Error::InvalidInput("a path must end with a leaf".into()));
-    };
+    let data_type = leaf_type(path)?;
     if let Some(array) = super::fast::zero_copy(layout, buffers, num_rows, path) {
         return array;
     }
@@ -54,9 +52,7 @@ pub fn decode_mini_block_rows_from_chunk(
     num_rows: u64,
     path: &[PathNode],
 ) -> Result<ArrayRef> {
-    let Some(PathNode::Leaf { data_type }) = path.last() else {
-        return Err(Error::InvalidInput("a path must end with a leaf".into()));
-    };
+    let data_type = leaf_type(path)?;
     let Some(Layout::MiniBlockLayout(m)) = layout.layout.as_ref() else {
         return Err(Error::InvalidInput("not a mini-block page".into()));
     };
@@ -80,6 +76,13 @@ pub fn decode_mini_block_rows_from_chunk(
         }
     }
     finish(path, d, num_rows)
+}
+
+fn leaf_type(path: &[PathNode]) -> Result<&DataType> {
+    match path.last() {
+        Some(PathNode::Leaf { data_type }) => Ok(data_type),
+        _ => Err(Error::InvalidInput("a path must end with a leaf".into())),
+    }
 }
 
 fn finish(path: &[PathNode], d: Decoded, num_rows: u64) -> Result<ArrayRef> {

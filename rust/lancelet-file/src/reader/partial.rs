@@ -126,26 +126,8 @@ impl FileReader {
         Ok(chunks)
     }
 
-    /// Decodes the chunks `picked` (ascending) of a mini-block page as a page of their own
-    /// holding `rows` rows; `extra` are the page's further buffers (the dictionary).
-    #[allow(clippy::too_many_arguments)]
-    fn decode_chunks(
-        &self,
-        m: &pb21::MiniBlockLayout,
-        meta: &[u8],
-        word: usize,
-        chunks: &[Chunk],
-        picked: &[usize],
-        bufs: &[Buffer],
-        extra: &[Buffer],
-        rows: u64,
-        path: &[PathNode],
-    ) -> Result<ArrayRef> {
-        let (layout, buffers) = Self::chunk_page(m, meta, word, chunks, picked, bufs, extra);
-        v2_1::decode_page(&layout, &buffers, rows, path).map_err(self.enc_err())
-    }
-
-    /// The smaller page made of the chunks `picked` (ascending) and the further buffers.
+    /// The smaller page made of the chunks `picked` (ascending) of a mini-block page and
+    /// its further buffers `extra` (the dictionary).
     fn chunk_page(
         m: &pb21::MiniBlockLayout,
         meta: &[u8],
@@ -213,7 +195,8 @@ impl FileReader {
             starts.push(n);
             n += chunks[k].rows;
         }
-        let array = self.decode_chunks(m, meta.as_slice(), word, &chunks, &picked, chunk_bufs, rest, n, path)?;
+        let (layout, buffers) = Self::chunk_page(m, meta.as_slice(), word, &chunks, &picked, chunk_bufs, rest);
+        let array = v2_1::decode_page(&layout, &buffers, n, path).map_err(self.enc_err())?;
         locals
             .iter()
             .map(|r| {
