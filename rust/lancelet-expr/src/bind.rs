@@ -807,6 +807,13 @@ impl Binder<'_> {
                 ))
             })?;
         }
+        // A NULL-typed value takes the items' type, which may be one IN cannot compare.
+        if !is_comparable(&target) {
+            return Err(type_error(format!(
+                "cannot use IN on {}: values of type {target} cannot be compared",
+                value.describe()
+            )));
+        }
         let value = if logical(&value.ty) != &target {
             self.cast_to(value, &target)?
         } else {
