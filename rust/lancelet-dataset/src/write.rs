@@ -279,7 +279,7 @@ fn leaf_mask(field: &Field, out: &mut Vec<bool>) {
             out.push(false);
             children.iter().for_each(|c| leaf_mask(c, out));
         }
-        DataType::List(item) | DataType::LargeList(item) => {
+        DataType::List(item) | DataType::LargeList(item) | DataType::Map(item, _) => {
             out.push(false);
             leaf_mask(item, out);
         }

@@ -107,7 +107,7 @@ fn plan_field(field: &FieldRef, next: &mut usize, depth: usize, columns: Columns
     let column = *next;
     let is_leaf = !matches!(
         field.data_type(),
-        DataType::Struct(_) | DataType::List(_) | DataType::LargeList(_)
+        DataType::Struct(_) | DataType::List(_) | DataType::LargeList(_) | DataType::Map(..)
     ) || is_packed(field);
     if columns == Columns::EveryField || is_leaf {
         *next += 1;
@@ -137,7 +137,17 @@ fn plan_field(field: &FieldRef, next: &mut usize, depth: usize, columns: Columns
                 item,
             })
         }
-        DataType::Map(..) | DataType::Union(..) | DataType::RunEndEncoded(..) if columns == Columns::LeavesOnly => {
+        // A map is stored as a list of its entries structs (file format 2.2 on; the 2.0
+        // writer refuses maps, as pylance does).
+        DataType::Map(entries, _) => {
+            let item = Box::new(plan_field(entries, next, depth + 1, columns)?);
+            Ok(FieldPlan::List {
+                column,
+                field: field.clone(),
+                item,
+            })
+        }
+        DataType::Union(..) | DataType::RunEndEncoded(..) if columns == Columns::LeavesOnly => {
             Err(Error::Unsupported(format!(
                 "field {:?} has type {}, which lancelet cannot read from 2.1+ files yet",
                 field.name(),
@@ -375,6 +385,7 @@ pub fn widen(plan: &FieldPlan, full: &[FieldPlan]) -> FieldPlan {
             let item = Box::new(widen(item, full));
             let dt = match field.data_type() {
                 DataType::LargeList(_) => DataType::LargeList(item.field().clone()),
+                DataType::Map(_, sorted) => DataType::Map(item.field().clone(), *sorted),
                 _ => DataType::List(item.field().clone()),
             };
             FieldPlan::List {

@@ -981,7 +981,7 @@ fn merge_leaves(plan: &FieldPlan, arrays: Vec<ArrayRef>, len: usize) -> std::res
         }
         FieldPlan::List { field, item, .. } => {
             let item_field = match field.data_type() {
-                DataType::List(f) | DataType::LargeList(f) => f.clone(),
+                DataType::List(f) | DataType::LargeList(f) | DataType::Map(f, _) => f.clone(),
                 _ => return Err("list plan without list type".into()),
             };
             let large = matches!(field.data_type(), DataType::LargeList(_));
@@ -1024,6 +1024,11 @@ fn merge_leaves(plan: &FieldPlan, arrays: Vec<ArrayRef>, len: usize) -> std::res
             let result: std::result::Result<ArrayRef, arrow_schema::ArrowError> = if large {
                 let offs = OffsetBuffer::new(offsets.iter().map(|o| o - start).collect::<Vec<i64>>().into());
                 arrow_array::LargeListArray::try_new(item_field, offs, child, nulls).map(|a| Arc::new(a) as ArrayRef)
+            } else if let DataType::Map(_, sorted) = field.data_type() {
+                let offs = OffsetBuffer::new(offsets.iter().map(|o| (o - start) as i32).collect::<Vec<i32>>().into());
+                let entries = child.as_struct_opt().ok_or("map entries are not a struct")?.clone();
+                arrow_array::MapArray::try_new(item_field, offs, entries, nulls, *sorted)
+                    .map(|a| Arc::new(a) as ArrayRef)
             } else {
                 let offs = OffsetBuffer::new(offsets.iter().map(|o| (o - start) as i32).collect::<Vec<i32>>().into());
                 arrow_array::ListArray::try_new(item_field, offs, child, nulls).map(|a| Arc::new(a) as ArrayRef)

@@ -69,6 +69,12 @@ pub fn logical_type(dt: &DataType) -> Result<String> {
         DataType::Dictionary(k, v) => {
             format!("dict:{}:{}:false", logical_type(v)?, logical_type(k)?)
         }
+        DataType::Map(_, false) => "map".into(),
+        DataType::Map(_, true) => {
+            return Err(Error::Unsupported(
+                "maps with sorted keys (Lance stores maps with keys_sorted=false)".into(),
+            ))
+        }
         DataType::List(item) => match item.data_type() {
             DataType::Struct(_) => "list.struct".into(),
             _ => "list".into(),
@@ -182,7 +188,7 @@ fn push_field(f: &Field, parent_id: i32, out: &mut Vec<pb::Field>) -> Result<()>
                 push_field(c, id, out)?;
             }
         }
-        DataType::List(item) | DataType::LargeList(item) => push_field(item, id, out)?,
+        DataType::List(item) | DataType::LargeList(item) | DataType::Map(item, _) => push_field(item, id, out)?,
         _ => {}
     }
     Ok(())
@@ -257,6 +263,24 @@ fn build_field(
             } else {
                 DataType::List(item)
             }
+        }
+        "map" => {
+            let mut kids = build_kids()?;
+            let entries_ok = kids.len() == 1 && matches!(kids[0].data_type(), DataType::Struct(fs) if fs.len() == 2);
+            if !entries_ok {
+                return Err(Error::corrupt(
+                    path,
+                    format!("map field {:?} needs one entries struct of a key and a value", f.name),
+                ));
+            }
+            // Entries and keys are never null (as Arrow requires).
+            let entries = kids.remove(0).with_nullable(false);
+            let DataType::Struct(fs) = entries.data_type().clone() else {
+                return Err(Error::corrupt(path, "map entries are not a struct"));
+            };
+            let key = fs[0].as_ref().clone().with_nullable(false);
+            let entries = entries.with_data_type(DataType::Struct(Fields::from(vec![key, fs[1].as_ref().clone()])));
+            DataType::Map(Arc::new(entries), false)
         }
         other => {
             if !kids.is_empty() {

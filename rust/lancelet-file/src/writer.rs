@@ -50,6 +50,16 @@ pub const V21_PAGE_BYTES: u64 = 2 * 1024 * 1024;
 /// page's fixed costs (chunk metadata, FSST table, dictionary) are paid less often.
 pub const V21_FLAT_PAGE_BYTES: u64 = 8 * 1024 * 1024;
 
+/// Whether `dt` has a map at any depth.
+fn has_maps(dt: &DataType) -> bool {
+    match dt {
+        DataType::Map(..) => true,
+        DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => has_maps(f.data_type()),
+        DataType::Struct(fields) => fields.iter().any(|f| has_maps(f.data_type())),
+        _ => false,
+    }
+}
+
 /// Whether `dt` has a list at any depth (its 2.1+ pages then carry repetition levels).
 fn has_lists(dt: &DataType) -> bool {
     match dt {
@@ -127,7 +137,7 @@ fn leaf_fields(field: &arrow_schema::FieldRef, out: &mut Vec<arrow_schema::Field
         DataType::Struct(children) if !crate::plan::is_packed(field) => {
             children.iter().for_each(|c| leaf_fields(c, out));
         }
-        DataType::List(item) | DataType::LargeList(item) => leaf_fields(item, out),
+        DataType::List(item) | DataType::LargeList(item) | DataType::Map(item, _) => leaf_fields(item, out),
         _ => out.push(field.clone()),
     }
 }
@@ -169,6 +179,14 @@ impl<W: Write> FileWriter<W> {
         }
         // Validates every type up front so a bad schema fails before anything is written.
         to_lance_fields(&schema)?;
+        if opts.version != FileVersion::V2_2 {
+            if let Some(f) = schema.fields().iter().find(|f| has_maps(f.data_type())) {
+                return Err(Error::Unsupported(format!(
+                    "field {:?} holds a map, which Lance stores from file format 2.2 on",
+                    f.name()
+                )));
+            }
+        }
         let (plans, ncols) = if v21 {
             plan_schema_v21(&schema)?
         } else {

@@ -12,9 +12,14 @@
 //! outer-most layer that stopped them; once the whole path is walked, the layer kinds are
 //! chosen from what actually occurred and the stops are numbered into definition levels.
 
-use arrow_array::{make_array, Array, ArrayRef, GenericListArray, OffsetSizeTrait, StructArray, UInt64Array};
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::{
+    make_array, Array, ArrayRef, GenericListArray, LargeListArray, OffsetSizeTrait, StructArray, UInt64Array,
+};
 use arrow_buffer::NullBuffer;
-use arrow_schema::{DataType, Field};
+use arrow_schema::{DataType, Field, Fields};
 use lancelet_proto::pb21::RepDefLayer;
 
 use super::structure::PathNode;
@@ -66,7 +71,8 @@ fn collect_paths(field: &Field, prefix: &mut Vec<PathNode>, out: &mut Vec<Vec<Pa
                 prefix.pop();
             }
         }
-        DataType::List(item) | DataType::LargeList(item) => {
+        // A map is stored as a list of its entries structs.
+        DataType::List(item) | DataType::LargeList(item) | DataType::Map(item, _) => {
             prefix.push(PathNode::List {
                 large: matches!(field.data_type(), DataType::LargeList(_)),
             });
@@ -83,7 +89,8 @@ fn collect_paths(field: &Field, prefix: &mut Vec<PathNode>, out: &mut Vec<Vec<Pa
 
 /// Shreds `array` (of `field`'s type) into one `Shredded` per leaf, depth-first order (same order as leaf_paths).
 pub fn shred(field: &Field, array: &dyn Array) -> Result<Vec<Shredded>> {
-    let root = make_array(array.to_data());
+    let (field, root) = maps_as_lists(field, make_array(array.to_data()))?;
+    let field = &field;
     let state = State {
         n: root.len(),
         rep: None,
@@ -273,6 +280,66 @@ impl Walk {
             }
         }
     }
+}
+
+/// `field` and `array` with every map turned into the list of its entries structs it is
+/// stored as (buffers shared, nothing copied).
+fn maps_as_lists(field: &Field, array: ArrayRef) -> Result<(Field, ArrayRef)> {
+    fn has_map(dt: &DataType) -> bool {
+        match dt {
+            DataType::Map(..) => true,
+            DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => has_map(f.data_type()),
+            DataType::Struct(fs) => fs.iter().any(|f| has_map(f.data_type())),
+            _ => false,
+        }
+    }
+    if !has_map(field.data_type()) {
+        return Ok((field.clone(), array));
+    }
+    let bad = || Error::InvalidInput(format!("field {} does not match its array", field.name()));
+    let (dt, array): (DataType, ArrayRef) = match field.data_type() {
+        DataType::Map(entries, _) => {
+            let m = array.as_map_opt().ok_or_else(bad)?;
+            let (ef, values) = maps_as_lists(entries, Arc::new(m.entries().clone()))?;
+            let ef = Arc::new(ef);
+            let list = arrow_array::ListArray::try_new(ef.clone(), m.offsets().clone(), values, m.nulls().cloned())?;
+            (DataType::List(ef), Arc::new(list))
+        }
+        DataType::List(item) => {
+            let l = array.as_list_opt::<i32>().ok_or_else(bad)?;
+            let (item, values) = maps_as_lists(item, l.values().clone())?;
+            let item = Arc::new(item);
+            let list = arrow_array::ListArray::try_new(item.clone(), l.offsets().clone(), values, l.nulls().cloned())?;
+            (DataType::List(item), Arc::new(list))
+        }
+        DataType::LargeList(item) => {
+            let l = array.as_list_opt::<i64>().ok_or_else(bad)?;
+            let (item, values) = maps_as_lists(item, l.values().clone())?;
+            let item = Arc::new(item);
+            let list = LargeListArray::try_new(item.clone(), l.offsets().clone(), values, l.nulls().cloned())?;
+            (DataType::LargeList(item), Arc::new(list))
+        }
+        DataType::Struct(_) => {
+            let s = array.as_struct_opt().ok_or_else(bad)?;
+            let mut fields = Vec::with_capacity(s.num_columns());
+            let mut columns = Vec::with_capacity(s.num_columns());
+            for (f, c) in s.fields().iter().zip(s.columns()) {
+                let (f, c) = maps_as_lists(f, c.clone())?;
+                fields.push(Arc::new(f));
+                columns.push(c);
+            }
+            let fields = Fields::from(fields);
+            let st = StructArray::try_new_with_length(fields.clone(), columns, s.nulls().cloned(), s.len())?;
+            (DataType::Struct(fields), Arc::new(st))
+        }
+        other => {
+            return Err(Error::Unsupported(format!(
+                "maps inside {other} (field {})",
+                field.name()
+            )))
+        }
+    };
+    Ok((field.clone().with_data_type(dt), array))
 }
 
 /// Applies list layer `j` (the `lists + 1`-th list from the top): each live entry becomes
