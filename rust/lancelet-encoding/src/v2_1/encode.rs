@@ -76,6 +76,9 @@ pub struct EncodeOptions {
     /// Dictionary encoding disabled (e.g. field metadata "lance-encoding:dict-size-ratio"
     /// = "0"); default false.
     pub no_dictionary: bool,
+    /// Bytes per dictionary index: an Arrow dictionary column's key width (pylance
+    /// checks that they agree); `None` = 4 (`u32` indices).
+    pub dictionary_index_bytes: Option<usize>,
 }
 
 /// One mini-block chunk: `num_values` values (a power of two for every chunk but the
@@ -687,9 +690,27 @@ fn distinct<'a>(values: impl Iterator<Item = &'a [u8]>, max_items: usize) -> Opt
 /// Dictionary encoding: `u32` indices as `InlineBitpacking(32)`, the items as one block
 /// (`Variable` block form for strings, `Flat` for fixed width), wrapped in General(LZ4)
 /// at 2.2. `None` when there are too many distinct values.
-fn dictionary(page: &Page, v2_2: bool) -> Result<Option<MiniBlockValues>> {
+fn dictionary(page: &Page, v2_2: bool, index_bytes: Option<usize>) -> Result<Option<MiniBlockValues>> {
+    dictionary_with(page, v2_2, index_bytes, true)
+}
+
+/// A dictionary page of `page`, with indices of `index_bytes` (default 4); `None` when
+/// the distinct values do not fit the indices or (`must_pay`) exceed half the values.
+fn dictionary_with(
+    page: &Page,
+    v2_2: bool,
+    index_bytes: Option<usize>,
+    must_pay: bool,
+) -> Result<Option<MiniBlockValues>> {
     let len = page.len();
-    let max_items = (len / 2).max(1);
+    let index_bytes = index_bytes.unwrap_or(4);
+    // Signed keys of `index_bytes` hold indices below 2^(8 * index_bytes - 1).
+    let key_limit = if index_bytes >= 8 {
+        usize::MAX
+    } else {
+        1usize << (8 * index_bytes - 1)
+    };
+    let max_items = if must_pay { (len / 2).max(1) } else { len.max(1) }.min(key_limit);
     let (items_enc, block, count, indices) = match page {
         Page::Var { offsets, data, large } => {
             let Some((items, indices)) = distinct(var_values(offsets, data), max_items) else {
@@ -712,7 +733,9 @@ fn dictionary(page: &Page, v2_2: bool) -> Result<Option<MiniBlockValues>> {
             }
             (var_enc(*large), block, items.len(), indices)
         }
-        Page::Fixed { width, data, .. } if v2_2 => {
+        // Fixed-width dictionaries are a 2.2 choice, but an Arrow dictionary column of
+        // fixed-width values is stored as one at 2.1 too (as pylance does).
+        Page::Fixed { width, data, .. } if v2_2 || !must_pay => {
             let Some((items, indices)) = distinct(data.chunks_exact(*width), max_items) else {
                 return Ok(None);
             };
@@ -729,7 +752,18 @@ fn dictionary(page: &Page, v2_2: bool) -> Result<Option<MiniBlockValues>> {
     } else {
         (items_enc, block)
     };
-    let mut m = inline(4, &indices, len)?;
+    let indices = if index_bytes == 4 {
+        indices
+    } else {
+        indices
+            .chunks_exact(4)
+            .flat_map(|i| {
+                let v = u64::from(u32::from_le_bytes([i[0], i[1], i[2], i[3]]));
+                v.to_le_bytes().into_iter().take(index_bytes)
+            })
+            .collect()
+    };
+    let mut m = inline(index_bytes, &indices, len)?;
     m.dictionary = Some((enc, block, count as u64));
     Ok(Some(m))
 }
@@ -851,6 +885,15 @@ pub fn compress_mini_block(values: &dyn Array, opts: &EncodeOptions) -> Result<M
         }
         return Ok(best);
     }
+    // An Arrow dictionary column is always a dictionary page: pylance reads it no other way.
+    if opts.dictionary_index_bytes.is_some() {
+        if let Some(d) = dictionary_with(&page, opts.v2_2, opts.dictionary_index_bytes, false)? {
+            return Ok(d);
+        }
+        return Err(Error::Unsupported(
+            "a dictionary column whose distinct values do not fit its key type".into(),
+        ));
+    }
     let mut best = plain(&page)?;
     if hint == Hint::None {
         return Ok(best);
@@ -869,7 +912,7 @@ pub fn compress_mini_block(values: &dyn Array, opts: &EncodeOptions) -> Result<M
                 best = keep_smaller(best, rle(width, data, *len)?);
             }
             if dict_ok && opts.v2_2 {
-                if let Some(d) = dictionary(&page, true)? {
+                if let Some(d) = dictionary(&page, true, opts.dictionary_index_bytes)? {
                     if (d.encoded_size() as f64) < DICT_MAX_RATIO * plain_size as f64 {
                         best = keep_smaller(best, d);
                     }
@@ -883,7 +926,7 @@ pub fn compress_mini_block(values: &dyn Array, opts: &EncodeOptions) -> Result<M
                 return fsst(offsets, data, *large);
             }
             if dict_ok {
-                if let Some(d) = dictionary(&page, opts.v2_2)? {
+                if let Some(d) = dictionary(&page, opts.v2_2, opts.dictionary_index_bytes)? {
                     if (d.encoded_size() as f64) < DICT_MAX_RATIO * plain_size as f64 {
                         best = keep_smaller(best, d);
                     }
@@ -1106,6 +1149,7 @@ mod tests {
                     compression: c.map(String::from),
                     compression_level: None,
                     no_dictionary: false,
+                    dictionary_index_bytes: None,
                 });
             }
             v.push(EncodeOptions {

@@ -214,6 +214,23 @@ fn mini_block(m: &pb21::MiniBlockLayout, buffers: &[Buffer], dt: &DataType) -> R
     if let Some(dict_enc) = m.dictionary.as_ref() {
         let n = to_usize(m.num_dictionary_items, "dictionary size")?;
         let dict = decode_block(dict_enc, buffer(buffers, 2, "dictionary")?, n)?;
+        // An Arrow dictionary column keeps its dictionary: the indices become its keys.
+        if let (DataType::Dictionary(key, value_type), Values::Fixed { bits, data, len }) = (dt, &values) {
+            if let Some(array) = super::values::dictionary_from_indices(key, value_type, *bits, data, *len, &dict)? {
+                if array.len() != num_items {
+                    return Err(corrupt!(
+                        "decoded {} values, the page declares {num_items}",
+                        array.len()
+                    ));
+                }
+                return Ok(Decoded {
+                    layers: m.layers.clone(),
+                    rep: rep_enc.map(|_| reps),
+                    def: def_enc.map(|_| defs),
+                    values: array,
+                });
+            }
+        }
         let indices = match values {
             Values::Fixed { bits, ref data, len } if bits % 8 == 0 && bits > 0 && bits <= 64 => {
                 let nb = (bits / 8) as usize;

@@ -385,8 +385,78 @@ impl Values {
     }
 }
 
-/// A dictionary array whose dictionary is `values` itself (key `i` at row `i`).
+/// Bytes per key of a dictionary key type.
+fn key_bytes(key: &DataType) -> Result<usize> {
+    match key {
+        DataType::Int8 | DataType::UInt8 => Ok(1),
+        DataType::Int16 | DataType::UInt16 => Ok(2),
+        DataType::Int32 | DataType::UInt32 => Ok(4),
+        DataType::Int64 | DataType::UInt64 => Ok(8),
+        other => Err(Error::Unsupported(format!("dictionary keys of type {other}"))),
+    }
+}
+
+/// Most items a dictionary with keys of type `key` can index.
+fn key_capacity(key: &DataType) -> Result<u64> {
+    let nb = key_bytes(key)?;
+    let signed = matches!(
+        key,
+        DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64
+    );
+    Ok(if nb == 8 {
+        u64::MAX >> u32::from(signed)
+    } else {
+        ((1u64 << (8 * nb - usize::from(signed))) - 1).saturating_add(1)
+    })
+}
+
+/// The dictionary array of `len` `bits`-bit `indices` into `dict` for an Arrow
+/// dictionary column, or `None` when the indices do not fit its key type.
+pub fn dictionary_from_indices(
+    key: &DataType,
+    value_type: &DataType,
+    bits: u64,
+    indices: &[u8],
+    len: usize,
+    dict: &Values,
+) -> Result<Option<ArrayRef>> {
+    let nb = match bits {
+        8 | 16 | 32 | 64 => (bits / 8) as usize,
+        _ => return Ok(None),
+    };
+    let raw = indices
+        .get(..len.saturating_mul(nb))
+        .ok_or_else(|| corrupt!("{len} dictionary indices of {bits} bits are truncated"))?;
+    let items = dict.len() as u64;
+    let cap = key_capacity(key)?.min(items);
+    let kb = key_bytes(key)?;
+    let mut keys = Vec::with_capacity(len * kb);
+    for i in raw.chunks_exact(nb) {
+        let v = i.iter().rev().fold(0u64, |v, b| v << 8 | u64::from(*b));
+        if v >= items {
+            return Err(corrupt!("dictionary index {v} out of range for {items} items"));
+        }
+        if v >= cap {
+            return Ok(None);
+        }
+        super::bitpack::push_uint(&mut keys, v, kb);
+    }
+    let values = dict.clone().into_array(value_type)?;
+    let dt = DataType::Dictionary(Box::new(key.clone()), Box::new(value_type.clone()));
+    let data = ArrayData::builder(dt)
+        .len(len)
+        .add_buffer(Buffer::from_vec(keys))
+        .child_data(vec![values.to_data()])
+        .build()?;
+    Ok(Some(make_array(data)))
+}
+
+/// A dictionary array of `values`: variable-width values deduplicated (each distinct
+/// value once, in order of first use), others one key per row.
 fn dictionary_of_values(key: &DataType, values: ArrayRef) -> Result<ArrayRef> {
+    if let Some(a) = dedup_var_dictionary(key, &values)? {
+        return Ok(a);
+    }
     let len = values.len();
     let nb = match key {
         DataType::Int8 | DataType::UInt8 => 1,
@@ -418,6 +488,60 @@ fn dictionary_of_values(key: &DataType, values: ArrayRef) -> Result<ArrayRef> {
         .child_data(vec![values.to_data()])
         .build()?;
     Ok(make_array(data))
+}
+
+/// Deduplicates string or binary `values` into a dictionary with keys of type `key`;
+/// `None` for other types.
+fn dedup_var_dictionary(key: &DataType, values: &ArrayRef) -> Result<Option<ArrayRef>> {
+    use arrow_array::cast::AsArray;
+    let strings: Vec<&[u8]> = match values.data_type() {
+        DataType::Utf8 => values
+            .as_string::<i32>()
+            .iter()
+            .map(|v| v.unwrap_or("").as_bytes())
+            .collect(),
+        DataType::LargeUtf8 => values
+            .as_string::<i64>()
+            .iter()
+            .map(|v| v.unwrap_or("").as_bytes())
+            .collect(),
+        DataType::Binary => values.as_binary::<i32>().iter().map(|v| v.unwrap_or(&[])).collect(),
+        DataType::LargeBinary => values.as_binary::<i64>().iter().map(|v| v.unwrap_or(&[])).collect(),
+        _ => return Ok(None),
+    };
+    let get = |i: usize| strings[i];
+    let kb = key_bytes(key)?;
+    let cap = key_capacity(key)?;
+    let mut seen: std::collections::HashMap<&[u8], u64> = std::collections::HashMap::new();
+    let mut firsts: Vec<u64> = Vec::new();
+    let mut keys = Vec::with_capacity(values.len() * kb);
+    for i in 0..values.len() {
+        let k = if values.is_null(i) {
+            0
+        } else {
+            let next = firsts.len() as u64;
+            *seen.entry(get(i)).or_insert_with(|| {
+                firsts.push(i as u64);
+                next
+            })
+        };
+        super::bitpack::push_uint(&mut keys, k, kb);
+    }
+    if firsts.len() as u64 > cap {
+        return Err(Error::Unsupported(format!(
+            "{} distinct dictionary values for {key} keys",
+            firsts.len()
+        )));
+    }
+    let dict = arrow_select::take::take(values.as_ref(), &arrow_array::UInt64Array::from(firsts), None)?;
+    let dt = DataType::Dictionary(Box::new(key.clone()), Box::new(values.data_type().clone()));
+    let data = ArrayData::builder(dt)
+        .len(values.len())
+        .add_buffer(Buffer::from_vec(keys))
+        .nulls(values.nulls().cloned())
+        .child_data(vec![dict.to_data()])
+        .build()?;
+    Ok(Some(make_array(data)))
 }
 
 fn var_array(dt: &DataType, offsets: Buffer, data: Vec<u8>, len: usize) -> Result<ArrayRef> {

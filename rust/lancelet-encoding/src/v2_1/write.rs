@@ -102,6 +102,19 @@ pub struct EncodedPage21 {
 
 /// Encodes one page of one leaf column.
 pub fn encode_page(leaf: &Shredded, opts: &PageOptions) -> Result<EncodedPage21> {
+    // An Arrow dictionary column's indices take its key width, which pylance checks.
+    let keyed;
+    let opts = match leaf.values.data_type() {
+        DataType::Dictionary(key, _) => {
+            let mut o = opts.clone();
+            o.encode.dictionary_index_bytes = key.primitive_width();
+            // Mini-block is the only layout with a dictionary.
+            o.structural = Some(Structural::MiniBlock);
+            keyed = o;
+            &keyed
+        }
+        _ => opts,
+    };
     let values = plain(&leaf.values)?;
     let n = values.len();
     if let Some(entries) = leaf.rep.as_ref().or(leaf.def.as_ref()).map(Vec::len) {
@@ -111,7 +124,10 @@ pub fn encode_page(leaf: &Shredded, opts: &PageOptions) -> Result<EncodedPage21>
     }
     let layout = if values.logical_null_count() == n {
         constant(leaf, values.data_type(), None, opts)?
-    } else if let Some(v) = opts.v2_2.then(|| constant_value(values.as_ref())).flatten() {
+    } else if let Some(v) = (opts.v2_2 && opts.encode.dictionary_index_bytes.is_none())
+        .then(|| constant_value(values.as_ref()))
+        .flatten()
+    {
         constant(leaf, values.data_type(), Some(v), opts)?
     } else if let Some(rows) = values.as_struct_opt() {
         packed_struct(leaf, rows, opts)?
