@@ -192,8 +192,11 @@ enum Page<'a> {
         large: bool,
     },
     /// Fixed-size lists of `dim` items (item validity bitmap when some item is null).
+    /// Nested fixed-size lists have their inner sizes in `inner` (outer first), and
+    /// `items` holds the innermost values, `dim * inner` of them per list.
     Fsl {
         dim: usize,
+        inner: Vec<usize>,
         items: Items<'a>,
         validity: Option<Vec<u8>>,
         len: usize,
@@ -315,6 +318,44 @@ fn fsl_page<'a>(data: &'a ArrayData, idt: &DataType, dim: usize, len: usize) -> 
         Some(_) => return Err(short()),
         None => None,
     };
+    // Nested fixed-size lists: walk down to the innermost values (no nulls below the
+    // outer list: its own nulls are definition levels).
+    // Null buffers are logical (offset applied); a child's logical index is its parent's
+    // physical index times the list size. Nulls below a null outer list are hidden by it
+    // (its definition level); any other null inside a nested list cannot be stored here.
+    let outer = data.nulls();
+    let real_nulls = |a: &ArrayData, logical: usize, n: usize, per_outer: usize| -> bool {
+        let Some(v) = a.nulls() else { return false };
+        if logical + n > v.len() {
+            return true;
+        }
+        let v = v.slice(logical, n);
+        v.null_count() > 0 && (0..n).any(|j| v.is_null(j) && outer.is_none_or(|o| o.is_valid(j / per_outer)))
+    };
+    let (mut child, mut idt, mut first, mut n) = (child, idt, first, n);
+    let mut inner = Vec::new();
+    let mut per_outer = dim;
+    let mut validity = validity;
+    while let DataType::FixedSizeList(item, d) = idt {
+        if validity.is_some() {
+            if real_nulls(child, rel, len * dim, dim) {
+                return Err(Error::Unsupported("nulls inside nested fixed-size lists".into()));
+            }
+            validity = None;
+        }
+        let d = usize::try_from(*d).map_err(|_| Error::InvalidInput("negative list size".into()))?;
+        let next = child.child_data().first().ok_or_else(short)?;
+        let (logical, count) = (first * d, n * d);
+        per_outer *= d;
+        if real_nulls(next, logical, count, per_outer) {
+            return Err(Error::Unsupported("nulls inside nested fixed-size lists".into()));
+        }
+        first = next.offset() + logical;
+        n = count;
+        inner.push(d);
+        child = next;
+        idt = item.data_type();
+    }
     let buf = child.buffers().first().ok_or_else(short)?.as_slice();
     let items = match idt {
         DataType::Boolean => {
@@ -322,11 +363,6 @@ fn fsl_page<'a>(data: &'a ArrayData, idt: &DataType, dim: usize, len: usize) -> 
                 return Err(short());
             }
             Items::Bool(bit_range(buf, first, n))
-        }
-        DataType::FixedSizeList(..) => {
-            return Err(Error::Unsupported(
-                "mini-block fixed-size lists of fixed-size lists".into(),
-            ))
         }
         idt => {
             let width = fixed_width(idt)
@@ -339,6 +375,7 @@ fn fsl_page<'a>(data: &'a ArrayData, idt: &DataType, dim: usize, len: usize) -> 
     };
     Ok(Page::Fsl {
         dim,
+        inner,
         items,
         validity,
         len,
@@ -603,11 +640,19 @@ fn fsst(offsets: &[u64], data: &[u8], large: bool) -> Result<MiniBlockValues> {
 }
 
 /// `FixedSizeList{dim, has_validity, Flat}` chunks.
-fn fixed_size_list(dim: usize, items: &Items, validity: Option<&[u8]>, len: usize) -> Result<MiniBlockValues> {
+fn fixed_size_list(
+    dims: (usize, &[usize]),
+    items: &Items,
+    validity: Option<&[u8]>,
+    len: usize,
+) -> Result<MiniBlockValues> {
     let item_bits = match items {
         Items::Bool(_) => 1,
         Items::Fixed { width, .. } => width * 8,
     };
+    let (outer, inner) = dims;
+    // Innermost values per list.
+    let dim = inner.iter().product::<usize>() * outer;
     let per = chunk_values(|n| {
         let mut s = vec![(n * dim * item_bits).div_ceil(8)];
         if validity.is_some() {
@@ -632,12 +677,23 @@ fn fixed_size_list(dim: usize, items: &Items, validity: Option<&[u8]>, len: usiz
             }
         })
         .collect();
+    // FixedSizeList(outer, FixedSizeList(inner..., Flat)), the validity on the outer list.
+    let mut encoding = flat_enc(item_bits as u64);
+    for (k, d) in std::iter::once(outer)
+        .chain(inner.iter().copied())
+        .enumerate()
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+    {
+        encoding = node(C::FixedSizeList(Box::new(pb21::FixedSizeList {
+            items_per_value: d as u64,
+            has_validity: k == 0 && validity.is_some(),
+            values: Some(Box::new(encoding)),
+        })));
+    }
     Ok(MiniBlockValues {
-        encoding: node(C::FixedSizeList(Box::new(pb21::FixedSizeList {
-            items_per_value: dim as u64,
-            has_validity: validity.is_some(),
-            values: Some(Box::new(flat_enc(item_bits as u64))),
-        }))),
+        encoding,
         chunks,
         dictionary: None,
     })
@@ -949,10 +1005,11 @@ fn plain(page: &Page) -> Result<MiniBlockValues> {
         Page::Var { offsets, data, large } => variable(offsets, data, *large),
         Page::Fsl {
             dim,
+            inner,
             items,
             validity,
             len,
-        } => fixed_size_list(*dim, items, validity.as_deref(), *len),
+        } => fixed_size_list((*dim, inner), items, validity.as_deref(), *len),
     }
 }
 

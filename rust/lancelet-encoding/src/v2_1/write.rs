@@ -613,20 +613,47 @@ fn fixed_parts(values: &dyn Array) -> Result<(Buffer, usize, pb21::CompressiveEn
         .ok_or_else(|| Error::Unsupported(format!("full-zip pages of type {dt}")))?;
     let width = (bits / 8) as usize;
     let (leaf, encoding, per_value_items) = match dt {
-        DataType::FixedSizeList(f, d) => {
-            let item_bits = fixed_bits(f.data_type()).unwrap_or(0);
-            let child = values.as_fixed_size_list().values();
-            if matches!(child.data_type(), DataType::FixedSizeList(..)) {
-                return Err(Error::Unsupported("full-zip pages of nested fixed-size lists".into()));
+        DataType::FixedSizeList(..) => {
+            // Down to the innermost values (nested lists flatten: FixedSizeList(d0,
+            // FixedSizeList(d1, ... Flat))); nulls inside the lists cannot be stored here.
+            let mut dims: Vec<usize> = Vec::new();
+            let outer = values.logical_nulls();
+            let mut array: ArrayRef = arrow_array::make_array(values.to_data());
+            while let DataType::FixedSizeList(_, d) = array.data_type().clone() {
+                let l = array.as_fixed_size_list();
+                let child = l.values().clone();
+                // A null below a null outer list is hidden by it (its definition level).
+                let per_outer: usize = dims.iter().product();
+                if let (false, Some(inner)) = (dims.is_empty(), l.logical_nulls()) {
+                    let real = (0..l.len())
+                        .any(|j| inner.is_null(j) && outer.as_ref().is_none_or(|o| o.is_valid(j / per_outer)));
+                    if real {
+                        return Err(Error::Unsupported("nulls inside nested fixed-size lists".into()));
+                    }
+                }
+                dims.push(usize::try_from(d).map_err(|_| Error::InvalidInput("negative list size".into()))?);
+                array = child;
             }
-            let enc = pb21::CompressiveEncoding {
-                compression: Some(C::FixedSizeList(Box::new(pb21::FixedSizeList {
-                    items_per_value: *d as u64,
-                    has_validity: false,
-                    values: Some(Box::new(flat(item_bits))),
-                }))),
-            };
-            (child.to_data(), enc, *d as usize)
+            if let (true, Some(inner)) = (dims.len() > 1, array.logical_nulls()) {
+                let per_outer: usize = dims.iter().product();
+                if (0..array.len())
+                    .any(|j| inner.is_null(j) && outer.as_ref().is_none_or(|o| o.is_valid(j / per_outer)))
+                {
+                    return Err(Error::Unsupported("nulls inside nested fixed-size lists".into()));
+                }
+            }
+            let item_bits = fixed_bits(array.data_type()).unwrap_or(0);
+            let mut enc = flat(item_bits);
+            for d in dims.iter().rev() {
+                enc = pb21::CompressiveEncoding {
+                    compression: Some(C::FixedSizeList(Box::new(pb21::FixedSizeList {
+                        items_per_value: *d as u64,
+                        has_validity: false,
+                        values: Some(Box::new(enc)),
+                    }))),
+                };
+            }
+            (array.to_data(), enc, dims.iter().product::<usize>())
         }
         _ => (values.to_data(), flat(bits), 1),
     };
