@@ -925,60 +925,99 @@ pub fn fixed_from_bytes(enc: &pb21::CompressiveEncoding, data: Vec<u8>, n: usize
             }
             Ok(Values::Fixed { bits, data, len: n })
         }
-        C::FixedSizeList(f) => {
-            let dim = usize::try_from(f.items_per_value).map_err(|_| corrupt!("huge fixed-size list"))?;
-            let inner = required(&f.values, "list items")?;
-            let count = checked_count(n, dim)?;
-            if !f.has_validity {
-                let items = fixed_from_bytes(inner, data, count)?;
-                return Ok(Values::Fsl {
-                    dim,
-                    validity: None,
-                    items: Box::new(items),
-                    len: n,
-                });
+        C::FixedSizeList(_) => {
+            // A value of (nested) fixed-size lists: the validity bitmap of each level that
+            // has one (whole bytes over all of that level's items, outer level first),
+            // then the innermost values.
+            let (levels, leaf) = fsl_levels(enc)?;
+            let leaf_bytes = fixed_bytes(fixed_bits(leaf)?)?;
+            let mut items = 1usize;
+            let mut vbytes = Vec::with_capacity(levels.len());
+            for (d, has_validity) in &levels {
+                items = checked_count(items, *d)?;
+                vbytes.push(if *has_validity { items.div_ceil(8) } else { 0 });
             }
-            // Each value: the items' validity bitmap (whole bytes), then the items.
-            let vbytes = dim.div_ceil(8);
-            let ibytes = fixed_bytes(fixed_bits(inner)?)?
-                .checked_mul(dim)
+            let values_bytes = items
+                .checked_mul(leaf_bytes)
                 .ok_or_else(|| corrupt!("fixed-size list width overflows"))?;
-            let stride = vbytes + ibytes;
+            let stride = vbytes.iter().sum::<usize>() + values_bytes;
             if data.len() != n.saturating_mul(stride) {
                 return Err(corrupt!(
                     "{n} fixed-size lists of {stride} bytes in {} bytes",
                     data.len()
                 ));
             }
-            let mut validity = Vec::with_capacity(count);
-            let mut items = Vec::with_capacity(n * ibytes);
+            let mut validity: Vec<Option<Vec<bool>>> = vbytes.iter().map(|b| (*b > 0).then(Vec::new)).collect();
+            let mut leaf_data = Vec::with_capacity(n.saturating_mul(values_bytes));
             for v in data.chunks_exact(stride.max(1)) {
-                validity.extend((0..dim).map(|i| v[i / 8] >> (i % 8) & 1 == 1));
-                items.extend_from_slice(&v[vbytes..]);
+                let (mut at, mut count) = (0usize, 1usize);
+                for ((d, _), (bits, valid)) in levels.iter().zip(vbytes.iter().zip(validity.iter_mut())) {
+                    count *= d;
+                    if let Some(valid) = valid {
+                        valid.extend((0..count).map(|i| v[at + i / 8] >> (i % 8) & 1 == 1));
+                    }
+                    at += bits;
+                }
+                leaf_data.extend_from_slice(&v[at..]);
             }
-            Ok(Values::Fsl {
-                dim,
-                validity: Some(validity),
-                items: Box::new(fixed_from_bytes(inner, items, count)?),
-                len: n,
-            })
+            let mut values = fixed_from_bytes(leaf, leaf_data, checked_count(n, items)?)?;
+            // Wrap from the innermost level out: level j holds n * d0 * .. * d(j-1) lists.
+            let mut lists: Vec<usize> = Vec::with_capacity(levels.len());
+            let mut count = n;
+            for (d, _) in &levels {
+                lists.push(count);
+                count = checked_count(count, *d)?;
+            }
+            for (((d, _), valid), len) in levels.iter().zip(validity).zip(lists).rev() {
+                values = Values::Fsl {
+                    dim: *d,
+                    validity: valid,
+                    items: Box::new(values),
+                    len,
+                };
+            }
+            Ok(values)
         }
         _ => Err(Error::Unsupported("this fixed-width full-zip value encoding".into())),
     }
+}
+
+/// The chain of (nested) fixed-size list levels of `enc` (size, has validity), outer
+/// first, and the innermost values' encoding.
+fn fsl_levels(enc: &pb21::CompressiveEncoding) -> Result<(Vec<(usize, bool)>, &pb21::CompressiveEncoding)> {
+    let mut levels = Vec::new();
+    let mut e = enc;
+    while let C::FixedSizeList(f) = variant(e)? {
+        if levels.len() > 64 {
+            return Err(corrupt!("fixed-size lists nested deeper than 64 levels"));
+        }
+        let d = usize::try_from(f.items_per_value).map_err(|_| corrupt!("huge fixed-size list"))?;
+        levels.push((d, f.has_validity));
+        e = required(&f.values, "list items")?;
+    }
+    Ok((levels, e))
 }
 
 /// Bits of one fixed value under `enc` (to check a full-zip layout's `bits_per_value`).
 pub fn fixed_bits(enc: &pb21::CompressiveEncoding) -> Result<u64> {
     match variant(enc)? {
         C::Flat(f) => Ok(f.bits_per_value),
-        C::FixedSizeList(f) => {
-            let validity = if f.has_validity {
-                f.items_per_value.div_ceil(8) * 8
-            } else {
-                0
-            };
-            fixed_bits(required(&f.values, "list items")?)?
-                .checked_mul(f.items_per_value)
+        C::FixedSizeList(_) => {
+            // Each level's validity bitmap (whole bytes over that level's items), then the
+            // innermost values.
+            let (levels, leaf) = fsl_levels(enc)?;
+            let mut items = 1u64;
+            let mut validity = 0u64;
+            for (d, has_validity) in levels {
+                items = items
+                    .checked_mul(d as u64)
+                    .ok_or_else(|| corrupt!("fixed-size list width overflows"))?;
+                if has_validity {
+                    validity += items.div_ceil(8) * 8;
+                }
+            }
+            fixed_bits(leaf)?
+                .checked_mul(items)
                 .and_then(|b| b.checked_add(validity))
                 .ok_or_else(|| corrupt!("fixed-size list width overflows"))
         }
