@@ -271,9 +271,7 @@ pub struct PendingUpload {
 
 /// Appends, in Lance field pre-order, whether each field of `field` is a 2.1+ leaf column.
 fn leaf_mask(field: &Field, out: &mut Vec<bool>) {
-    let packed = ["packed", "lance-encoding:packed"]
-        .iter()
-        .any(|k| field.metadata().get(k).is_some_and(|v| v.eq_ignore_ascii_case("true")));
+    let packed = lancelet_file::plan::is_packed(field);
     match field.data_type() {
         DataType::Struct(children) if !packed => {
             out.push(false);

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, LargeListArray, ListArray, StructArray};
-use arrow_schema::{DataType, Field, FieldRef, Schema};
+use arrow_schema::{DataType, FieldRef, Schema};
 use lancelet_encoding::v2_0::encode::is_leaf_type;
 
 use crate::error::{Error, Result};
@@ -165,12 +165,7 @@ fn plan_field(field: &FieldRef, next: &mut usize, depth: usize, columns: Columns
     }
 }
 
-/// Whether a struct field asks for the packed-struct encoding (one column, row-major).
-pub(crate) fn is_packed(field: &Field) -> bool {
-    ["packed", "lance-encoding:packed"]
-        .iter()
-        .any(|k| field.metadata().get(k).is_some_and(|v| v.eq_ignore_ascii_case("true")))
-}
+pub use lancelet_encoding::v2_1::shred::is_packed;
 
 /// What a projection keeps of a field: all of it, or some struct children.
 #[derive(Debug, Clone)]

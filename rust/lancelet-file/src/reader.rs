@@ -348,11 +348,16 @@ impl FileReader {
             if let Some(legacy) = &self.legacy {
                 return legacy.read_field(self.io.as_ref(), &self.stats, plan, ranges).await;
             }
-            // Packed structs are decoded whole, then the projected fields picked.
-            let wide = crate::plan::widen(plan, &self.meta.plans);
-            if wide.field().data_type() != plan.field().data_type() {
-                let array = self.read_field(&wide, ranges, cache).await?;
-                return crate::plan::select_fields(array, plan.field().data_type()).map_err(|m| self.corrupt(m));
+            // Packed structs are decoded whole, then the projected fields picked (checked
+            // first: widening copies the plan, and this runs for every read).
+            let mut packed = false;
+            plan.visit(&mut |p| packed |= matches!(p, FieldPlan::Leaf { field, .. } if crate::plan::is_packed(field)));
+            if packed {
+                let wide = crate::plan::widen(plan, &self.meta.plans);
+                if wide.field().data_type() != plan.field().data_type() {
+                    let array = self.read_field(&wide, ranges, cache).await?;
+                    return crate::plan::select_fields(array, plan.field().data_type()).map_err(|m| self.corrupt(m));
+                }
             }
             if self.meta.version != FileVersion::V2_0 {
                 return self.read_field_v21(plan, ranges, cache).await;

@@ -20,7 +20,7 @@ use arrow_buffer::Buffer;
 use arrow_schema::{DataType, SchemaRef};
 use lancelet_encoding::v2_0::encode::{encode_leaf, encode_list_offsets, struct_header, EncodeOptions};
 use lancelet_encoding::v2_0::{pb as pb20, ARRAY_ENCODING_TYPE_URL, COLUMN_ENCODING_TYPE_URL};
-use lancelet_encoding::v2_1::shred::shred;
+use lancelet_encoding::v2_1::shred::{has_nested, shred};
 use lancelet_encoding::v2_1::write::{encode_page, PageOptions};
 use lancelet_encoding::v2_1::PAGE_LAYOUT_TYPE_URL;
 use lancelet_encoding::EncodedPage;
@@ -52,22 +52,14 @@ pub const V21_FLAT_PAGE_BYTES: u64 = 8 * 1024 * 1024;
 
 /// Whether `dt` has a map at any depth.
 fn has_maps(dt: &DataType) -> bool {
-    match dt {
-        DataType::Map(..) => true,
-        DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => has_maps(f.data_type()),
-        DataType::Struct(fields) => fields.iter().any(|f| has_maps(f.data_type())),
-        _ => false,
-    }
+    has_nested(dt, &|d| matches!(d, DataType::Map(..)))
 }
 
 /// Whether `dt` has a list at any depth (its 2.1+ pages then carry repetition levels).
 fn has_lists(dt: &DataType) -> bool {
-    match dt {
-        DataType::List(_) | DataType::LargeList(_) | DataType::Map(..) => true,
-        DataType::Struct(fields) => fields.iter().any(|f| has_lists(f.data_type())),
-        DataType::FixedSizeList(item, _) => has_lists(item.data_type()),
-        _ => false,
-    }
+    has_nested(dt, &|d| {
+        matches!(d, DataType::List(_) | DataType::LargeList(_) | DataType::Map(..))
+    })
 }
 
 /// Options of a [`FileWriter`].

@@ -44,8 +44,9 @@ pub struct Shredded {
     pub num_rows: usize,
 }
 
-/// Whether a struct field is stored as one packed leaf column.
-fn is_packed(field: &Field) -> bool {
+/// Whether a struct field is stored as one packed leaf column (field metadata `packed`
+/// or `lance-encoding:packed` is "true").
+pub fn is_packed(field: &Field) -> bool {
     let md = field.metadata();
     ["packed", "lance-encoding:packed"]
         .iter()
@@ -282,18 +283,23 @@ impl Walk {
     }
 }
 
+/// Whether `dt`, or a type nested in it (through lists, fixed-size lists, maps and
+/// structs), satisfies `pred`.
+pub fn has_nested(dt: &DataType, pred: &dyn Fn(&DataType) -> bool) -> bool {
+    pred(dt)
+        || match dt {
+            DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) | DataType::Map(f, _) => {
+                has_nested(f.data_type(), pred)
+            }
+            DataType::Struct(fields) => fields.iter().any(|f| has_nested(f.data_type(), pred)),
+            _ => false,
+        }
+}
+
 /// `field` and `array` with every map turned into the list of its entries structs it is
 /// stored as (buffers shared, nothing copied).
 fn maps_as_lists(field: &Field, array: ArrayRef) -> Result<(Field, ArrayRef)> {
-    fn has_map(dt: &DataType) -> bool {
-        match dt {
-            DataType::Map(..) => true,
-            DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => has_map(f.data_type()),
-            DataType::Struct(fs) => fs.iter().any(|f| has_map(f.data_type())),
-            _ => false,
-        }
-    }
-    if !has_map(field.data_type()) {
+    if !has_nested(field.data_type(), &|dt| matches!(dt, DataType::Map(..))) {
         return Ok((field.clone(), array));
     }
     let bad = || Error::InvalidInput(format!("field {} does not match its array", field.name()));
