@@ -70,7 +70,11 @@ def main() -> None:
          lambda: noop(parquet_df().select("id", "value")))
     pair("projected via option('columns')", lambda: noop(lance_df_cols("id,value")),
          lambda: noop(parquet_df().select("id", "value")))
-    pair("filtered scan (id < 20000)", lambda: noop(lance_df().where("id < 20000")),
+    pair("filtered scan (where id < 20000)", lambda: noop(lance_df().where("id < 20000")),
+         lambda: noop(parquet_df().where("id < 20000")))
+    # Spark's filters stay with Spark (see lancelet.spark.LanceletReader); the option filters in the scan.
+    pair("filtered via option('filter')",
+         lambda: noop(spark.read.format("lancelet").option("filter", "id < 20000").load(lance_path)),
          lambda: noop(parquet_df().where("id < 20000")))
     pair("aggregate (avg value by category)",
          lambda: lance_df_cols("category,value").groupBy("category").avg("value").collect(),

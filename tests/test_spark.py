@@ -1,8 +1,8 @@
 """The ``lancelet`` Spark data source and the Arrow UDF helpers, on a local[2] SparkSession.
 
 Spark runs real Python workers (forked from its daemon), so these tests also cover the
-native runtime in forked processes. Pushdown is checked through the scan statistics each
-task writes to ``scan_stats_dir``, never through timing.
+native runtime in forked processes. What a scan pruned is checked through the scan
+statistics each task writes to ``scan_stats_dir``, never through timing.
 """
 
 from __future__ import annotations
@@ -192,31 +192,147 @@ def materialized(spark, items):
         "big > 19000000000000",
     ],
 )
-def test_pushed_filters_return_what_spark_would(spark, items, materialized, predicate):
-    pushed = spark.read.format("lancelet").load(items).where(predicate)
+def test_where_returns_what_spark_would(spark, items, materialized, predicate):
+    got = spark.read.format("lancelet").load(items).where(predicate)
     # The same query evaluated by Spark alone, over rows it already holds.
     expected = sorted(r["id"] for r in materialized.where(predicate).select("id").collect())
-    assert sorted(r["id"] for r in pushed.select("id").collect()) == expected
+    assert sorted(r["id"] for r in got.select("id").collect()) == expected
     assert expected  # every predicate matches something
 
 
-def test_filter_pushdown_prunes_rows_in_the_scan(spark, items, tmp_path):
-    pushed_dir, kept_dir = tmp_path / "pushed", tmp_path / "kept"
-    pushed_dir.mkdir()
-    kept_dir.mkdir()
-    reader = spark.read.format("lancelet").option("rows_per_partition", 5_000)
-    n = reader.option("scan_stats_dir", str(pushed_dir)).load(items).where("id < 100 AND name = 'name-3''s'").count()
-    assert n == 2  # ids 3 and 53
-    pushed = _stats(pushed_dir)
-    assert pushed and all(s["filter"] for s in pushed)
-    assert sum(s["rows_returned"] for s in pushed) == 2
-    # `id % 7` cannot be pushed: every live row reaches Spark.
-    reader.option("scan_stats_dir", str(kept_dir)).load(items).where("id % 7 = 0").count()
+def test_filter_option_prunes_rows_in_the_scan(spark, items, tmp_path):
+    option_dir, where_dir, kept_dir = tmp_path / "option", tmp_path / "where", tmp_path / "kept"
+    for d in (option_dir, where_dir, kept_dir):
+        d.mkdir()
+    predicate = "id < 100 AND name = 'name-3''s'"
+
+    def load(stats_dir, **options):  # a new DataFrameReader each time: option() changes it in place
+        reader = spark.read.format("lancelet").option("rows_per_partition", 5_000)
+        return reader.options(scan_stats_dir=str(stats_dir), **options).load(items)
+
+    assert load(option_dir, filter=predicate).count() == 2  # ids 3 and 53
+    pruned = _stats(option_dir)
+    assert pruned and all(s["filter"] == predicate for s in pruned)
+    assert sum(s["rows_returned"] for s in pruned) == 2
+    # Spark's own filters are evaluated by Spark: every live row reaches it (see LanceletReader).
+    assert load(where_dir).where(predicate).count() == 2
+    assert sum(s["rows_returned"] for s in _stats(where_dir)) == 23_000
+    load(kept_dir).where("id % 7 = 0").count()
     kept = _stats(kept_dir)
+    assert not any(s["filter"] for s in kept)
     assert sum(s["rows_returned"] for s in kept) == 23_000
     assert sum(s["rows_scanned"] for s in kept) == 23_000
-    # Page statistics let the pushed scan skip pages whose id range starts at 100 or more.
-    assert sum(s["rows_scanned"] for s in pushed) < 23_000
+    # Page statistics let the filtered scan skip pages whose id range starts at 100 or more.
+    assert sum(s["rows_scanned"] for s in pruned) < 23_000
+
+
+def test_filter_option_rejects_what_lancelet_cannot_parse(spark, items):
+    df = spark.read.format("lancelet").option("filter", "id <").load(items)
+    with pytest.raises(Exception, match="option 'filter'"):
+        df.count()
+
+
+# -- one DataFrame, many actions ---------------------------------------------------------
+# Spark 4.3 keeps a Python source's planned read (reader, read function, partitions) on the
+# relation that `load()` created and reuses it for later scans of any DataFrame derived from
+# it: whatever the reader took from one plan's filters must not reach another plan's rows.
+
+
+@pytest.fixture(params=[True, False], ids=["pushdown-conf-on", "pushdown-conf-off"])
+def pushdown_conf(spark, request):
+    """Runs a test with Spark's Python filter pushdown setting on, then off."""
+    key = "spark.sql.python.filterPushdown.enabled"
+    before = spark.conf.get(key, None)
+    spark.conf.set(key, str(request.param).lower())
+    yield request.param
+    if before is None:
+        spark.conf.unset(key)
+    else:
+        spark.conf.set(key, before)
+
+
+def _prices_table(ids, prices):
+    return pa.table({"id": pa.array(ids, pa.int64()), "name": [f"item-{i}" for i in ids],
+                     "price": pa.array(prices, pa.float64())})
+
+
+@pytest.fixture
+def prices(tmp_path):
+    """6 rows: ids 4 and 5 have price > 5, ids 0 and 1 price < 3."""
+    uri = str(tmp_path / "prices.lance")
+    lancelet.write_dataset(_prices_table(range(6), [1.0, 2.5, 3.0, 4.5, 6.0, 9.5]), uri)
+    return uri
+
+
+def _ids(df):
+    return sorted(r["id"] for r in df.select("id").collect())
+
+
+def _lancelet_ids(uri):
+    return sorted(lancelet.dataset(uri).to_table()["id"].to_pylist())
+
+
+def test_actions_on_one_dataframe_each_read_their_own_rows(spark, prices, tmp_path, pushdown_conf):
+    original = lancelet.dataset(prices).to_table().sort_by("id")
+    df = spark.read.format("lancelet").load(prices)
+    assert df.count() == 6
+    assert df.where("price > 5").count() == 2
+    assert df.count() == 6  # was 2: the filter pushed for the previous action
+    assert _ids(df) == list(range(6))
+    assert _ids(df.where("price > 5")) == [4, 5]
+    df.where("price > 5").show()
+    copy = str(tmp_path / "copy.lance")
+    df.write.format("lancelet").mode("overwrite").save(copy)  # wrote 2 rows
+    assert _lancelet_ids(copy) == list(range(6))
+    assert lancelet.dataset(copy).to_table().sort_by("id").equals(original)
+    df.where("price > 5").write.format("lancelet").mode("overwrite").save(copy)
+    assert _lancelet_ids(copy) == [4, 5]
+    # docs/spark.md's order: look at a filtered view, then overwrite the source with the DataFrame.
+    df.where("price > 5").show()
+    df.write.format("lancelet").mode("overwrite").save(prices)
+    back = lancelet.dataset(prices)
+    assert back.version == 2
+    assert back.to_table().sort_by("id").equals(original)
+    assert df.count() == 6
+    assert spark.read.format("lancelet").load(prices).count() == 6
+
+
+def test_different_filters_one_after_another_on_one_dataframe(spark, prices, pushdown_conf):
+    df = spark.read.format("lancelet").load(prices)
+    assert _ids(df.where("price > 5")) == [4, 5]
+    assert _ids(df.where("price < 3")) == [0, 1]
+    assert _ids(df.where("id % 2 = 0 OR price > 100")) == [0, 2, 4]  # no filter Spark can push
+    assert _ids(df.where("price > 5")) == [4, 5]
+    assert _ids(df.where("name = 'item-3'")) == [3]
+    assert df.where("price < 3").count() == 2
+    assert _ids(df.where("price > 5").union(df.where("price < 3"))) == [0, 1, 4, 5]
+    assert _ids(df.where("price > 5").union(df)) == [0, 1, 2, 3, 4, 4, 5, 5]
+    assert _ids(df) == list(range(6))
+
+
+def test_a_dataframe_reads_the_version_it_was_loaded_at(spark, prices, pushdown_conf):
+    df = spark.read.format("lancelet").load(prices)
+    assert df.count() == 6
+    lancelet.write_dataset(_prices_table(range(6, 9), [7.0, 8.0, 1.5]), prices, mode="append")
+    # Filtered or not, every action reads version 1, as the DataFrame's schema did.
+    assert _ids(df.where("price > 5")) == [4, 5]
+    assert df.count() == 6
+    assert _ids(df.where("id % 2 = 0")) == [0, 2, 4]
+    again = spark.read.format("lancelet").load(prices)
+    assert again.count() == 9
+    assert _ids(again.where("price > 5")) == [4, 5, 6, 7]
+
+
+def test_filter_option_holds_for_every_action(spark, prices, tmp_path, pushdown_conf):
+    cheap = spark.read.format("lancelet").option("filter", "price < 3").load(prices)
+    assert cheap.count() == 2
+    assert _ids(cheap.where("id = 1")) == [1]
+    assert cheap.count() == 2
+    assert _ids(cheap.where("price > 5")) == []
+    out = str(tmp_path / "cheap.lance")
+    cheap.write.format("lancelet").mode("overwrite").save(out)
+    assert _lancelet_ids(out) == [0, 1]
+    assert spark.read.format("lancelet").load(prices).count() == 6  # another load, no filter
 
 
 # -- writes ----------------------------------------------------------------------------

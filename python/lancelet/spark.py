@@ -3,25 +3,29 @@
 ::
 
     import lancelet.spark
-    lancelet.spark.register(spark)      # the "lancelet" source; enables filter pushdown
+    lancelet.spark.register(spark)      # the "lancelet" source
     df = spark.read.format("lancelet").load("/data/items.lance")
     df = spark.read.format("lancelet").option("version", 3).load(uri)       # or a tag name
+    df = spark.read.format("lancelet").option("filter", "price > 5").load(uri)  # pruned in the scan
     df.write.format("lancelet").mode("append").save(uri)                   # creates if absent
     df.write.format("lancelet").mode("overwrite").save(uri)
 
-**Reads** pin one version on the driver. Partitions are row ranges of fragments: large
-fragments are split, small ones grouped, aiming at ``rows_per_partition`` rows (by default
-about 128 MiB of stored data); ``max_partitions`` caps their number. Each task opens the
-dataset at the pinned version and yields Arrow batches from the native scanner, cast once
-to the exact Arrow types Spark expects (Spark has no unsigned, large or fixed-size types).
-Spark filters on columns (comparisons, IN, IS [NOT] NULL, NOT, string prefix/suffix/
-contains) are pushed into the scan, so rows that do not match are never materialized;
-the rest stay with Spark.
+**Reads** pin one version when the DataFrame is loaded: every action on it reads that
+version. Partitions are row ranges of fragments: large fragments are split, small ones
+grouped, aiming at ``rows_per_partition`` rows (by default about 128 MiB of stored data);
+``max_partitions`` caps their number. Each task opens the dataset at the pinned version
+and yields Arrow batches from the native scanner, cast once to the exact Arrow types Spark
+expects (Spark has no unsigned, large or fixed-size types). Spark evaluates its own
+filters (``where``) on the rows the scan returns: Spark 4.3 would apply filters pushed
+into a Python source to later scans that did not ask for them (see
+:class:`LanceletReader`). The ``filter`` option (a lancelet SQL predicate) is evaluated
+inside the scan, so rows that do not match are never materialized.
 
-Read options: ``version`` (number or tag), ``columns`` (comma-separated; Spark 4 cannot
-prune Python sources yet), ``with_row_id`` (adds ``_rowid``), ``rows_per_partition``,
-``max_partitions``, ``batch_size``, ``scan_stats_dir`` (each task writes its scan
-statistics there as JSON, for debugging and tests).
+Read options: ``version`` (number or tag), ``filter`` (lancelet SQL), ``columns``
+(comma-separated; Spark 4 cannot prune Python sources yet), ``with_row_id`` (adds
+``_rowid``), ``rows_per_partition``, ``max_partitions``, ``batch_size``,
+``scan_stats_dir`` (each task writes its scan statistics there as JSON, for debugging
+and tests).
 
 **Writes** stream each task's batches into new data files; the driver commits them all in
 one transaction (Append, or Overwrite for ``mode("overwrite")``) with the dataset layer's
@@ -44,14 +48,12 @@ the driver).
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
-import math
 import os
 import uuid
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
 import pyarrow as pa
 
@@ -67,21 +69,7 @@ try:
         DataSource,
         DataSourceArrowWriter,
         DataSourceReader,
-        EqualNullSafe,
-        EqualTo,
-        Filter,
-        GreaterThan,
-        GreaterThanOrEqual,
-        In,
         InputPartition,
-        IsNotNull,
-        IsNull,
-        LessThan,
-        LessThanOrEqual,
-        Not,
-        StringContains,
-        StringEndsWith,
-        StringStartsWith,
         WriterCommitMessage,
     )
     from pyspark.sql.pandas.types import to_arrow_schema, to_arrow_type
@@ -110,11 +98,10 @@ _SPECIAL_COLUMNS = ("_rowid",)
 
 
 def register(spark: Any) -> None:
-    """Registers the ``lancelet`` source with ``spark`` and enables Python filter pushdown
-    (``spark.sql.python.filterPushdown.enabled``, without which Spark refuses a source
-    that implements ``pushFilters``)."""
+    """Registers the ``lancelet`` source with ``spark`` and makes ``spark`` the calling
+    thread's active session. The source does not take Spark's filters (see
+    :class:`LanceletReader`), so ``spark.sql.python.filterPushdown.enabled`` is left as is."""
     spark.dataSource.register(LanceletDataSource)
-    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
     activate(spark)
 
 
@@ -236,90 +223,6 @@ def _cast_batch(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
-# -- filters -------------------------------------------------------------------------
-
-
-def _ident(path: Sequence[str]) -> str:
-    return ".".join("`" + p.replace("`", "``") + "`" for p in path)
-
-
-def _field_type(schema: pa.Schema, path: Sequence[str]) -> Optional[pa.DataType]:
-    t: Any = schema
-    for p in path:
-        if isinstance(t, pa.Schema):
-            i = t.get_field_index(p)
-            if i < 0:
-                return None
-            t = t.field(i).type
-        elif pa.types.is_struct(t):
-            i = t.get_field_index(p)
-            if i < 0:
-                return None
-            t = t.field(i).type
-        else:
-            return None
-    return t if isinstance(t, pa.DataType) else None
-
-
-def _literal(v: Any, t: pa.DataType) -> Optional[str]:
-    """A SQL literal for ``v`` compared with a column of type ``t``, or None when lancelet
-    would not compare them exactly as Spark does (such filters stay with Spark)."""
-    if pa.types.is_dictionary(t):
-        t = t.value_type
-    if isinstance(v, bool):
-        return ("TRUE" if v else "FALSE") if pa.types.is_boolean(t) else None
-    if isinstance(v, int):
-        return str(v) if (pa.types.is_integer(t) or pa.types.is_floating(t)) else None
-    if isinstance(v, float):
-        return repr(v) if pa.types.is_floating(t) and math.isfinite(v) else None
-    if isinstance(v, str):
-        if pa.types.is_string(t) or pa.types.is_large_string(t):
-            return "'" + v.replace("'", "''") + "'"
-        return None
-    if isinstance(v, _dt.datetime):
-        if pa.types.is_timestamp(t) and t.tz is None and v.tzinfo is None:
-            return f"TIMESTAMP '{v.isoformat(sep=' ')}'"
-        return None
-    if isinstance(v, _dt.date):
-        return f"DATE '{v.isoformat()}'" if pa.types.is_date32(t) else None
-    return None
-
-
-_COMPARISONS = {EqualTo: "=", EqualNullSafe: "=", GreaterThan: ">", GreaterThanOrEqual: ">=",
-                LessThan: "<", LessThanOrEqual: "<="}
-_STRING_FUNCS = {StringStartsWith: "starts_with", StringEndsWith: "ends_with", StringContains: "contains"}
-
-
-def filter_to_sql(f: Filter, schema: pa.Schema) -> Optional[str]:
-    """A lancelet SQL predicate equivalent to the Spark filter ``f`` (as a WHERE clause),
-    or None if it cannot be pushed."""
-    if isinstance(f, Not):
-        inner = filter_to_sql(f.child, schema)
-        return f"NOT ({inner})" if inner is not None else None
-    t = _field_type(schema, f.attribute)
-    if t is None:
-        return None
-    col = _ident(f.attribute)
-    if isinstance(f, IsNull):
-        return f"{col} IS NULL"
-    if isinstance(f, IsNotNull):
-        return f"{col} IS NOT NULL"
-    if type(f) in _COMPARISONS:
-        if isinstance(f, EqualNullSafe) and f.value is None:
-            return f"{col} IS NULL"
-        lit = _literal(f.value, t)
-        return f"{col} {_COMPARISONS[type(f)]} {lit}" if lit is not None else None
-    if isinstance(f, In):
-        lits = [_literal(v, t) for v in f.value]
-        if not lits or any(x is None for x in lits):
-            return None
-        return f"{col} IN ({', '.join(lits)})"  # type: ignore[arg-type]
-    if type(f) in _STRING_FUNCS:
-        lit = _literal(f.value, t)
-        return f"{_STRING_FUNCS[type(f)]}({col}, {lit})" if lit is not None else None
-    return None
-
-
 # -- reads ---------------------------------------------------------------------------
 
 
@@ -398,6 +301,25 @@ def plan_partitions(fragments: List[Dict[str, Any]], rows_per_partition: Optiona
 class LanceletReader(DataSourceReader):
     """Reads one pinned version; see the module docs."""
 
+    # Why this reader takes no filters from Spark (no ``pushFilters``): Spark 4.3 plans a
+    # Python source's read once -- the pickled reader with its read function, and its
+    # partitions -- and keeps that plan on the provider object ``load()`` created, which all
+    # DataFrames derived from that load share. Filter pushdown replaces the kept plan with
+    # the reader ``pushFilters`` was called on, and later scans reuse whatever is kept: an
+    # action with no filter Spark can hand to Python (``df.count()``, ``df.write``, an OR of
+    # computed conditions) runs no Python planning at all, and both sides of
+    # ``df.where(a).union(df.where(b))`` read with the last reader pushed. Filters kept by
+    # the reader thus dropped rows from plans that never asked for them (``df.count()`` after
+    # ``df.where(...).count()`` counted the filtered rows; overwriting the source lost rows).
+    # No per-plan state can fix this: nothing of the current plan reaches ``partitions()`` or
+    # ``read()`` (partitions are kept together with the reader), and reporting the filters
+    # back to Spark as not pushed does not help either, since Spark re-applies them to the
+    # rows a scan returns but cannot restore rows a stale filter removed. So the rows read
+    # depend only on what the DataFrame was loaded with -- its options and the version
+    # ``load()`` pinned -- and a kept plan reads exactly what a fresh one would. Pruning in
+    # the scan remains, correctly, as ``option("filter", ...)``: it is part of the
+    # DataFrame's definition, so every scan of that DataFrame applies it.
+
     def __init__(self, uri: str, version: int, schema: Any, options: Dict[str, str]):
         self.uri = uri
         self.version = version
@@ -408,36 +330,20 @@ class LanceletReader(DataSourceReader):
         names = [f.name for f in schema.fields]
         self.with_row_id = "_rowid" in names
         self.columns = [n for n in names if n not in _SPECIAL_COLUMNS]
-        missing = [n for n in self.columns if _field_type(self.dataset_schema, [n]) is None]
+        missing = [n for n in self.columns if self.dataset_schema.get_field_index(n) < 0]
         if missing:
             raise SchemaMismatchError(f"columns {missing} are not in {uri} (version {version})")
         self.arrow_schema = _expected_arrow(schema)
-        self.filters: List[str] = []
+        self.filter: Optional[str] = (options.get("filter") or "").strip() or None
+        if self.filter is not None:
+            try:
+                ds._native.scan(columns=[], filter=self.filter, limit=0, row_ranges=[])
+            except Exception as e:  # noqa: BLE001 - report any refusal as a bad option
+                raise InvalidArgumentError(f"option 'filter' ({self.filter!r}) is not a lancelet filter: {e}") from e
         self.batch_size = _positive(options, "batch_size") or DEFAULT_BATCH_SIZE
         self.rows_per_partition = _positive(options, "rows_per_partition")
         self.max_partitions = _positive(options, "max_partitions")
         self.stats_dir = options.get("scan_stats_dir")
-
-    def pushFilters(self, filters: List[Filter]) -> Iterable[Filter]:
-        """Keeps the filters lancelet can evaluate exactly; returns the others to Spark."""
-        for f in filters:
-            sql = filter_to_sql(f, self.dataset_schema)
-            if sql is not None and self._valid(sql):
-                self.filters.append(sql)
-            else:
-                yield f
-
-    def _valid(self, sql: str) -> bool:
-        try:
-            _open(self.uri, self.version, self.storage)._native.scan(columns=[], filter=sql, limit=0, row_ranges=[])
-            return True
-        except Exception:  # noqa: BLE001 - anything lancelet refuses stays with Spark
-            return False
-
-    @property
-    def filter(self) -> Optional[str]:
-        """The pushed filters as one SQL predicate."""
-        return " AND ".join(f"({s})" for s in self.filters) if self.filters else None
 
     def partitions(self) -> List[LanceletPartition]:
         frags = _open(self.uri, self.version, self.storage)._native.fragments()
@@ -592,11 +498,23 @@ class LanceletDataSource(DataSource):
         return uri
 
     def _version(self) -> int:
-        v = self.options.get("version")
-        storage = _storage(self.options) or None
-        if v is None:
-            return dataset(self._uri(), storage_options=storage).version
-        return dataset(self._uri(), version=int(v) if str(v).isdigit() else v, storage_options=storage).version
+        """The version this DataFrame reads, resolved once. ``schema()`` runs at ``load()``
+        and Spark then ships this object, pin included, to every planning of the DataFrame's
+        reads: each action reads the version its schema came from, whichever plan Spark
+        reuses (see :class:`LanceletReader`), until the DataFrame is loaded again. (With a
+        schema given to ``spark.read.schema(...)`` Spark skips ``schema()``, and each
+        planning of a read resolves the version itself.)"""
+        pinned = self.__dict__.get("_pinned_version")
+        if pinned is None:
+            v = self.options.get("version")
+            storage = _storage(self.options) or None
+            if v is None:
+                pinned = dataset(self._uri(), storage_options=storage).version
+            else:
+                pinned = dataset(self._uri(), version=int(v) if str(v).isdigit() else v,
+                                 storage_options=storage).version
+            self._pinned_version = pinned
+        return pinned
 
     def schema(self) -> Any:
         ds = _open(self._uri(), self._version(), _storage(self.options))
