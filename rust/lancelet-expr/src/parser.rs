@@ -38,10 +38,7 @@ pub fn parse(sql: &str) -> Result<Expr> {
         ));
     }
     if depth > MAX_DEPTH {
-        return Err(parse_error(
-            format!("expression is nested too deeply (more than {MAX_DEPTH} levels)"),
-            0,
-        ));
+        return Err(too_deep(0));
     }
     Ok(expr)
 }
@@ -152,10 +149,7 @@ impl Parser {
     /// the recursion depth of the parser itself. Returns the tree and its depth.
     fn parse_expr(&mut self, min_prec: u8, nesting: usize) -> Result<(Expr, usize)> {
         if nesting > MAX_DEPTH {
-            return Err(parse_error(
-                format!("expression is nested too deeply (more than {MAX_DEPTH} levels)"),
-                self.peek().pos,
-            ));
+            return Err(too_deep(self.peek().pos));
         }
         let (mut left, mut depth) = self.parse_prefix(nesting)?;
         while let Some((infix, p)) = self.infix() {
@@ -228,6 +222,12 @@ impl Parser {
                     left = e;
                     depth = d;
                 }
+            }
+            // Checked on every step, not once at the end: a long left-deep chain such as
+            // `1 + 1 + ...` grows here without recursion, and a tree of 10^5 levels
+            // overflows the stack when it is merely dropped.
+            if depth > MAX_DEPTH {
+                return Err(too_deep(op_tok.pos));
             }
         }
         Ok((left, depth))
@@ -610,6 +610,13 @@ impl Parser {
             )),
         }
     }
+}
+
+fn too_deep(pos: usize) -> crate::error::Error {
+    parse_error(
+        format!("expression is nested too deeply (more than {MAX_DEPTH} levels)"),
+        pos,
+    )
 }
 
 /// Builds `a op b op c ...`: left-deep for short chains (the shape users expect), balanced for

@@ -411,6 +411,64 @@ fn deep_nesting_is_an_error_not_a_crash() {
     let _ = parse(&sql); // comments or nesting error; must not crash
 }
 
+/// Long left-deep chains are built by a loop, not by recursion: the depth limit must stop
+/// them while they are built (a 10^5-level tree overflowed the stack when it was dropped).
+#[test]
+fn long_operator_chains_are_an_error_not_a_crash() {
+    for n in [300, 45_000, 1_000_000] {
+        for sql in [
+            format!("i > {}", vec!["1"; n].join(" + ")),
+            vec!["i"; n].join(" = "),
+            format!("i {}", "IS NULL ".repeat(n)),
+            format!("i{}", "::int".repeat(n)),
+        ] {
+            let err = std::thread::Builder::new()
+                .stack_size(256 * 1024)
+                .spawn(move || parse(&sql).map(|_| ()).map_err(|e| e.to_string()))
+                .unwrap()
+                .join()
+                .unwrap()
+                .unwrap_err();
+            assert!(err.contains("nested too deeply"), "{err}");
+        }
+    }
+    // Balanced AND/OR chains of any length stay shallow and parse.
+    let sql = vec!["i = 1"; 1_000_000].join(" OR ");
+    assert!(parse(&sql).is_ok());
+}
+
+/// The deepest tree the parser accepts binds and evaluates on a worker thread's stack
+/// (tokio's default is 2 MiB).
+#[test]
+fn the_deepest_accepted_expression_evaluates_on_a_small_stack() {
+    use std::sync::Arc;
+
+    use arrow_array::{Int64Array, RecordBatch};
+    use arrow_schema::{DataType, Field, Schema};
+
+    let mut deepest = None;
+    for n in (2..400).rev() {
+        let sql = format!("i > {}", vec!["i"; n].join(" - "));
+        if parse(&sql).is_ok() {
+            deepest = Some(sql);
+            break;
+        }
+    }
+    let sql = deepest.unwrap();
+    let out = std::thread::Builder::new()
+        .stack_size(2 * 1024 * 1024)
+        .spawn(move || {
+            let schema = Arc::new(Schema::new(vec![Field::new("i", DataType::Int64, true)]));
+            let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(Int64Array::from(vec![1, 2, 3]))]).unwrap();
+            let bound = parse(&sql).unwrap().bind(&schema).unwrap();
+            bound.evaluate_predicate(&batch).unwrap().len()
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    assert_eq!(out, 3);
+}
+
 #[test]
 fn display_round_trips_examples() {
     for sql in [
