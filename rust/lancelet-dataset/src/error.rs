@@ -54,8 +54,19 @@ impl Error {
 
     pub(crate) fn expr(context: impl Into<String>, source: lancelet_expr::Error) -> Self {
         Self::Expr {
-            context: context.into(),
+            context: shorten(context.into()),
             source,
         }
+    }
+}
+
+/// Longest context an expression error quotes: a generated filter can be megabytes long,
+/// and an error message that repeats it is useless in a log.
+const MAX_CONTEXT_CHARS: usize = 200;
+
+fn shorten(text: String) -> String {
+    match text.char_indices().nth(MAX_CONTEXT_CHARS) {
+        None => text,
+        Some((cut, _)) => format!("{}... ({} characters in all)", &text[..cut], text.chars().count()),
     }
 }
