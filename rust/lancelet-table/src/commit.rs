@@ -15,12 +15,12 @@ use std::time::Duration;
 use prost::Message;
 
 use crate::manifest::{
-    check_legacy_dictionaries, check_writer_flags, decode_manifest, decode_transaction_section,
+    check_field_names, check_legacy_dictionaries, check_writer_flags, decode_manifest, decode_transaction_section,
     encode_manifest_with_transaction, set_feature_flags, FLAG_STABLE_ROW_IDS,
 };
 use crate::naming::ManifestNaming;
 use crate::store::Store;
-use crate::versions::{latest_version, list_versions, read_entry, write_latest_hint};
+use crate::versions::{list_versions, read_entry, write_latest_hint, VersionEntry};
 use crate::{pb, Error, Result};
 
 use pb::transaction::Operation;
@@ -34,8 +34,13 @@ pub const WRITER_LIBRARY: &str = "lancelet";
 /// How a commit behaves.
 #[derive(Debug, Clone)]
 pub struct CommitOptions {
-    /// Attempts after the first before giving up with a conflict.
+    /// Attempts after the first that a commit always gets before it may give up.
     pub max_retries: u32,
+    /// How long a commit that keeps losing the race for the next version goes on trying
+    /// after its `max_retries` attempts. Losing the race is not a conflict: under a burst
+    /// of commits a writer may lose many times in a row, and an append that gave up after
+    /// a fixed count would fail although nothing conflicts with it.
+    pub retry_timeout: Duration,
     /// Manifest naming for a new dataset (an existing one keeps its own).
     pub naming: ManifestNaming,
     /// Storage format recorded for a new dataset (or an overwrite that changes it).
@@ -48,6 +53,7 @@ impl Default for CommitOptions {
     fn default() -> Self {
         Self {
             max_retries: 20,
+            retry_timeout: Duration::from_secs(300),
             naming: ManifestNaming::V2,
             data_format: None,
             enable_stable_row_ids: false,
@@ -406,6 +412,15 @@ pub async fn apply(
             )))
         }
     }
+    if matches!(
+        op,
+        Operation::Overwrite(_) | Operation::Merge(_) | Operation::Project(_)
+    ) {
+        let before: HashSet<(i32, &str)> = base
+            .map(|b| b.fields.iter().map(|f| (f.id, f.name.as_str())).collect())
+            .unwrap_or_default();
+        check_field_names(&m.fields, |f| !before.contains(&(f.id, f.name.as_str())))?;
+    }
     let max_id = m.fragments.iter().map(|f| f.id).max();
     let floor = base.and_then(|b| b.max_fragment_id.map(u64::from));
     let reserved = next.checked_sub(1);
@@ -465,12 +480,17 @@ async fn read_transaction(
 /// Checks `txn` against every version committed after `from` up to `to` (inclusive).
 /// Returns the version that *is* `txn` (same uuid), when a commit of ours landed although
 /// its answer was lost.
-async fn check_since(store: &dyn Store, txn: &pb::Transaction, from: u64, to: u64) -> Result<Option<u64>> {
+async fn check_since(
+    store: &dyn Store,
+    entries: &[VersionEntry],
+    txn: &pb::Transaction,
+    from: u64,
+    to: u64,
+) -> Result<Option<u64>> {
     let mine = txn
         .operation
         .as_ref()
         .ok_or_else(|| Error::InvalidArgument("transaction has no operation".into()))?;
-    let entries = list_versions(store).await?;
     for v in from + 1..=to {
         let conflict = |message: String| Error::CommitConflict {
             path: store.root_display(),
@@ -502,6 +522,9 @@ async fn check_since(store: &dyn Store, txn: &pb::Transaction, from: u64, to: u6
 /// Commits `txn`, read at `base` (`None` for a new dataset): writes its transaction file,
 /// then the next manifest, rebasing over concurrent commits that do not conflict.
 /// Returns the new manifest and the naming scheme it was written with.
+///
+/// A commit that fails (a conflict, or giving up) removes its transaction file: nothing
+/// refers to it.
 pub async fn commit(
     store: &dyn Store,
     base: Option<(&pb::Manifest, ManifestNaming)>,
@@ -510,23 +533,44 @@ pub async fn commit(
 ) -> Result<(pb::Manifest, ManifestNaming)> {
     let txn_path = format!("{TRANSACTIONS_DIR}/{}", transaction_file_name(txn));
     store.put(&txn_path, txn.encode_to_vec().into()).await?;
+    let mut manifest_may_exist = false;
+    let result = commit_attempts(store, base, txn, opts, &txn_path, &mut manifest_may_exist).await;
+    if result.is_err() && !manifest_may_exist {
+        // No manifest names this transaction (a conflict is found before the manifest is
+        // written, and a lost race writes none), so its file is an orphan. After a failed
+        // put of the manifest it may have landed all the same, so the file stays.
+        let _ = store.delete(&txn_path).await;
+    }
+    result
+}
+
+async fn commit_attempts(
+    store: &dyn Store,
+    base: Option<(&pb::Manifest, ManifestNaming)>,
+    txn: &pb::Transaction,
+    opts: &CommitOptions,
+    txn_path: &str,
+    manifest_may_exist: &mut bool,
+) -> Result<(pb::Manifest, ManifestNaming)> {
+    let started = std::time::Instant::now();
     let mut checked = base.map(|(m, _)| m.version).unwrap_or(0);
     let mut current: Option<(pb::Manifest, ManifestNaming)> = base.map(|(m, n)| (m.clone(), n));
-    for attempt in 0..=opts.max_retries {
-        if let Some(latest) = latest_version(store).await? {
+    let mut attempt: u32 = 0;
+    loop {
+        let entries = list_versions(store).await?;
+        if let Some(latest) = entries.last() {
             if latest.version > checked {
-                if let Some(ours) = check_since(store, txn, checked, latest.version).await? {
-                    let entry = list_versions(store)
-                        .await?
-                        .into_iter()
+                if let Some(ours) = check_since(store, &entries, txn, checked, latest.version).await? {
+                    let entry = entries
+                        .iter()
                         .find(|e| e.version == ours)
                         .ok_or_else(|| Error::VersionNotFound {
                             path: store.root_display(),
                             version: ours,
                         })?;
-                    return Ok((read_entry(store, &entry).await?, entry.naming));
+                    return Ok((read_entry(store, entry).await?, entry.naming));
                 }
-                let m = read_entry(store, &latest).await?;
+                let m = read_entry(store, latest).await?;
                 checked = latest.version;
                 current = Some((m, latest.naming));
             }
@@ -537,33 +581,40 @@ pub async fn commit(
         let naming = current.as_ref().map(|(_, n)| *n).unwrap_or(opts.naming);
         let version = checked + 1;
         let manifest = apply(store, current.as_ref().map(|(m, _)| m), txn, version, opts).await?;
-        if let Err(e) = check_legacy_dictionaries(&manifest, &store.root_display()) {
-            // Nothing refers to the transaction file yet.
-            let _ = store.delete(&txn_path).await;
-            return Err(e);
-        }
+        check_legacy_dictionaries(&manifest, &store.root_display())?;
         let bytes = encode_manifest_with_transaction(&manifest, txn);
-        if store
-            .put_if_absent(&naming.relative_path(version), bytes.into())
-            .await?
-        {
+        let put = store.put_if_absent(&naming.relative_path(version), bytes.into()).await;
+        if put.is_err() {
+            *manifest_may_exist = true;
+        }
+        if put? {
             write_latest_hint(store, version).await;
             return Ok((manifest, naming));
         }
+        attempt = attempt.saturating_add(1);
+        if attempt > opts.max_retries && started.elapsed() >= opts.retry_timeout {
+            return Err(Error::CommitConflict {
+                path: store.root_display(),
+                message: format!(
+                    "gave up after {attempt} attempts in {:.1} s: other writers kept committing first \
+                     (the transaction {txn_path} was removed)",
+                    started.elapsed().as_secs_f64()
+                ),
+            });
+        }
         tokio::time::sleep(backoff(attempt)).await;
     }
-    Err(Error::CommitConflict {
-        path: store.root_display(),
-        message: format!(
-            "gave up after {} attempts: other writers kept committing first",
-            opts.max_retries + 1
-        ),
-    })
 }
 
-/// Exponential backoff with jitter: 5 ms doubling per attempt, capped at 500 ms.
+/// The pause before the next attempt after losing the race for a version.
+///
+/// Losing means another writer has just committed, so the next version is free *now*: a
+/// long pause only lets the winner commit again and again (with exponential backoff to
+/// 500 ms one appender made 124 commits while its rival made 3,234, and some of its
+/// appends gave up). So the pause stays short, grows slowly to 50 ms, and is drawn
+/// uniformly below that cap (full jitter) so that writers that lost together spread out.
 fn backoff(attempt: u32) -> Duration {
-    let cap = 5u64.saturating_mul(1u64 << attempt.min(7)).min(500);
-    let jitter = (uuid::Uuid::new_v4().as_u128() % 1000) as u64;
-    Duration::from_micros(cap * 1000 / 2 + cap * jitter / 2)
+    let cap_us = (1_000u64 * u64::from(attempt.min(50))).clamp(1_000, 50_000);
+    let draw = (uuid::Uuid::new_v4().as_u128() % u128::from(cap_us)) as u64;
+    Duration::from_micros(draw)
 }
