@@ -97,8 +97,9 @@ fn wrap(ds: Dataset) -> PyDataset {
     PyDataset { inner: Arc::new(ds) }
 }
 
-/// Imports any `__arrow_c_stream__` object as a batch reader.
-fn import_stream(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<RecordBatchStreamReader> {
+/// Imports any `__arrow_c_stream__` object as a batch reader, with Arrow's view types
+/// (polars' strings) turned into the plain types Lance stores.
+fn import_stream(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Box<dyn RecordBatchReader + Send>> {
     if !obj.hasattr("__arrow_c_stream__")? {
         return Err(errors::invalid(py, "expected an object with __arrow_c_stream__"));
     }
@@ -109,7 +110,8 @@ fn import_stream(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<RecordBatch
     // ArrowArrayStream; `from_raw` moves the stream out and marks the original released,
     // so the capsule's destructor will not release it again.
     let stream = unsafe { FFI_ArrowArrayStream::from_raw(ptr.as_ptr().cast::<FFI_ArrowArrayStream>()) };
-    RecordBatchStreamReader::try_new(stream).map_err(|e| errors::invalid(py, e.to_string()))
+    let reader = RecordBatchStreamReader::try_new(stream).map_err(|e| errors::invalid(py, e.to_string()))?;
+    Ok(lancelet_dataset::views::plain_reader(Box::new(reader)))
 }
 
 fn file_version(py: Python<'_>, v: Option<&str>) -> PyResult<FileVersion> {
@@ -320,7 +322,7 @@ impl PyDataset {
             progress,
         )?;
         params.enable_stable_row_ids = enable_stable_row_ids;
-        let reader: Box<dyn RecordBatchReader + Send> = Box::new(import_stream(py, &data)?);
+        let reader: Box<dyn RecordBatchReader + Send> = import_stream(py, &data)?;
         let loc = location(py, &uri, storage_options)?;
         let ds = pull_on_this_thread(py, async move { write_dataset(&loc, reader, params).await })?;
         Ok(wrap(ds))
@@ -356,7 +358,7 @@ impl PyDataset {
             progress,
         )?;
         params.file_tag = file_tag;
-        let reader: Box<dyn RecordBatchReader + Send> = Box::new(import_stream(py, &data)?);
+        let reader: Box<dyn RecordBatchReader + Send> = import_stream(py, &data)?;
         let loc = location(py, &uri, storage_options)?;
         let (_, staged) = pull_on_this_thread(py, async move {
             lancelet_dataset::write::write_fragments(&loc, reader, &params).await
@@ -850,7 +852,7 @@ impl PyDataset {
             None,
             None,
         )?;
-        let reader: Box<dyn RecordBatchReader + Send> = Box::new(import_stream(py, &data)?);
+        let reader: Box<dyn RecordBatchReader + Send> = import_stream(py, &data)?;
         let loc = Location {
             store: self.inner.store().clone(),
             local_root: self.inner.is_local().then(|| self.inner.root().to_path_buf()),
