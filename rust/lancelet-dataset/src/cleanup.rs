@@ -13,12 +13,15 @@
 //! Staged manifests an external manifest store left behind are unverified files too.
 //! Manifests of removed versions are deleted first: a crash half-way leaves unreferenced
 //! files (removed by a later cleanup), never a version whose files are gone.
-//! Index files (`_indices/`) are never touched.
+//! Index files (`_indices/`) are never touched. Branches (`_refs/branches/`, made by
+//! pylance) keep the version they were created from and the root files their manifests use;
+//! nothing under `tree/` is ever removed from the main branch.
 
 use std::collections::HashSet;
 use std::time::{Duration, SystemTime};
 
 use futures::StreamExt;
+use lancelet_table::branches::{list_branches, BranchRef};
 use lancelet_table::commit::TRANSACTIONS_DIR;
 use lancelet_table::deletion::{deletion_file_path, DELETIONS_DIR};
 use lancelet_table::naming::{ManifestNaming, VERSIONS_DIR};
@@ -103,6 +106,31 @@ fn referenced(m: &pb::Manifest, out: &mut HashSet<String>) {
     }
 }
 
+/// Adds the root's files that the manifests of `branch` use: its inherited data and
+/// deletion files carry a `base_id` (the root of the dataset it was created from). Names are
+/// unique (uuids), so a name match is enough; keeping a file of a different base with the
+/// same name would merely keep it a little longer.
+async fn inherited_by_branch(store: &dyn Store, branch: &BranchRef, out: &mut HashSet<String>) -> Result<()> {
+    let dir = format!("{}/{VERSIONS_DIR}", branch.root());
+    for name in store.list(&dir).await? {
+        if ManifestNaming::parse(&name).is_none() {
+            continue;
+        }
+        let path = format!("{dir}/{name}");
+        let bytes = store.read(&path).await?;
+        let m = lancelet_table::manifest::decode_manifest(&bytes, &path)?;
+        for f in &m.fragments {
+            for df in f.files.iter().filter(|df| df.base_id.is_some()) {
+                out.insert(format!("{DATA_DIR}/{}", df.path));
+            }
+            if let Some(d) = f.deletion_file.as_ref().filter(|d| d.base_id.is_some()) {
+                out.insert(deletion_file_path(f.id, d));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn commit_time(m: &pb::Manifest) -> SystemTime {
     let t = m.timestamp.unwrap_or_default();
     let secs = u64::try_from(t.seconds).unwrap_or(0);
@@ -153,9 +181,26 @@ impl Dataset {
         let retained_from = policy
             .retain_versions
             .map(|n| entries.len().saturating_sub(usize::try_from(n).unwrap_or(usize::MAX)));
-        let tagged: HashSet<u64> = list_tags(store).await?.iter().map(|t| t.version).collect();
+        let tagged: HashSet<u64> = list_tags(store)
+            .await?
+            .iter()
+            .filter(|t| t.on_main())
+            .map(|t| t.version)
+            .collect();
+        // Versions a branch was created from stay, like tagged ones (without the error: they
+        // are not the user's to choose here), and so does every file of the root that a
+        // branch's own manifests still use.
+        let branches = list_branches(store).await?;
+        let forked: HashSet<u64> = branches
+            .iter()
+            .filter(|b| b.forks_main())
+            .map(|b| b.parent_version)
+            .collect();
 
         let mut keep = HashSet::new();
+        for branch in &branches {
+            inherited_by_branch(store, branch, &mut keep).await?;
+        }
         let mut gone = HashSet::new();
         let mut removed_manifests = Vec::new();
         let mut tagged_hits = Vec::new();
@@ -168,7 +213,7 @@ impl Dataset {
             if selected && tagged.contains(&entry.version) {
                 tagged_hits.push(entry.version);
             }
-            if selected && !tagged.contains(&entry.version) {
+            if selected && !tagged.contains(&entry.version) && !forked.contains(&entry.version) {
                 referenced(&m, &mut gone);
                 removed_manifests.push(entry.path.clone());
             } else {

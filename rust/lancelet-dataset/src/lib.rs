@@ -23,6 +23,7 @@ mod prune;
 pub mod scan;
 pub mod take;
 pub mod update;
+pub mod views;
 pub mod write;
 
 use std::collections::HashMap;
@@ -140,7 +141,17 @@ impl Dataset {
         let number = match version {
             None => None,
             Some(VersionRef::Number(v)) => Some(v),
-            Some(VersionRef::Tag(name)) => Some(tags::get_tag(store.as_ref(), &name).await?.version),
+            Some(VersionRef::Tag(name)) => {
+                let tag = tags::get_tag(store.as_ref(), &name).await?;
+                if !tag.on_main() {
+                    return Err(Error::Unsupported(format!(
+                        "tag {name:?} points to version {} of branch {:?}; lancelet cannot open branches yet",
+                        tag.version,
+                        tag.branch.unwrap_or_default()
+                    )));
+                }
+                Some(tag.version)
+            }
         };
         let (manifest, naming) = read_version(store.as_ref(), number).await.map_err(|e| match e {
             lancelet_table::Error::NotFound { path } => Error::NotFound(path),

@@ -13,6 +13,7 @@
 //! - [`tags`]: named references to versions (`_refs/tags/{name}.json`).
 //! - [`rowids`]: stable row ids, per-row versions and the row id index.
 
+pub mod branches;
 pub mod commit;
 pub mod deletion;
 pub mod manifest;

@@ -27,6 +27,14 @@ pub struct Tag {
     pub updated_at: Option<String>,
 }
 
+impl Tag {
+    /// Whether the tag points at a version of the main branch (a tag on another branch
+    /// names that branch's version, whose number means nothing on main).
+    pub fn on_main(&self) -> bool {
+        crate::branches::is_main(self.branch.as_deref())
+    }
+}
+
 /// Refuses names that are not usable as tag names (Lance's rules: ASCII letters, digits,
 /// `.`, `-`, `_`; no leading `.`, no `..`, no `.lock` suffix).
 pub fn check_tag_name(name: &str) -> Result<()> {
