@@ -111,7 +111,29 @@ fn import_stream(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Box<dyn Rec
     // so the capsule's destructor will not release it again.
     let stream = unsafe { FFI_ArrowArrayStream::from_raw(ptr.as_ptr().cast::<FFI_ArrowArrayStream>()) };
     let reader = RecordBatchStreamReader::try_new(stream).map_err(|e| errors::invalid(py, e.to_string()))?;
-    Ok(lancelet_dataset::views::plain_reader(Box::new(reader)))
+    Ok(lancelet_dataset::views::plain_reader(Box::new(OutsideRuntime(Box::new(reader)))))
+}
+
+/// Pulls each batch outside the runtime's context. Writes consume their input inside
+/// `Runtime::block_on`, and the input may itself block on the runtime: a lancelet scan
+/// (`write_dataset(ds.to_batches(), ...)`), or a Python generator that calls lancelet.
+/// Blocking on a runtime from inside one panics ("Cannot start a runtime from within a
+/// runtime"); `block_in_place` steps out of the context for the call instead.
+struct OutsideRuntime(Box<dyn RecordBatchReader + Send>);
+
+impl Iterator for OutsideRuntime {
+    type Item = Result<RecordBatch, ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let inner = &mut self.0;
+        tokio::task::block_in_place(move || inner.next())
+    }
+}
+
+impl RecordBatchReader for OutsideRuntime {
+    fn schema(&self) -> arrow_schema::SchemaRef {
+        self.0.schema()
+    }
 }
 
 fn file_version(py: Python<'_>, v: Option<&str>) -> PyResult<FileVersion> {
