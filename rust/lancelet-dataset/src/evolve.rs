@@ -118,6 +118,9 @@ impl Dataset {
     /// Lance fields for `schema`'s fields, numbered after the dataset's; refuses names the
     /// dataset has.
     pub fn new_fields(&self, schema: &Schema) -> Result<Vec<pbfile::Field>> {
+        // View types (polars strings) are stored as their plain types, as pylance does.
+        let plain = crate::views::plain_schema(schema);
+        let schema = plain.as_deref().unwrap_or(schema);
         let top: HashSet<&str> = self
             .manifest()
             .fields
@@ -142,6 +145,7 @@ impl Dataset {
         }
         let base = self.max_field_id() + 1;
         let mut fields = to_lance_fields(schema)?;
+        lancelet_table::manifest::check_field_names(&fields, |_| true)?;
         for f in &mut fields {
             f.id += base;
             if f.parent_id >= 0 {

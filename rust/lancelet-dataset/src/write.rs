@@ -616,7 +616,10 @@ pub async fn write_fragments_on(
             (schema, (!identity).then_some(aligned.order), ids)
         }
         _ => {
-            let ids = to_lance_fields(&data_schema)?.iter().map(|f| f.id).collect();
+            let fields = to_lance_fields(&data_schema)?;
+            // Before any file is written; the commit checks again.
+            lancelet_table::manifest::check_field_names(&fields, |_| true)?;
+            let ids = fields.iter().map(|f| f.id).collect();
             (data_schema.clone(), None::<Vec<usize>>, ids)
         }
     };

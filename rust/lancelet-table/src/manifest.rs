@@ -140,6 +140,45 @@ pub fn check_writer_flags(m: &pb::Manifest, path: &str) -> Result<()> {
     check_flags(m.writer_feature_flags, KNOWN_WRITER_FLAGS, "writer", path)
 }
 
+/// Column names a scan produces itself; a stored column of that name could never be read
+/// (pylance refuses to write one and cannot read a dataset that has one).
+pub const SYSTEM_COLUMNS: [&str; 5] = [
+    "_rowid",
+    "_rowaddr",
+    "_rowoffset",
+    "_row_created_at_version",
+    "_row_last_updated_at_version",
+];
+
+/// Refuses field names that pylance cannot read back: top-level names that are empty, are
+/// system columns or contain `.` (a dotted name means a struct field in every projection
+/// and filter). `is_new` selects the fields to check, so that a dataset which already has
+/// such a field (written by an older lancelet) can still be changed.
+pub fn check_field_names(
+    fields: &[lancelet_proto::pbfile::Field],
+    is_new: impl Fn(&lancelet_proto::pbfile::Field) -> bool,
+) -> Result<()> {
+    for f in fields.iter().filter(|f| is_new(f)) {
+        let top = f.parent_id < 0;
+        let problem = if top && f.name.is_empty() {
+            Some("a column name cannot be empty")
+        } else if top && SYSTEM_COLUMNS.contains(&f.name.as_str()) {
+            Some("it is the name of a system column")
+        } else if top && f.name.contains('.') {
+            Some("a top-level name cannot contain '.' (it would mean a struct field); use a struct column")
+        } else {
+            None
+        };
+        if let Some(why) = problem {
+            return Err(Error::InvalidArgument(format!(
+                "invalid column name {:?}: {why}",
+                f.name
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Refuses to write a manifest whose schema keeps legacy (file format 0.1) dictionaries:
 /// their values live inside the manifest file itself, at the offsets the fields name,
 /// and lancelet does not write them, so the new manifest would point at other bytes.
