@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import _native
+from ._views import without_views
 from .errors import CommitConflictError, InvalidArgumentError, SchemaMismatchError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -101,7 +102,7 @@ class MergeInsertBuilder:
         run again on the latest version (see :meth:`conflict_retries`)."""
         from .dataset import _as_reader
 
-        source = _as_reader(data_obj, schema).read_all()
+        source = without_views(_as_reader(data_obj, schema).read_all())
         attempt = 0
         while True:
             try:
@@ -278,7 +279,7 @@ def merge_columns(ds: "LanceDataset", data_obj: Any, left_on: str, right_on: Opt
     if left_on not in ds.schema.names:
         raise InvalidArgumentError(f"column {left_on!r} does not exist in the dataset (merge joins on a "
                                    "top-level column)")
-    right = _as_reader(data_obj, schema).read_all()
+    right = without_views(_as_reader(data_obj, schema).read_all())
     if right_on not in right.column_names:
         raise InvalidArgumentError(f"column {right_on!r} does not exist in the data to merge")
     new_cols = [n for n in right.column_names if n != right_on]
