@@ -22,6 +22,7 @@ paths, ``memory://name`` or ``s3://bucket/prefix`` (with ``storage_options``).
 from __future__ import annotations
 
 import datetime as _dt
+import operator
 import os
 from collections import namedtuple
 from pathlib import Path
@@ -29,10 +30,11 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tupl
 
 import pyarrow as pa
 
-from . import _native
+from . import _native, _paths
 from .errors import InvalidArgumentError, RowIndexError, UnsupportedFeatureError
 from .file import ReaderResults
 from .fragment import DataFile, FragmentMetadata
+from .indices import IndexMethods, index_stats
 
 __all__ = [
     "dataset",
@@ -90,13 +92,8 @@ def _native_uri(uri: Any, storage_options: Optional[Dict[str, str]]) -> str:
     uri = os.fspath(uri) if isinstance(uri, os.PathLike) else str(uri)
     if isinstance(uri, bytes):
         raise TypeError("a dataset URI is a string or path, got bytes")
-    options = _storage_options(storage_options)
-    if options and uri.lower().startswith("memory://"):
-        # An in-memory store takes no configuration (only the store-independent options).
-        for k in options:
-            if k.lower() not in _STORE_INDEPENDENT_OPTIONS:
-                raise InvalidArgumentError(f"unknown storage option {k!r} for {uri} (in-memory stores take none)")
-    return uri[len("file://") :] if uri.startswith("file://") else uri
+    _storage_options(storage_options)  # checked; options a store does not use are dropped later
+    return _paths.native_path(uri)
 
 
 #: Storage options that apply to every kind of store.
@@ -106,8 +103,10 @@ _STORE_INDEPENDENT_OPTIONS = {"manifest_store"}
 _U64_MAX = 2**64 - 1
 
 
-def _storage_options(options: Optional[Dict[str, str]]) -> Optional[Dict[str, str]]:
-    """``storage_options`` checked to be string keys and values (``None`` if empty)."""
+def _storage_options(options: Optional[Dict[str, str]], path: Optional[str] = None) -> Optional[Dict[str, str]]:
+    """``storage_options`` checked to be string keys and values (``None`` if empty). With
+    the dataset's native ``path``: local and in-memory datasets keep only the options that
+    apply to every store; the rest are ignored, as pylance ignores them."""
     if not options:
         return None
     if not isinstance(options, dict):
@@ -117,15 +116,38 @@ def _storage_options(options: Optional[Dict[str, str]]) -> Optional[Dict[str, st
         if not isinstance(k, str):
             raise InvalidArgumentError(f"storage option names are strings, got {k!r}")
         out[k] = v if isinstance(v, str) else (str(v).lower() if isinstance(v, bool) else str(v))
-    return out
+    if path is not None and not _paths.takes_store_options(path):
+        out = {k: v for k, v in out.items() if k.lower() in _STORE_INDEPENDENT_OPTIONS}
+    return out or None
 
 
 def _check_version(version: Any) -> Any:
     if version is None or isinstance(version, str):
         return version
+    version = _as_int(version)
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:
         raise InvalidArgumentError(f"version must be a positive integer or a tag name, got {version!r}")
+    return _version_in_range(version)
+
+
+#: Version numbers are signed 64-bit in the native layer (and in pylance's manifests).
+_MAX_VERSION = 2**63 - 1
+
+
+def _version_in_range(version: int) -> int:
+    if version > _MAX_VERSION:
+        raise InvalidArgumentError(f"version {version} is out of range: version numbers are at most 2**63 - 1")
     return version
+
+
+def _as_int(value: Any) -> Any:
+    """``value`` as a Python int when it is an integer of another type (numpy's); else unchanged."""
+    if isinstance(value, (int, str, float)) or value is None or not hasattr(value, "__index__"):
+        return value
+    try:
+        return operator.index(value)
+    except TypeError:
+        return value
 
 
 def dataset(
@@ -168,6 +190,12 @@ def _as_reader(data: Any, schema: Optional[pa.Schema]) -> pa.RecordBatchReader:
         reader = pa.RecordBatchReader.from_batches(data.schema, [data])
     elif _is_pandas(data):
         reader = pa.Table.from_pandas(data, schema=schema).to_reader()
+    elif isinstance(data, dict):
+        # Columns by name, as pylance takes them.
+        reader = (pa.table(data) if schema is None else pa.Table.from_pydict(data, schema=schema)).to_reader()
+    elif isinstance(data, (list, tuple)) and data and all(isinstance(row, dict) for row in data):
+        # Rows as dicts, as pylance takes them.
+        reader = pa.Table.from_pylist(list(data), schema=schema).to_reader()
     elif isinstance(data, (list, tuple)):
         batches = [b if isinstance(b, pa.RecordBatch) else _to_batch(b) for b in data]
         if schema is None and not batches:
@@ -190,7 +218,8 @@ def _as_reader(data: Any, schema: Optional[pa.Schema]) -> pa.RecordBatchReader:
     else:
         raise TypeError(
             f"cannot write {type(data).__name__}: pass a pyarrow Table, RecordBatch, RecordBatchReader, "
-            "a list or iterator of RecordBatches, a pandas DataFrame, or an object with __arrow_c_stream__"
+            "a list or iterator of RecordBatches, a dict of columns, a list of row dicts, a pandas DataFrame, "
+            "or an object with __arrow_c_stream__"
         )
     if schema is not None and reader.schema != schema:
         reader = reader.cast(schema) if hasattr(reader, "cast") else reader
@@ -227,7 +256,11 @@ def _progress_callback(progress: Any) -> Optional[Callable]:
     if progress is True:
         try:
             from tqdm.auto import tqdm
-        except ImportError:  # pragma: no cover - tqdm is optional
+        except ImportError:
+            import warnings
+
+            warnings.warn("progress=True needs tqdm, which is not installed (pip install 'lancelet[progress]'); "
+                          "writing without a progress bar", stacklevel=3)
             return None
         bar = tqdm(unit=" rows", desc="writing")
 
@@ -237,9 +270,13 @@ def _progress_callback(progress: Any) -> Optional[Callable]:
 
         update.close = bar.close  # type: ignore[attr-defined]
         return update
+    from .progress import FragmentWriteProgress, _FragmentReporter
+
+    if isinstance(progress, FragmentWriteProgress):
+        return _FragmentReporter(progress)
     if callable(progress):
         return lambda rows, nbytes, files: progress(WriteProgress(rows, nbytes, files))
-    raise InvalidArgumentError("progress must be True, False, None or a callable")
+    raise InvalidArgumentError("progress must be True, False, None, a callable or a FragmentWriteProgress")
 
 
 def _check_write_args(mode: str, data_storage_version: Optional[str], max_rows_per_file: Any,
@@ -284,6 +321,7 @@ def write_dataset(
     storage_options: Optional[Dict[str, str]] = None,
     commit_message: Optional[str] = None,
     progress: Any = None,
+    transaction_properties: Optional[Dict[str, str]] = None,
     **kwargs: Any,
 ) -> "LanceDataset":
     """Writes ``data_obj`` as a dataset at ``uri`` and returns it at the new version.
@@ -293,8 +331,11 @@ def write_dataset(
     streamed: a table, batch, list or iterator of batches, RecordBatchReader, pandas
     DataFrame, or anything with ``__arrow_c_stream__`` (polars, DuckDB...). Data files are
     cut every ``max_rows_per_file`` rows or ``max_bytes_per_file`` bytes; each becomes a
-    fragment. ``progress=True`` shows a progress bar; a callable receives
-    :data:`WriteProgress` tuples.
+    fragment. ``progress=True`` shows a progress bar (needs tqdm: ``lancelet[progress]``);
+    a callable receives :data:`WriteProgress` tuples; a
+    :class:`lancelet.progress.FragmentWriteProgress` is told about each new fragment.
+    ``data_obj`` may also be a dict of columns or a list of row dicts, as in pylance.
+    ``transaction_properties`` is not recorded yet: a non-empty dict is refused.
 
     ``enable_stable_row_ids=True`` (when creating) gives every row a move-stable ``_rowid``
     that survives updates and compaction, and records the version each row was created
@@ -307,11 +348,15 @@ def write_dataset(
         data_storage_version = "legacy"
     _check_write_args(mode, data_storage_version, max_rows_per_file, max_rows_per_group, max_bytes_per_file, kwargs,
                       "write_dataset")
+    if transaction_properties:
+        raise UnsupportedFeatureError(
+            "transaction_properties are not recorded by lancelet yet; pass commit_message= for a message")
     path = _native_uri(uri, storage_options)
+    _paths.check_write_target(path)
     reader = _as_reader(data_obj, schema)
     callback = _progress_callback(progress)
     try:
-        native = _native.Dataset.write(
+        native = _paths.creating(path, lambda: _native.Dataset.write(
             path,
             reader,
             mode=mode,
@@ -321,15 +366,19 @@ def write_dataset(
             data_storage_version=data_storage_version,
             commit_message=commit_message,
             progress=callback,
-            storage_options=_storage_options(storage_options),
+            storage_options=_storage_options(storage_options, path),
             enable_stable_row_ids=bool(kwargs.get("enable_stable_row_ids", False)),
-        )
+        ))
     finally:
         close = getattr(callback, "close", None)
         if close is not None:
             close()
     ds = LanceDataset.__new__(LanceDataset)
     ds._init(str(uri.uri if isinstance(uri, LanceDataset) else uri), path, native)
+    ds._storage_options = _storage_options(storage_options)
+    report = getattr(callback, "report", None)
+    if report is not None and callback.files:
+        report([f.metadata for f in ds.get_fragments()[-callback.files:]])
     return ds
 
 
@@ -350,6 +399,10 @@ class LanceStats:
                 1 for f in frags for _ in f["files"] if f["physical_rows"] < max_rows_per_group
             ),
         }
+
+    def index_stats(self, index_name: str) -> Dict[str, Any]:
+        """Coverage of index ``index_name`` (see :meth:`LanceDataset.index_statistics`)."""
+        return index_stats(self._ds, index_name)
 
 
 class Tags:
@@ -374,11 +427,13 @@ class Tags:
 
     def create(self, tag: str, version: int) -> None:
         """Creates ``tag`` pointing at ``version`` (fails if the tag exists)."""
-        self._ds._native.tag("create", _tag_name(tag), _check_int_version(version))
+        name = _tag_name(tag)
+        _paths.tag_call(name, lambda: self._ds._native.tag("create", name, _check_int_version(version)))
 
     def update(self, tag: str, version: int) -> None:
         """Moves existing ``tag`` to ``version``."""
-        self._ds._native.tag("update", _tag_name(tag), _check_int_version(version))
+        name = _tag_name(tag)
+        _paths.tag_call(name, lambda: self._ds._native.tag("update", name, _check_int_version(version)))
 
     def delete(self, tag: str) -> None:
         """Deletes ``tag``."""
@@ -408,15 +463,14 @@ def _parse_time(s: Optional[str]) -> Optional[_dt.datetime]:
 
 
 def _tag_name(tag: Any) -> str:
-    if not isinstance(tag, str):
-        raise InvalidArgumentError(f"tag names are strings, got {tag!r}")
-    return tag
+    return _paths.check_tag_name(tag)
 
 
 def _check_int_version(version: Any) -> int:
-    if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= _U64_MAX:
+    version = _as_int(version)
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
         raise InvalidArgumentError(f"version must be a positive integer, got {version!r}")
-    return version
+    return _version_in_range(version)
 
 
 class LanceOperation:
@@ -632,7 +686,7 @@ class DatasetDelta:
         return [v for v in self._ds.versions() if self._begin < v["version"] <= self._end]
 
 
-class LanceDataset:
+class LanceDataset(IndexMethods):
     """One version of a Lance dataset.
 
     Reading methods see the version this object was opened at; writing methods
@@ -647,7 +701,7 @@ class LanceDataset:
     ):
         path = _native_uri(uri, storage_options)
         self._init(os.fspath(uri) if isinstance(uri, os.PathLike) else str(uri), path,
-                   _native.Dataset.open(path, _check_version(version), _storage_options(storage_options)))
+                   _native.Dataset.open(path, _check_version(version), _storage_options(storage_options, path)))
 
     def _init(self, uri: str, path: str, native: Any) -> None:
         self.uri = uri
@@ -756,7 +810,7 @@ class LanceDataset:
         native = _native.Dataset.commit(
             path, kind, frags, schema=schema, read_version=read_version,
             enable_v2_manifest_paths=True if enable_v2_manifest_paths is None else bool(enable_v2_manifest_paths),
-            commit_message=commit_message, storage_options=_storage_options(storage_options),
+            commit_message=commit_message, storage_options=_storage_options(storage_options, path),
         )
         ds = LanceDataset.__new__(LanceDataset)
         ds._init(os.fspath(uri) if isinstance(uri, os.PathLike) else str(uri), path, native)

@@ -13,7 +13,8 @@
 //! Staged manifests an external manifest store left behind are unverified files too.
 //! Manifests of removed versions are deleted first: a crash half-way leaves unreferenced
 //! files (removed by a later cleanup), never a version whose files are gone.
-//! Index files (`_indices/`) are never touched. Branches (`_refs/branches/`, made by
+//! Index directories (`_indices/{uuid}/`) follow the same rule: one no kept version names is
+//! removed with its files (verified when a removed version named it). Branches (`_refs/branches/`, made by
 //! pylance) keep the version they were created from and the root files their manifests use;
 //! nothing under `tree/` is ever removed from the main branch.
 
@@ -24,11 +25,12 @@ use futures::StreamExt;
 use lancelet_table::branches::{list_branches, BranchRef};
 use lancelet_table::commit::TRANSACTIONS_DIR;
 use lancelet_table::deletion::{deletion_file_path, DELETIONS_DIR};
+use lancelet_table::indices::{decode_index_section, index_dir, INDICES_DIR};
 use lancelet_table::naming::{ManifestNaming, VERSIONS_DIR};
 use lancelet_table::pb;
 use lancelet_table::store::{FileMeta, Store};
 use lancelet_table::tags::list_tags;
-use lancelet_table::versions::{list_versions, read_entry};
+use lancelet_table::versions::list_versions;
 
 use crate::{Dataset, Error, Result, DATA_DIR};
 
@@ -81,7 +83,7 @@ pub struct CleanupStats {
     pub data_files_removed: u64,
     /// Transaction files removed.
     pub transaction_files_removed: u64,
-    /// Index files removed (always 0: indices are left alone).
+    /// Index files removed.
     pub index_files_removed: u64,
     /// Deletion files removed.
     pub deletion_files_removed: u64,
@@ -144,11 +146,13 @@ enum Kind {
     Data,
     Transaction,
     Deletion,
+    Index,
     Other,
 }
 
 fn kind_of(path: &str) -> Kind {
     match path.split('/').next() {
+        Some(INDICES_DIR) => Kind::Index,
         Some(VERSIONS_DIR) if ManifestNaming::parse(path.rsplit('/').next().unwrap_or("")).is_some() => Kind::Manifest,
         Some(DATA_DIR) => Kind::Data,
         Some(TRANSACTIONS_DIR) => Kind::Transaction,
@@ -205,7 +209,21 @@ impl Dataset {
         let mut removed_manifests = Vec::new();
         let mut tagged_hits = Vec::new();
         for (i, entry) in entries.iter().enumerate() {
-            let m = read_entry(store, entry).await?;
+            let bytes = store.read(&entry.path).await?;
+            let m = lancelet_table::manifest::decode_manifest(&bytes, &entry.path)?;
+            if m.version != entry.version {
+                return Err(Error::corrupt(
+                    &entry.path,
+                    format!(
+                        "file name says version {} but the manifest says {}",
+                        entry.version, m.version
+                    ),
+                ));
+            }
+            let index_dirs: Vec<String> = decode_index_section(&bytes, &m, &entry.path)?
+                .iter()
+                .filter_map(|i| index_dir(i).ok())
+                .collect();
             let selected = entry.version != latest
                 && cutoff.is_none_or(|c| commit_time(&m) < c)
                 && retained_from.is_none_or(|from| i < from)
@@ -215,9 +233,11 @@ impl Dataset {
             }
             if selected && !tagged.contains(&entry.version) && !forked.contains(&entry.version) {
                 referenced(&m, &mut gone);
+                gone.extend(index_dirs);
                 removed_manifests.push(entry.path.clone());
             } else {
                 referenced(&m, &mut keep);
+                keep.extend(index_dirs);
             }
         }
         if policy.error_if_tagged_old_versions && !tagged_hits.is_empty() {
@@ -249,6 +269,19 @@ impl Dataset {
                 if verified || policy.delete_unverified || modified < young {
                     doomed.push((path, size));
                 }
+            }
+        }
+        for dir in store.list(INDICES_DIR).await? {
+            let dir = format!("{INDICES_DIR}/{dir}");
+            if keep.contains(&dir) {
+                continue;
+            }
+            let files = store.list_meta(&dir).await?;
+            let verified = gone.contains(&dir);
+            // A directory is as young as its newest file: an index being built adds files.
+            let newest = files.iter().map(|f| f.modified).max().unwrap_or(SystemTime::UNIX_EPOCH);
+            if verified || policy.delete_unverified || newest < young {
+                doomed.extend(files.into_iter().map(|f| (format!("{dir}/{}", f.name), f.size)));
             }
         }
         let sizes = store.list_meta(VERSIONS_DIR).await?;
@@ -301,6 +334,7 @@ async fn delete_all(store: &dyn Store, files: Vec<(String, u64)>, policy: &Clean
             Kind::Data => stats.data_files_removed += 1,
             Kind::Transaction => stats.transaction_files_removed += 1,
             Kind::Deletion => stats.deletion_files_removed += 1,
+            Kind::Index => stats.index_files_removed += 1,
             Kind::Other => {}
         }
     }

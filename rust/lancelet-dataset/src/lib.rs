@@ -18,6 +18,7 @@ pub mod condition;
 pub mod delete;
 mod error;
 pub mod evolve;
+pub mod index;
 pub mod lineage;
 mod prune;
 pub mod scan;
@@ -97,6 +98,8 @@ pub struct Dataset {
     spawner: Option<Spawner>,
     /// Where reads of data files are counted, when someone asked.
     io_stats: Option<Arc<IoStats>>,
+    /// The version's index entries, read from the manifest file on first use.
+    indices: Arc<tokio::sync::OnceCell<Arc<Vec<pb::IndexMetadata>>>>,
 }
 
 impl std::fmt::Debug for Dataset {
@@ -189,6 +192,7 @@ impl Dataset {
             caches,
             spawner,
             io_stats: None,
+            indices: Arc::default(),
         })
     }
 

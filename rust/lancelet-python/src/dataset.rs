@@ -67,7 +67,7 @@ fn counts_dict<'py>(py: Python<'py>, counts: &[(&str, u64)]) -> PyResult<Bound<'
 /// One version of a dataset.
 #[pyclass(module = "lancelet._native", name = "Dataset", frozen)]
 pub struct PyDataset {
-    inner: Arc<Dataset>,
+    pub(crate) inner: Arc<Dataset>,
 }
 
 /// Where the dataset at `uri` lives, with pylance-style `storage_options` for object stores.
@@ -93,7 +93,7 @@ fn version_ref(v: Option<&Bound<'_, PyAny>>) -> PyResult<Option<VersionRef>> {
     Ok(Some(VersionRef::Number(n)))
 }
 
-fn wrap(ds: Dataset) -> PyDataset {
+pub(crate) fn wrap(ds: Dataset) -> PyDataset {
     PyDataset { inner: Arc::new(ds) }
 }
 
@@ -111,7 +111,9 @@ fn import_stream(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Box<dyn Rec
     // so the capsule's destructor will not release it again.
     let stream = unsafe { FFI_ArrowArrayStream::from_raw(ptr.as_ptr().cast::<FFI_ArrowArrayStream>()) };
     let reader = RecordBatchStreamReader::try_new(stream).map_err(|e| errors::invalid(py, e.to_string()))?;
-    Ok(lancelet_dataset::views::plain_reader(Box::new(OutsideRuntime(Box::new(reader)))))
+    Ok(lancelet_dataset::views::plain_reader(Box::new(OutsideRuntime(
+        Box::new(reader),
+    ))))
 }
 
 /// Pulls each batch outside the runtime's context. Writes consume their input inside

@@ -11,6 +11,7 @@ mod dataset;
 mod errors;
 mod file;
 mod fragment_meta;
+mod index;
 mod runtime;
 
 use pyo3::prelude::*;
@@ -24,5 +25,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     dataset::init(m)?;
     arrow_ffi::init(m)?;
     condition::init(m)?;
+    index::init(m)?;
     Ok(())
 }

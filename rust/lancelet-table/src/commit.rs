@@ -14,9 +14,10 @@ use std::time::Duration;
 
 use prost::Message;
 
+use crate::indices::{carry_indices, decode_index_section};
 use crate::manifest::{
     check_field_names, check_legacy_dictionaries, check_writer_flags, decode_manifest, decode_transaction_section,
-    encode_manifest_with_transaction, set_feature_flags, FLAG_STABLE_ROW_IDS,
+    encode_manifest_file, set_feature_flags, FLAG_STABLE_ROW_IDS,
 };
 use crate::naming::ManifestNaming;
 use crate::store::Store;
@@ -162,6 +163,9 @@ pub fn conflict_reason(mine: &Operation, theirs: &Operation) -> Option<String> {
         }
         return Some(format!("a concurrent {t} conflicts with this {m}"));
     }
+    if let Some(reason) = index_conflict(mine, theirs) {
+        return Some(reason);
+    }
     if matches!((mine, theirs), (Operation::Project(_), Operation::Project(_))) {
         // Each carries a whole new schema: applying one over the other would undo it.
         return Some(format!("a concurrent {t} also changed the schema"));
@@ -187,6 +191,44 @@ pub fn conflict_reason(mine: &Operation, theirs: &Operation) -> Option<String> {
     let mut shared: Vec<u64> = a.intersection(&b).copied().collect();
     shared.sort_unstable();
     (!shared.is_empty()).then(|| format!("a concurrent {t} changed fragment(s) {shared:?} that this {m} also changes"))
+}
+
+/// Conflicts that only index operations have: two builds of indices of one name (or that
+/// replace the same index), and an index built on fragments a concurrent rewrite replaced
+/// (its row addresses would point into fragments that are gone). A rewrite landing after an
+/// index is fine: it narrows the index to the fragments it still describes.
+fn index_conflict(mine: &Operation, theirs: &Operation) -> Option<String> {
+    let uuids = |v: &[pb::IndexMetadata]| -> HashSet<Vec<u8>> {
+        v.iter()
+            .filter_map(|i| i.uuid.as_ref().map(|u| u.uuid.to_vec()))
+            .collect()
+    };
+    match (mine, theirs) {
+        (Operation::CreateIndex(a), Operation::CreateIndex(b)) => {
+            let names: HashSet<&str> = b.new_indices.iter().map(|i| i.name.as_str()).collect();
+            if let Some(i) = a.new_indices.iter().find(|i| names.contains(i.name.as_str())) {
+                return Some(format!(
+                    "a concurrent CreateIndex also built an index named {:?}",
+                    i.name
+                ));
+            }
+            let (ra, rb) = (uuids(&a.removed_indices), uuids(&b.removed_indices));
+            (!ra.is_disjoint(&rb)).then(|| "a concurrent CreateIndex replaced or dropped the same index".to_string())
+        }
+        (Operation::CreateIndex(a), Operation::Rewrite(r)) => {
+            let mut old: HashSet<u64> = r.old_fragments.iter().map(|f| f.id).collect();
+            for g in &r.groups {
+                old.extend(g.old_fragments.iter().map(|f| f.id));
+            }
+            let covered = a
+                .new_indices
+                .iter()
+                .filter_map(|i| crate::indices::fragment_bitmap(i).ok())
+                .any(|b| b.iter().any(|f| old.contains(&u64::from(f))));
+            covered.then(|| "a concurrent Rewrite replaced fragments this index was built on".to_string())
+        }
+        _ => None,
+    }
 }
 
 fn next_fragment_id(m: &pb::Manifest) -> u64 {
@@ -275,6 +317,56 @@ fn replace_fragments(
     Ok(())
 }
 
+/// The index entries a manifest names, read from its file (none without an index section).
+pub async fn read_indices(
+    store: &dyn Store,
+    naming: ManifestNaming,
+    m: &pb::Manifest,
+) -> Result<Vec<pb::IndexMetadata>> {
+    if m.index_section.is_none() {
+        return Ok(Vec::new());
+    }
+    let path = naming.relative_path(m.version);
+    let bytes = store.read(&path).await?;
+    decode_index_section(&bytes, m, &path)
+}
+
+/// [`apply`], plus the index entries of the new version (from `base_indices`, those of
+/// `base`); the manifest's `index_section` is set when there are any.
+pub async fn apply_with_indices(
+    store: &dyn Store,
+    base: Option<&pb::Manifest>,
+    base_indices: &[pb::IndexMetadata],
+    txn: &pb::Transaction,
+    version: u64,
+    opts: &CommitOptions,
+) -> Result<(pb::Manifest, Vec<pb::IndexMetadata>)> {
+    let mut m = apply(store, base, txn, version, opts).await?;
+    let op = txn
+        .operation
+        .as_ref()
+        .ok_or_else(|| Error::InvalidArgument("transaction has no operation".into()))?;
+    let restored = match op {
+        Operation::Restore(r) => {
+            let entry = list_versions(store)
+                .await?
+                .into_iter()
+                .find(|e| e.version == r.version)
+                .ok_or_else(|| Error::VersionNotFound {
+                    path: store.root_display(),
+                    version: r.version,
+                })?;
+            let bytes = store.read(&entry.path).await?;
+            let old = decode_manifest(&bytes, &entry.path)?;
+            Some(decode_index_section(&bytes, &old, &entry.path)?)
+        }
+        _ => None,
+    };
+    let indices = carry_indices(base_indices, op, &m.fields, restored)?;
+    m.index_section = (!indices.is_empty()).then_some(0);
+    Ok((m, indices))
+}
+
 /// The manifest of `version` that results from applying `txn` on top of `base` (the
 /// latest committed manifest, or `None` for a new dataset).
 pub async fn apply(
@@ -293,11 +385,6 @@ pub async fn apply(
         return Err(Error::NotFound {
             path: store.root_display(),
         });
-    }
-    if base.is_some_and(|b| b.index_section.is_some()) && !matches!(op, Operation::Overwrite(_)) {
-        return Err(Error::Unsupported(
-            "committing to a dataset with indices (its index metadata would be lost)".into(),
-        ));
     }
     let mut next = base.map(next_fragment_id).unwrap_or(0);
     match op {
@@ -392,6 +479,9 @@ pub async fn apply(
         }
         Operation::Project(p) => {
             m.fields = p.schema.clone();
+        }
+        Operation::CreateIndex(_) => {
+            // Only the index section changes (see `indices::carry_indices`).
         }
         Operation::UpdateConfig(u) => {
             m.config.extend(u.upsert_values.clone());
@@ -556,6 +646,7 @@ async fn commit_attempts(
     let mut checked = base.map(|(m, _)| m.version).unwrap_or(0);
     let mut current: Option<(pb::Manifest, ManifestNaming)> = base.map(|(m, n)| (m.clone(), n));
     let mut attempt: u32 = 0;
+    let mut base_indices_of: Option<(u64, Vec<pb::IndexMetadata>)> = None;
     loop {
         let entries = list_versions(store).await?;
         if let Some(latest) = entries.last() {
@@ -580,9 +671,26 @@ async fn commit_attempts(
         }
         let naming = current.as_ref().map(|(_, n)| *n).unwrap_or(opts.naming);
         let version = checked + 1;
-        let manifest = apply(store, current.as_ref().map(|(m, _)| m), txn, version, opts).await?;
+        let base_indices = match &current {
+            Some((m, n)) if m.index_section.is_some() => {
+                if base_indices_of.as_ref().map(|(v, _)| *v) != Some(m.version) {
+                    base_indices_of = Some((m.version, read_indices(store, *n, m).await?));
+                }
+                base_indices_of.as_ref().map(|(_, i)| i.clone()).unwrap_or_default()
+            }
+            _ => Vec::new(),
+        };
+        let (manifest, indices) = apply_with_indices(
+            store,
+            current.as_ref().map(|(m, _)| m),
+            &base_indices,
+            txn,
+            version,
+            opts,
+        )
+        .await?;
         check_legacy_dictionaries(&manifest, &store.root_display())?;
-        let bytes = encode_manifest_with_transaction(&manifest, txn);
+        let bytes = encode_manifest_file(&manifest, txn, &indices);
         let put = store.put_if_absent(&naming.relative_path(version), bytes.into()).await;
         if put.is_err() {
             *manifest_may_exist = true;

@@ -16,6 +16,7 @@
 pub mod branches;
 pub mod commit;
 pub mod deletion;
+pub mod indices;
 pub mod manifest;
 pub mod manifest_store;
 pub mod naming;

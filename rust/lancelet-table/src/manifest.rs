@@ -63,6 +63,24 @@ pub fn encode_manifest_with_transaction(manifest: &pb::Manifest, txn: &pb::Trans
     encode_sections(out, &m)
 }
 
+/// Serializes a manifest file as pylance 14 lays it out: the index section (when there are
+/// indices) at offset 0, then the transaction, then the manifest. Sets the manifest's
+/// `index_section` and `transaction_section` offsets accordingly.
+pub fn encode_manifest_file(manifest: &pb::Manifest, txn: &pb::Transaction, indices: &[pb::IndexMetadata]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut m = manifest.clone();
+    m.index_section = None;
+    if !indices.is_empty() {
+        out = crate::indices::encode_index_section(indices);
+        m.index_section = Some(0);
+    }
+    let t = txn.encode_to_vec();
+    m.transaction_section = Some(out.len() as u64);
+    out.extend_from_slice(&(t.len() as u32).to_le_bytes());
+    out.extend_from_slice(&t);
+    encode_sections(out, &m)
+}
+
 /// The transaction stored inline in a manifest file, when it has one.
 pub fn decode_transaction_section(bytes: &[u8], m: &pb::Manifest) -> Option<pb::Transaction> {
     let pos = usize::try_from(m.transaction_section?).ok()?;

@@ -1,0 +1,187 @@
+"""Secondary indexes of a dataset: listing, describing, statistics and dropping.
+
+``LanceDataset`` takes these methods from :class:`IndexMethods`; the index entries come from
+the manifest (``lancelet._native.list_indices``), so indexes built by pylance are listed,
+kept through every commit and can be dropped as well as lancelet's own.
+
+    ds.list_indices()          # one dict per segment: name, type, uuid, fields, version, fragment_ids
+    ds.describe_indices()      # one IndexDescription per index, with its segments
+    ds.stats.index_stats("id_idx")
+    ds = ds.drop_index("id_idx")
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterable, List, Optional
+
+from . import _native
+from .errors import InvalidArgumentError
+
+
+class Bitmap(set):
+    """A set of fragment ids (pylance returns a ``lance.bitmap.Bitmap``; this is a ``set``)."""
+
+    def __repr__(self) -> str:
+        return f"Bitmap({set(sorted(self))!r})" if self else "Bitmap({})"
+
+
+@dataclass
+class IndexSegmentDescription:
+    """One segment of an index (an index built in one go, or a delta added later)."""
+
+    uuid: str
+    fragment_ids: Bitmap
+    dataset_version_at_last_update: int
+    index_version: int
+    created_at: Optional[_dt.datetime]
+    base_id: Optional[int]
+    size_bytes: Optional[int]
+    covering_fields: List[int] = field(default_factory=list)
+
+
+@dataclass
+class IndexDescription:
+    """One logical index: every segment sharing a name."""
+
+    name: str
+    type_url: str
+    index_type: str
+    num_rows_indexed: int
+    fields: List[int]
+    field_names: List[str]
+    num_segments: int
+    total_size_bytes: Optional[int]
+    details: Dict[str, Any]
+    segments: List[IndexSegmentDescription]
+
+
+def _segments(ds: Any) -> List[Dict[str, Any]]:
+    return _native.list_indices(ds._native)
+
+
+def _live_rows_by_fragment(ds: Any) -> Dict[int, int]:
+    return {f["id"]: f["num_rows"] for f in ds._native.fragments()}
+
+
+class IndexMethods:
+    """Index methods of :class:`lancelet.LanceDataset` (pylance's names and return types)."""
+
+    _native: Any
+
+    def list_indices(self) -> List[Dict[str, Any]]:
+        """Every index segment: ``name``, ``type`` (``BTree``, ``Bitmap``, ``IVF_PQ``...),
+        ``uuid``, ``fields`` (column names), ``version`` (the dataset version it was built
+        on), ``fragment_ids`` and ``base_id``.
+
+        >>> ds.list_indices()[0]["name"]   # doctest: +SKIP
+        'id_idx'
+        """
+        return [
+            {
+                "name": s["name"],
+                "type": s["type"],
+                "uuid": s["uuid"],
+                "fields": s["fields"],
+                "version": s["version"],
+                "fragment_ids": Bitmap(s["fragment_ids"]),
+                "base_id": s["base_id"],
+            }
+            for s in _segments(self)
+        ]
+
+    @property
+    def has_index(self) -> bool:
+        """Whether this version has any index."""
+        return bool(_segments(self))
+
+    def describe_indices(self) -> List[IndexDescription]:
+        """One :class:`IndexDescription` per index name, its segments in creation order."""
+        live = _live_rows_by_fragment(self)
+        by_name: Dict[str, List[Dict[str, Any]]] = {}
+        for s in _segments(self):
+            by_name.setdefault(s["name"], []).append(s)
+        out = []
+        for name, segs in by_name.items():
+            sizes = [sum(sz for _, sz in s["files"]) if s["files"] else None for s in segs]
+            covered = set().union(*(set(s["fragment_ids"]) for s in segs))
+            out.append(IndexDescription(
+                name=name,
+                type_url=segs[0]["type_url"],
+                index_type=segs[0]["type"],
+                num_rows_indexed=sum(live.get(f, 0) for f in covered),
+                fields=list(segs[0]["field_ids"]),
+                field_names=list(segs[0]["fields"]),
+                num_segments=len(segs),
+                total_size_bytes=None if any(x is None for x in sizes) else sum(x for x in sizes if x),
+                details={},
+                segments=[
+                    IndexSegmentDescription(
+                        uuid=s["uuid"],
+                        fragment_ids=Bitmap(s["fragment_ids"]),
+                        dataset_version_at_last_update=s["version"],
+                        index_version=s["index_version"],
+                        created_at=(_dt.datetime.fromtimestamp(s["created_at"] / 1000, _dt.timezone.utc)
+                                    if s["created_at"] is not None else None),
+                        base_id=s["base_id"],
+                        size_bytes=sum(sz for _, sz in s["files"]) if s["files"] else None,
+                    )
+                    for s in segs
+                ],
+            ))
+        return out
+
+    def index_statistics(self, index_name: str) -> Dict[str, Any]:
+        """Coverage of index ``index_name``: segments, indexed and unindexed fragments and rows
+        (pylance's keys)."""
+        return _index_statistics(self, index_name)
+
+    def drop_index(self, name: str) -> "IndexMethods":
+        """Drops index ``name`` (all its segments) in a new version; its files stay until
+        ``cleanup_old_versions`` removes the versions that use them. Returns the dataset."""
+        if not isinstance(name, str):
+            raise TypeError(f"index name must be a str, got {type(name).__name__}")
+        self._native = _native.drop_index(self._native, name)
+        return self
+
+
+def _index_statistics(ds: Any, index_name: str) -> Dict[str, Any]:
+    segs = [s for s in _segments(ds) if s["name"] == index_name]
+    if not segs:
+        raise InvalidArgumentError(f"index {index_name!r} does not exist")
+    live = _live_rows_by_fragment(ds)
+    covered = set().union(*(set(s["fragment_ids"]) for s in segs)) & set(live)
+    per_segment = [_segment_stats(ds, s) for s in segs]
+    created = [s["created_at"] for s in segs if s["created_at"] is not None]
+    return {
+        "index_type": segs[0]["type"],
+        "name": index_name,
+        "num_indices": len(segs),
+        "num_segments": len(segs),
+        "indices": per_segment,
+        "segments": per_segment,
+        "num_indexed_fragments": len(covered),
+        "num_indexed_rows": sum(live[f] for f in covered),
+        "num_unindexed_fragments": len(set(live) - covered),
+        "num_unindexed_rows": sum(n for f, n in live.items() if f not in covered),
+        "num_indexed_rows_per_delta": [sum(live.get(f, 0) for f in s["fragment_ids"]) for s in segs],
+        "updated_at_timestamp_ms": max(created) if created else None,
+    }
+
+
+def _segment_stats(ds: Any, seg: Dict[str, Any]) -> Dict[str, Any]:
+    stats = getattr(_native, "index_segment_statistics", None)
+    if stats is None:
+        return {}
+    return stats(ds._native, seg["uuid"])
+
+
+def index_stats(ds: Any, index_name: str) -> Dict[str, Any]:
+    """``ds.stats.index_stats(name)``: the same as ``ds.index_statistics(name)``."""
+    return _index_statistics(ds, index_name)
+
+
+def names_for(ds: Any) -> Iterable[str]:
+    """The index names of ``ds``."""
+    return {s["name"] for s in _segments(ds)}

@@ -1,0 +1,216 @@
+//! Secondary indexes of a dataset version: the entries its manifest names, dropping them,
+//! and their statistics. Index files are built and searched by `lancelet-index`; this module
+//! joins them to the table (fragments, deletions, transactions).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use lancelet_table::indices::{fragment_bitmap, uuid_string};
+use lancelet_table::pb;
+use pb::transaction::Operation;
+
+use crate::{Dataset, Error, Result};
+
+/// One index segment as `list_indices` reports it (pylance's keys).
+#[derive(Debug, Clone)]
+pub struct IndexSegment {
+    /// The index's name (several segments may share one).
+    pub name: String,
+    /// The display name of its type (`BTree`, `Bitmap`, `IVF_PQ`, ...).
+    pub index_type: String,
+    /// Its uuid, the name of its directory under `_indices/`.
+    pub uuid: String,
+    /// The names of the indexed columns (dotted paths for struct fields).
+    pub fields: Vec<String>,
+    /// The indexed field ids.
+    pub field_ids: Vec<i32>,
+    /// The version the index was built against.
+    pub dataset_version: u64,
+    /// The fragments it covers.
+    pub fragment_ids: Vec<u32>,
+    /// The details message's type URL.
+    pub type_url: String,
+    /// The index format version.
+    pub index_version: i32,
+    /// Creation time, milliseconds since the epoch.
+    pub created_at: Option<u64>,
+    /// The base path its files live under (`None`: the dataset root).
+    pub base_id: Option<u32>,
+    /// Its files and their sizes.
+    pub files: Vec<(String, u64)>,
+}
+
+/// The display name pylance gives an index type, from its details' type URL.
+pub fn index_type_name(type_url: &str, details: &[u8]) -> String {
+    let short = type_url.rsplit('.').next().unwrap_or(type_url);
+    match short {
+        "BTreeIndexDetails" => "BTree".into(),
+        "BitmapIndexDetails" => "Bitmap".into(),
+        "LabelListIndexDetails" => "LabelList".into(),
+        "ZoneMapIndexDetails" => "ZoneMap".into(),
+        "NGramIndexDetails" => "NGram".into(),
+        "BloomFilterIndexDetails" => "BloomFilter".into(),
+        "InvertedIndexDetails" => "Inverted".into(),
+        "FragmentReuseIndexDetails" => "FragmentReuse".into(),
+        "JsonIndexDetails" => "Json".into(),
+        "VectorIndexDetails" => vector_type_name(details),
+        other => other.trim_end_matches("IndexDetails").to_string(),
+    }
+}
+
+/// IVF_PQ, IVF_FLAT, ... from a `VectorIndexDetails` message: the compression oneof (4 pq,
+/// 5 sq, 6 rq, 8 flat) and whether an HNSW config (3) is present.
+fn vector_type_name(details: &[u8]) -> String {
+    let mut hnsw = false;
+    let mut kind = "FLAT";
+    let mut i = 0usize;
+    while i < details.len() {
+        let Some((key, n)) = varint(&details[i..]) else { break };
+        i += n;
+        let (field, wire) = (key >> 3, key & 7);
+        match wire {
+            0 => match varint(&details[i..]) {
+                Some((_, n)) => i += n,
+                None => break,
+            },
+            2 => match varint(&details[i..]) {
+                Some((len, n)) => {
+                    i = i
+                        .saturating_add(n)
+                        .saturating_add(usize::try_from(len).unwrap_or(usize::MAX));
+                }
+                None => break,
+            },
+            1 => i += 8,
+            5 => i += 4,
+            _ => break,
+        }
+        match field {
+            3 => hnsw = true,
+            4 => kind = "PQ",
+            5 => kind = "SQ",
+            6 => kind = "RQ",
+            8 => kind = "FLAT",
+            _ => {}
+        }
+    }
+    if hnsw {
+        format!("IVF_HNSW_{kind}")
+    } else {
+        format!("IVF_{kind}")
+    }
+}
+
+fn varint(b: &[u8]) -> Option<(u64, usize)> {
+    let mut v = 0u64;
+    for (i, byte) in b.iter().enumerate().take(10) {
+        v |= u64::from(byte & 0x7f) << (7 * i);
+        if byte & 0x80 == 0 {
+            return Some((v, i + 1));
+        }
+    }
+    None
+}
+
+impl Dataset {
+    /// The index entries of this version, in creation order.
+    pub async fn indices(&self) -> Result<Arc<Vec<pb::IndexMetadata>>> {
+        let got = self
+            .indices
+            .get_or_try_init(|| async {
+                let list =
+                    lancelet_table::commit::read_indices(self.store.as_ref(), self.naming, &self.manifest).await?;
+                Ok::<_, Error>(Arc::new(list))
+            })
+            .await?;
+        Ok(got.clone())
+    }
+
+    /// The dotted column path of a field id.
+    pub(crate) fn field_path(&self, id: i32) -> Option<String> {
+        let by_id: HashMap<i32, &lancelet_proto::pbfile::Field> =
+            self.manifest.fields.iter().map(|f| (f.id, f)).collect();
+        let mut parts = Vec::new();
+        let mut at = by_id.get(&id)?;
+        loop {
+            parts.push(at.name.clone());
+            if at.parent_id < 0 {
+                break;
+            }
+            at = by_id.get(&at.parent_id)?;
+        }
+        parts.reverse();
+        Some(parts.join("."))
+    }
+
+    /// Every index segment of this version, as `list_indices` reports them.
+    pub async fn list_indices(&self) -> Result<Vec<IndexSegment>> {
+        let path = self.root.display().to_string();
+        let mut out = Vec::new();
+        for idx in self.indices().await?.iter() {
+            let bad = |e: String| Error::corrupt(&path, format!("index {:?}: {e}", idx.name));
+            let (type_url, details) = idx
+                .index_details
+                .as_ref()
+                .map(|a| (a.type_url.clone(), a.value.to_vec()))
+                .unwrap_or_default();
+            out.push(IndexSegment {
+                name: idx.name.clone(),
+                index_type: index_type_name(&type_url, &details),
+                uuid: uuid_string(idx).map_err(bad)?,
+                fields: idx.fields.iter().filter_map(|f| self.field_path(*f)).collect(),
+                field_ids: idx.fields.clone(),
+                dataset_version: idx.dataset_version,
+                fragment_ids: fragment_bitmap(idx).map_err(bad)?.iter().collect(),
+                type_url,
+                index_version: idx.index_version.unwrap_or(0),
+                created_at: idx.created_at,
+                base_id: idx.base_id,
+                files: idx.files.iter().map(|f| (f.path.clone(), f.size_bytes)).collect(),
+            });
+        }
+        Ok(out)
+    }
+
+    /// The segments of each index, by name.
+    pub async fn indices_by_name(&self) -> Result<BTreeMap<String, Vec<IndexSegment>>> {
+        let mut out: BTreeMap<String, Vec<IndexSegment>> = BTreeMap::new();
+        for seg in self.list_indices().await? {
+            out.entry(seg.name.clone()).or_default().push(seg);
+        }
+        Ok(out)
+    }
+
+    /// Drops the index `name` (every segment): a CreateIndex that only removes. The files
+    /// stay until cleanup removes the versions that use them.
+    pub async fn drop_index(&self, name: &str) -> Result<Self> {
+        let removed: Vec<pb::IndexMetadata> = self
+            .indices()
+            .await?
+            .iter()
+            .filter(|i| i.name == name)
+            .cloned()
+            .collect();
+        if removed.is_empty() {
+            return Err(Error::InvalidArgument(format!("index {name:?} does not exist")));
+        }
+        let op = Operation::CreateIndex(pb::transaction::CreateIndex {
+            new_indices: Vec::new(),
+            removed_indices: removed,
+        });
+        self.commit_operation(op, None).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vector_index_names_follow_the_compression_and_hnsw_fields() {
+        assert_eq!(vector_type_name(&[0x22, 0x04, 0x08, 0x08, 0x10, 0x04]), "IVF_PQ");
+        assert_eq!(vector_type_name(&[]), "IVF_FLAT");
+        assert_eq!(vector_type_name(&[0x1a, 0x00, 0x2a, 0x00]), "IVF_HNSW_SQ");
+        assert_eq!(index_type_name("/lance.table.BTreeIndexDetails", &[]), "BTree");
+    }
+}
