@@ -65,10 +65,82 @@ def _live_rows_by_fragment(ds: Any) -> Dict[int, int]:
     return {f["id"]: f["num_rows"] for f in ds._native.fragments()}
 
 
+class IndexConfig:
+    """An index type with training parameters, as pylance's ``lance.indices.IndexConfig``:
+    ``IndexConfig("btree", {"zone_size": 1000})``, ``IndexConfig("zonemap",
+    {"rows_per_zone": 1000})``, ``IndexConfig("bloomfilter", {"number_of_items": 1000,
+    "probability": 0.01})``."""
+
+    def __init__(self, index_type: str, parameters: Optional[Dict[str, Any]] = None):
+        self.index_type = index_type
+        self.parameters = dict(parameters or {})
+
+    def __repr__(self) -> str:
+        return f"IndexConfig({self.index_type!r}, {self.parameters!r})"
+
+
+#: Scalar index types lancelet builds (``create_scalar_index``).
+SCALAR_INDEX_TYPES = ("BTREE", "BITMAP", "LABEL_LIST", "ZONEMAP", "NGRAM", "BLOOMFILTER")
+
+
 class IndexMethods:
     """Index methods of :class:`lancelet.LanceDataset` (pylance's names and return types)."""
 
     _native: Any
+
+    def create_scalar_index(
+        self,
+        column: str,
+        index_type: Any,
+        name: Optional[str] = None,
+        *,
+        replace: bool = True,
+        train: bool = True,
+        fragment_ids: Optional[List[int]] = None,
+        index_uuid: Optional[str] = None,
+        progress_callback: Any = None,
+        format_version: Optional[int] = None,
+        **kwargs: Any,
+    ) -> "IndexMethods":
+        """Builds a scalar index on ``column`` and commits it as a new version; returns the
+        dataset (pylance's signature). ``index_type`` is one of ``BTREE`` (ranges and
+        equality), ``BITMAP`` (equality on few distinct values), ``LABEL_LIST`` (lists of
+        labels), ``ZONEMAP`` (min/max per zone), ``NGRAM`` (``contains``/``LIKE '%x%'``),
+        ``BLOOMFILTER``, or an :class:`IndexConfig` with parameters. The index is named
+        ``{column}_idx`` unless ``name`` is given; an index of the same name is replaced
+        (``replace=False`` makes that an error). Filters then use it automatically:
+
+        >>> ds.create_scalar_index("id", "BTREE")                     # doctest: +SKIP
+        >>> ds.to_table(filter="id = 42")                            # doctest: +SKIP
+        """
+        del progress_callback, format_version
+        params: Dict[str, Any] = {}
+        if isinstance(index_type, IndexConfig) or hasattr(index_type, "parameters"):
+            params = dict(index_type.parameters or {})
+            index_type = index_type.index_type
+        if not isinstance(index_type, str):
+            raise TypeError(f"index_type must be a str or an IndexConfig, got {type(index_type).__name__}")
+        if not isinstance(column, str):
+            raise TypeError(f"column must be a str, got {type(column).__name__}")
+        if index_type.upper() in ("INVERTED", "FTS", "RTREE", "MINHASHLSH") or index_type.upper().startswith("IVF"):
+            from .errors import UnsupportedFeatureError
+
+            raise UnsupportedFeatureError(f"{index_type} indexes are not supported yet")
+        if not train or fragment_ids is not None or index_uuid is not None:
+            from .errors import UnsupportedFeatureError
+
+            raise UnsupportedFeatureError("building index segments (train=False, fragment_ids, index_uuid) "
+                                          "is not supported yet")
+        unknown = set(kwargs) - {"document_granularity"}
+        if unknown:
+            raise TypeError(f"create_scalar_index() got unexpected keyword arguments {sorted(unknown)}")
+        numeric = {}
+        for k, v in params.items():
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                raise InvalidArgumentError(f"index parameter {k!r} must be a number, got {v!r}")
+            numeric[k] = float(v)
+        self._native = _native.create_scalar_index(self._native, column, index_type, name, replace, numeric)
+        return self
 
     def list_indices(self) -> List[Dict[str, Any]]:
         """Every index segment: ``name``, ``type`` (``BTree``, ``Bitmap``, ``IVF_PQ``...),
@@ -174,7 +246,14 @@ def _segment_stats(ds: Any, seg: Dict[str, Any]) -> Dict[str, Any]:
     stats = getattr(_native, "index_segment_statistics", None)
     if stats is None:
         return {}
-    return stats(ds._native, seg["uuid"])
+    return {k: _number(k, v) for k, v in stats(ds._native, seg["uuid"]).items()}
+
+
+def _number(key: str, value: str) -> Any:
+    """Counts as ints, as pylance reports them (bounds stay strings)."""
+    if (key.startswith("num_") or key in ("rows_per_zone", "number_of_items")) and value.isdigit():
+        return int(value)
+    return value
 
 
 def index_stats(ds: Any, index_name: str) -> Dict[str, Any]:

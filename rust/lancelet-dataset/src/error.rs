@@ -60,6 +60,20 @@ impl Error {
     }
 }
 
+impl From<lancelet_index::Error> for Error {
+    fn from(e: lancelet_index::Error) -> Self {
+        use lancelet_index::Error as E;
+        match e {
+            E::Corrupt { file, message } => Self::File(lancelet_file::Error::corrupt(&file, message)),
+            E::InvalidArgument(m) => Self::InvalidArgument(m),
+            E::Unsupported(m) => Self::Unsupported(m),
+            E::File(f) => Self::File(f),
+            E::Arrow(a) => Self::Arrow(a),
+            other => Self::InvalidArgument(other.to_string()),
+        }
+    }
+}
+
 /// Longest context an expression error quotes: a generated filter can be megabytes long,
 /// and an error message that repeats it is useless in a log.
 const MAX_CONTEXT_CHARS: usize = 200;

@@ -19,6 +19,8 @@ pub mod delete;
 mod error;
 pub mod evolve;
 pub mod index;
+pub mod index_build;
+mod index_query;
 pub mod lineage;
 mod prune;
 pub mod scan;
@@ -62,6 +64,8 @@ struct Caches {
     lineage: Mutex<HashMap<(u64, u64), Arc<lineage::FragmentLineage>>>,
     /// Row id index by version.
     row_id_index: Mutex<HashMap<u64, Arc<lancelet_table::rowids::RowIdIndex>>>,
+    /// Opened scalar indexes by uuid (their files never change).
+    scalar_indexes: Mutex<HashMap<String, Arc<dyn lancelet_index::scalar::ScalarIndex>>>,
 }
 
 /// A version of a dataset, by number or by tag name.

@@ -85,6 +85,8 @@ pub struct ScanOptions {
     /// Skip fragments and row ranges whose zone statistics show that no row can match the
     /// filter (pylance's `use_stats`). Off only to compare against an unpruned scan.
     pub use_stats: bool,
+    /// Answer what the filter allows with scalar indexes (pylance's `use_scalar_index`).
+    pub use_scalar_index: bool,
 }
 
 impl Default for ScanOptions {
@@ -101,6 +103,7 @@ impl Default for ScanOptions {
             with_row_address: false,
             include_deleted: false,
             use_stats: true,
+            use_scalar_index: true,
         }
     }
 }
@@ -216,6 +219,8 @@ pub struct Scan {
     limit: Option<u64>,
     offset: u64,
     batch_size: usize,
+    /// The scalar indexes that narrowed the scan, as `[query]@name(Type)`.
+    indexes_used: Vec<String>,
 }
 
 /// `schema`'s fields followed by the special columns: what expressions are bound against.
@@ -359,7 +364,14 @@ impl Scan {
             .as_ref()
             .filter(|_| opts.use_stats)
             .map(|f| (&f.expr, f.columns.as_slice()));
-        let tasks = plan_tasks(&counted, &opts, filter.is_some(), share, widest.as_deref(), prune).await?;
+        let indexed = match &filter {
+            Some(f) if opts.use_scalar_index && !opts.include_deleted => {
+                crate::index_query::candidates(&counted, &f.expr).await?
+            }
+            _ => None,
+        };
+        let index_rows = indexed.as_ref().map(|c| &c.rows);
+        let tasks = plan_tasks(&counted, &opts, filter.is_some(), share, widest.as_deref(), prune, index_rows).await?;
         Ok(Self {
             ds: ds.clone().with_io_stats(stats.io.clone()),
             stats,
@@ -374,7 +386,34 @@ impl Scan {
             limit: opts.limit,
             offset: if filter_is_some(&opts) { opts.offset } else { 0 },
             batch_size: opts.batch_size,
+            indexes_used: indexed.map(|c| c.used).unwrap_or_default(),
         })
+    }
+
+    /// The scalar indexes that narrowed this scan, as `[query]@name(Type)`.
+    pub fn indexes_used(&self) -> &[String] {
+        &self.indexes_used
+    }
+
+    /// A readable plan: what is read, the filter, the indexes used and the tasks.
+    pub fn explain(&self) -> String {
+        let mut out = format!(
+            "LanceletScan: version={}, columns=[{}], tasks={}, rows={}\n",
+            self.ds.version(),
+            self.read.join(", "),
+            self.tasks.len(),
+            self.tasks.iter().map(ScanTask::rows).sum::<u64>(),
+        );
+        if let Some(f) = &self.filter {
+            out.push_str(&format!("  Filter: {}\n", f.sql));
+        }
+        for used in &self.indexes_used {
+            out.push_str(&format!("  ScalarIndexQuery: query={used}\n"));
+        }
+        if let Some(l) = self.limit {
+            out.push_str(&format!("  Limit: {l}, offset {}\n", self.offset));
+        }
+        out
     }
 
     /// The output schema.
@@ -910,6 +949,7 @@ async fn plan_tasks(
     share: f64,
     widest: Option<&str>,
     prune: Option<(&BoundExpr, &[String])>,
+    index_rows: Option<&HashMap<u64, Vec<Range<u64>>>>,
 ) -> Result<Vec<ScanTask>> {
     // Each piece is a fragment, optionally restricted to some physical rows.
     let pieces: Vec<(&pb::DataFragment, Option<Range<u64>>)> = match (&opts.row_ranges, &opts.fragments) {
@@ -974,6 +1014,13 @@ async fn plan_tasks(
             let live: u64 = ranges.iter().map(|r| r.end - r.start).sum();
             if skip >= live {
                 skip -= live;
+                continue;
+            }
+        }
+        if let Some(rows) = index_rows.and_then(|m| m.get(&f.id)) {
+            // The rows an index allows (only with a filter: no offset is being skipped).
+            ranges = rows.iter().flat_map(|w| intersect(&ranges, w)).collect();
+            if ranges.is_empty() {
                 continue;
             }
         }

@@ -100,9 +100,11 @@ mod in_set;
 mod lexer;
 mod parser;
 mod prune;
+mod terms;
 
 pub use ast::{BinaryOp, Expr, ScalarValue, SqlType};
 pub use bind::BoundExpr;
 pub use error::{Error, Result};
 pub use parser::parse;
 pub use prune::{ColumnBounds, Outcomes};
+pub use terms::{index_tree, IndexTerm, IndexTree};

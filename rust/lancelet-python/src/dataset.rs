@@ -548,7 +548,7 @@ impl PyDataset {
     /// Plans a scan and streams its batches.
     #[pyo3(signature = (columns=None, exprs=None, filter=None, limit=None, offset=None, batch_size=None,
         fragments=None, with_row_id=false, with_row_address=false, row_ranges=None, stats=None,
-        include_deleted=false, use_stats=true))]
+        include_deleted=false, use_stats=true, use_scalar_index=true, explain=false))]
     #[allow(clippy::too_many_arguments)]
     fn scan(
         &self,
@@ -566,7 +566,9 @@ impl PyDataset {
         stats: Option<PyRef<'_, PyScanStats>>,
         include_deleted: bool,
         use_stats: bool,
-    ) -> PyResult<BatchStream> {
+        use_scalar_index: bool,
+        explain: bool,
+    ) -> PyResult<Py<PyAny>> {
         let columns = match (columns, exprs) {
             (_, Some(e)) => Columns::Exprs(e),
             (Some(c), None) => Columns::Names(c),
@@ -584,16 +586,20 @@ impl PyDataset {
             with_row_address,
             include_deleted,
             use_stats,
+            use_scalar_index,
         };
         let rt = runtime().map_err(|e| errors::make(py, errors::Kind::Internal, e.to_string()))?;
         let ds = self.inner.as_ref().clone().with_spawner(spawner(&rt));
         let scan = block_on(py, async move { Scan::plan(&ds, opts).await })?;
+        if explain {
+            return Ok(scan.explain().into_pyobject(py)?.into_any().unbind());
+        }
         if let Some(stats) = stats {
             if let Ok(mut g) = stats.inner.lock() {
                 *g = Some(scan.stats().clone());
             }
         }
-        Ok(scan_stream(Arc::new(scan)))
+        Ok(Py::new(py, scan_stream(Arc::new(scan)))?.into_any())
     }
 
     /// Rows at offsets `indices` among the live rows.

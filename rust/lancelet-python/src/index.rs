@@ -41,7 +41,59 @@ fn drop_index(py: Python<'_>, ds: &PyDataset, name: String) -> PyResult<PyDatase
     Ok(wrap(block_on(py, async move { inner.drop_index(&name).await })?))
 }
 
+/// Builds a scalar index and commits it; returns the new version. `params` holds
+/// pylance's `IndexConfig` parameters (`zone_size`, `rows_per_zone`, `number_of_items`,
+/// `probability`).
+#[pyfunction]
+#[pyo3(signature = (ds, column, index_type, name=None, replace=true, params=None))]
+fn create_scalar_index(
+    py: Python<'_>,
+    ds: &PyDataset,
+    column: String,
+    index_type: String,
+    name: Option<String>,
+    replace: bool,
+    params: Option<std::collections::HashMap<String, f64>>,
+) -> PyResult<PyDataset> {
+    let mut p = lancelet_index::scalar::ScalarParams::default();
+    for (k, v) in params.unwrap_or_default() {
+        let bad = || crate::errors::invalid(py, format!("index parameter {k} must be positive, got {v}"));
+        match k.as_str() {
+            "zone_size" | "batch_size" if v >= 1.0 => p.btree_batch_size = v as u64,
+            "rows_per_zone" if v >= 1.0 => p.rows_per_zone = v as u64,
+            "number_of_items" if v >= 1.0 => p.bloom_number_of_items = v as u64,
+            "probability" => p.bloom_probability = v,
+            "zone_size" | "batch_size" | "rows_per_zone" | "number_of_items" => return Err(bad()),
+            other => {
+                return Err(crate::errors::invalid(py, format!("unknown index parameter {other:?}")));
+            }
+        }
+    }
+    let req = lancelet_dataset::index_build::ScalarIndexRequest {
+        column,
+        index_type,
+        name,
+        replace,
+        params: p,
+    };
+    let inner = ds.inner.clone();
+    Ok(wrap(block_on(py, async move { inner.create_scalar_index(&req).await })?))
+}
+
+/// Statistics of one scalar index segment (pylance's per-segment `index_statistics`).
+#[pyfunction]
+fn index_segment_statistics(
+    py: Python<'_>,
+    ds: &PyDataset,
+    uuid: String,
+) -> PyResult<std::collections::BTreeMap<String, String>> {
+    let inner = ds.inner.clone();
+    block_on(py, async move { inner.index_segment_statistics(&uuid).await })
+}
+
 pub fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(create_scalar_index, m)?)?;
+    m.add_function(wrap_pyfunction!(index_segment_statistics, m)?)?;
     m.add_function(wrap_pyfunction!(list_indices, m)?)?;
     m.add_function(wrap_pyfunction!(drop_index, m)?)?;
     Ok(())

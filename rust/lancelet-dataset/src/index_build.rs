@@ -1,0 +1,269 @@
+//! Building scalar indexes over a dataset version (`create_scalar_index`).
+//!
+//! The column is scanned with row addresses (deleted rows excluded), handed to
+//! `lancelet-index`, whose files land in `_indices/{uuid}/`, and a CreateIndex transaction
+//! records the entry. A build that fails, or whose commit fails, removes its files.
+
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::UInt64Type;
+use futures::future::BoxFuture;
+use futures::FutureExt;
+use lancelet_file::io::ReadAt;
+use lancelet_file::FileVersion;
+use lancelet_index::scalar::{self, IndexStore, ScalarIndex, ScalarIndexType, ScalarParams, TrainingBatch};
+use lancelet_table::indices::{encode_fragment_bitmap, index_dir, INDICES_DIR};
+use lancelet_table::pb;
+use lancelet_table::store::Store;
+use pb::transaction::Operation;
+use roaring::RoaringBitmap;
+
+use crate::scan::{Columns, Scan, ScanOptions, ROW_ADDR};
+use crate::{Dataset, Error, Result};
+
+/// The files of one index directory in the dataset's store.
+pub(crate) struct DirStore {
+    pub(crate) store: Arc<dyn Store>,
+    pub(crate) dir: String,
+}
+
+impl IndexStore for DirStore {
+    fn write<'a>(&'a self, name: &'a str, bytes: Vec<u8>) -> BoxFuture<'a, lancelet_index::Result<u64>> {
+        async move {
+            let n = bytes.len() as u64;
+            let path = format!("{}/{name}", self.dir);
+            self.store
+                .put(&path, bytes.into())
+                .await
+                .map_err(|e| lancelet_index::Error::InvalidArgument(format!("writing {path}: {e}")))?;
+            Ok(n)
+        }
+        .boxed()
+    }
+
+    fn open<'a>(&'a self, name: &'a str) -> BoxFuture<'a, lancelet_index::Result<Arc<dyn ReadAt>>> {
+        async move { Ok(self.store.open_file(&format!("{}/{name}", self.dir)).await?) }.boxed()
+    }
+}
+
+/// What `create_scalar_index` was asked for.
+#[derive(Debug, Clone)]
+pub struct ScalarIndexRequest {
+    /// The column (a dotted path for a struct field).
+    pub column: String,
+    /// BTREE, BITMAP, LABEL_LIST, ZONEMAP, NGRAM or BLOOMFILTER (any case).
+    pub index_type: String,
+    /// The index name; `{column}_idx` by default.
+    pub name: Option<String>,
+    /// Replace an index of the same name (pylance's default); otherwise that is an error.
+    pub replace: bool,
+    /// Training parameters.
+    pub params: ScalarParams,
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+impl Dataset {
+    /// The Lance field of a (dotted) column path.
+    pub(crate) fn field_by_path(&self, path: &str) -> Option<&lancelet_proto::pbfile::Field> {
+        let mut parent = -1;
+        let mut found = None;
+        for part in path.split('.') {
+            let f = self
+                .manifest
+                .fields
+                .iter()
+                .find(|f| f.parent_id == parent && f.name == part)?;
+            parent = f.id;
+            found = Some(f);
+        }
+        found
+    }
+
+    /// The Lance file format index files of this dataset are written in (its own).
+    fn index_file_version(&self) -> FileVersion {
+        FileVersion::parse(&self.data_storage_version()).unwrap_or(FileVersion::V2_0)
+    }
+
+    /// Builds a scalar index on `req.column` and commits it; returns the new version.
+    pub async fn create_scalar_index(&self, req: &ScalarIndexRequest) -> Result<Self> {
+        let kind = ScalarIndexType::parse(&req.index_type)?;
+        let field = self
+            .field_by_path(&req.column)
+            .ok_or_else(|| Error::InvalidArgument(format!("column {:?} does not exist", req.column)))?
+            .clone();
+        let existing = self.indices().await?;
+        let type_of = |i: &pb::IndexMetadata| i.index_details.as_ref().map(|d| d.type_url.clone()).unwrap_or_default();
+        let name = match &req.name {
+            Some(n) if n.is_empty() => return Err(Error::InvalidArgument("an index name cannot be empty".into())),
+            Some(n) => n.clone(),
+            None => {
+                // The default name goes to the next free `_idx_N` when an index of another
+                // type holds it, as pylance does.
+                let base = format!("{}_idx", req.column);
+                let mut name = base.clone();
+                let mut k = 2;
+                while existing.iter().any(|i| i.name == name && type_of(i) != kind.type_url()) {
+                    name = format!("{base}_{k}");
+                    k += 1;
+                }
+                name
+            }
+        };
+        let removed: Vec<pb::IndexMetadata> = existing.iter().filter(|i| i.name == name).cloned().collect();
+        if !removed.is_empty() && !req.replace {
+            return Err(Error::InvalidArgument(format!("Index name '{name}' already exists")));
+        }
+        let schema = self.schema();
+        let column_type = arrow_schema_field(schema, &req.column)
+            .ok_or_else(|| Error::InvalidArgument(format!("column {:?} does not exist", req.column)))?;
+        if !kind.supports(&column_type) {
+            return Err(Error::InvalidArgument(format!(
+                "a {} index cannot be built on column {:?} of type {column_type}",
+                kind.name(),
+                req.column
+            )));
+        }
+        let batches = self.training_batches(&req.column).await?;
+        let uuid = uuid::Uuid::new_v4();
+        let mut meta = pb::IndexMetadata {
+            uuid: Some(pb::Uuid {
+                uuid: uuid.as_bytes().to_vec().into(),
+            }),
+            fields: vec![field.id],
+            name,
+            dataset_version: self.version(),
+            fragment_bitmap: Default::default(),
+            index_details: None,
+            index_version: Some(kind.index_version()),
+            created_at: Some(now_ms()),
+            base_id: None,
+            files: Vec::new(),
+        };
+        let covered: RoaringBitmap = self.fragments().iter().filter_map(|f| u32::try_from(f.id).ok()).collect();
+        meta.fragment_bitmap = encode_fragment_bitmap(&covered).into();
+        let dir = index_dir(&meta).map_err(Error::InvalidArgument)?;
+        let files = DirStore {
+            store: self.store.clone(),
+            dir: dir.clone(),
+        };
+        let built = scalar::train(kind, &req.params, &column_type, batches.into_iter().map(Ok), &files, self.index_file_version()).await;
+        let created = match built {
+            Ok(c) => c,
+            Err(e) => {
+                self.remove_index_dir(&dir).await;
+                return Err(e.into());
+            }
+        };
+        meta.index_details = Some(prost_types::Any {
+            type_url: created.type_url.to_string(),
+            value: created.details.clone(),
+        });
+        meta.files = created
+            .files
+            .iter()
+            .map(|(path, size)| pb::IndexFile {
+                path: path.clone(),
+                size_bytes: *size,
+            })
+            .collect();
+        let op = Operation::CreateIndex(pb::transaction::CreateIndex {
+            new_indices: vec![meta],
+            removed_indices: removed,
+        });
+        match self.commit_operation(op, None).await {
+            Ok(ds) => Ok(ds),
+            Err(e) => {
+                if crate::write::nothing_committed(&e) {
+                    self.remove_index_dir(&dir).await;
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// The statistics of the scalar index segment `uuid` (empty for other index types).
+    pub async fn index_segment_statistics(&self, uuid: &str) -> Result<std::collections::BTreeMap<String, String>> {
+        let indices = self.indices().await?;
+        let idx = indices
+            .iter()
+            .find(|i| lancelet_table::indices::uuid_string(i).ok().as_deref() == Some(uuid))
+            .ok_or_else(|| Error::InvalidArgument(format!("no index segment {uuid}")))?;
+        Ok(match self.open_scalar_index(idx).await? {
+            Some(index) => index.statistics(),
+            None => Default::default(),
+        })
+    }
+
+    async fn training_batches(&self, column: &str) -> Result<Vec<TrainingBatch>> {
+        let opts = ScanOptions {
+            columns: Columns::Names(vec![column.to_string()]),
+            with_row_address: true,
+            ..ScanOptions::default()
+        };
+        let scan = Scan::plan(self, opts).await?;
+        let mut out = Vec::new();
+        for b in scan.collect().await? {
+            let values = b.column(0).clone();
+            let addrs = b
+                .column_by_name(ROW_ADDR)
+                .ok_or_else(|| Error::InvalidArgument("the scan returned no row addresses".into()))?
+                .as_primitive::<UInt64Type>()
+                .clone();
+            out.push(TrainingBatch::try_new(values, addrs)?);
+        }
+        Ok(out)
+    }
+
+    async fn remove_index_dir(&self, dir: &str) {
+        if let Ok(files) = self.store.list(dir).await {
+            for f in files {
+                let _ = self.store.delete(&format!("{dir}/{f}")).await;
+            }
+        }
+    }
+
+    /// The open scalar index of entry `idx` (cached by uuid), or `None` when its type is
+    /// not a scalar type lancelet searches.
+    pub(crate) async fn open_scalar_index(&self, idx: &pb::IndexMetadata) -> Result<Option<Arc<dyn ScalarIndex>>> {
+        let Some(kind) = idx
+            .index_details
+            .as_ref()
+            .and_then(|d| ScalarIndexType::from_type_url(&d.type_url))
+        else {
+            return Ok(None);
+        };
+        let dir = index_dir(idx).map_err(|e| Error::corrupt(INDICES_DIR, e))?;
+        if let Some(hit) = self.caches.scalar_indexes.lock().ok().and_then(|c| c.get(&dir).cloned()) {
+            return Ok(Some(hit));
+        }
+        let files = DirStore {
+            store: self.store.clone(),
+            dir: dir.clone(),
+        };
+        let opened = scalar::open(kind, &files).await?;
+        if let Ok(mut c) = self.caches.scalar_indexes.lock() {
+            c.insert(dir, opened.clone());
+        }
+        Ok(Some(opened))
+    }
+}
+
+/// The Arrow type of a (dotted) column path.
+pub(crate) fn arrow_schema_field(schema: &arrow_schema::Schema, path: &str) -> Option<arrow_schema::DataType> {
+    let mut parts = path.split('.');
+    let mut dt = schema.field_with_name(parts.next()?).ok()?.data_type().clone();
+    for p in parts {
+        let arrow_schema::DataType::Struct(fields) = &dt else {
+            return None;
+        };
+        dt = fields.iter().find(|f| f.name() == p)?.data_type().clone();
+    }
+    Some(dt)
+}
