@@ -30,7 +30,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tupl
 
 import pyarrow as pa
 
-from . import _native, _paths
+from . import _dropin, _native, _paths
 from .errors import InvalidArgumentError, RowIndexError, UnsupportedFeatureError
 from .file import ReaderResults
 from .fragment import DataFile, FragmentMetadata
@@ -65,7 +65,6 @@ _IGNORED_SCAN_OPTIONS = {
     "late_materialization",
     "prefilter",
     "fast_search",
-    "use_scalar_index",
     "strict_batch_size",
     "blob_handling",
     "disable_scoring_autoprojection",
@@ -158,17 +157,29 @@ def dataset(
     commit_lock: Any = None,
     index_cache_size: Optional[int] = None,
     storage_options: Optional[Dict[str, str]] = None,
+    default_scan_options: Optional[Dict[str, Any]] = None,
+    metadata_cache_size_bytes: Optional[int] = None,
+    index_cache_size_bytes: Optional[int] = None,
+    read_params: Optional[Dict[str, Any]] = None,
+    session: Any = None,
 ) -> "LanceDataset":
     """Opens the dataset at ``uri``.
 
     ``version`` is a version number or a tag name (the latest version when None);
-    ``asof`` opens the newest version committed at or before a time. ``block_size``,
-    ``commit_lock`` and ``index_cache_size`` are accepted for pylance compatibility and
-    ignored (commits are atomic without a lock).
+    ``asof`` opens the newest version committed at or before a time.
+    ``default_scan_options`` is a dict of :meth:`LanceDataset.scanner` arguments used by
+    every scan of the dataset (``to_table``, ``to_batches``, ``head``, ``scanner``...) unless
+    the call gives them; like pylance, ``count_rows``, ``take`` and fragment scans ignore
+    it. ``block_size``, ``commit_lock``, ``index_cache_size``, the cache sizes,
+    ``read_params`` and ``session`` are accepted for pylance compatibility and ignored
+    (commits are atomic without a lock).
 
     >>> ds = lancelet.dataset("/data/items.lance", version=3)  # doctest: +SKIP
     """
-    ds = LanceDataset(uri, version=version, storage_options=storage_options)
+    if read_params is not None and not isinstance(read_params, dict):
+        raise InvalidArgumentError(f"read_params must be a dict, got {type(read_params).__name__}")
+    ds = LanceDataset(uri, version=version, storage_options=storage_options,
+                      default_scan_options=default_scan_options)
     if asof is not None:
         if version is not None:
             raise InvalidArgumentError("pass version= or asof=, not both")
@@ -335,7 +346,7 @@ def write_dataset(
     a callable receives :data:`WriteProgress` tuples; a
     :class:`lancelet.progress.FragmentWriteProgress` is told about each new fragment.
     ``data_obj`` may also be a dict of columns or a list of row dicts, as in pylance.
-    ``transaction_properties`` is not recorded yet: a non-empty dict is refused.
+    ``transaction_properties`` are accepted but not recorded yet (a warning says so).
 
     ``enable_stable_row_ids=True`` (when creating) gives every row a move-stable ``_rowid``
     that survives updates and compaction, and records the version each row was created
@@ -349,8 +360,13 @@ def write_dataset(
     _check_write_args(mode, data_storage_version, max_rows_per_file, max_rows_per_group, max_bytes_per_file, kwargs,
                       "write_dataset")
     if transaction_properties:
-        raise UnsupportedFeatureError(
-            "transaction_properties are not recorded by lancelet yet; pass commit_message= for a message")
+        import warnings
+
+        if not isinstance(transaction_properties, dict):
+            raise InvalidArgumentError(
+                f"transaction_properties must be a dict, got {type(transaction_properties).__name__}")
+        warnings.warn("transaction_properties are not recorded by lancelet yet: the commit is made without them "
+                      "(commit_message= is recorded)", stacklevel=2)
     path = _native_uri(uri, storage_options)
     _paths.check_write_target(path)
     reader = _as_reader(data_obj, schema)
@@ -574,6 +590,25 @@ class DatasetOptimizer:
     def __init__(self, ds: "LanceDataset"):
         self._ds = ds
 
+    def optimize_indices(self, num_indices_to_merge: Optional[int] = None,
+                         index_names: Optional[List[str]] = None, retrain: bool = False,
+                         **kwargs: Any) -> None:
+        """Brings scalar indexes up to date with fragments added since they were built:
+        ``num_indices_to_merge=0`` adds a delta segment per index over the unindexed
+        fragments; otherwise each index is rebuilt as one segment over every fragment
+        (``retrain`` is accepted: scalar indexes have nothing to train beyond that).
+
+        >>> ds.optimize.optimize_indices(num_indices_to_merge=0)  # doctest: +SKIP
+        """
+        del retrain, kwargs
+        if num_indices_to_merge is not None and (isinstance(num_indices_to_merge, bool)
+                                                 or not isinstance(num_indices_to_merge, int)
+                                                 or num_indices_to_merge < 0):
+            raise InvalidArgumentError(f"num_indices_to_merge must be a non-negative integer, got {num_indices_to_merge!r}")
+        if index_names is not None:
+            index_names = list(index_names)
+        self._ds._native = _native.optimize_indices(self._ds._native, num_indices_to_merge, index_names)
+
     def compact_files(
         self,
         *,
@@ -693,15 +728,25 @@ class LanceDataset(IndexMethods):
     (``delete``, ``restore``) commit a new version and move this object to it.
     """
 
+    #: The options the dataset was opened with (kept for pickling and ``insert``).
+    _storage_options: Optional[Dict[str, str]] = None
+    #: ``scanner()`` arguments applied to every scan (see :func:`dataset`).
+    _default_scan_options: Optional[Dict[str, Any]] = None
+
     def __init__(
         self,
         uri: Union[str, Path],
         version: Optional[Union[int, str]] = None,
         storage_options: Optional[Dict[str, str]] = None,
+        default_scan_options: Optional[Dict[str, Any]] = None,
     ):
+        from ._dropin import check_default_scan_options
+
         path = _native_uri(uri, storage_options)
         self._init(os.fspath(uri) if isinstance(uri, os.PathLike) else str(uri), path,
                    _native.Dataset.open(path, _check_version(version), _storage_options(storage_options, path)))
+        self._storage_options = _storage_options(storage_options)
+        self._default_scan_options = check_default_scan_options(default_scan_options)
 
     def _init(self, uri: str, path: str, native: Any) -> None:
         self.uri = uri
@@ -711,7 +756,24 @@ class LanceDataset(IndexMethods):
     def _with(self, native: Any) -> "LanceDataset":
         ds = LanceDataset.__new__(LanceDataset)
         ds._init(self.uri, self._path, native)
+        ds._storage_options = self._storage_options
+        ds._default_scan_options = self._default_scan_options
         return ds
+
+    def _plain(self) -> "LanceDataset":
+        """This dataset without its ``default_scan_options`` (itself when it has none)."""
+        if not self._default_scan_options:
+            return self
+        ds = self._with(self._native)
+        ds._default_scan_options = None
+        return ds
+
+    def __reduce__(self) -> tuple:
+        # Pickles as (uri, version, storage options, default scan options): unpickling opens
+        # the dataset again at the same version, in whatever process it happens.
+        from ._dropin import dataset_state, reopen_dataset
+
+        return reopen_dataset, dataset_state(self)
 
     # -- versions ---------------------------------------------------------------------
 
@@ -800,6 +862,7 @@ class LanceDataset(IndexMethods):
             read_version = _check_int_version(read_version)
         uri = base_uri.uri if isinstance(base_uri, LanceDataset) else base_uri
         path = _native_uri(uri, storage_options)
+        _paths.check_write_target(path)
         frags = [f.to_json() for f in operation.fragments] if hasattr(operation, "fragments") else None
         if isinstance(operation, LanceOperation.Overwrite):
             kind, schema = "overwrite", operation.new_schema
@@ -814,6 +877,7 @@ class LanceDataset(IndexMethods):
         )
         ds = LanceDataset.__new__(LanceDataset)
         ds._init(os.fspath(uri) if isinstance(uri, os.PathLike) else str(uri), path, native)
+        ds._storage_options = _storage_options(storage_options)
         return ds
 
     def checkout_version(self, version: Union[int, str]) -> "LanceDataset":
@@ -952,6 +1016,16 @@ class LanceDataset(IndexMethods):
 
         >>> ds.scanner(columns=["id"], filter="id > 10", limit=5).to_table()  # doctest: +SKIP
         """
+        if self._default_scan_options:
+            from ._dropin import scanner_with_defaults
+
+            return scanner_with_defaults(self, dict(
+                columns=columns, filter=filter, limit=limit, offset=offset, nearest=nearest,
+                batch_size=batch_size, batch_size_bytes=batch_size_bytes, batch_readahead=batch_readahead,
+                fragment_readahead=fragment_readahead, scan_in_order=scan_in_order, fragments=fragments,
+                index_segments=index_segments, full_text_query=full_text_query, prefilter=prefilter,
+                with_row_id=with_row_id, with_row_address=with_row_address, use_stats=use_stats,
+                scan_stats_callback=scan_stats_callback, **kwargs))
         for name, value in (("nearest", nearest), ("index_segments", index_segments),
                             ("full_text_query", full_text_query)):
             if value is not None:
@@ -960,8 +1034,9 @@ class LanceDataset(IndexMethods):
             if k in _UNSUPPORTED_SCAN_OPTIONS:
                 if kwargs[k] is not None:
                     raise UnsupportedFeatureError(f"scanner option {k!r} is not supported yet")
-            elif k not in _IGNORED_SCAN_OPTIONS:
+            elif k not in _IGNORED_SCAN_OPTIONS and k != "use_scalar_index":
                 raise TypeError(f"scanner() got an unexpected keyword argument {k!r}")
+        use_scalar_index = kwargs.get("use_scalar_index")
         return LanceScanner(
             self,
             columns=columns,
@@ -974,6 +1049,7 @@ class LanceDataset(IndexMethods):
             with_row_address=bool(with_row_address),
             use_stats=True if use_stats is None else bool(use_stats),
             scan_stats_callback=scan_stats_callback,
+            use_scalar_index=True if use_scalar_index is None else bool(use_scalar_index),
         )
 
     def to_table(self, columns: _Columns = None, filter: Optional[str] = None, **kwargs: Any) -> pa.Table:
@@ -1113,6 +1189,13 @@ class LanceDataset(IndexMethods):
                                     lambda native: native.update(list(updates.items()), where))
         return {"num_rows_updated": n}
 
+    def insert(self, data: Any, *, mode: str = "append", **kwargs: Any) -> None:
+        """Writes ``data`` to this dataset (appends by default; ``mode="overwrite"``
+        replaces its rows) and moves this object to the new version, as pylance's
+        ``insert``. ``kwargs`` are :func:`write_dataset`'s."""
+        kwargs.setdefault("storage_options", self._storage_options)
+        self._native = write_dataset(data, self, mode=mode, **kwargs)._native
+
     def merge_insert(self, on: Union[str, List[str]]) -> Any:
         """An upsert by key: returns a :class:`lancelet.merge.MergeInsertBuilder`, e.g.
         ``ds.merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
@@ -1151,14 +1234,18 @@ class LanceDataset(IndexMethods):
           null in every row (nothing is written);
         - a function ``RecordBatch -> RecordBatch | pandas.DataFrame`` or a
           :func:`lancelet.batch_udf`, given batches of ``read_columns`` (all columns when
-          None), deleted rows included; with a ``checkpoint_file`` a failed run resumes.
+          None), deleted rows included; with a ``checkpoint_file`` a failed run resumes;
+        - the new columns' rows, as pylance takes them: a ``RecordBatchReader``, a table, a
+          list of batches or a generator of batches (``reader_schema`` gives the schema, which
+          a generator then need not match exactly: batches are cast to it). Row ``i`` of the
+          stream goes to the dataset's ``i``-th live row (the order of ``to_table()``); the
+          stream must have exactly as many rows as the dataset.
 
         Computed columns go into one new data file per fragment; existing files are never
-        rewritten. ``reader_schema`` is accepted for pylance compatibility and unused.
+        rewritten.
         """
         from .evolve import BatchUDF, backfill
 
-        del reader_schema
         if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int)
                                        or batch_size <= 0):
             raise InvalidArgumentError(f"batch_size must be a positive integer, got {batch_size!r}")
@@ -1174,10 +1261,12 @@ class LanceDataset(IndexMethods):
         elif callable(transforms):
             udf = transforms if isinstance(transforms, BatchUDF) else BatchUDF(transforms)
             self._native = backfill(self, udf, names, batch_size)
+        elif _dropin.is_stream(transforms):
+            self._native = _dropin.add_columns_from_stream(self, transforms, reader_schema)
         else:
             raise InvalidArgumentError(
-                "add_columns takes a dict of SQL expressions, pyarrow fields or a schema, or a function; "
-                f"got {type(transforms).__name__}")
+                "add_columns takes a dict of SQL expressions, pyarrow fields or a schema, a function, "
+                f"or a reader of the new columns' rows; got {type(transforms).__name__}")
 
     def drop_columns(self, columns: List[str]) -> None:
         """Removes columns (dotted paths reach struct fields) from the schema, as a new
@@ -1285,6 +1374,7 @@ def _indices(indices: Any, what: str = "row index", bound: int = 2**63) -> List[
         raise TypeError(f"indices must be a list of integers, got {type(indices).__name__}")
     out = []
     for i in indices:
+        i = _as_int(i)  # numpy integers too
         if isinstance(i, bool) or not isinstance(i, int):
             raise InvalidArgumentError(f"row indices must be integers, got {i!r}")
         if i < 0:
@@ -1329,12 +1419,14 @@ class LanceScanner:
         with_row_address: bool = False,
         scan_stats_callback: Optional[Callable[[ScanStatistics], None]] = None,
         use_stats: bool = True,
+        use_scalar_index: bool = True,
     ):
-        for name, v in (("limit", limit), ("offset", offset), ("batch_size", batch_size)):
+        for name, v in (("limit", limit), ("offset", offset)):
             if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
                 raise InvalidArgumentError(f"{name} must be a non-negative integer, got {v!r}")
-        if batch_size == 0:
-            raise InvalidArgumentError("batch_size must be positive")
+        if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int)
+                                       or batch_size <= 0):
+            raise InvalidArgumentError(f"batch_size must be a positive integer, got {batch_size!r}")
         # Counts past what the native layer holds mean "no limit" / "skip everything".
         limit = None if limit is None else min(limit, _U64_MAX)
         offset = None if offset is None else min(offset, _U64_MAX)
@@ -1350,6 +1442,7 @@ class LanceScanner:
             with_row_id=with_row_id,
             with_row_address=with_row_address,
             use_stats=use_stats,
+            use_scalar_index=use_scalar_index,
         )
         if isinstance(columns, dict):
             items = list(columns.items())
@@ -1371,6 +1464,28 @@ class LanceScanner:
         if self._stats_callback is None:
             return stream
         return _reporting(pa.RecordBatchReader.from_stream(stream), self._stats, self._stats_callback)
+
+    def __reduce__(self) -> tuple:
+        # The same scan of the same dataset version (the dataset pickles by reference).
+        from ._dropin import reopen_scanner
+
+        return reopen_scanner, (self._ds, self._kwargs, self._stats_callback)
+
+    def explain_plan(self, verbose: bool = False) -> str:
+        """A readable plan of this scan: the version, the columns read, the filter, the
+        scalar indexes that narrow it (``ScalarIndexQuery: query=[id = 5]@id_idx(BTree)``)
+        and how many rows its tasks cover.
+
+        >>> print(ds.scanner(filter="id = 5").explain_plan())  # doctest: +SKIP
+        """
+        del verbose
+        return self._ds._native.scan(explain=True, **self._kwargs)
+
+    def analyze_plan(self) -> str:
+        """The plan, followed by what running it did (rows and bytes read)."""
+        plan = self.explain_plan()
+        self.to_table()
+        return plan + repr(self.scan_stats) + "\n"
 
     @property
     def scan_stats(self) -> ScanStatistics:
@@ -1405,11 +1520,6 @@ class LanceScanner:
         if k["limit"] is None and not k["offset"]:
             return self._ds._native.count_rows(k["filter"], k.get("fragments"))
         return sum(b.num_rows for b in self.to_batches())
-
-    def explain_plan(self, verbose: bool = False) -> str:
-        """A short description of the scan."""
-        k = {key: v for key, v in self._kwargs.items() if v not in (None, False)}
-        return f"LanceScan(uri={self._ds.uri!r}, version={self._ds.version}, {k})"
 
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
         return self._stream().__arrow_c_stream__(requested_schema)
@@ -1463,8 +1573,13 @@ class LanceFragment:
         return d.path if d else None
 
     def scanner(self, **kwargs: Any) -> LanceScanner:
-        """A scan of this fragment only."""
-        return self._ds.scanner(fragments=[self.fragment_id], **kwargs)
+        """A scan of this fragment only (the dataset's ``default_scan_options`` do not
+        apply, as in pylance)."""
+        return self._ds._plain().scanner(fragments=[self.fragment_id], **kwargs)
+
+    def __reduce__(self) -> tuple:
+        # The dataset (reopened at its version) and this fragment's manifest entry.
+        return LanceFragment, (self._ds, self._meta._meta)
 
     def to_table(self, **kwargs: Any) -> pa.Table:
         """The fragment's rows as a table."""

@@ -242,15 +242,37 @@ impl Dataset {
             }
             Err(e) => Err(e),
         };
-        match committed {
-            Ok(ds) => Ok((ds, metrics)),
+        let ds = match committed {
+            Ok(ds) => ds,
             Err(e) => {
                 if crate::write::nothing_committed(&e) {
                     self.remove_files(&new_paths).await;
                 }
-                Err(e)
+                return Err(e);
+            }
+        };
+        // The rewrite narrowed the indexes that covered rewritten fragments; rebuild those
+        // over the new fragments (pylance remaps them into new directories in the same way).
+        let old: std::collections::HashSet<u32> = groups
+            .iter()
+            .flatten()
+            .filter_map(|&i| u32::try_from(frags[i].id).ok())
+            .collect();
+        let mut touched = Vec::new();
+        for idx in self.indices().await?.iter() {
+            let bitmap = lancelet_table::indices::fragment_bitmap(idx).map_err(|e| Error::corrupt("_indices", e))?;
+            if bitmap.iter().any(|f| old.contains(&f)) && !touched.contains(&idx.name) {
+                touched.push(idx.name.clone());
             }
         }
+        if touched.is_empty() {
+            return Ok((ds, metrics));
+        }
+        let opts = crate::index_build::OptimizeIndicesOptions {
+            num_indices_to_merge: None,
+            index_names: Some(touched),
+        };
+        Ok((ds.optimize_indices(&opts).await?, metrics))
     }
 }
 

@@ -130,30 +130,81 @@ impl Dataset {
                 req.column
             )));
         }
-        let batches = self.training_batches(&req.column).await?;
+        let (mut meta, dir) = self
+            .train_segment(kind, &req.column, &column_type, field.id, &req.params, None)
+            .await?;
+        meta.name = name;
+        let op = Operation::CreateIndex(pb::transaction::CreateIndex {
+            new_indices: vec![meta],
+            removed_indices: removed,
+        });
+        self.commit_index_change(op, &[dir]).await
+    }
+
+    /// Commits `op`; when that surely committed nothing, removes the new index directories.
+    async fn commit_index_change(&self, op: Operation, new_dirs: &[String]) -> Result<Self> {
+        match self.commit_operation(op, None).await {
+            Ok(ds) => Ok(ds),
+            Err(e) => {
+                if crate::write::nothing_committed(&e) {
+                    for dir in new_dirs {
+                        self.remove_index_dir(dir).await;
+                    }
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Trains one index segment of `kind` on `column` over `fragments` (all when `None`)
+    /// and writes its files; returns its entry (unnamed) and directory.
+    async fn train_segment(
+        &self,
+        kind: ScalarIndexType,
+        column: &str,
+        column_type: &arrow_schema::DataType,
+        field_id: i32,
+        params: &ScalarParams,
+        fragments: Option<Vec<u64>>,
+    ) -> Result<(pb::IndexMetadata, String)> {
+        let covered: RoaringBitmap = match &fragments {
+            Some(ids) => ids.iter().filter_map(|f| u32::try_from(*f).ok()).collect(),
+            None => self
+                .fragments()
+                .iter()
+                .filter_map(|f| u32::try_from(f.id).ok())
+                .collect(),
+        };
+        let batches = self.training_batches(column, fragments).await?;
         let uuid = uuid::Uuid::new_v4();
         let mut meta = pb::IndexMetadata {
             uuid: Some(pb::Uuid {
                 uuid: uuid.as_bytes().to_vec().into(),
             }),
-            fields: vec![field.id],
-            name,
+            fields: vec![field_id],
+            name: String::new(),
             dataset_version: self.version(),
-            fragment_bitmap: Default::default(),
+            fragment_bitmap: encode_fragment_bitmap(&covered).into(),
             index_details: None,
             index_version: Some(kind.index_version()),
             created_at: Some(now_ms()),
             base_id: None,
             files: Vec::new(),
         };
-        let covered: RoaringBitmap = self.fragments().iter().filter_map(|f| u32::try_from(f.id).ok()).collect();
-        meta.fragment_bitmap = encode_fragment_bitmap(&covered).into();
         let dir = index_dir(&meta).map_err(Error::InvalidArgument)?;
         let files = DirStore {
             store: self.store.clone(),
             dir: dir.clone(),
         };
-        let built = scalar::train(kind, &req.params, &column_type, batches.into_iter().map(Ok), &files, self.index_file_version()).await;
+        let built = scalar::train(
+            kind,
+            params,
+            column_type,
+            batches.into_iter().map(Ok),
+            &files,
+            self.index_file_version(),
+        )
+        .await;
         let created = match built {
             Ok(c) => c,
             Err(e) => {
@@ -173,19 +224,99 @@ impl Dataset {
                 size_bytes: *size,
             })
             .collect();
-        let op = Operation::CreateIndex(pb::transaction::CreateIndex {
-            new_indices: vec![meta],
-            removed_indices: removed,
-        });
-        match self.commit_operation(op, None).await {
-            Ok(ds) => Ok(ds),
-            Err(e) => {
-                if crate::write::nothing_committed(&e) {
-                    self.remove_index_dir(&dir).await;
-                }
-                Err(e)
+        Ok((meta, dir))
+    }
+
+    /// Brings scalar indexes up to date with the fragments (`optimize.optimize_indices`):
+    /// with `num_indices_to_merge = Some(0)` each index gains a delta segment over the
+    /// fragments no segment covers; otherwise every segment of an index is replaced by one
+    /// built over all fragments (pylance merges; a rebuild gives the same index). Indexes
+    /// lancelet cannot build (vector, full text) are left as they are.
+    pub async fn optimize_indices(&self, opts: &OptimizeIndicesOptions) -> Result<Self> {
+        let indices = self.indices().await?;
+        let live: RoaringBitmap = self
+            .fragments()
+            .iter()
+            .filter_map(|f| u32::try_from(f.id).ok())
+            .collect();
+        let mut names: Vec<String> = Vec::new();
+        for i in indices.iter() {
+            if !names.contains(&i.name) && opts.index_names.as_ref().is_none_or(|n| n.contains(&i.name)) {
+                names.push(i.name.clone());
             }
         }
+        let mut new_indices = Vec::new();
+        let mut removed = Vec::new();
+        let mut dirs = Vec::new();
+        let result: Result<()> = async {
+            for name in names {
+                let segs: Vec<&pb::IndexMetadata> = indices.iter().filter(|i| i.name == name).collect();
+                let Some(first) = segs.first() else { continue };
+                let Some(kind) = first
+                    .index_details
+                    .as_ref()
+                    .and_then(|d| ScalarIndexType::from_type_url(&d.type_url))
+                else {
+                    continue;
+                };
+                let [field_id] = first.fields[..] else { continue };
+                let Some(column) = self.field_path(field_id) else {
+                    continue;
+                };
+                let Some(column_type) = arrow_schema_field(self.schema(), &column) else {
+                    continue;
+                };
+                let mut covered = RoaringBitmap::new();
+                for seg in &segs {
+                    covered |=
+                        lancelet_table::indices::fragment_bitmap(seg).map_err(|e| Error::corrupt(INDICES_DIR, e))?;
+                }
+                let unindexed: Vec<u64> = (&live - &covered).iter().map(u64::from).collect();
+                let stale = !(&covered - &live).is_empty();
+                let params = params_of(kind, first);
+                let (mut meta, dir) = if opts.num_indices_to_merge == Some(0) {
+                    if unindexed.is_empty() {
+                        continue;
+                    }
+                    self.train_segment(kind, &column, &column_type, field_id, &params, Some(unindexed))
+                        .await?
+                } else {
+                    if unindexed.is_empty() && segs.len() == 1 && !stale {
+                        continue;
+                    }
+                    let (mut meta, dir) = self
+                        .train_segment(kind, &column, &column_type, field_id, &params, None)
+                        .await?;
+                    // A merged index keeps the oldest version it describes, as pylance's do.
+                    meta.dataset_version = segs
+                        .iter()
+                        .map(|s| s.dataset_version)
+                        .min()
+                        .unwrap_or(meta.dataset_version);
+                    removed.extend(segs.iter().map(|s| (*s).clone()));
+                    (meta, dir)
+                };
+                meta.name = name;
+                dirs.push(dir);
+                new_indices.push(meta);
+            }
+            Ok(())
+        }
+        .await;
+        if let Err(e) = result {
+            for dir in &dirs {
+                self.remove_index_dir(dir).await;
+            }
+            return Err(e);
+        }
+        if new_indices.is_empty() {
+            return Ok(self.clone());
+        }
+        let op = Operation::CreateIndex(pb::transaction::CreateIndex {
+            new_indices,
+            removed_indices: removed,
+        });
+        self.commit_index_change(op, &dirs).await
     }
 
     /// The statistics of the scalar index segment `uuid` (empty for other index types).
@@ -201,10 +332,11 @@ impl Dataset {
         })
     }
 
-    async fn training_batches(&self, column: &str) -> Result<Vec<TrainingBatch>> {
+    async fn training_batches(&self, column: &str, fragments: Option<Vec<u64>>) -> Result<Vec<TrainingBatch>> {
         let opts = ScanOptions {
             columns: Columns::Names(vec![column.to_string()]),
             with_row_address: true,
+            fragments,
             ..ScanOptions::default()
         };
         let scan = Scan::plan(self, opts).await?;
@@ -240,7 +372,13 @@ impl Dataset {
             return Ok(None);
         };
         let dir = index_dir(idx).map_err(|e| Error::corrupt(INDICES_DIR, e))?;
-        if let Some(hit) = self.caches.scalar_indexes.lock().ok().and_then(|c| c.get(&dir).cloned()) {
+        if let Some(hit) = self
+            .caches
+            .scalar_indexes
+            .lock()
+            .ok()
+            .and_then(|c| c.get(&dir).cloned())
+        {
             return Ok(Some(hit));
         }
         let files = DirStore {
@@ -253,6 +391,38 @@ impl Dataset {
         }
         Ok(Some(opened))
     }
+}
+
+/// What [`Dataset::optimize_indices`] does.
+#[derive(Debug, Clone, Default)]
+pub struct OptimizeIndicesOptions {
+    /// `Some(0)`: only add delta segments; otherwise merge (rebuild) each index.
+    pub num_indices_to_merge: Option<usize>,
+    /// Only these indexes (all when `None`).
+    pub index_names: Option<Vec<String>>,
+}
+
+/// Training parameters recorded with an index (a zone map's rows per zone); defaults else.
+fn params_of(kind: ScalarIndexType, idx: &pb::IndexMetadata) -> ScalarParams {
+    let mut p = ScalarParams::default();
+    if kind == ScalarIndexType::ZoneMap {
+        // ZoneMapIndexDetails field 1 (varint): rows per zone.
+        if let Some(d) = &idx.index_details {
+            if let [0x08, rest @ ..] = d.value.as_slice() {
+                let mut v = 0u64;
+                for (i, b) in rest.iter().enumerate().take(10) {
+                    v |= u64::from(b & 0x7f) << (7 * i);
+                    if b & 0x80 == 0 {
+                        if v > 0 {
+                            p.rows_per_zone = v;
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    p
 }
 
 /// The Arrow type of a (dotted) column path.

@@ -208,9 +208,7 @@ async fn term_answer(ds: &Dataset, term: &IndexTerm, used: &mut Vec<String>) -> 
 
 fn term_text(term: &IndexTerm) -> String {
     use std::ops::Bound;
-    let v = |a: &arrow_array::ArrayRef| {
-        arrow_cast::display::array_value_to_string(a, 0).unwrap_or_else(|_| "?".into())
-    };
+    let v = |a: &arrow_array::ArrayRef| arrow_cast::display::array_value_to_string(a, 0).unwrap_or_else(|_| "?".into());
     match term {
         IndexTerm::Equals { column, value } => format!("{column} = {}", v(value)),
         IndexTerm::Range { column, lower, upper } => {

@@ -371,7 +371,16 @@ impl Scan {
             _ => None,
         };
         let index_rows = indexed.as_ref().map(|c| &c.rows);
-        let tasks = plan_tasks(&counted, &opts, filter.is_some(), share, widest.as_deref(), prune, index_rows).await?;
+        let tasks = plan_tasks(
+            &counted,
+            &opts,
+            filter.is_some(),
+            share,
+            widest.as_deref(),
+            prune,
+            index_rows,
+        )
+        .await?;
         Ok(Self {
             ds: ds.clone().with_io_stats(stats.io.clone()),
             stats,

@@ -77,7 +77,10 @@ fn create_scalar_index(
         params: p,
     };
     let inner = ds.inner.clone();
-    Ok(wrap(block_on(py, async move { inner.create_scalar_index(&req).await })?))
+    Ok(wrap(block_on(
+        py,
+        async move { inner.create_scalar_index(&req).await },
+    )?))
 }
 
 /// Statistics of one scalar index segment (pylance's per-segment `index_statistics`).
@@ -91,7 +94,25 @@ fn index_segment_statistics(
     block_on(py, async move { inner.index_segment_statistics(&uuid).await })
 }
 
+/// Adds delta segments (`num_indices_to_merge=0`) or rebuilds indexes over every fragment.
+#[pyfunction]
+#[pyo3(signature = (ds, num_indices_to_merge=None, index_names=None))]
+fn optimize_indices(
+    py: Python<'_>,
+    ds: &PyDataset,
+    num_indices_to_merge: Option<usize>,
+    index_names: Option<Vec<String>>,
+) -> PyResult<PyDataset> {
+    let opts = lancelet_dataset::index_build::OptimizeIndicesOptions {
+        num_indices_to_merge,
+        index_names,
+    };
+    let inner = ds.inner.clone();
+    Ok(wrap(block_on(py, async move { inner.optimize_indices(&opts).await })?))
+}
+
 pub fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(optimize_indices, m)?)?;
     m.add_function(wrap_pyfunction!(create_scalar_index, m)?)?;
     m.add_function(wrap_pyfunction!(index_segment_statistics, m)?)?;
     m.add_function(wrap_pyfunction!(list_indices, m)?)?;
