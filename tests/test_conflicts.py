@@ -95,6 +95,10 @@ def _run(lib: Any, name: str, ds: Any, uri: str, prepared: Any, retries: Optiona
         ds.alter_columns({"path": "s", "name": "s2"})
     elif name == "compact_files":
         ds.optimize.compact_files()
+    elif name == "create_index":
+        ds.create_scalar_index("v", "BTREE")
+    elif name == "create_other_index":
+        ds.create_scalar_index("x", "BITMAP")
     else:
         raise AssertionError(name)
 
@@ -201,3 +205,28 @@ def test_retries_stop_at_the_limit_and_at_an_overwrite(tmp_path):
     with pytest.raises(lancelet.InvalidArgumentError):
         stale.merge_insert("id").conflict_retries(True)
     assert lancelet.dataset(uri).count_rows() == 3
+
+
+INDEX_OPS = ["create_index", "create_other_index"]
+
+
+@pytest.mark.parametrize("a, b", [(a, "create_index") for a in OPS + INDEX_OPS]
+                         + [("create_index", b) for b in OPS + ["create_other_index"]])
+def test_index_builds_conflict_as_in_pylance(tmp_path, a, b):
+    """CreateIndex against every operation, both orders: B lands or conflicts exactly when
+    it does in pylance 14 (an index build commutes with row changes, schema changes and new
+    columns; it conflicts with an overwrite, a compaction of the fragments it covers, and
+    another build of the same index), and the tables agree."""
+    ours, theirs = _pair(lancelet, tmp_path, a, b, None), _pair(lance, tmp_path, a, b, None)
+    assert (ours["error"] is None) == (theirs["error"] is None), (ours["error"], theirs["error"])
+    if ours["error"] is not None:
+        assert isinstance(ours["error"], lancelet.CommitConflictError), ours["error"]
+        assert ours["final"] == ours["after_a"]
+    assert ours["final"] == theirs["final"]
+    names = sorted(i["name"] for i in lancelet.dataset(ours_uri(tmp_path, a, b)).list_indices())
+    assert names == sorted(i["name"] for i in lance.dataset(ours_uri(tmp_path, a, b)).list_indices())
+
+
+def ours_uri(root: Any, a: str, b: str) -> str:
+    return str(root / f"lancelet-{a}-{b}-None")
+

@@ -144,6 +144,15 @@ pub fn conflict_reason(mine: &Operation, theirs: &Operation) -> Option<String> {
             Operation::Overwrite(_) | Operation::Restore(_) | Operation::Merge(_) | Operation::Clone(_)
         )
     };
+    // An index build and new columns commute (pylance 14): the index's field is untouched,
+    // or gone (a cast) and the index with it.
+    let index_and_columns = matches!(
+        (mine, theirs),
+        (Operation::CreateIndex(_), Operation::Merge(_)) | (Operation::Merge(_), Operation::CreateIndex(_))
+    );
+    if index_and_columns {
+        return None;
+    }
     if whole(mine) || whole(theirs) {
         // Reserving ids never changes data, so it commutes even with a table replacement.
         if matches!(mine, Operation::ReserveFragments(_)) {
@@ -195,8 +204,8 @@ pub fn conflict_reason(mine: &Operation, theirs: &Operation) -> Option<String> {
 
 /// Conflicts that only index operations have: two builds of indices of one name (or that
 /// replace the same index), and an index built on fragments a concurrent rewrite replaced
-/// (its row addresses would point into fragments that are gone). A rewrite landing after an
-/// index is fine: it narrows the index to the fragments it still describes.
+/// (its row addresses would point into fragments that are gone), or a rewrite of fragments
+/// an index built meanwhile covers (it would have to remap that index): pylance 14's rules.
 fn index_conflict(mine: &Operation, theirs: &Operation) -> Option<String> {
     let uuids = |v: &[pb::IndexMetadata]| -> HashSet<Vec<u8>> {
         v.iter()
@@ -215,7 +224,7 @@ fn index_conflict(mine: &Operation, theirs: &Operation) -> Option<String> {
             let (ra, rb) = (uuids(&a.removed_indices), uuids(&b.removed_indices));
             (!ra.is_disjoint(&rb)).then(|| "a concurrent CreateIndex replaced or dropped the same index".to_string())
         }
-        (Operation::CreateIndex(a), Operation::Rewrite(r)) => {
+        (Operation::CreateIndex(a), Operation::Rewrite(r)) | (Operation::Rewrite(r), Operation::CreateIndex(a)) => {
             let mut old: HashSet<u64> = r.old_fragments.iter().map(|f| f.id).collect();
             for g in &r.groups {
                 old.extend(g.old_fragments.iter().map(|f| f.id));
@@ -225,7 +234,17 @@ fn index_conflict(mine: &Operation, theirs: &Operation) -> Option<String> {
                 .iter()
                 .filter_map(|i| crate::indices::fragment_bitmap(i).ok())
                 .any(|b| b.iter().any(|f| old.contains(&u64::from(f))));
-            covered.then(|| "a concurrent Rewrite replaced fragments this index was built on".to_string())
+            covered.then(|| {
+                format!(
+                    "a concurrent {} changed fragments of an index {}",
+                    operation_name(Some(theirs)),
+                    if matches!(mine, Operation::Rewrite(_)) {
+                        "built meanwhile"
+                    } else {
+                        "built on them"
+                    }
+                )
+            })
         }
         _ => None,
     }

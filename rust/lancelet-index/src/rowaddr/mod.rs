@@ -99,7 +99,11 @@ impl RowAddrSet {
     /// Adds one address.
     pub fn insert(&mut self, addr: u64) {
         let (f, o) = (fragment_of(addr), offset_of(addr));
-        match self.fragments.entry(f).or_insert_with(|| FragmentRows::Offsets(RoaringBitmap::new())) {
+        match self
+            .fragments
+            .entry(f)
+            .or_insert_with(|| FragmentRows::Offsets(RoaringBitmap::new()))
+        {
             FragmentRows::Full => {}
             FragmentRows::Offsets(bm) => {
                 bm.insert(o);
@@ -238,7 +242,10 @@ impl RowAddrSet {
                 (FragmentRows::Offsets(x), Some(FragmentRows::Offsets(y))) => FragmentRows::Offsets(x - y),
                 (FragmentRows::Full, Some(FragmentRows::Offsets(y))) => {
                     let mut all = RoaringBitmap::new();
-                    all.insert_range(0..physical_rows(*f).min(1 << 32) as u32);
+                    let n = physical_rows(*f).min(1 << 32);
+                    if n > 0 {
+                        all.insert_range(0..=(n - 1) as u32);
+                    }
                     FragmentRows::Offsets(all - y)
                 }
             };

@@ -56,7 +56,13 @@ impl<'a> Cursor<'a> {
             .pos
             .checked_add(n)
             .filter(|e| *e <= self.bytes.len())
-            .ok_or_else(|| self.corrupt(format!("{n} bytes needed at offset {} of {}", self.pos, self.bytes.len())))?;
+            .ok_or_else(|| {
+                self.corrupt(format!(
+                    "{n} bytes needed at offset {} of {}",
+                    self.pos,
+                    self.bytes.len()
+                ))
+            })?;
         let s = &self.bytes[self.pos..end];
         self.pos = end;
         Ok(s)

@@ -9,7 +9,9 @@ use super::*;
 
 fn hex(s: &str) -> Vec<u8> {
     let s: String = s.split_whitespace().collect();
-    (0..s.len() / 2).map(|i| u8::from_str_radix(&s[i * 2..i * 2 + 2], 16).unwrap()).collect()
+    (0..s.len() / 2)
+        .map(|i| u8::from_str_radix(&s[i * 2..i * 2 + 2], 16).unwrap())
+        .collect()
 }
 
 #[test]
@@ -48,10 +50,21 @@ fn pylance_null_map_round_trips_byte_for_byte() {
     );
     let set = RowAddrSet::decode(&bytes, "test").unwrap();
     let addrs: Vec<u64> = set.iter_with(|_| 0).collect();
-    let expect: Vec<u64> = [(0, 3), (0, 10), (0, 17), (0, 24), (1, 1), (1, 8), (1, 15), (1, 22), (1, 29), (2, 6)]
-        .iter()
-        .map(|&(f, o)| row_addr(f, o))
-        .collect();
+    let expect: Vec<u64> = [
+        (0, 3),
+        (0, 10),
+        (0, 17),
+        (0, 24),
+        (1, 1),
+        (1, 8),
+        (1, 15),
+        (1, 22),
+        (1, 29),
+        (2, 6),
+    ]
+    .iter()
+    .map(|&(f, o)| row_addr(f, o))
+    .collect();
     assert_eq!(addrs, expect);
     assert_eq!(set.encode(), bytes);
 }
@@ -71,7 +84,10 @@ fn whole_fragments() {
     let mut deleted = RowAddrSet::new();
     deleted.insert(row_addr(3, 0));
     let rest = back.difference(&deleted, |_| 3);
-    assert_eq!(rest.iter_with(|_| 0).collect::<Vec<_>>(), vec![row_addr(1, 5), row_addr(3, 1), row_addr(3, 2)]);
+    assert_eq!(
+        rest.iter_with(|_| 0).collect::<Vec<_>>(),
+        vec![row_addr(1, 5), row_addr(3, 1), row_addr(3, 2)]
+    );
 }
 
 #[test]
@@ -93,7 +109,10 @@ fn bad_inputs_are_errors_not_panics() {
         }
     }
     // Keys out of order, a bad cookie, a huge count.
-    assert!(decode_roaring32(&hex("3a300000 02000000 0100 0000 0000 0000 18000000 1a000000 0000 0000")).is_err());
+    assert!(decode_roaring32(&hex(
+        "3a300000 02000000 0100 0000 0000 0000 18000000 1a000000 0000 0000"
+    ))
+    .is_err());
     assert!(decode_roaring32(&hex("3c300000 00000000")).is_err());
     assert!(decode_treemap(&hex("ffffffffffffffff")).is_err());
     assert!(RowAddrSet::decode(&hex("ffffffff"), "t").is_err());

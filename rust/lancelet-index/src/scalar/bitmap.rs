@@ -88,7 +88,10 @@ impl BitmapFile {
         let batch = common::read_columns(&reader, &["keys"]).await?;
         let keys = common::column(&batch, "keys", FILE)?.clone();
         let bitmaps = reader.projection(Some(&["bitmaps".to_string()]))?;
-        if !matches!(bitmaps.schema().field(0).data_type(), DataType::Binary | DataType::LargeBinary) {
+        if !matches!(
+            bitmaps.schema().field(0).data_type(),
+            DataType::Binary | DataType::LargeBinary
+        ) {
             return Err(Error::corrupt(FILE, "bitmaps are not binary"));
         }
         Ok(Self { keys, reader, bitmaps })

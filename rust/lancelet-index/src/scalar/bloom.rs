@@ -29,7 +29,9 @@ use lancelet_file::FileVersion;
 use super::common::{self, Input};
 use super::xxhash::xxh64;
 use super::zonemap::{read_zone_ranges, zone_rows};
-use super::{cannot_answer, IndexFile, IndexStore, ScalarIndex, ScalarIndexType, ScalarParams, ScalarQuery, SearchResult};
+use super::{
+    cannot_answer, IndexFile, IndexStore, ScalarIndex, ScalarIndexType, ScalarParams, ScalarQuery, SearchResult,
+};
 use crate::error::{Error, Result};
 use crate::rowaddr::RowAddrSet;
 
@@ -84,22 +86,32 @@ fn hashes(values: &dyn Array) -> Result<Vec<Option<u64>>> {
     Ok(match dt {
         DataType::Utf8 => {
             let a = values.as_string::<i32>();
-            (0..n).map(|i| if a.is_valid(i) { h(a.value(i).as_bytes()) } else { None }).collect()
+            (0..n)
+                .map(|i| if a.is_valid(i) { h(a.value(i).as_bytes()) } else { None })
+                .collect()
         }
         DataType::LargeUtf8 => {
             let a = values.as_string::<i64>();
-            (0..n).map(|i| if a.is_valid(i) { h(a.value(i).as_bytes()) } else { None }).collect()
+            (0..n)
+                .map(|i| if a.is_valid(i) { h(a.value(i).as_bytes()) } else { None })
+                .collect()
         }
         DataType::Binary => {
             let a = values.as_binary::<i32>();
-            (0..n).map(|i| if a.is_valid(i) { h(a.value(i)) } else { None }).collect()
+            (0..n)
+                .map(|i| if a.is_valid(i) { h(a.value(i)) } else { None })
+                .collect()
         }
         DataType::LargeBinary => {
             let a = values.as_binary::<i64>();
-            (0..n).map(|i| if a.is_valid(i) { h(a.value(i)) } else { None }).collect()
+            (0..n)
+                .map(|i| if a.is_valid(i) { h(a.value(i)) } else { None })
+                .collect()
         }
         _ => {
-            let width = dt.primitive_width().ok_or_else(|| Error::Unsupported(format!("hashing {dt}")))?;
+            let width = dt
+                .primitive_width()
+                .ok_or_else(|| Error::Unsupported(format!("hashing {dt}")))?;
             let data = values.to_data();
             let buf = data
                 .buffers()
@@ -179,7 +191,12 @@ pub(crate) fn build(input: Input, params: &ScalarParams, version: FileVersion) -
         has_null.push(nulls);
     }
     let null_rows = RowAddrSet::from_sorted_iter(
-        input.addrs.iter().zip(&hashes).filter(|(_, h)| h.is_none()).map(|(a, _)| *a),
+        input
+            .addrs
+            .iter()
+            .zip(&hashes)
+            .filter(|(_, h)| h.is_none())
+            .map(|(a, _)| *a),
     );
     let schema = Arc::new(Schema::new(vec![
         Field::new("fragment_id", DataType::UInt64, false),
@@ -191,7 +208,9 @@ pub(crate) fn build(input: Input, params: &ScalarParams, version: FileVersion) -
     let batch = RecordBatch::try_new(
         schema.clone(),
         vec![
-            Arc::new(UInt64Array::from_iter_values(zones.iter().map(|z| u64::from(z.fragment)))),
+            Arc::new(UInt64Array::from_iter_values(
+                zones.iter().map(|z| u64::from(z.fragment)),
+            )),
             Arc::new(UInt64Array::from_iter_values(zones.iter().map(|z| u64::from(z.start)))),
             Arc::new(UInt64Array::from_iter_values(zones.iter().map(|z| z.length))),
             Arc::new(BooleanArray::from(has_null)),
@@ -203,13 +222,20 @@ pub(crate) fn build(input: Input, params: &ScalarParams, version: FileVersion) -
         ("bloomfilter_probability", params.bloom_probability.to_string()),
         ("null_bitmap", "1".to_string()),
     ];
-    Ok(vec![common::write_lance(FILE, schema, batch, &md, &[null_rows.encode()], version)?])
+    Ok(vec![common::write_lance(
+        FILE,
+        schema,
+        batch,
+        &md,
+        &[null_rows.encode()],
+        version,
+    )?])
 }
 
 /// An open BLOOMFILTER index.
 #[derive(Debug)]
 pub struct BloomFilterIndex {
-    zones: Vec<(u32, u32, u32)>,
+    zones: Vec<(u32, std::ops::Range<u32>)>,
     has_null: Vec<bool>,
     filters: Vec<Vec<u8>>,
     items: String,
@@ -223,7 +249,13 @@ impl BloomFilterIndex {
         let reader = common::open_file(store, FILE).await?;
         let batch = common::read_columns(
             &reader,
-            &["fragment_id", "zone_start", "zone_length", "has_null", "bloom_filter_data"],
+            &[
+                "fragment_id",
+                "zone_start",
+                "zone_length",
+                "has_null",
+                "bloom_filter_data",
+            ],
         )
         .await?;
         let zones = read_zone_ranges(&batch, FILE)?;
@@ -253,8 +285,12 @@ impl BloomFilterIndex {
             zones,
             has_null,
             filters,
-            items: common::metadata(&reader, "bloomfilter_item").cloned().unwrap_or_default(),
-            probability: common::metadata(&reader, "bloomfilter_probability").cloned().unwrap_or_default(),
+            items: common::metadata(&reader, "bloomfilter_item")
+                .cloned()
+                .unwrap_or_default(),
+            probability: common::metadata(&reader, "bloomfilter_probability")
+                .cloned()
+                .unwrap_or_default(),
             null_rows,
         })
     }

@@ -26,7 +26,9 @@ use futures::FutureExt;
 use lancelet_file::{FileReader, FileVersion, Projection};
 
 use super::common::{self, definite, Input};
-use super::{cannot_answer, IndexFile, IndexStore, ScalarIndex, ScalarIndexType, ScalarParams, ScalarQuery, SearchResult};
+use super::{
+    cannot_answer, IndexFile, IndexStore, ScalarIndex, ScalarIndexType, ScalarParams, ScalarQuery, SearchResult,
+};
 use crate::error::{Error, Result};
 use crate::rowaddr::RowAddrSet;
 
@@ -117,7 +119,10 @@ impl BTreeIndex {
             .map(|p| {
                 let start = u64::from(p).saturating_mul(bs);
                 if start >= rows {
-                    return Err(Error::corrupt(LOOKUP, format!("page {p} starts past the {rows} rows of {DATA}")));
+                    return Err(Error::corrupt(
+                        LOOKUP,
+                        format!("page {p} starts past the {rows} rows of {DATA}"),
+                    ));
                 }
                 Ok(start..(start.saturating_add(bs)).min(rows))
             })

@@ -33,7 +33,10 @@ impl Input {
             let arrays: Vec<&dyn Array> = batches.iter().map(|b| b.values.as_ref()).collect();
             arrow_select::concat::concat(&arrays)?
         };
-        let addrs = batches.iter().flat_map(|b| b.row_addrs.values().iter().copied()).collect();
+        let addrs = batches
+            .iter()
+            .flat_map(|b| b.row_addrs.values().iter().copied())
+            .collect();
         Ok(Self { values, addrs })
     }
 
@@ -63,7 +66,10 @@ impl Input {
                     values: self.values.clone(),
                     options: opts,
                 },
-                SortColumn { values: addrs, options: opts },
+                SortColumn {
+                    values: addrs,
+                    options: opts,
+                },
             ],
             None,
         )?)
@@ -107,7 +113,8 @@ pub(crate) async fn open_file(store: &dyn IndexStore, name: &str) -> Result<Arc<
 pub(crate) async fn read_columns(reader: &FileReader, columns: &[&str]) -> Result<RecordBatch> {
     let names: Vec<String> = columns.iter().map(|c| c.to_string()).collect();
     let p = reader.projection(Some(&names))?;
-    Ok(reader.read_ranges(&p, &[0..reader.num_rows()], None).await?)
+    let all = 0..reader.num_rows();
+    Ok(reader.read_ranges(&p, std::slice::from_ref(&all), None).await?)
 }
 
 pub(crate) fn column<'a>(batch: &'a RecordBatch, name: &str, file: &str) -> Result<&'a ArrayRef> {
@@ -121,7 +128,10 @@ pub(crate) fn u64s(batch: &RecordBatch, name: &str, file: &str) -> Result<Vec<u6
     let c = column(batch, name, file)?;
     match c.as_primitive_opt::<arrow_array::types::UInt64Type>() {
         Some(a) if a.null_count() == 0 => Ok(a.values().to_vec()),
-        _ => Err(Error::corrupt(file, format!("column {name:?} is not a non-null uint64"))),
+        _ => Err(Error::corrupt(
+            file,
+            format!("column {name:?} is not a non-null uint64"),
+        )),
     }
 }
 
@@ -130,7 +140,10 @@ pub(crate) fn u32s(batch: &RecordBatch, name: &str, file: &str) -> Result<Vec<u3
     let c = column(batch, name, file)?;
     match c.as_primitive_opt::<arrow_array::types::UInt32Type>() {
         Some(a) if a.null_count() == 0 => Ok(a.values().to_vec()),
-        _ => Err(Error::corrupt(file, format!("column {name:?} is not a non-null uint32"))),
+        _ => Err(Error::corrupt(
+            file,
+            format!("column {name:?} is not a non-null uint32"),
+        )),
     }
 }
 
@@ -140,7 +153,9 @@ pub(crate) fn metadata<'a>(reader: &'a FileReader, key: &str) -> Option<&'a Stri
 
 /// Reads the global buffer a schema-metadata key points at (`"1"` = buffer 1).
 pub(crate) async fn global_buffer_at(reader: &FileReader, key: &str, file: &str) -> Result<Option<Vec<u8>>> {
-    let Some(v) = metadata(reader, key) else { return Ok(None) };
+    let Some(v) = metadata(reader, key) else {
+        return Ok(None);
+    };
     let index: usize = v
         .parse()
         .ok()

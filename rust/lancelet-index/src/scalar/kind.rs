@@ -87,7 +87,10 @@ const TABLE: [Row; 6] = [
 
 /// Letters and digits only, lowercased: "LABEL_LIST", "label_list" and "LabelList" agree.
 fn normalize(s: &str) -> String {
-    s.chars().filter(|c| c.is_ascii_alphanumeric()).map(|c| c.to_ascii_lowercase()).collect()
+    s.chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
 }
 
 impl ScalarIndexType {

@@ -54,7 +54,11 @@ pub(crate) fn build(input: Input, version: FileVersion) -> Result<Vec<IndexFile>
     let (elements, nulls) = match input.values.data_type() {
         DataType::List(_) => explode(&input, input.values.as_list::<i32>())?,
         DataType::LargeList(_) => explode(&input, input.values.as_list::<i64>())?,
-        other => return Err(Error::InvalidArgument(format!("LABEL_LIST needs a list column, not {other}"))),
+        other => {
+            return Err(Error::InvalidArgument(format!(
+                "LABEL_LIST needs a list column, not {other}"
+            )))
+        }
     };
     let (keys, sets) = bitmap::group(&elements)?;
     let file = bitmap::write_file(keys, &sets, &[(NULLS_KEY, "1".to_string())], &[nulls.encode()], version)?;
@@ -84,7 +88,12 @@ impl LabelListIndex {
     fn key_masks(&self, values: &ArrayRef) -> Result<Vec<BooleanBuffer>> {
         (0..values.len())
             .filter(|&i| values.is_valid(i))
-            .map(|i| Ok(definite(&cmp::eq(&self.file.keys, &arrow_array::Scalar::new(values.slice(i, 1)))?)))
+            .map(|i| {
+                Ok(definite(&cmp::eq(
+                    &self.file.keys,
+                    &arrow_array::Scalar::new(values.slice(i, 1)),
+                )?))
+            })
             .collect()
     }
 

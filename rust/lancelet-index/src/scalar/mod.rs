@@ -126,10 +126,14 @@ impl ScalarParams {
             return Err(Error::InvalidArgument("rows_per_zone must be in 1..2^32".into()));
         }
         if self.bloom_number_of_items == 0 {
-            return Err(Error::InvalidArgument("bloom filter number_of_items must be positive".into()));
+            return Err(Error::InvalidArgument(
+                "bloom filter number_of_items must be positive".into(),
+            ));
         }
         if !(self.bloom_probability > 0.0 && self.bloom_probability < 1.0) {
-            return Err(Error::InvalidArgument("bloom filter probability must be in (0, 1)".into()));
+            return Err(Error::InvalidArgument(
+                "bloom filter probability must be in (0, 1)".into(),
+            ));
         }
         Ok(())
     }

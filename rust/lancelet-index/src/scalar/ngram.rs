@@ -34,19 +34,94 @@ const NULL_TOKEN: u32 = 0;
 /// splits words, which can only widen a query's candidates, never lose a row. (Multi-letter
 /// foldings such as `ß` → `ss` would change trigram positions, so they split words too.)
 const FOLD: &[(char, char)] = &[
-    ('à', 'a'), ('á', 'a'), ('â', 'a'), ('ã', 'a'), ('ä', 'a'), ('å', 'a'), ('ç', 'c'),
-    ('è', 'e'), ('é', 'e'), ('ê', 'e'), ('ë', 'e'), ('ì', 'i'), ('í', 'i'), ('î', 'i'),
-    ('ï', 'i'), ('ñ', 'n'), ('ò', 'o'), ('ó', 'o'), ('ô', 'o'), ('õ', 'o'), ('ö', 'o'),
-    ('ø', 'o'), ('ù', 'u'), ('ú', 'u'), ('û', 'u'), ('ü', 'u'), ('ý', 'y'), ('ÿ', 'y'),
-    ('ā', 'a'), ('ă', 'a'), ('ą', 'a'), ('ć', 'c'), ('ĉ', 'c'), ('ċ', 'c'), ('č', 'c'),
-    ('ď', 'd'), ('đ', 'd'), ('ē', 'e'), ('ĕ', 'e'), ('ė', 'e'), ('ę', 'e'), ('ě', 'e'),
-    ('ĝ', 'g'), ('ğ', 'g'), ('ġ', 'g'), ('ģ', 'g'), ('ĥ', 'h'), ('ħ', 'h'), ('ĩ', 'i'),
-    ('ī', 'i'), ('ĭ', 'i'), ('į', 'i'), ('ı', 'i'), ('ĵ', 'j'), ('ķ', 'k'), ('ĺ', 'l'),
-    ('ļ', 'l'), ('ľ', 'l'), ('ŀ', 'l'), ('ł', 'l'), ('ń', 'n'), ('ņ', 'n'), ('ň', 'n'),
-    ('ŋ', 'n'), ('ō', 'o'), ('ŏ', 'o'), ('ő', 'o'), ('ŕ', 'r'), ('ŗ', 'r'), ('ř', 'r'),
-    ('ś', 's'), ('ŝ', 's'), ('ş', 's'), ('š', 's'), ('ţ', 't'), ('ť', 't'), ('ŧ', 't'),
-    ('ũ', 'u'), ('ū', 'u'), ('ŭ', 'u'), ('ů', 'u'), ('ű', 'u'), ('ų', 'u'), ('ŵ', 'w'),
-    ('ŷ', 'y'), ('ź', 'z'), ('ż', 'z'), ('ž', 'z'),
+    ('à', 'a'),
+    ('á', 'a'),
+    ('â', 'a'),
+    ('ã', 'a'),
+    ('ä', 'a'),
+    ('å', 'a'),
+    ('ç', 'c'),
+    ('è', 'e'),
+    ('é', 'e'),
+    ('ê', 'e'),
+    ('ë', 'e'),
+    ('ì', 'i'),
+    ('í', 'i'),
+    ('î', 'i'),
+    ('ï', 'i'),
+    ('ñ', 'n'),
+    ('ò', 'o'),
+    ('ó', 'o'),
+    ('ô', 'o'),
+    ('õ', 'o'),
+    ('ö', 'o'),
+    ('ø', 'o'),
+    ('ù', 'u'),
+    ('ú', 'u'),
+    ('û', 'u'),
+    ('ü', 'u'),
+    ('ý', 'y'),
+    ('ÿ', 'y'),
+    ('ā', 'a'),
+    ('ă', 'a'),
+    ('ą', 'a'),
+    ('ć', 'c'),
+    ('ĉ', 'c'),
+    ('ċ', 'c'),
+    ('č', 'c'),
+    ('ď', 'd'),
+    ('đ', 'd'),
+    ('ē', 'e'),
+    ('ĕ', 'e'),
+    ('ė', 'e'),
+    ('ę', 'e'),
+    ('ě', 'e'),
+    ('ĝ', 'g'),
+    ('ğ', 'g'),
+    ('ġ', 'g'),
+    ('ģ', 'g'),
+    ('ĥ', 'h'),
+    ('ħ', 'h'),
+    ('ĩ', 'i'),
+    ('ī', 'i'),
+    ('ĭ', 'i'),
+    ('į', 'i'),
+    ('ı', 'i'),
+    ('ĵ', 'j'),
+    ('ķ', 'k'),
+    ('ĺ', 'l'),
+    ('ļ', 'l'),
+    ('ľ', 'l'),
+    ('ŀ', 'l'),
+    ('ł', 'l'),
+    ('ń', 'n'),
+    ('ņ', 'n'),
+    ('ň', 'n'),
+    ('ŋ', 'n'),
+    ('ō', 'o'),
+    ('ŏ', 'o'),
+    ('ő', 'o'),
+    ('ŕ', 'r'),
+    ('ŗ', 'r'),
+    ('ř', 'r'),
+    ('ś', 's'),
+    ('ŝ', 's'),
+    ('ş', 's'),
+    ('š', 's'),
+    ('ţ', 't'),
+    ('ť', 't'),
+    ('ŧ', 't'),
+    ('ũ', 'u'),
+    ('ū', 'u'),
+    ('ŭ', 'u'),
+    ('ů', 'u'),
+    ('ű', 'u'),
+    ('ų', 'u'),
+    ('ŵ', 'w'),
+    ('ŷ', 'y'),
+    ('ź', 'z'),
+    ('ż', 'z'),
+    ('ž', 'z'),
 ];
 
 /// The base-37 digit of a character after lowercasing and folding: `0-9` → 1..10,
@@ -60,7 +135,9 @@ fn digit(c: char) -> Option<u32> {
     let c = if c.is_ascii() {
         c
     } else {
-        FOLD.binary_search_by_key(&c, |(from, _)| *from).ok().map(|i| FOLD[i].1)?
+        FOLD.binary_search_by_key(&c, |(from, _)| *from)
+            .ok()
+            .map(|i| FOLD[i].1)?
     };
     match c {
         '0'..='9' => Some(c as u32 - '0' as u32 + 1),
@@ -101,7 +178,11 @@ fn strings<'a>(values: &'a dyn Array) -> Result<Box<dyn Fn(usize) -> Option<&'a 
             let a = values.as_string::<i64>();
             Box::new(move |i| a.is_valid(i).then(|| a.value(i)))
         }
-        other => return Err(Error::InvalidArgument(format!("NGRAM needs a string column, not {other}"))),
+        other => {
+            return Err(Error::InvalidArgument(format!(
+                "NGRAM needs a string column, not {other}"
+            )))
+        }
     })
 }
 
@@ -194,7 +275,9 @@ impl NGramIndex {
                 Some(prev) => prev & list,
             });
         }
-        Ok(SearchResult::AtMost(RowAddrSet::from_sorted_iter(out.unwrap_or_default().iter())))
+        Ok(SearchResult::AtMost(RowAddrSet::from_sorted_iter(
+            out.unwrap_or_default().iter(),
+        )))
     }
 }
 
@@ -214,5 +297,14 @@ impl ScalarIndex for NGramIndex {
 
     fn statistics(&self) -> BTreeMap<String, String> {
         BTreeMap::from([("num_ngrams".to_string(), self.rows.len().to_string())])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn fold_table_is_sorted_and_ascii() {
+        assert!(super::FOLD.windows(2).all(|w| w[0].0 < w[1].0));
+        assert!(super::FOLD.iter().all(|(_, to)| to.is_ascii_lowercase()));
     }
 }

@@ -44,7 +44,10 @@ impl MemoryStore {
 
     /// The file names, sorted.
     pub fn names(&self) -> Vec<String> {
-        self.files.lock().map(|f| f.keys().cloned().collect()).unwrap_or_default()
+        self.files
+            .lock()
+            .map(|f| f.keys().cloned().collect())
+            .unwrap_or_default()
     }
 }
 

@@ -15,7 +15,10 @@ fn every_type_round_trips_through_the_table() {
         assert_eq!(ScalarIndexType::parse(kind.display_name()).unwrap(), kind);
         assert_eq!(ScalarIndexType::from_type_url(kind.type_url()), Some(kind));
         let bare = kind.type_url().trim_start_matches('/');
-        assert_eq!(ScalarIndexType::from_type_url(&format!("type.googleapis.com/{bare}")), Some(kind));
+        assert_eq!(
+            ScalarIndexType::from_type_url(&format!("type.googleapis.com/{bare}")),
+            Some(kind)
+        );
         assert!(kind.type_url().starts_with('/'));
         assert!(!kind.files().is_empty());
         let details = kind.details(&params);
@@ -23,7 +26,10 @@ fn every_type_round_trips_through_the_table() {
         assert_eq!(kind.index_version(), i32::from(kind == ScalarIndexType::LabelList));
     }
     assert!(ScalarIndexType::parse("INVERTED").is_err());
-    assert_eq!(ScalarIndexType::from_type_url("/lance.table.InvertedIndexDetails"), None);
+    assert_eq!(
+        ScalarIndexType::from_type_url("/lance.table.InvertedIndexDetails"),
+        None
+    );
 }
 
 #[test]
@@ -32,16 +38,32 @@ fn table_values_match_the_facts() {
     let rows = [
         (BTree, "BTREE", "BTree", "/lance.table.BTreeIndexDetails"),
         (Bitmap, "BITMAP", "Bitmap", "/lance.table.BitmapIndexDetails"),
-        (LabelList, "LABEL_LIST", "LabelList", "/lance.table.LabelListIndexDetails"),
+        (
+            LabelList,
+            "LABEL_LIST",
+            "LabelList",
+            "/lance.table.LabelListIndexDetails",
+        ),
         (ZoneMap, "ZONEMAP", "ZoneMap", "/lance.table.ZoneMapIndexDetails"),
         (NGram, "NGRAM", "NGram", "/lance.table.NGramIndexDetails"),
-        (BloomFilter, "BLOOMFILTER", "BloomFilter", "/lance.index.pb.BloomFilterIndexDetails"),
+        (
+            BloomFilter,
+            "BLOOMFILTER",
+            "BloomFilter",
+            "/lance.index.pb.BloomFilterIndexDetails",
+        ),
     ];
     for (kind, name, display, url) in rows {
-        assert_eq!((kind.name(), kind.display_name(), kind.type_url()), (name, display, url));
+        assert_eq!(
+            (kind.name(), kind.display_name(), kind.type_url()),
+            (name, display, url)
+        );
     }
     // {1: 8192, 2: 0, 3: 1}
-    assert_eq!(ZoneMap.details(&ScalarParams::default()), vec![0x08, 0x80, 0x40, 0x10, 0x00, 0x18, 0x01]);
+    assert_eq!(
+        ZoneMap.details(&ScalarParams::default()),
+        vec![0x08, 0x80, 0x40, 0x10, 0x00, 0x18, 0x01]
+    );
     assert_eq!(BTree.files(), &["page_data.lance", "page_lookup.lance"]);
 }
 
@@ -72,7 +94,13 @@ fn trigram_codes() {
     let t: Vec<u32> = ngram::trigrams("Hello").into_iter().collect();
     let code = |s: &str| {
         s.chars()
-            .map(|c| if c.is_ascii_digit() { c as u32 - '0' as u32 + 1 } else { c as u32 - 'a' as u32 + 11 })
+            .map(|c| {
+                if c.is_ascii_digit() {
+                    c as u32 - '0' as u32 + 1
+                } else {
+                    c as u32 - 'a' as u32 + 11
+                }
+            })
             .fold(0, |acc, d| acc * 37 + d)
     };
     let mut expect = vec![code("hel"), code("ell"), code("llo")];

@@ -18,7 +18,9 @@ fn read_u32(b: &[u8]) -> u64 {
 }
 
 fn round(acc: u64, input: u64) -> u64 {
-    acc.wrapping_add(input.wrapping_mul(P2)).rotate_left(31).wrapping_mul(P1)
+    acc.wrapping_add(input.wrapping_mul(P2))
+        .rotate_left(31)
+        .wrapping_mul(P1)
 }
 
 fn merge(acc: u64, v: u64) -> u64 {
@@ -55,11 +57,17 @@ pub(crate) fn xxh64(data: &[u8], seed: u64) -> u64 {
     };
     h = h.wrapping_add(data.len() as u64);
     while rest.len() >= 8 {
-        h = (h ^ round(0, read_u64(rest))).rotate_left(27).wrapping_mul(P1).wrapping_add(P4);
+        h = (h ^ round(0, read_u64(rest)))
+            .rotate_left(27)
+            .wrapping_mul(P1)
+            .wrapping_add(P4);
         rest = &rest[8..];
     }
     if rest.len() >= 4 {
-        h = (h ^ read_u32(rest).wrapping_mul(P1)).rotate_left(23).wrapping_mul(P2).wrapping_add(P3);
+        h = (h ^ read_u32(rest).wrapping_mul(P1))
+            .rotate_left(23)
+            .wrapping_mul(P2)
+            .wrapping_add(P3);
         rest = &rest[4..];
     }
     for &b in rest {

@@ -10,6 +10,7 @@
 //! Answers are zone ranges ([`SearchResult::AtMost`]), except `IsNull`.
 
 use std::collections::BTreeMap;
+use std::ops::Range;
 use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, UInt32Array, UInt64Array};
@@ -21,7 +22,9 @@ use futures::FutureExt;
 use lancelet_file::FileVersion;
 
 use super::common::{self, definite, Input};
-use super::{cannot_answer, IndexFile, IndexStore, ScalarIndex, ScalarIndexType, ScalarParams, ScalarQuery, SearchResult};
+use super::{
+    cannot_answer, IndexFile, IndexStore, ScalarIndex, ScalarIndexType, ScalarParams, ScalarQuery, SearchResult,
+};
 use crate::error::{Error, Result};
 use crate::rowaddr::RowAddrSet;
 
@@ -64,7 +67,9 @@ pub(crate) fn build(input: Input, params: &ScalarParams, version: FileVersion) -
             take(maxs)?,
             Arc::new(UInt32Array::from(nulls)),
             Arc::new(UInt32Array::from(nans)),
-            Arc::new(UInt64Array::from_iter_values(zones.iter().map(|z| u64::from(z.fragment)))),
+            Arc::new(UInt64Array::from_iter_values(
+                zones.iter().map(|z| u64::from(z.fragment)),
+            )),
             Arc::new(UInt64Array::from_iter_values(zones.iter().map(|z| u64::from(z.start)))),
             Arc::new(UInt64Array::from_iter_values(zones.iter().map(|z| z.length))),
         ],
@@ -73,12 +78,20 @@ pub(crate) fn build(input: Input, params: &ScalarParams, version: FileVersion) -
         ("rows_per_zone", params.rows_per_zone.to_string()),
         ("null_bitmap", "1".to_string()),
     ];
-    Ok(vec![common::write_lance(FILE, schema, batch, &md, &[null_rows.encode()], version)?])
+    Ok(vec![common::write_lance(
+        FILE,
+        schema,
+        batch,
+        &md,
+        &[null_rows.encode()],
+        version,
+    )?])
 }
 
-/// Zone coordinates shared with the bloom filter: `(fragment, first offset, length)`,
-/// checked to stay inside the 32-bit offset space.
-pub(crate) fn read_zone_ranges(batch: &RecordBatch, file: &str) -> Result<Vec<(u32, u32, u32)>> {
+/// Zone coordinates shared with the bloom filter: `(fragment, offsets)`, checked to stay
+/// inside the 32-bit offset space. (The last offset, `u32::MAX`, cannot be covered: no
+/// real fragment is that large, and a file claiming it is damaged anyway.)
+pub(crate) fn read_zone_ranges(batch: &RecordBatch, file: &str) -> Result<Vec<(u32, Range<u32>)>> {
     let frags = common::u64s(batch, "fragment_id", file)?;
     let starts = common::u64s(batch, "zone_start", file)?;
     let lengths = common::u64s(batch, "zone_length", file)?;
@@ -89,7 +102,7 @@ pub(crate) fn read_zone_ranges(batch: &RecordBatch, file: &str) -> Result<Vec<(u
         .map(|((&f, &s), &l)| {
             let end = s.checked_add(l).filter(|e| *e <= 1 << 32);
             match (u32::try_from(f), u32::try_from(s), end) {
-                (Ok(f), Ok(s), Some(_)) => Ok((f, s, l as u32)),
+                (Ok(f), Ok(s), Some(end)) => Ok((f, s..end.min(u64::from(u32::MAX)) as u32)),
                 _ => Err(Error::corrupt(file, format!("zone {f}:{s}+{l} is out of range"))),
             }
         })
@@ -97,11 +110,11 @@ pub(crate) fn read_zone_ranges(batch: &RecordBatch, file: &str) -> Result<Vec<(u
 }
 
 /// The rows of the zones `mask` selects.
-pub(crate) fn zone_rows(zones: &[(u32, u32, u32)], mask: &BooleanBuffer) -> RowAddrSet {
+pub(crate) fn zone_rows(zones: &[(u32, Range<u32>)], mask: &BooleanBuffer) -> RowAddrSet {
     let mut out = RowAddrSet::new();
     for i in mask.set_indices() {
-        let (f, s, l) = zones[i];
-        out.insert_range(f, s..s.saturating_add(l));
+        let (f, r) = &zones[i];
+        out.insert_range(*f, r.clone());
     }
     out
 }
@@ -113,7 +126,7 @@ pub struct ZoneMapIndex {
     maxs: ArrayRef,
     null_counts: Vec<u32>,
     nan_counts: Vec<u32>,
-    zones: Vec<(u32, u32, u32)>,
+    zones: Vec<(u32, Range<u32>)>,
     rows_per_zone: String,
     null_rows: Option<RowAddrSet>,
 }
@@ -124,7 +137,15 @@ impl ZoneMapIndex {
         let reader = common::open_file(store, FILE).await?;
         let batch = common::read_columns(
             &reader,
-            &["min", "max", "null_count", "nan_count", "fragment_id", "zone_start", "zone_length"],
+            &[
+                "min",
+                "max",
+                "null_count",
+                "nan_count",
+                "fragment_id",
+                "zone_start",
+                "zone_length",
+            ],
         )
         .await?;
         let null_rows = match common::global_buffer_at(&reader, "null_bitmap", FILE).await? {
