@@ -9,7 +9,6 @@ stricter or more lenient than pylance on purpose say so.
 
 from __future__ import annotations
 
-import os
 from typing import Any, Callable, NamedTuple, Tuple, Type, Union
 
 import lance
@@ -217,16 +216,12 @@ def test_unknown_storage_options_name_the_key(tmp_path):
     t = table()
     local = str(tmp_path / "local")
     lancelet.write_dataset(t, local)
-    with pytest.raises(ValueError, match="bogus_key"):
-        lancelet.dataset(local, storage_options={"bogus_key": "1"})
-    with pytest.raises(ValueError, match="bogus_key"):
-        lancelet.write_dataset(t, str(tmp_path / "other"), storage_options={"bogus_key": "1"})
-    assert not os.path.exists(tmp_path / "other"), "a refused write created its directory"
-    with pytest.raises(ValueError, match="bogus_key"):
-        lancelet.write_dataset(t, "memory://bad_input_opts", storage_options={"bogus_key": "1"})
-    with pytest.raises(ValueError, match="bogus_key"):
-        lancelet.dataset("memory://bad_input_opts", storage_options={"bogus_key": "1"})
-    # Keys are checked before any request is made: no endpoint is needed to refuse them.
+    # Local and in-memory stores take no options: as pylance does, they are ignored, so code
+    # shared between S3 and local paths works (tests/test_drop_in.py compares with pylance).
+    assert lancelet.dataset(local, storage_options={"bogus_key": "1"}).count_rows() == t.num_rows
+    lancelet.write_dataset(t, "memory://bad_input_opts", storage_options={"bogus_key": "1"})
+    assert lancelet.dataset("memory://bad_input_opts", storage_options={"bogus_key": "1"}).count_rows() == t.num_rows
+    # On S3, keys are checked before any request is made: no endpoint is needed to refuse them.
     with pytest.raises(ValueError, match="bogus_key"):
         lancelet.dataset("s3://bucket/prefix", storage_options={"bogus_key": "1", "aws_region": "us-east-1"})
     with pytest.raises(ValueError, match="bogus_key"):
@@ -275,11 +270,11 @@ def test_bad_write_arguments_raise_before_writing(tmp_path, kwargs, words):
     [
         (5, None, TypeError, ("int",)),
         ("abc", None, TypeError, ("str",)),
-        ({"a": [1]}, None, TypeError, ("dict",)),
+        (object(), None, TypeError, ("object",)),
         (table(), 5, TypeError, ("schema", "int")),
         ([], None, ValueError, ("empty",)),
     ],
-    ids=["int", "str", "dict", "schema-int", "empty-list"],
+    ids=["int", "str", "object", "schema-int", "empty-list"],
 )
 def test_bad_write_data_raises(tmp_path, data, schema, error, words):
     with pytest.raises(error) as info:

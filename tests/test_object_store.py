@@ -134,7 +134,8 @@ def test_missing_dataset_on_s3_is_not_found(s3):
     "uri,opts,error",
     [
         ("s3://lancelet/x", {"no_such_option": "1"}, E.InvalidArgumentError),
-        ("/tmp/local-dataset", {"aws_region": "x"}, E.InvalidArgumentError),
+        # Local paths ignore storage options (as pylance does): the dataset is just missing.
+        ("/tmp/local-dataset-that-does-not-exist", {"aws_region": "x"}, E.LanceNotFoundError),
         ("gs://bucket/x", None, E.UnsupportedFeatureError),
         ("s3:///no-bucket", None, E.InvalidArgumentError),
     ],

@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from . import errors, file, fragment
+from . import errors, file, fragment, progress
 from .dataset import (
     CleanupStats,
     DatasetDelta,
@@ -53,6 +53,7 @@ __all__ = [
     "FragmentMetadata",
     "write_fragments",
     "fragment",
+    "progress",
     "CommitConflictError",
     "DatasetAlreadyExistsError",
     "RowIndexError",

@@ -4,24 +4,62 @@
     lancelet versions URI                  every version with its time, row count and tags
     lancelet head URI [-n N] [--version V] the first rows
 
-``V`` is a version number or a tag name. Errors print one line on stderr and exit 1.
+``V`` is a version number or a tag name. Every subcommand takes ``--storage-option
+KEY=VALUE`` (repeatable), the ``storage_options`` of ``lancelet.dataset``. Errors print one
+line on stderr and exit 1.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 __all__ = ["main"]
 
+#: What ``--help`` says about credentials (the S3 store reads these variables, as the
+#: AWS tools do; ``--storage-option`` values take precedence).
+_ENV_HELP = """S3 datasets (s3://bucket/prefix) are configured by --storage-option KEY=VALUE (the
+storage_options of lancelet.dataset, e.g. aws_region=us-east-1, aws_endpoint=URL,
+allow_http=true) and by these environment variables:
+  AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY   credentials
+  AWS_SESSION_TOKEN                          temporary credentials' session token
+  AWS_REGION, AWS_DEFAULT_REGION             the bucket's region
+  AWS_ENDPOINT_URL (or AWS_ENDPOINT)         an S3-compatible endpoint (MinIO, moto...)
+  AWS_ALLOW_HTTP=true                        allow a plain-http endpoint
+Other AWS_* variables naming S3 options (AWS_ROLE_ARN, AWS_WEB_IDENTITY_TOKEN_FILE,
+AWS_CONTAINER_CREDENTIALS_RELATIVE_URI, ...) are read too. Options given with
+--storage-option win over the environment. Local paths and memory:// take no options."""
 
-def _open(uri: str, version: Optional[str] = None):
+_INT = re.compile(r"^[+-]?\d+$")
+
+
+def _version(version: Optional[str]):
+    """A --version value: a version number (positive) or a tag name."""
+    if version is None or not _INT.match(version.strip()):
+        return version
+    v = int(version)
+    if v < 1:
+        raise ValueError(f"--version must be a positive version number or a tag name, got {version}")
+    return v
+
+
+def _storage_options(pairs: Optional[List[str]]) -> Optional[Dict[str, str]]:
+    out: Dict[str, str] = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--storage-option takes KEY=VALUE, got {pair!r}")
+        out[key.strip()] = value
+    return out or None
+
+
+def _open(uri: str, version: Optional[str] = None, storage_options: Optional[List[str]] = None):
     import lancelet
 
-    v = int(version) if version is not None and version.isdigit() else version
-    return lancelet.dataset(uri, version=v)
+    return lancelet.dataset(uri, version=_version(version), storage_options=_storage_options(storage_options))
 
 
 def _size(n: int) -> str:
@@ -33,7 +71,7 @@ def _size(n: int) -> str:
 
 
 def cmd_inspect(args: argparse.Namespace) -> None:
-    ds = _open(args.uri, args.version)
+    ds = _open(args.uri, args.version, args.storage_option)
     frags = ds.get_fragments()
     files = [(f, d) for f in frags for d in f.data_files()]
     total = sum(d.file_size_bytes for _, d in files)
@@ -58,7 +96,7 @@ def cmd_inspect(args: argparse.Namespace) -> None:
 
 
 def cmd_versions(args: argparse.Namespace) -> None:
-    ds = _open(args.uri)
+    ds = _open(args.uri, None, args.storage_option)
     tags: dict = {}
     for name, t in ds.tags.list().items():
         tags.setdefault(t["version"], []).append(name)
@@ -70,7 +108,7 @@ def cmd_versions(args: argparse.Namespace) -> None:
 
 
 def cmd_head(args: argparse.Namespace) -> None:
-    ds = _open(args.uri, args.version)
+    ds = _open(args.uri, args.version, args.storage_option)
     if args.n < 0:
         raise ValueError("-n must not be negative")
     table = ds.head(args.n)
@@ -93,14 +131,21 @@ def cmd_head(args: argparse.Namespace) -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="lancelet", description="Look at Lance datasets.")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--storage-option", action="append", metavar="KEY=VALUE", default=None,
+                        help="a storage option for the dataset's store (repeatable), e.g. aws_region=us-east-1")
+    formatter = argparse.RawDescriptionHelpFormatter
+    ap = argparse.ArgumentParser(prog="lancelet", description="Look at Lance datasets.", epilog=_ENV_HELP,
+                                 formatter_class=formatter)
     sub = ap.add_subparsers(dest="cmd", metavar="{inspect,versions,head}")
-    p = sub.add_parser("inspect", help="schema, versions, fragments, files, sizes and deletions")
+    p = sub.add_parser("inspect", help="schema, versions, fragments, files, sizes and deletions",
+                       parents=[common], epilog=_ENV_HELP, formatter_class=formatter)
     p.add_argument("uri")
     p.add_argument("--version", default=None, help="version number or tag (default: latest)")
-    p = sub.add_parser("versions", help="every version with its time, row count and tags")
+    p = sub.add_parser("versions", help="every version with its time, row count and tags",
+                       parents=[common], epilog=_ENV_HELP, formatter_class=formatter)
     p.add_argument("uri")
-    p = sub.add_parser("head", help="the first rows")
+    p = sub.add_parser("head", help="the first rows", parents=[common], epilog=_ENV_HELP, formatter_class=formatter)
     p.add_argument("uri")
     p.add_argument("-n", type=int, default=10, help="rows to show (default 10)")
     p.add_argument("--version", default=None, help="version number or tag (default: latest)")

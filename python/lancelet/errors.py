@@ -30,16 +30,22 @@ class CorruptFileError(LanceError, OSError):
     """A file or dataset is damaged: bad footer, offsets outside the file, unparsable metadata."""
 
 
-class LanceNotFoundError(LanceError, FileNotFoundError):
-    """The file or dataset does not exist."""
+class LanceNotFoundError(LanceError, FileNotFoundError, ValueError):
+    """The file or dataset does not exist.
+
+    Also a ``ValueError``: pylance raises ``ValueError`` for a missing dataset, so code
+    written for it (``except ValueError``) keeps working."""
 
 
 class LanceIOError(LanceError, OSError):
     """Reading or writing storage failed."""
 
 
-class SchemaMismatchError(LanceError, ValueError):
-    """Data does not match the schema of the file or dataset it is written to."""
+class SchemaMismatchError(LanceError, ValueError, OSError):
+    """Data does not match the schema of the file or dataset it is written to.
+
+    Also an ``OSError``: pylance raises ``OSError`` for an append whose schema does not
+    match, so code written for it (``except OSError``) keeps working."""
 
 
 class UnsupportedFeatureError(LanceError, NotImplementedError):

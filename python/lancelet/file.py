@@ -18,6 +18,8 @@ buffers pyarrow sees are the ones the reader decoded: nothing is copied.
 
 from __future__ import annotations
 
+import os
+
 from dataclasses import dataclass, field
 import operator
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Union
@@ -59,7 +61,7 @@ def _local_path(path: Any, storage_options: Optional[Dict[str, str]]) -> str:
         raise InvalidArgumentError(
             f"storage_options are not used for local files: {sorted(storage_options)}"
         )
-    return path
+    return os.path.expanduser(path) if path.startswith("~") else path
 
 
 class ReaderResults:

@@ -20,7 +20,7 @@ from typing import Any, Callable, Dict, List, Optional, Union
 
 import pyarrow as pa
 
-from . import _native
+from . import _native, _paths
 
 __all__ = ["FragmentMetadata", "DataFile", "DeletionFile", "write_fragments"]
 
@@ -139,20 +139,26 @@ def write_fragments(
         raise UnsupportedFeatureError("return_transaction=True is not supported; commit a LanceOperation instead")
     _check_write_args(mode, data_storage_version, max_rows_per_file, max_rows_per_group, max_bytes_per_file, kwargs,
                       "write_fragments")
+    path = _native_uri(dataset_uri, storage_options)
+    _paths.check_write_target(path)
     callback = _progress_callback(progress)
     try:
-        frags, _schema, _appending = _native.Dataset.write_fragments(
-            _native_uri(dataset_uri, storage_options),
+        frags, _schema, _appending = _paths.creating(path, lambda: _native.Dataset.write_fragments(
+            path,
             _as_reader(data, schema),
             mode="create" if mode == "create" else mode,
             max_rows_per_file=max_rows_per_file,
             max_bytes_per_file=max_bytes_per_file,
             data_storage_version=data_storage_version,
             progress=callback,
-            storage_options=_storage_options(storage_options),
-        )
+            storage_options=_storage_options(storage_options, path),
+        ))
     finally:
         close = getattr(callback, "close", None)
         if close is not None:
             close()
-    return [FragmentMetadata(f) for f in frags]
+    out = [FragmentMetadata(f) for f in frags]
+    report = getattr(callback, "report", None)
+    if report is not None:
+        report(out)
+    return out
