@@ -26,12 +26,16 @@ pub(crate) struct IndexCandidates {
     pub(crate) rows: HashMap<u64, Vec<Range<u64>>>,
     /// The indexes used, as `query@name(Type)` (for plans and statistics).
     pub(crate) used: Vec<String>,
+    /// The rows are exactly those matching the whole filter (in covered fragments).
+    pub(crate) exact: bool,
 }
 
-/// One answered sub-tree: candidate rows, valid within `covered` fragments.
+/// One answered sub-tree: candidate rows, valid within `covered` fragments; `exact` when
+/// they are exactly the rows where the sub-tree holds.
 struct Answer {
     rows: RowAddrSet,
     covered: HashSet<u32>,
+    exact: bool,
 }
 
 /// Candidates for `filter` from this version's scalar indexes, or `None` when no index helps.
@@ -59,7 +63,11 @@ pub(crate) async fn candidates(ds: &Dataset, filter: &BoundExpr) -> Result<Optio
         };
         rows.insert(f.id, ranges);
     }
-    Ok(Some(IndexCandidates { rows, used }))
+    Ok(Some(IndexCandidates {
+        rows,
+        used,
+        exact: answer.exact,
+    }))
 }
 
 fn to_ranges(sorted: impl Iterator<Item = u64>, limit: u64) -> Vec<Range<u64>> {
@@ -85,8 +93,12 @@ fn answer<'a>(
             IndexTree::Term(term) => term_answer(ds, term, used).await,
             IndexTree::And(children) => {
                 let mut acc: Option<Answer> = None;
+                let mut skipped = false;
                 for c in children {
-                    let Some(a) = answer(ds, c, used).await? else { continue };
+                    let Some(a) = answer(ds, c, used).await? else {
+                        skipped = true;
+                        continue;
+                    };
                     acc = Some(match acc {
                         None => a,
                         Some(prev) => {
@@ -105,10 +117,16 @@ fn answer<'a>(
                                 }
                             }
                             rows.union_with(&restrict(&prev.rows, &both).intersection(&restrict(&a.rows, &both)));
+                            let exact = prev.exact && a.exact && prev.covered == a.covered;
                             let covered = prev.covered.union(&a.covered).copied().collect();
-                            Answer { rows, covered }
+                            Answer { rows, covered, exact }
                         }
                     });
+                }
+                if skipped {
+                    if let Some(a) = acc.as_mut() {
+                        a.exact = false;
+                    }
                 }
                 Ok(acc)
             }
@@ -126,6 +144,7 @@ fn answer<'a>(
                             Answer {
                                 rows: restrict(&prev.rows, &both).union(&restrict(&a.rows, &both)),
                                 covered: both,
+                                exact: prev.exact && a.exact,
                             }
                         }
                     });
@@ -169,6 +188,9 @@ async fn term_answer(ds: &Dataset, term: &IndexTerm, used: &mut Vec<String>) -> 
         IndexTerm::InList { values, .. } => ScalarQuery::IsIn(values.clone()),
         IndexTerm::IsNull { .. } => ScalarQuery::IsNull,
         IndexTerm::Contains { needle, .. } => ScalarQuery::Contains(needle.clone()),
+        IndexTerm::LabelsAny { values, .. } => ScalarQuery::LabelsAny(values.clone()),
+        IndexTerm::LabelsAll { values, .. } => ScalarQuery::LabelsAll(values.clone()),
+        _ => return Ok(None),
     };
     let field_id = field.id;
     let indices = ds.indices().await?;
@@ -184,6 +206,13 @@ async fn term_answer(ds: &Dataset, term: &IndexTerm, used: &mut Vec<String>) -> 
         let mut covered = HashSet::new();
         let mut type_name = String::new();
         let mut ok = true;
+        // Float columns are always rechecked: the filter folds -0.0 into 0.0 and orders NaN
+        // its own way, which an index's comparisons need not share.
+        let float = matches!(
+            arrow_schema_field(ds.schema(), term.column()),
+            Some(arrow_schema::DataType::Float16 | arrow_schema::DataType::Float32 | arrow_schema::DataType::Float64)
+        );
+        let mut exact = !float;
         for seg in indices.iter().filter(|i| i.name == name && i.fields == [field_id]) {
             let Some(index) = ds.open_scalar_index(seg).await? else {
                 ok = false;
@@ -194,13 +223,15 @@ async fn term_answer(ds: &Dataset, term: &IndexTerm, used: &mut Vec<String>) -> 
                 break;
             }
             type_name = index.kind().display_name().to_string();
-            rows.union_with(&index.search(&query).await?.into_rows());
+            let found = index.search(&query).await?;
+            exact &= found.is_exact();
+            rows.union_with(&found.into_rows());
             let bitmap = fragment_bitmap(seg).map_err(|e| Error::corrupt("_indices", e))?;
             covered.extend(bitmap.iter());
         }
         if ok && !covered.is_empty() {
             used.push(format!("[{}]@{name}({type_name})", term_text(term)));
-            return Ok(Some(Answer { rows, covered }));
+            return Ok(Some(Answer { rows, covered, exact }));
         }
     }
     Ok(None)
@@ -228,5 +259,8 @@ fn term_text(term: &IndexTerm) -> String {
         IndexTerm::InList { column, values } => format!("{column} IN ({} values)", values.len()),
         IndexTerm::IsNull { column } => format!("{column} IS NULL"),
         IndexTerm::Contains { column, needle } => format!("contains({column}, {needle:?})"),
+        IndexTerm::LabelsAny { column, values } => format!("array_has_any({column}, {} values)", values.len()),
+        IndexTerm::LabelsAll { column, values } => format!("array_has_all({column}, {} values)", values.len()),
+        _ => "?".into(),
     }
 }

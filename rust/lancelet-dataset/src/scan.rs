@@ -115,6 +115,9 @@ pub struct ScanTask {
     pub fragment: Arc<pb::DataFragment>,
     /// Row ranges to read, ascending.
     pub ranges: Vec<Range<u64>>,
+    /// Every row of the ranges matches the filter (an exact index answered it whole), so
+    /// the filter is not evaluated again.
+    pub prefiltered: bool,
 }
 
 impl ScanTask {
@@ -370,7 +373,7 @@ impl Scan {
             }
             _ => None,
         };
-        let index_rows = indexed.as_ref().map(|c| &c.rows);
+        let index_rows = indexed.as_ref();
         let tasks = plan_tasks(
             &counted,
             &opts,
@@ -470,7 +473,8 @@ impl Scan {
         let task = self.task(i)?;
         let frag = &task.fragment;
         let n = task.rows() as usize;
-        let Some(filter) = &self.filter else {
+        let filter = self.filter.as_ref().filter(|_| !task.prefiltered);
+        let Some(filter) = filter else {
             let batch = self
                 .ds
                 .read_rows(frag, &self.read, &self.read_schema, &task.ranges)
@@ -557,7 +561,7 @@ impl Scan {
     /// Counts the rows task `i` would return (before limit/offset).
     pub async fn count_task(&self, i: usize) -> Result<u64> {
         let task = self.task(i)?;
-        let n = match &self.filter {
+        let n = match self.filter.as_ref().filter(|_| !task.prefiltered) {
             None => task.rows(),
             Some(filter) => self.filter_stage(task, filter).await?.2.true_count() as u64,
         };
@@ -958,7 +962,7 @@ async fn plan_tasks(
     share: f64,
     widest: Option<&str>,
     prune: Option<(&BoundExpr, &[String])>,
-    index_rows: Option<&HashMap<u64, Vec<Range<u64>>>>,
+    index_rows: Option<&crate::index_query::IndexCandidates>,
 ) -> Result<Vec<ScanTask>> {
     // Each piece is a fragment, optionally restricted to some physical rows.
     let pieces: Vec<(&pb::DataFragment, Option<Range<u64>>)> = match (&opts.row_ranges, &opts.fragments) {
@@ -1026,12 +1030,14 @@ async fn plan_tasks(
                 continue;
             }
         }
-        if let Some(rows) = index_rows.and_then(|m| m.get(&f.id)) {
+        let mut prefiltered = false;
+        if let Some(rows) = index_rows.and_then(|c| c.rows.get(&f.id)) {
             // The rows an index allows (only with a filter: no offset is being skipped).
             ranges = rows.iter().flat_map(|w| intersect(&ranges, w)).collect();
             if ranges.is_empty() {
                 continue;
             }
+            prefiltered = index_rows.is_some_and(|c| c.exact);
         }
         if let Some(m) = matching.get(&f.id) {
             // Only with a filter, so no offset is being skipped here.
@@ -1084,6 +1090,7 @@ async fn plan_tasks(
                     tasks.push(ScanTask {
                         fragment: fragment.clone(),
                         ranges: std::mem::take(&mut current),
+                        prefiltered,
                     });
                 }
             }
@@ -1095,6 +1102,7 @@ async fn plan_tasks(
             tasks.push(ScanTask {
                 fragment,
                 ranges: current,
+                prefiltered,
             });
         }
     }

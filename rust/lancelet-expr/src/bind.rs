@@ -1097,6 +1097,109 @@ impl Binder<'_> {
                 }
                 self.finish_call(name, Func::IsNan, vec![a], DataType::Boolean)
             }
+            "make_array" => {
+                // Array literals are constants: their items are converted to one type.
+                let args = args.into_iter().map(|a| self.decode(a)).collect::<Result<Vec<_>>>()?;
+                if let Some(a) = args.iter().find(|a| !a.is_const()) {
+                    return Err(type_error(format!(
+                        "array literals hold constants only, but {} is not one",
+                        a.describe()
+                    )));
+                }
+                let mut item = DataType::Null;
+                for a in &args {
+                    if a.ty == DataType::Null {
+                        continue;
+                    }
+                    item = if item == DataType::Null {
+                        a.ty.clone()
+                    } else {
+                        comparison_common(&item, &a.ty).ok_or_else(|| {
+                            type_error(format!(
+                                "array literal items must have compatible types, but {} is {} and an earlier one is {item}",
+                                a.describe(),
+                                a.ty
+                            ))
+                        })?
+                    };
+                }
+                let items = args
+                    .into_iter()
+                    .map(|a| self.cast_to(a, &item))
+                    .collect::<Result<Vec<_>>>()?;
+                let values: Vec<ArrayRef> = items.iter().filter_map(|a| a.const_value().cloned()).collect();
+                let list = crate::functions::make_list(&item, &values)?;
+                let expr = Expr::Function {
+                    name: name.to_string(),
+                    args: items.iter().map(|a| a.expr.clone()).collect(),
+                };
+                Ok(Bound::constant(list, expr))
+            }
+            "array_has_any" | "array_has_all" | "arrays_overlap" | "array_has" | "array_contains" | "list_has"
+            | "list_contains" => {
+                arity(2)?;
+                let mut args = args.into_iter();
+                let (Some(list), Some(needle)) = (args.next(), args.next()) else {
+                    return Err(type_error(format!("{name}() takes 2 arguments")));
+                };
+                let item = match &list.ty {
+                    DataType::List(f) | DataType::LargeList(f) => f.data_type().clone(),
+                    other => {
+                        return Err(type_error(format!(
+                            "{name}() needs a list as its first argument, but {} is {other}",
+                            list.describe()
+                        )))
+                    }
+                };
+                let single = matches!(name, "array_has" | "array_contains" | "list_has" | "list_contains");
+                let needles = match needle.const_value() {
+                    Some(v) if single => crate::functions::cast_items(v, &item)?,
+                    Some(v) => match v.data_type() {
+                        DataType::List(_) | DataType::LargeList(_) => crate::functions::list_items(v, &item)?,
+                        other => {
+                            return Err(type_error(format!(
+                                "{name}() needs an array literal as its second argument, got {other}"
+                            )))
+                        }
+                    },
+                    None => {
+                        return Err(type_error(format!(
+                            "the second argument of {name}() must be a constant, but {} is not",
+                            needle.describe()
+                        )))
+                    }
+                };
+                let func = if name == "array_has_all" {
+                    Func::ArrayHasAll { needles }
+                } else {
+                    Func::ArrayHasAny { needles }
+                };
+                let expr = Expr::Function {
+                    name: name.to_string(),
+                    args: vec![list.expr.clone(), needle.expr.clone()],
+                };
+                let node = Node::Call {
+                    func,
+                    args: vec![list.node.clone()],
+                };
+                self.finish(node, DataType::Boolean, expr, &[&list])
+            }
+            "array_length" | "cardinality" => {
+                arity(1)?;
+                let mut args = args;
+                let a = args.remove(0);
+                if !matches!(
+                    a.ty,
+                    DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(_, _)
+                ) {
+                    return Err(type_error(format!(
+                        "{name}() needs a list, but {} is {}",
+                        a.describe(),
+                        a.ty
+                    )));
+                }
+                self.finish_call(name, Func::ArrayLength, vec![a], DataType::UInt64)
+            }
             "coalesce" => {
                 if args.is_empty() {
                     return Err(type_error("coalesce() needs at least one argument"));

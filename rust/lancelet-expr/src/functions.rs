@@ -22,6 +22,13 @@ use crate::eval::{datum_op, Value};
 /// Function names `bind` accepts (lower case), for error messages.
 pub(crate) const SUPPORTED: &[&str] = &[
     "abs",
+    "array_contains",
+    "array_has",
+    "array_has_all",
+    "array_has_any",
+    "array_length",
+    "arrays_overlap",
+    "cardinality",
     "char_length",
     "character_length",
     "coalesce",
@@ -29,7 +36,10 @@ pub(crate) const SUPPORTED: &[&str] = &[
     "ends_with",
     "isnan",
     "length",
+    "list_contains",
+    "list_has",
     "lower",
+    "make_array",
     "regexp_like",
     "regexp_match",
     "starts_with",
@@ -45,11 +55,27 @@ pub(crate) enum Func {
     StartsWith,
     EndsWith,
     Contains,
-    RegexpLike { pattern: String, flags: Option<String> },
-    RegexpMatch { pattern: String, flags: Option<String> },
+    RegexpLike {
+        pattern: String,
+        flags: Option<String>,
+    },
+    RegexpMatch {
+        pattern: String,
+        flags: Option<String>,
+    },
     Abs,
     Coalesce,
     IsNan,
+    /// Whether a list holds any of the (constant) needles.
+    ArrayHasAny {
+        needles: ArrayRef,
+    },
+    /// Whether a list holds every needle.
+    ArrayHasAll {
+        needles: ArrayRef,
+    },
+    /// The number of items of a list.
+    ArrayLength,
 }
 
 fn arg(values: &[Value], i: usize) -> Result<&Value> {
@@ -83,8 +109,100 @@ impl Func {
             Func::Abs => arg(values, 0)?.map(abs),
             Func::IsNan => arg(values, 0)?.map(is_nan),
             Func::Coalesce => coalesce(values, rows),
+            Func::ArrayHasAny { needles } => arg(values, 0)?.map(|a| array_has(a, needles, false)),
+            Func::ArrayHasAll { needles } => arg(values, 0)?.map(|a| array_has(a, needles, true)),
+            Func::ArrayLength => arg(values, 0)?.map(array_length),
         }
     }
+}
+
+/// A one-row list of `item` values (an array literal).
+pub(crate) fn make_list(item: &DataType, values: &[ArrayRef]) -> Result<ArrayRef> {
+    let field = Arc::new(arrow_schema::Field::new("item", item.clone(), true));
+    let refs: Vec<&dyn Array> = values.iter().map(|a| a.as_ref()).collect();
+    let flat = if refs.is_empty() {
+        arrow_array::new_empty_array(item)
+    } else {
+        arrow_select::concat::concat(&refs)?
+    };
+    let offsets = arrow_buffer::OffsetBuffer::from_lengths([flat.len()]);
+    Ok(Arc::new(arrow_array::ListArray::try_new(field, offsets, flat, None)?))
+}
+
+/// `v` (one value) as a one-element array of `item`.
+pub(crate) fn cast_items(v: &ArrayRef, item: &DataType) -> Result<ArrayRef> {
+    Ok(arrow_cast::cast(v, item)?)
+}
+
+/// The items of a one-row list constant, as `item` values.
+pub(crate) fn list_items(v: &ArrayRef, item: &DataType) -> Result<ArrayRef> {
+    let items = match v.data_type() {
+        DataType::List(_) => v.as_list::<i32>().value(0),
+        DataType::LargeList(_) => v.as_list::<i64>().value(0),
+        other => return Err(Error::Type(format!("expected a list constant, got {other}"))),
+    };
+    Ok(arrow_cast::cast(&items, item)?)
+}
+
+/// Per row: does the list hold any (or, with `all`, every) of `needles`? Null lists give null;
+/// null needles and null items never match.
+fn array_has(a: &ArrayRef, needles: &ArrayRef, all: bool) -> Result<ArrayRef> {
+    let (values, offsets): (ArrayRef, Vec<usize>) = match a.data_type() {
+        DataType::List(_) => {
+            let l = a.as_list::<i32>();
+            (
+                l.values().clone(),
+                l.value_offsets().iter().map(|o| *o as usize).collect(),
+            )
+        }
+        DataType::LargeList(_) => {
+            let l = a.as_list::<i64>();
+            (
+                l.values().clone(),
+                l.value_offsets().iter().map(|o| *o as usize).collect(),
+            )
+        }
+        other => return Err(Error::Type(format!("expected a list, got {other}"))),
+    };
+    let rows = a.len();
+    let mut hits: Vec<Vec<bool>> = Vec::new();
+    for i in 0..needles.len() {
+        if needles.is_null(i) {
+            hits.push(vec![false; rows]);
+            continue;
+        }
+        let needle = Scalar::new(needles.slice(i, 1));
+        let eq = arrow_ord::cmp::eq(&values, &needle)?;
+        let row_hits = (0..rows)
+            .map(|r| (offsets[r]..offsets[r + 1]).any(|j| eq.is_valid(j) && eq.value(j)))
+            .collect();
+        hits.push(row_hits);
+    }
+    let out: BooleanArray = (0..rows)
+        .map(|r| {
+            if a.is_null(r) {
+                None
+            } else if all {
+                Some(hits.iter().all(|h| h[r]))
+            } else {
+                Some(hits.iter().any(|h| h[r]))
+            }
+        })
+        .collect();
+    Ok(Arc::new(out))
+}
+
+fn array_length(a: &ArrayRef) -> Result<ArrayRef> {
+    let lens: arrow_array::UInt64Array = match a.data_type() {
+        DataType::List(_) => a.as_list::<i32>().iter().map(|v| v.map(|x| x.len() as u64)).collect(),
+        DataType::LargeList(_) => a.as_list::<i64>().iter().map(|v| v.map(|x| x.len() as u64)).collect(),
+        DataType::FixedSizeList(_, n) => {
+            let l = a.as_fixed_size_list();
+            (0..l.len()).map(|i| l.is_valid(i).then_some(*n as u64)).collect()
+        }
+        other => return Err(Error::Type(format!("expected a list, got {other}"))),
+    };
+    Ok(Arc::new(lens))
 }
 
 /// A constant string argument as an array of the same string type as `like`.

@@ -356,6 +356,7 @@ impl Parser {
                 Ok((Expr::Negative(Box::new(e)), d + 1))
             }
             Tok::Plus => self.parse_operand(prec::UNARY, nesting, &t),
+            Tok::LBracket => self.parse_array(nesting),
             Tok::Quoted(name) => self.parse_column(name, t.pos),
             Tok::Word(ref w) => {
                 let lower = w.to_ascii_lowercase();
@@ -397,6 +398,10 @@ impl Parser {
                         format!("expected an expression, found keyword {}", lower.to_ascii_uppercase()),
                         t.pos,
                     )),
+                    "array" if self.peek().tok == Tok::LBracket => {
+                        self.advance();
+                        self.parse_array(nesting)
+                    }
                     _ if self.peek().tok == Tok::LParen => self.parse_call(lower, nesting),
                     _ => self.parse_column(w.clone(), t.pos),
                 }
@@ -419,9 +424,31 @@ impl Parser {
         Ok((Expr::Function { name, args }, depth + 1))
     }
 
+    /// An array literal `[a, b, ...]` (the `[` consumed): the function `make_array`.
+    fn parse_array(&mut self, nesting: usize) -> Result<(Expr, usize)> {
+        let (args, depth) = if self.peek().tok == Tok::RBracket {
+            self.advance();
+            (Vec::new(), 0)
+        } else {
+            self.parse_items(nesting, Tok::RBracket, "in the array literal")?
+        };
+        Ok((
+            Expr::Function {
+                name: "make_array".into(),
+                args,
+            },
+            depth + 1,
+        ))
+    }
+
     /// Comma-separated expressions up to and including the closing `)`, with their depth;
     /// `what` says where, for errors.
     fn parse_list(&mut self, nesting: usize, what: &str) -> Result<(Vec<Expr>, usize)> {
+        self.parse_items(nesting, Tok::RParen, what)
+    }
+
+    /// Comma-separated expressions up to and including `close`.
+    fn parse_items(&mut self, nesting: usize, close: Tok, what: &str) -> Result<(Vec<Expr>, usize)> {
         let mut items = Vec::new();
         let mut depth = 0;
         loop {
@@ -431,10 +458,14 @@ impl Parser {
             let t = self.advance();
             match t.tok {
                 Tok::Comma => continue,
-                Tok::RParen => return Ok((items, depth)),
+                ref t if *t == close => return Ok((items, depth)),
                 other => {
                     return Err(parse_error(
-                        format!("expected ',' or ')' {what}, found {}", other.describe()),
+                        format!(
+                            "expected ',' or {} {what}, found {}",
+                            close.describe(),
+                            other.describe()
+                        ),
                         t.pos,
                     ))
                 }

@@ -18,6 +18,7 @@ use crate::eval::Node;
 use crate::functions::Func;
 
 /// A column compared with constants of the column's own type.
+#[non_exhaustive]
 #[derive(Debug, Clone)]
 pub enum IndexTerm {
     /// `column = value`
@@ -48,6 +49,20 @@ pub enum IndexTerm {
         /// The column.
         column: String,
     },
+    /// `array_has_any(column, [values])` (also `array_has(column, value)`) on a list column.
+    LabelsAny {
+        /// The list column.
+        column: String,
+        /// The values, of the list's item type.
+        values: ArrayRef,
+    },
+    /// `array_has_all(column, [values])`.
+    LabelsAll {
+        /// The list column.
+        column: String,
+        /// The values, of the list's item type.
+        values: ArrayRef,
+    },
     /// `contains(column, 'text')` or `column LIKE '%text%'`
     Contains {
         /// The column.
@@ -65,6 +80,8 @@ impl IndexTerm {
             | IndexTerm::Range { column, .. }
             | IndexTerm::InList { column, .. }
             | IndexTerm::IsNull { column }
+            | IndexTerm::LabelsAny { column, .. }
+            | IndexTerm::LabelsAll { column, .. }
             | IndexTerm::Contains { column, .. } => column,
         }
     }
@@ -162,6 +179,26 @@ fn tree(node: &Node, ty: &dyn Fn(&str) -> Option<DataType>, depth: usize) -> Ind
             (Some(column), Some(needle)) => IndexTree::Term(IndexTerm::Contains { column, needle }),
             _ => IndexTree::Opaque,
         },
+        Node::Call {
+            func: Func::ArrayHasAny { needles },
+            args,
+        } if args.len() == 1 => match column_of(&args[0]) {
+            Some(column) => IndexTree::Term(IndexTerm::LabelsAny {
+                column,
+                values: needles.clone(),
+            }),
+            None => IndexTree::Opaque,
+        },
+        Node::Call {
+            func: Func::ArrayHasAll { needles },
+            args,
+        } if args.len() == 1 => match column_of(&args[0]) {
+            Some(column) => IndexTree::Term(IndexTerm::LabelsAll {
+                column,
+                values: needles.clone(),
+            }),
+            None => IndexTree::Opaque,
+        },
         Node::Like {
             input,
             pattern,
@@ -233,7 +270,12 @@ fn flip(op: BinaryOp) -> Option<BinaryOp> {
 /// The dotted path of a column node (not under a conversion).
 fn column_of(node: &Node) -> Option<String> {
     match node {
-        Node::Column { name, fields } => Some(std::iter::once(name.as_str()).chain(fields.iter().map(String::as_str)).collect::<Vec<_>>().join(".")),
+        Node::Column { name, fields } => Some(
+            std::iter::once(name.as_str())
+                .chain(fields.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join("."),
+        ),
         _ => None,
     }
 }
@@ -254,7 +296,15 @@ fn literal(node: &Node) -> Option<ArrayRef> {
         Node::Literal(a) if a.len() == 1 => Some(a.clone()),
         Node::Cast { input, to, .. } => {
             let v = literal(input)?;
-            cast_with_options(&v, to, &CastOptions { safe: false, ..Default::default() }).ok()
+            cast_with_options(
+                &v,
+                to,
+                &CastOptions {
+                    safe: false,
+                    ..Default::default()
+                },
+            )
+            .ok()
         }
         _ => None,
     }
@@ -265,7 +315,10 @@ fn narrow(v: ArrayRef, dt: &DataType) -> Option<ArrayRef> {
     if v.data_type() == dt {
         return Some(v);
     }
-    let strict = CastOptions { safe: false, ..Default::default() };
+    let strict = CastOptions {
+        safe: false,
+        ..Default::default()
+    };
     let there = cast_with_options(&v, dt, &strict).ok()?;
     let back = cast_with_options(&there, v.data_type(), &strict).ok()?;
     (back.to_data() == v.to_data()).then_some(there)
