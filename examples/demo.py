@@ -163,6 +163,23 @@ def dataset_demo(uri: str, rows: int, rng: random.Random) -> None:
     print(f"  time travel to tag 'before-delete' (version {old.version}): {old.count_rows():,} rows")
 
     t0 = time.perf_counter()
+    ds.create_scalar_index("id", "BTREE")
+    ds.create_scalar_index("color", "BITMAP")
+    ds.create_scalar_index("tags", "LABEL_LIST")
+    built = time.perf_counter() - t0
+    key = rows // 2 + 1
+    plan = ds.scanner(filter=f"id = {key}").explain_plan()
+    check.append("id_idx(BTree)" in plan)
+    t0 = time.perf_counter()
+    hit = ds.to_table(columns=["id"], filter=f"id = {key}")["id"].to_pylist()
+    lookup = time.perf_counter() - t0
+    check.append(hit == [key])
+    tagged = ds.count_rows("array_has_any(tags, ['t2'])")
+    check.append(tagged == ds.count_rows("array_has_any(tags, ['t2'])", use_scalar_index=False))
+    print(f"  indexes {[i['name'] + ':' + i['type'] for i in ds.list_indices()]} built in {built:.2f}s; "
+          f"id = {key} through the BTREE in {lookup * 1000:.1f} ms; {tagged:,} rows tagged t2 (LABEL_LIST)")
+
+    t0 = time.perf_counter()
     ds.add_columns({"price_x2": "price * 2"})
     ds.update({"color": "'crimson'"}, where="color = 'red'")
     after = ds.to_table(columns=["price", "price_x2", "color"])
