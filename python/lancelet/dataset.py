@@ -30,7 +30,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tupl
 
 import pyarrow as pa
 
-from . import _dropin, _native, _paths
+from . import _dropin, _expressions, _native, _paths
 from .errors import InvalidArgumentError, RowIndexError, UnsupportedFeatureError
 from .file import ReaderResults
 from .fragment import DataFile, FragmentMetadata
@@ -71,7 +71,6 @@ _IGNORED_SCAN_OPTIONS = {
 }
 # Scanner options for features lancelet does not have yet.
 _UNSUPPORTED_SCAN_OPTIONS = {
-    "nearest",
     "full_text_query",
     "index_segments",
     "order_by",
@@ -1026,7 +1025,13 @@ class LanceDataset(IndexMethods):
                 index_segments=index_segments, full_text_query=full_text_query, prefilter=prefilter,
                 with_row_id=with_row_id, with_row_address=with_row_address, use_stats=use_stats,
                 scan_stats_callback=scan_stats_callback, **kwargs))
-        for name, value in (("nearest", nearest), ("index_segments", index_segments),
+        if nearest is not None:
+            from ._nearest import NearestScanner
+
+            return NearestScanner(self, nearest, columns=columns, filter=_filter(filter),
+                                  prefilter=prefilter, fast_search=kwargs.get("fast_search"), limit=limit,
+                                  offset=offset, with_row_id=with_row_id)
+        for name, value in (("index_segments", index_segments),
                             ("full_text_query", full_text_query)):
             if value is not None:
                 raise UnsupportedFeatureError(f"scanner option {name!r} is not supported yet")
@@ -1155,6 +1160,7 @@ class LanceDataset(IndexMethods):
         a concurrent commit changed the same fragments, the delete runs again on the latest
         version, up to ``conflict_retries`` times or until ``retry_timeout`` has passed.
         """
+        predicate = _expressions.sql_if_expression(predicate)
         if not isinstance(predicate, str):
             raise InvalidArgumentError("delete() takes a SQL predicate string")
         self._native, n = _retrying(self._native, conflict_retries, retry_timeout,
@@ -1183,6 +1189,7 @@ class LanceDataset(IndexMethods):
         if not isinstance(updates, dict) or not updates or not all(
                 isinstance(k, str) and isinstance(v, str) for k, v in updates.items()):
             raise InvalidArgumentError("update takes a non-empty dict of {column: SQL expression}")
+        where = _expressions.sql_if_expression(where)
         if where is not None and not isinstance(where, str):
             raise InvalidArgumentError(f"where must be a SQL predicate string, got {type(where).__name__}")
         self._native, n = _retrying(self._native, conflict_retries, retry_timeout,
@@ -1342,6 +1349,8 @@ def _retrying(native: Any, retries: int, timeout: Optional[_dt.timedelta], run: 
 def _filter(filter: Any) -> Optional[str]:
     if filter is None or isinstance(filter, str):
         return filter
+    if _expressions.is_expression(filter):
+        return _expressions.to_sql(filter)  # pc.field("a") > 5, as pylance takes
     if type(filter).__module__.startswith("pyarrow"):
         # pylance also takes pyarrow.compute expressions.
         raise UnsupportedFeatureError(f"filters must be SQL strings, got {type(filter).__name__}")

@@ -142,6 +142,26 @@ class IndexMethods:
         self._native = _native.create_scalar_index(self._native, column, index_type, name, replace, numeric)
         return self
 
+    def create_index(self, column: Any, index_type: str, name: Optional[str] = None, metric: str = "L2",
+                     replace: bool = False, num_partitions: Optional[int] = None, ivf_centroids: Any = None,
+                     pq_codebook: Any = None, num_sub_vectors: Optional[int] = None, **kwargs: Any) -> "IndexMethods":
+        """Builds a vector index on ``column`` (a fixed-size list of floats) and commits it;
+        returns the dataset (pylance's signature). ``index_type``: ``IVF_FLAT`` (exact
+        distances within the probed partitions), ``IVF_PQ`` (product quantization; needs
+        ``num_sub_vectors``, ``num_bits`` 8 or 4) or ``IVF_SQ`` (8-bit scalar quantization).
+        ``metric``: ``L2`` (squared), ``cosine`` or ``dot``. Without ``num_partitions``,
+        partitions hold about ``target_partition_size`` rows (4096; 8192 for IVF_SQ).
+        Scalar types (BTREE, ...) are passed to :meth:`create_scalar_index`.
+
+        >>> ds.create_index("vec", "IVF_PQ", num_partitions=256, num_sub_vectors=16)  # doctest: +SKIP
+        >>> ds.to_table(nearest={"column": "vec", "q": q, "k": 10, "nprobes": 20})    # doctest: +SKIP
+        """
+        from ._nearest import create_index
+
+        return create_index(self, column, index_type, name=name, metric=metric, replace=replace,
+                            num_partitions=num_partitions, ivf_centroids=ivf_centroids, pq_codebook=pq_codebook,
+                            num_sub_vectors=num_sub_vectors, **kwargs)
+
     def list_indices(self) -> List[Dict[str, Any]]:
         """Every index segment: ``name``, ``type`` (``BTree``, ``Bitmap``, ``IVF_PQ``...),
         ``uuid``, ``fields`` (column names), ``version`` (the dataset version it was built
@@ -243,6 +263,10 @@ def _index_statistics(ds: Any, index_name: str) -> Dict[str, Any]:
 
 
 def _segment_stats(ds: Any, seg: Dict[str, Any]) -> Dict[str, Any]:
+    if seg["type"].startswith("IVF"):
+        import json
+
+        return json.loads(_native.vector_index_statistics(ds._native, seg["uuid"]))
     stats = getattr(_native, "index_segment_statistics", None)
     if stats is None:
         return {}

@@ -142,7 +142,7 @@ impl Dataset {
     }
 
     /// Commits `op`; when that surely committed nothing, removes the new index directories.
-    async fn commit_index_change(&self, op: Operation, new_dirs: &[String]) -> Result<Self> {
+    pub(crate) async fn commit_index_change(&self, op: Operation, new_dirs: &[String]) -> Result<Self> {
         match self.commit_operation(op, None).await {
             Ok(ds) => Ok(ds),
             Err(e) => {

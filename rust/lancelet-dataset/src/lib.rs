@@ -21,11 +21,13 @@ pub mod evolve;
 pub mod index;
 pub mod index_build;
 mod index_query;
+pub mod knn;
 pub mod lineage;
 mod prune;
 pub mod scan;
 pub mod take;
 pub mod update;
+pub mod vector_build;
 pub mod views;
 pub mod write;
 
@@ -66,6 +68,8 @@ struct Caches {
     row_id_index: Mutex<HashMap<u64, Arc<lancelet_table::rowids::RowIdIndex>>>,
     /// Opened scalar indexes by uuid (their files never change).
     scalar_indexes: Mutex<HashMap<String, Arc<dyn lancelet_index::scalar::ScalarIndex>>>,
+    /// Opened vector indexes by directory.
+    vector_indexes: Mutex<HashMap<String, Arc<lancelet_vector::ivf::IvfIndex>>>,
 }
 
 /// A version of a dataset, by number or by tag name.

@@ -291,7 +291,7 @@ fn row_indices(py: Python<'_>, indices: Vec<i64>) -> PyResult<Vec<u64>> {
 type Alteration<'py> = (String, Option<String>, Option<bool>, Option<Bound<'py, PyAny>>);
 
 /// Hands a single batch out as a stream.
-fn one_batch(batch: RecordBatch) -> BatchStream {
+pub(crate) fn one_batch(batch: RecordBatch) -> BatchStream {
     let schema = batch.schema();
     let mut once = Some(batch);
     let next = move || once.take().map(Ok);

@@ -111,7 +111,114 @@ fn optimize_indices(
     Ok(wrap(block_on(py, async move { inner.optimize_indices(&opts).await })?))
 }
 
+/// Builds a vector index (IVF_FLAT, IVF_PQ, IVF_SQ) and commits it; returns the new version.
+#[pyfunction]
+#[pyo3(signature = (ds, column, index_type, name=None, metric="l2", replace=false, num_partitions=None,
+    num_sub_vectors=None, num_bits=8, target_partition_size=None, sample_rate=256, max_iters=50,
+    ivf_centroids=None, pq_codebook=None))]
+#[allow(clippy::too_many_arguments)]
+fn create_vector_index(
+    py: Python<'_>,
+    ds: &PyDataset,
+    column: String,
+    index_type: String,
+    name: Option<String>,
+    metric: &str,
+    replace: bool,
+    num_partitions: Option<usize>,
+    num_sub_vectors: Option<usize>,
+    num_bits: u32,
+    target_partition_size: Option<usize>,
+    sample_rate: usize,
+    max_iters: usize,
+    ivf_centroids: Option<Vec<f32>>,
+    pq_codebook: Option<Vec<f32>>,
+) -> PyResult<PyDataset> {
+    use lancelet_vector::ivf::{VectorBuildParams, VectorIndexType};
+    let conv = |e: lancelet_index::Error| crate::errors::to_py(py, lancelet_dataset::Error::from(e));
+    let kind = VectorIndexType::parse(&index_type).map_err(conv)?;
+    let metric = lancelet_vector::Metric::parse(metric).map_err(conv)?;
+    let mut params = VectorBuildParams::new(kind, metric);
+    params.num_partitions = num_partitions;
+    params.num_sub_vectors = num_sub_vectors;
+    params.num_bits = num_bits;
+    params.target_partition_size = target_partition_size;
+    params.sample_rate = sample_rate;
+    params.max_iters = max_iters;
+    params.ivf_centroids = ivf_centroids;
+    params.pq_codebook = pq_codebook;
+    let req = lancelet_dataset::vector_build::VectorIndexRequest {
+        column,
+        name,
+        replace,
+        params,
+    };
+    let inner = ds.inner.clone();
+    Ok(wrap(block_on(
+        py,
+        async move { inner.create_vector_index(&req).await },
+    )?))
+}
+
+/// Nearest-neighbour search; returns a stream of one batch.
+#[pyfunction]
+#[pyo3(signature = (ds, column, queries, batch=false, k=10, nprobes=None, refine_factor=None, metric=None,
+    use_index=true, distance_range=None, columns=None, filter=None, prefilter=false, fast_search=false,
+    with_row_id=false))]
+#[allow(clippy::too_many_arguments)]
+fn nearest(
+    py: Python<'_>,
+    ds: &PyDataset,
+    column: String,
+    queries: Vec<Vec<f32>>,
+    batch: bool,
+    k: usize,
+    nprobes: Option<usize>,
+    refine_factor: Option<u32>,
+    metric: Option<String>,
+    use_index: bool,
+    distance_range: Option<(Option<f32>, Option<f32>)>,
+    columns: Option<Vec<String>>,
+    filter: Option<String>,
+    prefilter: bool,
+    fast_search: bool,
+    with_row_id: bool,
+) -> PyResult<crate::arrow_ffi::BatchStream> {
+    use lancelet_dataset::knn::{NearestOptions, NearestRequest};
+    let req = NearestRequest {
+        nearest: NearestOptions {
+            column,
+            queries,
+            batch,
+            k,
+            nprobes,
+            refine_factor,
+            metric,
+            use_index,
+            distance_range,
+        },
+        columns,
+        filter,
+        prefilter,
+        fast_search,
+        with_row_id,
+    };
+    let inner = ds.inner.clone();
+    let out = block_on(py, async move { inner.nearest(&req).await })?;
+    Ok(crate::dataset::one_batch(out))
+}
+
+/// Statistics of a vector index segment (partitions and their sizes), as JSON text.
+#[pyfunction]
+fn vector_index_statistics(py: Python<'_>, ds: &PyDataset, uuid: String) -> PyResult<String> {
+    let inner = ds.inner.clone();
+    block_on(py, async move { inner.vector_index_statistics(&uuid).await })
+}
+
 pub fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(create_vector_index, m)?)?;
+    m.add_function(wrap_pyfunction!(nearest, m)?)?;
+    m.add_function(wrap_pyfunction!(vector_index_statistics, m)?)?;
     m.add_function(wrap_pyfunction!(optimize_indices, m)?)?;
     m.add_function(wrap_pyfunction!(create_scalar_index, m)?)?;
     m.add_function(wrap_pyfunction!(index_segment_statistics, m)?)?;

@@ -1,0 +1,143 @@
+//! Building vector indexes (`create_index`): IVF_FLAT, IVF_PQ, IVF_SQ.
+//!
+//! The vectors of every live row are read with their row addresses, a model (IVF centroids
+//! and the storage's quantizer) is trained on a sample, every row is encoded into
+//! `auxiliary.idx` / `index.idx` under `_indices/{uuid}/`, and a CreateIndex records it.
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::UInt64Type;
+use lancelet_file::FileVersion;
+use lancelet_index::scalar::IndexStore;
+use lancelet_table::indices::{encode_fragment_bitmap, index_dir};
+use lancelet_table::pb;
+use lancelet_vector::distance::to_f32;
+use lancelet_vector::ivf::{self, VectorBuildParams};
+use pb::transaction::Operation;
+use roaring::RoaringBitmap;
+
+use crate::index_build::DirStore;
+use crate::scan::{Columns, Scan, ScanOptions, ROW_ADDR};
+use crate::{Dataset, Error, Result};
+
+/// The type URL of vector index details.
+pub const VECTOR_DETAILS_URL: &str = "/lance.index.pb.VectorIndexDetails";
+
+/// What `create_index` was asked for.
+#[derive(Debug, Clone)]
+pub struct VectorIndexRequest {
+    /// The vector column.
+    pub column: String,
+    /// The index name; `{column}_idx` by default.
+    pub name: Option<String>,
+    /// Replace an index of the same name (otherwise that is an error, pylance's default).
+    pub replace: bool,
+    /// Build parameters.
+    pub params: VectorBuildParams,
+}
+
+impl Dataset {
+    /// The vectors (as f32, row-major) and row addresses of every live row of `column`,
+    /// restricted to `fragments` when given.
+    pub async fn read_vectors(&self, column: &str, fragments: Option<Vec<u64>>) -> Result<(Vec<f32>, Vec<u64>, usize)> {
+        let scan = Scan::plan(
+            self,
+            ScanOptions {
+                columns: Columns::Names(vec![column.to_string()]),
+                with_row_address: true,
+                fragments,
+                ..ScanOptions::default()
+            },
+        )
+        .await?;
+        let (mut vectors, mut addrs, mut dim) = (Vec::new(), Vec::new(), 0);
+        for b in scan.collect().await? {
+            let col = b.column(0);
+            let a = b
+                .column_by_name(ROW_ADDR)
+                .ok_or_else(|| Error::InvalidArgument("the scan returned no row addresses".into()))?
+                .as_primitive::<UInt64Type>();
+            let (v, d) = to_f32(col.as_ref())?;
+            dim = d;
+            for i in 0..b.num_rows() {
+                // Rows without a vector are not indexed (they have no distance).
+                if col.is_valid(i) {
+                    vectors.extend_from_slice(&v[i * d..(i + 1) * d]);
+                    addrs.push(a.value(i));
+                }
+            }
+        }
+        Ok((vectors, addrs, dim))
+    }
+
+    /// Builds a vector index and commits it; returns the new version.
+    pub async fn create_vector_index(&self, req: &VectorIndexRequest) -> Result<Self> {
+        let field = self
+            .field_by_path(&req.column)
+            .ok_or_else(|| Error::InvalidArgument(format!("column {:?} does not exist", req.column)))?
+            .clone();
+        let name = req.name.clone().unwrap_or_else(|| format!("{}_idx", req.column));
+        let existing = self.indices().await?;
+        let removed: Vec<pb::IndexMetadata> = existing.iter().filter(|i| i.name == name).cloned().collect();
+        if !removed.is_empty() && !req.replace {
+            return Err(Error::InvalidArgument(format!(
+                "Index name '{name}' already exists; pass replace=True to replace it"
+            )));
+        }
+        let (vectors, addrs, dim) = self.read_vectors(&req.column, None).await?;
+        if addrs.is_empty() {
+            return Err(Error::InvalidArgument(format!(
+                "column {:?} has no vectors to train an index on",
+                req.column
+            )));
+        }
+        let model = ivf::train_model(&vectors, dim, &req.params)?;
+        let version = FileVersion::parse(&self.data_storage_version()).unwrap_or(FileVersion::V2_0);
+        let files = ivf::build(&model, &vectors, &addrs, dim, version)?;
+        drop(vectors);
+        let covered: RoaringBitmap = self
+            .fragments()
+            .iter()
+            .filter_map(|f| u32::try_from(f.id).ok())
+            .collect();
+        let uuid = uuid::Uuid::new_v4();
+        let mut meta = pb::IndexMetadata {
+            uuid: Some(pb::Uuid {
+                uuid: uuid.as_bytes().to_vec().into(),
+            }),
+            fields: vec![field.id],
+            name,
+            dataset_version: self.version(),
+            fragment_bitmap: encode_fragment_bitmap(&covered).into(),
+            index_details: Some(prost_types::Any {
+                type_url: VECTOR_DETAILS_URL.to_string(),
+                value: ivf::details(&model),
+            }),
+            index_version: Some(1),
+            created_at: Some(
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_millis() as u64)
+                    .unwrap_or(0),
+            ),
+            base_id: None,
+            files: Vec::new(),
+        };
+        let dir = index_dir(&meta).map_err(Error::InvalidArgument)?;
+        let store = DirStore {
+            store: self.store.clone(),
+            dir: dir.clone(),
+        };
+        for (file, bytes) in files {
+            let size = store.write(&file, bytes).await?;
+            meta.files.push(pb::IndexFile {
+                path: file,
+                size_bytes: size,
+            });
+        }
+        let op = Operation::CreateIndex(pb::transaction::CreateIndex {
+            new_indices: vec![meta],
+            removed_indices: removed,
+        });
+        self.commit_index_change(op, &[dir]).await
+    }
+}

@@ -1,0 +1,604 @@
+//! Opening and searching IVF index files (ours or pylance's).
+//!
+//! `index.idx` gives the index type, metric and centroids; `auxiliary.idx` gives the
+//! partition layout and the stored vectors. Partitions are read lazily, decoded once
+//! (codes untransposed and unpacked) and cached. HNSW sub-indexes are not walked: their
+//! partitions are scanned over the storage like a FLAT sub-index, which finds at least what
+//! the graph would. IVF_RQ is refused with [`Error::Unsupported`].
+//!
+//! Every size, offset, dimension and code width read from the files is checked; damage is
+//! [`Error::Corrupt`].
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::UInt64Type;
+use arrow_array::{Array, RecordBatch};
+use arrow_schema::DataType;
+use lancelet_file::{FileReader, Projection};
+use lancelet_index::scalar::IndexStore;
+use prost::Message;
+use serde_json::{json, Value};
+
+use super::{Storage, VectorIndexType};
+use crate::distance::{cosine_raw, dot_raw, l2_raw, norm, normalize};
+use crate::pq::{untranspose, ProductQuantizer};
+use crate::proto::{Ivf, Tensor, TENSOR_FLOAT16, TENSOR_FLOAT32, TENSOR_FLOAT64};
+use crate::sq::ScalarQuantizer;
+use crate::{Error, Metric, Result, TopK};
+
+/// Name of the sub-index file.
+pub const INDEX_FILE: &str = "index.idx";
+/// Name of the storage file.
+pub const AUX_FILE: &str = "auxiliary.idx";
+
+/// Largest vector dimension accepted from a file.
+const MAX_DIM: usize = 1 << 20;
+
+/// Decoded partitions kept per open index.
+const CACHED_PARTITIONS: usize = 256;
+
+enum StorageReader {
+    Flat,
+    Pq { pq: ProductQuantizer, transposed: bool },
+    Sq(ScalarQuantizer),
+}
+
+/// One decoded partition.
+struct Partition {
+    row_ids: Vec<u64>,
+    /// Flat: `dim` floats per row.
+    floats: Vec<f32>,
+    /// PQ: one code per sub-vector per row; SQ: `dim` codes per row.
+    codes: Vec<u8>,
+}
+
+/// An open IVF index.
+pub struct IvfIndex {
+    index_type: VectorIndexType,
+    metric: Metric,
+    dim: usize,
+    centroids: Vec<f32>,
+    loss: Option<f64>,
+    offsets: Vec<u64>,
+    lengths: Vec<u32>,
+    storage: StorageReader,
+    aux: Arc<FileReader>,
+    projection: Projection,
+    column: String,
+    hnsw: Option<Value>,
+    cache: Mutex<HashMap<usize, Arc<Partition>>>,
+}
+
+impl std::fmt::Debug for IvfIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IvfIndex")
+            .field("index_type", &self.index_type)
+            .field("metric", &self.metric)
+            .field("dim", &self.dim)
+            .field("num_partitions", &self.lengths.len())
+            .finish()
+    }
+}
+
+fn corrupt(file: &str, msg: impl Into<String>) -> Error {
+    Error::corrupt(file, msg)
+}
+
+fn meta<'a>(r: &'a FileReader, key: &str) -> Option<&'a String> {
+    r.metadata().schema.metadata().get(key)
+}
+
+async fn open_file(store: &dyn IndexStore, name: &str) -> Result<Arc<FileReader>> {
+    let io = store.open(name).await?;
+    Ok(Arc::new(FileReader::open(io).await?))
+}
+
+/// The global buffer named by schema metadata `key`.
+async fn buffer_at(r: &FileReader, key: &str, file: &str) -> Result<Vec<u8>> {
+    let v = meta(r, key).ok_or_else(|| corrupt(file, format!("no {key} metadata")))?;
+    let at: usize = v
+        .parse()
+        .ok()
+        .filter(|i| *i > 0 && *i < r.metadata().global_buffers.len())
+        .ok_or_else(|| corrupt(file, format!("{key} = {v:?} names no global buffer")))?;
+    Ok(r.read_global_buffer(at).await?.as_slice().to_vec())
+}
+
+async fn read_ivf(r: &FileReader, file: &str) -> Result<Ivf> {
+    let bytes = buffer_at(r, "lance:ivf", file).await?;
+    Ivf::decode(bytes.as_slice()).map_err(|e| corrupt(file, format!("bad IVF protobuf: {e}")))
+}
+
+/// A 2-D float tensor as `(rows, cols, f32 values)`.
+fn tensor_2d(t: &Tensor, file: &str, what: &str) -> Result<(usize, usize, Vec<f32>)> {
+    let [rows, cols] = t.shape[..] else {
+        return Err(corrupt(file, format!("{what} tensor has shape {:?}", t.shape)));
+    };
+    let (rows, cols) = (rows as usize, cols as usize);
+    let width = match t.data_type {
+        TENSOR_FLOAT16 => 2,
+        TENSOR_FLOAT32 => 4,
+        TENSOR_FLOAT64 => 8,
+        other => return Err(corrupt(file, format!("{what} tensor has data type {other}"))),
+    };
+    let want = rows.checked_mul(cols).and_then(|n| n.checked_mul(width));
+    if want != Some(t.data.len()) {
+        return Err(corrupt(
+            file,
+            format!("{what} tensor {:?} holds {} bytes", t.shape, t.data.len()),
+        ));
+    }
+    let values = match width {
+        2 => t
+            .data
+            .chunks_exact(2)
+            .map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32())
+            .collect(),
+        4 => t
+            .data
+            .chunks_exact(4)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect(),
+        _ => t
+            .data
+            .chunks_exact(8)
+            .map(|b| f64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]) as f32)
+            .collect(),
+    };
+    Ok((rows, cols, values))
+}
+
+/// The quantizer JSON inside `storage_metadata` (a JSON array of one JSON string).
+fn storage_metadata(r: &FileReader) -> Result<Value> {
+    let raw = meta(r, "storage_metadata").ok_or_else(|| corrupt(AUX_FILE, "no storage_metadata"))?;
+    let outer: Value = serde_json::from_str(raw).map_err(|e| corrupt(AUX_FILE, format!("storage_metadata: {e}")))?;
+    let inner = outer
+        .as_array()
+        .and_then(|a| a.first())
+        .and_then(Value::as_str)
+        .ok_or_else(|| corrupt(AUX_FILE, "storage_metadata is not an array of strings"))?;
+    serde_json::from_str(inner).map_err(|e| corrupt(AUX_FILE, format!("storage_metadata entry: {e}")))
+}
+
+fn json_usize(v: &Value, key: &str) -> Result<usize> {
+    v.get(key)
+        .and_then(Value::as_u64)
+        .and_then(|x| usize::try_from(x).ok())
+        .ok_or_else(|| corrupt(AUX_FILE, format!("storage_metadata lacks a valid {key:?}")))
+}
+
+/// Checks that `name` is a fixed-size list of `item` values of width `width`.
+fn check_list(r: &FileReader, name: &str, item: Option<&DataType>, width: usize) -> Result<()> {
+    let schema = &r.metadata().schema;
+    let field = schema
+        .field_with_name(name)
+        .map_err(|_| corrupt(AUX_FILE, format!("no {name:?} column")))?;
+    match field.data_type() {
+        DataType::FixedSizeList(child, w)
+            if usize::try_from(*w).ok() == Some(width) && item.is_none_or(|t| child.data_type() == t) =>
+        {
+            Ok(())
+        }
+        other => Err(corrupt(
+            AUX_FILE,
+            format!("column {name:?} is {other}, expected a fixed-size list of width {width}"),
+        )),
+    }
+}
+
+/// The byte values of a fixed-size list of `uint8` with `width` bytes per row.
+fn list_bytes(batch: &RecordBatch, name: &str, width: usize) -> Result<Vec<u8>> {
+    let col = batch
+        .column_by_name(name)
+        .ok_or_else(|| corrupt(AUX_FILE, format!("no {name:?} column")))?;
+    let list = col
+        .as_fixed_size_list_opt()
+        .ok_or_else(|| corrupt(AUX_FILE, format!("{name:?} is not a fixed-size list")))?;
+    let n = list.len();
+    let values = list.values();
+    let start = list.offset() * width;
+    if values.len() < start + n * width {
+        return Err(corrupt(AUX_FILE, format!("{name:?} holds too few values")));
+    }
+    let bytes = values
+        .slice(start, n * width)
+        .as_primitive_opt::<arrow_array::types::UInt8Type>()
+        .map(|a| a.values().to_vec())
+        .ok_or_else(|| corrupt(AUX_FILE, format!("{name:?} values are not uint8")))?;
+    Ok(bytes)
+}
+
+impl IvfIndex {
+    /// Opens an index directory holding `index.idx` and `auxiliary.idx`.
+    pub async fn open(store: &dyn IndexStore) -> Result<Self> {
+        let index = open_file(store, INDEX_FILE).await?;
+        let info: Value = meta(&index, "lance:index")
+            .and_then(|s| serde_json::from_str(s).ok())
+            .ok_or_else(|| corrupt(INDEX_FILE, "missing or bad lance:index metadata"))?;
+        let tname = info
+            .get("type")
+            .and_then(Value::as_str)
+            .ok_or_else(|| corrupt(INDEX_FILE, "lance:index has no type"))?;
+        let index_type =
+            VectorIndexType::parse(tname).map_err(|_| Error::Unsupported(format!("vector index type {tname:?}")))?;
+        if index_type.storage() == Storage::Rq {
+            return Err(Error::Unsupported(
+                "IVF_RQ (RaBitQ) indexes cannot be read yet; rebuild the index as IVF_PQ or IVF_SQ".into(),
+            ));
+        }
+        let metric = info
+            .get("distance_type")
+            .and_then(Value::as_str)
+            .map(Metric::parse)
+            .transpose()
+            .map_err(|_| corrupt(INDEX_FILE, "bad distance_type"))?;
+        let ivf = read_ivf(&index, INDEX_FILE).await?;
+        let tensor = ivf
+            .centroids_tensor
+            .as_ref()
+            .ok_or_else(|| corrupt(INDEX_FILE, "IVF has no centroids tensor"))?;
+        let (np, dim, centroids) = tensor_2d(tensor, INDEX_FILE, "centroids")?;
+        if dim == 0 || dim > MAX_DIM {
+            return Err(corrupt(INDEX_FILE, format!("centroids have dimension {dim}")));
+        }
+        let hnsw = meta(&index, "lance:hnsw")
+            .and_then(|s| serde_json::from_str::<Value>(s).ok())
+            .and_then(|v| {
+                v.as_array()
+                    .and_then(|a| a.first())
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            })
+            .and_then(|s| serde_json::from_str::<Value>(&s).ok());
+
+        let aux = open_file(store, AUX_FILE).await?;
+        let metric = match (metric, meta(&aux, "distance_type").map(|s| Metric::parse(s))) {
+            (Some(m), _) => m,
+            (None, Some(Ok(m))) => m,
+            _ => return Err(corrupt(AUX_FILE, "no valid distance_type")),
+        };
+        let layout = read_ivf(&aux, AUX_FILE).await?;
+        if layout.offsets.len() != np || layout.lengths.len() != np {
+            return Err(corrupt(
+                AUX_FILE,
+                format!(
+                    "{} offsets and {} lengths for {np} partitions",
+                    layout.offsets.len(),
+                    layout.lengths.len()
+                ),
+            ));
+        }
+        let rows = aux.num_rows();
+        for (o, l) in layout.offsets.iter().zip(&layout.lengths) {
+            if o.checked_add(u64::from(*l)).is_none_or(|end| end > rows) {
+                return Err(corrupt(AUX_FILE, format!("partition {o}+{l} exceeds {rows} rows")));
+            }
+        }
+        let md = storage_metadata(&aux)?;
+        let (storage, column) = match index_type.storage() {
+            Storage::Flat => {
+                check_list(&aux, "flat", None, dim)?;
+                (StorageReader::Flat, "flat")
+            }
+            Storage::Sq => {
+                let bits = json_usize(&md, "num_bits")?;
+                if bits != 8 {
+                    return Err(Error::Unsupported(format!("{bits}-bit scalar quantization")));
+                }
+                let bounds = md.get("bounds");
+                let bound = |k: &str| {
+                    bounds
+                        .and_then(|b| b.get(k))
+                        .and_then(Value::as_f64)
+                        .ok_or_else(|| corrupt(AUX_FILE, format!("SQ bounds lack {k:?}")))
+                };
+                check_list(&aux, "__sq_code", Some(&DataType::UInt8), dim)?;
+                let sq = ScalarQuantizer {
+                    dim,
+                    num_bits: 8,
+                    start: bound("start")?,
+                    end: bound("end")?,
+                };
+                (StorageReader::Sq(sq), "__sq_code")
+            }
+            Storage::Pq => {
+                let nbits = json_usize(&md, "nbits")?;
+                let m = json_usize(&md, "num_sub_vectors")?;
+                if json_usize(&md, "dimension")? != dim {
+                    return Err(corrupt(AUX_FILE, "PQ dimension differs from the centroids"));
+                }
+                let transposed = md.get("transposed").and_then(Value::as_bool).unwrap_or(false);
+                let at = json_usize(&md, "codebook_position")?;
+                if at == 0 || at >= aux.metadata().global_buffers.len() {
+                    return Err(corrupt(AUX_FILE, format!("codebook_position {at} names no buffer")));
+                }
+                let bytes = aux.read_global_buffer(at).await?;
+                let t = Tensor::decode(bytes.as_slice())
+                    .map_err(|e| corrupt(AUX_FILE, format!("bad codebook tensor: {e}")))?;
+                let (_, _, codebook) = tensor_2d(&t, AUX_FILE, "codebook")?;
+                let bits = u32::try_from(nbits).unwrap_or(0);
+                let pq = ProductQuantizer::new(dim, m, bits, codebook)
+                    .map_err(|e| corrupt(AUX_FILE, format!("PQ parameters: {e}")))?;
+                check_list(&aux, "__pq_code", Some(&DataType::UInt8), pq.code_width())?;
+                (StorageReader::Pq { pq, transposed }, "__pq_code")
+            }
+            Storage::Rq => return Err(Error::Unsupported("IVF_RQ".into())),
+        };
+        if aux
+            .metadata()
+            .schema
+            .field_with_name("_rowid")
+            .ok()
+            .map(|f| f.data_type())
+            != Some(&DataType::UInt64)
+        {
+            return Err(corrupt(AUX_FILE, "no uint64 _rowid column"));
+        }
+        let projection = aux.projection(Some(&["_rowid".to_string(), column.to_string()]))?;
+        Ok(Self {
+            index_type,
+            metric,
+            dim,
+            centroids,
+            loss: ivf.loss,
+            offsets: layout.offsets,
+            lengths: layout.lengths,
+            storage,
+            aux,
+            projection,
+            column: column.to_string(),
+            hnsw,
+            cache: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The index type.
+    pub fn index_type(&self) -> VectorIndexType {
+        self.index_type
+    }
+
+    /// The metric the index was built for.
+    pub fn metric(&self) -> Metric {
+        self.metric
+    }
+
+    /// Number of partitions.
+    pub fn num_partitions(&self) -> usize {
+        self.lengths.len()
+    }
+
+    /// Rows in each partition.
+    pub fn partition_sizes(&self) -> Vec<usize> {
+        self.lengths.iter().map(|l| *l as usize).collect()
+    }
+
+    /// Vector dimension.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// The centroids, `num_partitions x dim`.
+    pub fn centroids(&self) -> &[f32] {
+        &self.centroids
+    }
+
+    fn check_query(&self, query: &[f32]) -> Result<()> {
+        if query.len() == self.dim {
+            Ok(())
+        } else {
+            Err(Error::InvalidArgument(format!(
+                "query has {} values, the index dimension is {}",
+                query.len(),
+                self.dim
+            )))
+        }
+    }
+
+    /// The `nprobes` partitions nearest to `query` (cosine: normalised query by L2; dot: by
+    /// `-q·c`), nearest first, ties to the lower partition.
+    pub fn find_partitions(&self, query: &[f32], nprobes: usize) -> Vec<usize> {
+        if query.len() != self.dim {
+            return Vec::new();
+        }
+        let mut q = query.to_vec();
+        if self.metric == Metric::Cosine {
+            normalize(&mut q);
+        }
+        let mut d: Vec<(f32, usize)> = self
+            .centroids
+            .chunks_exact(self.dim)
+            .enumerate()
+            .map(|(i, c)| {
+                let d = if self.metric == Metric::Dot {
+                    -dot_raw(&q, c)
+                } else {
+                    l2_raw(&q, c)
+                };
+                (d, i)
+            })
+            .collect();
+        d.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        d.into_iter().take(nprobes).map(|(_, i)| i).collect()
+    }
+
+    async fn partition(&self, p: usize) -> Result<Arc<Partition>> {
+        if let Some(part) = self.cache.lock().ok().and_then(|c| c.get(&p).cloned()) {
+            return Ok(part);
+        }
+        let (start, n) = (self.offsets[p], self.lengths[p] as usize);
+        let range = std::iter::once(start..start + n as u64).collect::<Vec<_>>();
+        let batch = self.aux.read_ranges(&self.projection, &range, None).await?;
+        if batch.num_rows() != n {
+            return Err(corrupt(
+                AUX_FILE,
+                format!("partition {p} read {} rows", batch.num_rows()),
+            ));
+        }
+        let ids = batch
+            .column_by_name("_rowid")
+            .and_then(|c| c.as_primitive_opt::<UInt64Type>())
+            .filter(|a| a.null_count() == 0)
+            .ok_or_else(|| corrupt(AUX_FILE, "_rowid is not a non-null uint64"))?;
+        let mut part = Partition {
+            row_ids: ids.values().to_vec(),
+            floats: Vec::new(),
+            codes: Vec::new(),
+        };
+        match &self.storage {
+            StorageReader::Flat => {
+                let col = batch
+                    .column_by_name(&self.column)
+                    .ok_or_else(|| corrupt(AUX_FILE, "no flat column"))?;
+                let (v, dim) = crate::distance::to_f32(col.as_ref())
+                    .map_err(|e| corrupt(AUX_FILE, format!("flat vectors: {e}")))?;
+                if dim != self.dim {
+                    return Err(corrupt(AUX_FILE, "flat vectors have the wrong dimension"));
+                }
+                part.floats = v;
+            }
+            StorageReader::Sq(_) => part.codes = list_bytes(&batch, &self.column, self.dim)?,
+            StorageReader::Pq { pq, transposed } => {
+                let w = pq.code_width();
+                let mut bytes = list_bytes(&batch, &self.column, w)?;
+                if *transposed {
+                    bytes = untranspose(&bytes, n, w);
+                }
+                part.codes = if pq.num_bits == 4 {
+                    bytes.chunks_exact(w).flat_map(|r| pq.unpack(r)).collect()
+                } else {
+                    bytes
+                };
+            }
+        }
+        let part = Arc::new(part);
+        if let Ok(mut c) = self.cache.lock() {
+            if c.len() >= CACHED_PARTITIONS {
+                c.clear();
+            }
+            c.insert(p, part.clone());
+        }
+        Ok(part)
+    }
+
+    /// The `k` nearest rows to `query` among the `nprobes` nearest partitions, as
+    /// `(distance, row address)` sorted by distance then row address. `filter` (when given)
+    /// says which row addresses may be returned. Distances are pylance's index distances:
+    /// exact for FLAT (L2 squared, `1 - cos`, `1 - q·v`), ADC for PQ (L2 / cosine: squared L2
+    /// of the query residual; dot: `1 - q·v̂`), quantized for SQ. With `refine`, FLAT is
+    /// unchanged (already exact); for PQ/SQ the caller re-ranks the returned candidates with
+    /// [`crate::distance::distance`] over the raw vectors (the index does not hold them).
+    pub async fn search(
+        &self,
+        query: &[f32],
+        k: usize,
+        nprobes: usize,
+        filter: Option<&(dyn Fn(u64) -> bool + Send + Sync)>,
+        refine: bool,
+    ) -> Result<Vec<(f32, u64)>> {
+        let _ = refine;
+        self.check_query(query)?;
+        let mut top = TopK::new(k);
+        if k == 0 {
+            return Ok(Vec::new());
+        }
+        let mut qn = query.to_vec();
+        if self.metric == Metric::Cosine {
+            normalize(&mut qn);
+        }
+        let q_norm = norm(query);
+        let dim = self.dim;
+        let sq_query = match &self.storage {
+            StorageReader::Sq(sq) => Some(sq.prepare(&qn, self.metric)),
+            _ => None,
+        };
+        let dot_table = match &self.storage {
+            StorageReader::Pq { pq, .. } if self.metric == Metric::Dot => Some(pq.build_table(query, Metric::Dot)),
+            _ => None,
+        };
+        for p in self.find_partitions(query, nprobes) {
+            let part = self.partition(p).await?;
+            let allowed = |i: usize| filter.is_none_or(|f| f(part.row_ids[i]));
+            match &self.storage {
+                StorageReader::Flat => {
+                    for (i, v) in part.floats.chunks_exact(dim).enumerate() {
+                        if !allowed(i) {
+                            continue;
+                        }
+                        let d = match self.metric {
+                            Metric::L2 => l2_raw(query, v),
+                            Metric::Cosine => cosine_raw(query, q_norm, v),
+                            Metric::Dot => 1.0 - dot_raw(query, v),
+                            Metric::Hamming => crate::distance::distance(Metric::Hamming, query, v)?,
+                        };
+                        top.push(d, part.row_ids[i]);
+                    }
+                }
+                StorageReader::Sq(sq) => {
+                    let Some(sqq) = &sq_query else { continue };
+                    let offset = if self.metric == Metric::Dot { 1.0 } else { 0.0 };
+                    for (i, c) in part.codes.chunks_exact(dim).enumerate() {
+                        if allowed(i) {
+                            top.push(offset + sq.distance(sqq, c), part.row_ids[i]);
+                        }
+                    }
+                }
+                StorageReader::Pq { pq, .. } => {
+                    let (table, offset) = match &dot_table {
+                        Some(t) => (t.clone(), 1.0),
+                        None => {
+                            let c = &self.centroids[p * dim..(p + 1) * dim];
+                            let res: Vec<f32> = qn.iter().zip(c).map(|(a, b)| a - b).collect();
+                            (pq.build_table(&res, Metric::L2), 0.0)
+                        }
+                    };
+                    for (i, codes) in part.codes.chunks_exact(pq.num_sub_vectors).enumerate() {
+                        if allowed(i) {
+                            top.push(offset + pq.adc(&table, codes), part.row_ids[i]);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(top.into_sorted_vec())
+    }
+
+    fn sub_index_stats(&self) -> Value {
+        let metric = self.metric.as_str();
+        let mut s = match &self.storage {
+            StorageReader::Flat => json!({"dim": self.dim, "index_type": "FLAT", "metric_type": metric}),
+            StorageReader::Sq(sq) => json!({
+                "dim": self.dim, "num_bits": 8,
+                "bounds": {"start": sq.start, "end": sq.end},
+                "index_type": "SQ", "metric_type": metric,
+            }),
+            StorageReader::Pq { pq, transposed } => json!({
+                "metric_type": if self.metric == Metric::Cosine { "l2" } else { metric },
+                "nbits": pq.num_bits, "num_sub_vectors": pq.num_sub_vectors,
+                "dimension": self.dim, "index_type": "PQ", "transposed": transposed,
+            }),
+        };
+        if let (Some(Value::Object(h)), Value::Object(o)) = (&self.hnsw, &mut s) {
+            for (k, v) in h {
+                o.insert(k.clone(), v.clone());
+            }
+            o.insert("index_type".into(), "HNSW".into());
+        }
+        s
+    }
+
+    /// Statistics shaped like one segment of pylance's `index_statistics` (without
+    /// `uuid`, `uri` and `centroids`, which the dataset layer knows or omits).
+    pub fn statistics(&self) -> Value {
+        json!({
+            "index_type": self.index_type.name(),
+            "metric_type": self.metric.as_str(),
+            "num_partitions": self.num_partitions(),
+            "sub_index": self.sub_index_stats(),
+            "partitions": self.lengths.iter().map(|l| json!({"size": l})).collect::<Vec<_>>(),
+            "loss": self.loss,
+            "index_file_version": "V3",
+        })
+    }
+}

@@ -1,0 +1,255 @@
+//! Writing IVF index files in pylance 14's V3 layout.
+//!
+//! - `auxiliary.idx`: `_rowid` (uint64, row addresses) plus the storage column (`flat`,
+//!   `__pq_code` or `__sq_code`), rows grouped by partition in partition order and by row
+//!   address inside a partition; schema metadata `distance_type`, `lance:ivf` (= "1") and
+//!   `storage_metadata` (a JSON array holding the quantizer's JSON as a string); global buffer
+//!   1 holds an [`Ivf`] with the partitions' row offsets and lengths, global buffer 2 the PQ
+//!   codebook [`Tensor`]. PQ codes are transposed per partition.
+//! - `index.idx`: the FLAT sub-index marker: no rows, a `__flat_marker` column, metadata
+//!   `lance:index` (type and distance type), `lance:flat` (one empty string per partition)
+//!   and `lance:ivf`; global buffer 1 holds the centroids tensor, the loss and zero
+//!   offsets/lengths.
+
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, FixedSizeListArray, Float32Array, RecordBatch, UInt64Array, UInt8Array};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use lancelet_file::{FileVersion, FileWriter, WriterOptions};
+use prost::Message;
+
+use super::read::{AUX_FILE, INDEX_FILE};
+use super::{residuals, rows_of, IvfModel, Storage};
+use crate::distance::normalize_rows;
+use crate::pq::transpose;
+use crate::proto::{Ivf, Tensor, TENSOR_FLOAT32};
+use crate::{Error, Metric, Result};
+
+fn f32_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn fsl(name: &str, item: DataType, width: usize, values: ArrayRef, nullable: bool) -> Result<(Field, ArrayRef)> {
+    let item = Arc::new(Field::new("item", item, true));
+    let w = i32::try_from(width).map_err(|_| Error::InvalidArgument(format!("width {width} too large")))?;
+    let array = FixedSizeListArray::try_new(item.clone(), w, values, None)?;
+    Ok((
+        Field::new(name, DataType::FixedSizeList(item, w), nullable),
+        Arc::new(array),
+    ))
+}
+
+fn write_file(
+    name: &str,
+    schema: SchemaRef,
+    columns: Vec<ArrayRef>,
+    metadata: &[(&str, String)],
+    buffers: &[Vec<u8>],
+    version: FileVersion,
+) -> Result<Vec<u8>> {
+    let opts = WriterOptions {
+        version,
+        ..Default::default()
+    };
+    let mut w = FileWriter::try_new(Vec::new(), name, schema.clone(), opts)?;
+    for (i, b) in buffers.iter().enumerate() {
+        let at = w.add_global_buffer(b)?;
+        if at as usize != i + 1 {
+            return Err(Error::InvalidArgument(format!(
+                "global buffer landed at {at}, expected {}",
+                i + 1
+            )));
+        }
+    }
+    for (k, v) in metadata {
+        w.add_schema_metadata(k.to_string(), v.clone());
+    }
+    let batch = RecordBatch::try_new(schema, columns)?;
+    if batch.num_rows() > 0 {
+        w.write_batch(&batch)?;
+    }
+    Ok(w.finish()?.0)
+}
+
+/// Encodes `vectors` (row-major, with their row addresses) with `model` and returns the
+/// index files, `auxiliary.idx` first, as `(name, bytes)`.
+pub fn build(
+    model: &IvfModel,
+    vectors: &[f32],
+    row_addrs: &[u64],
+    dim: usize,
+    version: FileVersion,
+) -> Result<Vec<(String, Vec<u8>)>> {
+    let rows = rows_of(vectors, dim)?;
+    if dim != model.dim {
+        return Err(Error::InvalidArgument(format!(
+            "vectors have dimension {dim}, the model {}",
+            model.dim
+        )));
+    }
+    if rows != row_addrs.len() {
+        return Err(Error::InvalidArgument(format!(
+            "{rows} vectors but {} row addresses",
+            row_addrs.len()
+        )));
+    }
+    let itype = model.params.index_type;
+    if itype.is_hnsw() {
+        return Err(Error::Unsupported(format!("writing {itype} (HNSW graphs)")));
+    }
+    let metric = model.metric();
+    let np = model.num_partitions();
+    let mut data = vectors.to_vec();
+    if metric == Metric::Cosine {
+        normalize_rows(&mut data, dim);
+    }
+    let parts = model.assign(&data);
+    let mut order: Vec<usize> = (0..rows).collect();
+    order.sort_by_key(|&i| (parts[i], row_addrs[i]));
+    let mut lengths = vec![0u32; np];
+    for &p in &parts {
+        lengths[p as usize] = lengths[p as usize]
+            .checked_add(1)
+            .ok_or_else(|| Error::InvalidArgument("a partition exceeds u32::MAX rows".into()))?;
+    }
+    let offsets: Vec<u64> = lengths
+        .iter()
+        .scan(0u64, |acc, &l| {
+            let o = *acc;
+            *acc += u64::from(l);
+            Some(o)
+        })
+        .collect();
+    let sorted: Vec<f32> = order
+        .iter()
+        .flat_map(|&i| data[i * dim..(i + 1) * dim].to_vec())
+        .collect();
+    let sorted_parts: Vec<u32> = order.iter().map(|&i| parts[i]).collect();
+    let rowids = UInt64Array::from_iter_values(order.iter().map(|&i| row_addrs[i]));
+
+    let mut buffers = vec![Ivf {
+        offsets: offsets.clone(),
+        lengths: lengths.clone(),
+        ..Default::default()
+    }
+    .encode_to_vec()];
+    let (storage_field, storage_col, storage_md) = match itype.storage() {
+        Storage::Flat => {
+            let (f, a) = fsl(
+                "flat",
+                DataType::Float32,
+                dim,
+                Arc::new(Float32Array::from(sorted)),
+                false,
+            )?;
+            (f, a, format!("{{\"dim\":{dim}}}"))
+        }
+        Storage::Sq => {
+            let sq = model
+                .sq
+                .as_ref()
+                .ok_or_else(|| Error::InvalidArgument("IVF_SQ model without a scalar quantizer".into()))?;
+            let codes = sq.encode(&sorted);
+            let (f, a) = fsl(
+                "__sq_code",
+                DataType::UInt8,
+                dim,
+                Arc::new(UInt8Array::from(codes)),
+                true,
+            )?;
+            let md = format!(
+                "{{\"dim\":{dim},\"num_bits\":8,\"bounds\":{{\"start\":{},\"end\":{}}}}}",
+                serde_json::Value::from(sq.start),
+                serde_json::Value::from(sq.end)
+            );
+            (f, a, md)
+        }
+        Storage::Pq => {
+            let pq = model
+                .pq
+                .as_ref()
+                .ok_or_else(|| Error::InvalidArgument("IVF_PQ model without a product quantizer".into()))?;
+            let res = residuals(model, &sorted, &sorted_parts);
+            let packed = pq.encode(&res)?;
+            let w = pq.code_width();
+            let mut codes = Vec::with_capacity(packed.len());
+            for (&o, &l) in offsets.iter().zip(&lengths) {
+                let (o, l) = (o as usize, l as usize);
+                codes.extend(transpose(&packed[o * w..(o + l) * w], l, w));
+            }
+            buffers.push(
+                Tensor {
+                    data_type: TENSOR_FLOAT32,
+                    shape: vec![pq.num_centroids() as u32, dim as u32],
+                    data: f32_bytes(&pq.codebook),
+                }
+                .encode_to_vec(),
+            );
+            let (f, a) = fsl("__pq_code", DataType::UInt8, w, Arc::new(UInt8Array::from(codes)), true)?;
+            let md = format!(
+                "{{\"codebook_position\":2,\"nbits\":{},\"num_sub_vectors\":{},\"dimension\":{dim},\"codebook_tensor\":[],\"transposed\":true}}",
+                pq.num_bits, pq.num_sub_vectors
+            );
+            (f, a, md)
+        }
+        Storage::Rq => return Err(Error::Unsupported("writing IVF_RQ indexes".into())),
+    };
+    let aux_schema = Arc::new(Schema::new(vec![
+        Field::new("_rowid", DataType::UInt64, true),
+        storage_field,
+    ]));
+    let aux_md = [
+        ("distance_type", metric.as_str().to_string()),
+        ("lance:ivf", "1".to_string()),
+        (
+            "storage_metadata",
+            serde_json::Value::from(vec![storage_md]).to_string(),
+        ),
+    ];
+    let aux = write_file(
+        AUX_FILE,
+        aux_schema,
+        vec![Arc::new(rowids), storage_col],
+        &aux_md,
+        &buffers,
+        version,
+    )?;
+
+    let index_ivf = Ivf {
+        offsets: vec![0; np],
+        lengths: vec![0; np],
+        centroids_tensor: Some(Tensor {
+            data_type: TENSOR_FLOAT32,
+            shape: vec![np as u32, dim as u32],
+            data: f32_bytes(&model.centroids),
+        }),
+        loss: Some(model.loss),
+        ..Default::default()
+    };
+    let index_schema = Arc::new(Schema::new(vec![Field::new("__flat_marker", DataType::UInt64, false)]));
+    let index_md = [
+        (
+            "lance:index",
+            format!(
+                "{{\"type\":\"{}\",\"distance_type\":\"{}\"}}",
+                itype.name(),
+                metric.as_str()
+            ),
+        ),
+        (
+            "lance:flat",
+            serde_json::Value::from(vec![String::new(); np]).to_string(),
+        ),
+        ("lance:ivf", "1".to_string()),
+    ];
+    let empty: ArrayRef = Arc::new(UInt64Array::from(Vec::<u64>::new()));
+    let index = write_file(
+        INDEX_FILE,
+        index_schema,
+        vec![empty],
+        &index_md,
+        &[index_ivf.encode_to_vec()],
+        version,
+    )?;
+    Ok(vec![(AUX_FILE.to_string(), aux), (INDEX_FILE.to_string(), index)])
+}
