@@ -252,6 +252,33 @@ impl Dataset {
             for name in names {
                 let segs: Vec<&pb::IndexMetadata> = indices.iter().filter(|i| i.name == name).collect();
                 let Some(first) = segs.first() else { continue };
+                let is_vector = first
+                    .index_details
+                    .as_ref()
+                    .is_some_and(|d| d.type_url == crate::vector_build::VECTOR_DETAILS_URL);
+                if is_vector {
+                    // Delta segments need the old model; merging rebuilds the index with the
+                    // same type, metric and shape over every fragment.
+                    if opts.num_indices_to_merge == Some(0) {
+                        continue;
+                    }
+                    let [field_id] = first.fields[..] else { continue };
+                    let Some(column) = self.field_path(field_id) else {
+                        continue;
+                    };
+                    let params = self.vector_params_of(first).await?;
+                    let (mut meta, dir) = self.train_vector_segment(&column, &params).await?;
+                    meta.dataset_version = segs
+                        .iter()
+                        .map(|s| s.dataset_version)
+                        .min()
+                        .unwrap_or(meta.dataset_version);
+                    meta.name = name;
+                    removed.extend(segs.iter().map(|s| (*s).clone()));
+                    dirs.push(dir);
+                    new_indices.push(meta);
+                    continue;
+                }
                 let Some(kind) = first
                     .index_details
                     .as_ref()
@@ -353,7 +380,7 @@ impl Dataset {
         Ok(out)
     }
 
-    async fn remove_index_dir(&self, dir: &str) {
+    pub(crate) async fn remove_index_dir(&self, dir: &str) {
         if let Ok(files) = self.store.list(dir).await {
             for f in files {
                 let _ = self.store.delete(&format!("{dir}/{f}")).await;

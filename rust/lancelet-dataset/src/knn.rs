@@ -267,7 +267,7 @@ impl Dataset {
         Ok(v.to_string())
     }
 
-    async fn open_vector_index(&self, idx: &pb::IndexMetadata) -> Result<Arc<IvfIndex>> {
+    pub(crate) async fn open_vector_index(&self, idx: &pb::IndexMetadata) -> Result<Arc<IvfIndex>> {
         let dir = index_dir(idx).map_err(|e| Error::corrupt("_indices", e))?;
         if let Some(hit) = self
             .caches

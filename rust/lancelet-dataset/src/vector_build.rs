@@ -71,10 +71,6 @@ impl Dataset {
 
     /// Builds a vector index and commits it; returns the new version.
     pub async fn create_vector_index(&self, req: &VectorIndexRequest) -> Result<Self> {
-        let field = self
-            .field_by_path(&req.column)
-            .ok_or_else(|| Error::InvalidArgument(format!("column {:?} does not exist", req.column)))?
-            .clone();
         let name = req.name.clone().unwrap_or_else(|| format!("{}_idx", req.column));
         let existing = self.indices().await?;
         let removed: Vec<pb::IndexMetadata> = existing.iter().filter(|i| i.name == name).cloned().collect();
@@ -83,14 +79,57 @@ impl Dataset {
                 "Index name '{name}' already exists; pass replace=True to replace it"
             )));
         }
-        let (vectors, addrs, dim) = self.read_vectors(&req.column, None).await?;
+        let (mut meta, dir) = self.train_vector_segment(&req.column, &req.params).await?;
+        meta.name = name;
+        let op = Operation::CreateIndex(pb::transaction::CreateIndex {
+            new_indices: vec![meta],
+            removed_indices: removed,
+        });
+        self.commit_index_change(op, &[dir]).await
+    }
+
+    /// The build parameters an existing vector index was made with (type, metric,
+    /// partitions, PQ shape), for rebuilding it over new fragments.
+    pub(crate) async fn vector_params_of(&self, idx: &pb::IndexMetadata) -> Result<VectorBuildParams> {
+        use prost::Message;
+        let index = self.open_vector_index(idx).await?;
+        let mut params = VectorBuildParams::new(index.index_type(), index.metric());
+        params.num_partitions = Some(index.num_partitions());
+        if let Some(d) = &idx.index_details {
+            let details = lancelet_vector::proto::VectorIndexDetails::decode(d.value.as_slice())
+                .map_err(|e| Error::corrupt("_indices", format!("vector index details: {e}")))?;
+            params.target_partition_size = details.target_partition_size.map(|t| t as usize);
+            if let Some(lancelet_vector::proto::Compression::Pq(pq)) = details.compression {
+                params.num_sub_vectors = Some(pq.num_sub_vectors as usize);
+                params.num_bits = pq.num_bits;
+            }
+        }
+        Ok(params)
+    }
+
+    /// Trains and writes one vector index segment over every live row; returns its entry
+    /// (unnamed) and directory.
+    pub(crate) async fn train_vector_segment(
+        &self,
+        column: &str,
+        params: &VectorBuildParams,
+    ) -> Result<(pb::IndexMetadata, String)> {
+        let field = self
+            .field_by_path(column)
+            .ok_or_else(|| Error::InvalidArgument(format!("column {column:?} does not exist")))?
+            .clone();
+        let (vectors, addrs, dim) = self.read_vectors(column, None).await?;
         if addrs.is_empty() {
             return Err(Error::InvalidArgument(format!(
-                "column {:?} has no vectors to train an index on",
-                req.column
+                "column {column:?} has no vectors to train an index on"
             )));
         }
-        let model = ivf::train_model(&vectors, dim, &req.params)?;
+        let mut params = params.clone();
+        if let Some(n) = params.num_partitions {
+            // A rebuild over fewer rows than the old index had partitions.
+            params.num_partitions = Some(n.min(addrs.len()).max(1));
+        }
+        let model = ivf::train_model(&vectors, dim, &params)?;
         let version = FileVersion::parse(&self.data_storage_version()).unwrap_or(FileVersion::V2_0);
         let files = ivf::build(&model, &vectors, &addrs, dim, version)?;
         drop(vectors);
@@ -105,7 +144,7 @@ impl Dataset {
                 uuid: uuid.as_bytes().to_vec().into(),
             }),
             fields: vec![field.id],
-            name,
+            name: String::new(),
             dataset_version: self.version(),
             fragment_bitmap: encode_fragment_bitmap(&covered).into(),
             index_details: Some(prost_types::Any {
@@ -128,16 +167,17 @@ impl Dataset {
             dir: dir.clone(),
         };
         for (file, bytes) in files {
-            let size = store.write(&file, bytes).await?;
-            meta.files.push(pb::IndexFile {
-                path: file,
-                size_bytes: size,
-            });
+            match store.write(&file, bytes).await {
+                Ok(size) => meta.files.push(pb::IndexFile {
+                    path: file,
+                    size_bytes: size,
+                }),
+                Err(e) => {
+                    self.remove_index_dir(&dir).await;
+                    return Err(e.into());
+                }
+            }
         }
-        let op = Operation::CreateIndex(pb::transaction::CreateIndex {
-            new_indices: vec![meta],
-            removed_indices: removed,
-        });
-        self.commit_index_change(op, &[dir]).await
+        Ok((meta, dir))
     }
 }
