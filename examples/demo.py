@@ -129,7 +129,7 @@ def spark_demo(uri: str, out_uri: str) -> None:
 
 
 def dataset_demo(uri: str, rows: int, rng: random.Random) -> None:
-    """Versions, appends, filters, take, deletes, tags and time travel on a dataset."""
+    """Versions, appends, filters, take, deletes, tags, time travel, indexes and vector search."""
     print(f"dataset at {uri}")
     half = rows // 2
 
@@ -178,6 +178,21 @@ def dataset_demo(uri: str, rows: int, rng: random.Random) -> None:
     check.append(tagged == ds.count_rows("array_has_any(tags, ['t2'])", use_scalar_index=False))
     print(f"  indexes {[i['name'] + ':' + i['type'] for i in ds.list_indices()]} built in {built:.2f}s; "
           f"id = {key} through the BTREE in {lookup * 1000:.1f} ms; {tagged:,} rows tagged t2 (LABEL_LIST)")
+
+    q = ds.to_table(filter="id = 7", columns=["embedding"])["embedding"][0].as_py()
+    exact = ds.to_table(nearest={"column": "embedding", "q": q, "k": 5}, columns=["id"])
+    check.append(exact["id"][0].as_py() == 7 and exact["_distance"][0].as_py() == 0.0)
+    t0 = time.perf_counter()
+    ds.create_index("embedding", "IVF_PQ", num_partitions=16, num_sub_vectors=4)
+    built = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    ann = ds.to_table(nearest={"column": "embedding", "q": q, "k": 5, "nprobes": 8, "refine_factor": 4},
+                      columns=["id"])
+    searched = time.perf_counter() - t0
+    overlap = len(set(ann["id"].to_pylist()) & set(exact["id"].to_pylist()))
+    check.append(overlap >= 3)
+    print(f"  nearest to row 7: exact {exact['id'].to_pylist()}; IVF_PQ (built in {built:.2f}s) "
+          f"{ann['id'].to_pylist()} in {searched * 1000:.1f} ms ({overlap}/5 shared)")
 
     t0 = time.perf_counter()
     ds.add_columns({"price_x2": "price * 2"})
