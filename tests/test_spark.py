@@ -468,6 +468,29 @@ def test_two_concurrent_spark_appends_both_land(spark, tmp_path):
 # -- Arrow UDF helpers -------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("indexed", [False, True], ids=["exact", "ivf_flat"])
+def test_nearest_searches_query_partitions_on_executors(spark, tmp_path, indexed):
+    """One output row per (query, neighbour), equal to the library's own search of each query."""
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((3000, 8)).astype(np.float32)
+    uri = str(tmp_path / "vectors.lance")
+    ds = lancelet.write_dataset(pa.table({"n": range(3000), "v": pa.FixedSizeListArray.from_arrays(
+        pa.array(x.ravel()), 8)}), uri, max_rows_per_file=1000)
+    if indexed:
+        ds.create_index("v", "IVF_FLAT", num_partitions=4)
+    qids = list(range(0, 3000, 97))
+    queries = spark.createDataFrame([(i, x[i].tolist()) for i in qids], "qid long, q array<float>").repartition(3)
+    rows = lancelet.spark.nearest(spark, uri, queries, "v", k=4, id_column="qid", columns=["n"], nprobes=4).collect()
+    assert len(rows) == 4 * len(qids)
+    for qid in qids:
+        got = sorted(((r["_distance"], r["n"]) for r in rows if r["qid"] == qid))
+        expected = ds.to_table(nearest={"column": "v", "q": x[qid], "k": 4, "nprobes": 4}, columns=["n"])
+        assert [n for _, n in got] == expected["n"].to_pylist()
+        assert got[0] == (0.0, qid)
+
+
 def test_take_fetches_rows_by_id_on_executors(spark, items):
     ids = spark.read.format("lancelet").option("with_row_id", "true").option("columns", "id").load(items)
     wanted = ids.where("id IN (5, 20004, 17777)")

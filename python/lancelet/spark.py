@@ -680,3 +680,58 @@ def add_columns(spark: Any, uri: str, udf: Any, read_columns: Optional[List[str]
     kept = [f["path"] for frag in files for f in frag["files"]]
     _native.Dataset.remove_tagged_files(uri, tag, kept, storage or None)
     return ds._with(native)
+
+
+def nearest(spark: Any, uri: str, queries_df: Any, column: str, k: int = 10, *, query_column: str = "q",
+            id_column: Optional[str] = None, columns: Optional[List[str]] = None, version: Optional[Any] = None,
+            nprobes: Optional[int] = None, refine_factor: Optional[int] = None, metric: Optional[str] = None,
+            filter: Optional[str] = None, prefilter: bool = False, use_index: bool = True,
+            storage_options: Optional[Dict[str, str]] = None) -> Any:
+    """Batch nearest-neighbour search on the executors: for each row of ``queries_df`` (a
+    vector in ``query_column``, and an id in ``id_column`` when given), the ``k`` nearest rows
+    of ``uri``'s ``column``, one output row per (query, neighbour): the query id (or the
+    query vector's position among its partition's rows when there is no id), ``_rowid``,
+    ``_distance`` and ``columns``. Each partition of queries is searched in one task, with
+    the dataset pinned at the driver's version::
+
+        pairs = lancelet.spark.nearest(spark, uri, queries_df, "vec", k=10, id_column="qid")
+        dups = pairs.where("_distance < 0.01 AND qid != _rowid")     # semantic dedup
+    """
+    del spark
+    ds = dataset(uri, version=version, storage_options=storage_options)
+    pinned = ds.version
+    names = list(columns or [])
+    field_types = [ds.schema.field(n) for n in names]
+    qid_field = (queries_df.schema[id_column] if id_column is not None
+                 else T.StructField("query_index", T.LongType(), False))
+    out = T.StructType([qid_field, T.StructField("_rowid", T.LongType(), True),
+                        T.StructField("_distance", T.FloatType(), True)]
+                       + list(spark_schema(pa.schema(field_types)).fields))
+    expected = _expected_arrow(out)
+    opts = {"k": int(k)}
+    for key, value in (("nprobes", nprobes), ("refine_factor", refine_factor), ("metric", metric)):
+        if value is not None:
+            opts[key] = value
+    opts["use_index"] = bool(use_index)
+    selected = [query_column] + ([id_column] if id_column is not None else [])
+
+    def fn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        target = _open(uri, pinned, storage_options)
+        seen = 0
+        for b in batches:
+            if b.num_rows == 0:
+                continue
+            vectors = b.column(query_column).to_pylist()
+            qids = b.column(id_column) if id_column is not None else pa.array(range(seen, seen + b.num_rows), pa.int64())
+            seen += b.num_rows
+            hits = target.to_table(nearest=dict(opts, column=column, q=vectors), columns=names, filter=filter,
+                                   prefilter=prefilter, with_row_id=True)
+            # A 2-D query always runs as a batch: `query_index` says which row each hit is for.
+            qi = hits.column("query_index").combine_chunks().cast(pa.int64())
+            arrays = [qids.take(qi), hits.column("_rowid").cast(pa.int64()), hits.column("_distance")]
+            arrays += [hits.column(n) for n in names]
+            arrays = [a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a for a in arrays]
+            batch = pa.RecordBatch.from_arrays(arrays, names=[f.name for f in expected])
+            yield _cast_batch(batch, expected)
+
+    return queries_df.select(*selected).mapInArrow(fn, out)
