@@ -71,11 +71,11 @@ def check_default_scan_options(options: Any) -> Optional[Dict[str, Any]]:
 
 
 def _scanner_options() -> set:
-    from .dataset import _IGNORED_SCAN_OPTIONS, _UNSUPPORTED_SCAN_OPTIONS, LanceDataset
+    from .dataset import _HANDLED_SCAN_KWARGS, _IGNORED_SCAN_OPTIONS, _UNSUPPORTED_SCAN_OPTIONS, LanceDataset
 
     params = inspect.signature(LanceDataset.scanner).parameters
     named = {n for n, p in params.items() if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL) and n != "self"}
-    return named | _IGNORED_SCAN_OPTIONS | _UNSUPPORTED_SCAN_OPTIONS
+    return named | _IGNORED_SCAN_OPTIONS | _UNSUPPORTED_SCAN_OPTIONS | _HANDLED_SCAN_KWARGS
 
 
 def scanner_with_defaults(ds: Any, explicit: Dict[str, Any]) -> Any:

@@ -30,7 +30,9 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tupl
 
 import pyarrow as pa
 
-from . import _dropin, _expressions, _native, _paths
+from . import _dropin, _expressions, _native, _ordering, _paths, _rowoffset
+from ._arrow_dataset import ArrowDatasetBase
+from ._ordering import ColumnOrdering
 from .errors import InvalidArgumentError, RowIndexError, UnsupportedFeatureError
 from .file import ReaderResults
 from .fragment import DataFile, FragmentMetadata
@@ -43,6 +45,7 @@ __all__ = [
     "LanceScanner",
     "LanceFragment",
     "LanceOperation",
+    "ColumnOrdering",
     "CleanupStats",
     "CompactionMetrics",
     "DatasetOptimizer",
@@ -69,11 +72,12 @@ _IGNORED_SCAN_OPTIONS = {
     "blob_handling",
     "disable_scoring_autoprojection",
 }
+# Scanner options taken from **kwargs and handled (pylance names them as keyword arguments).
+_HANDLED_SCAN_KWARGS = {"use_scalar_index", "order_by"}
 # Scanner options for features lancelet does not have yet.
 _UNSUPPORTED_SCAN_OPTIONS = {
     "full_text_query",
     "index_segments",
-    "order_by",
     "include_deleted_rows",
     "row_addr_allowlist",
     "row_addr_blocklist",
@@ -720,7 +724,7 @@ class DatasetDelta:
         return [v for v in self._ds.versions() if self._begin < v["version"] <= self._end]
 
 
-class LanceDataset(IndexMethods):
+class LanceDataset(IndexMethods, ArrowDatasetBase):
     """One version of a Lance dataset.
 
     Reading methods see the version this object was opened at; writing methods
@@ -1039,10 +1043,11 @@ class LanceDataset(IndexMethods):
             if k in _UNSUPPORTED_SCAN_OPTIONS:
                 if kwargs[k] is not None:
                     raise UnsupportedFeatureError(f"scanner option {k!r} is not supported yet")
-            elif k not in _IGNORED_SCAN_OPTIONS and k != "use_scalar_index":
+            elif k not in _IGNORED_SCAN_OPTIONS and k not in _HANDLED_SCAN_KWARGS:
                 raise TypeError(f"scanner() got an unexpected keyword argument {k!r}")
         use_scalar_index = kwargs.get("use_scalar_index")
-        return LanceScanner(
+        order = _ordering.orderings(kwargs.get("order_by"))
+        scanner = LanceScanner(
             self,
             columns=columns,
             filter=filter,
@@ -1056,6 +1061,9 @@ class LanceDataset(IndexMethods):
             scan_stats_callback=scan_stats_callback,
             use_scalar_index=True if use_scalar_index is None else bool(use_scalar_index),
         )
+        scanner._order = order
+        scanner._rowoffset = _rowoffset.plan_scan(scanner._kwargs)
+        return scanner
 
     def to_table(self, columns: _Columns = None, filter: Optional[str] = None, **kwargs: Any) -> pa.Table:
         """The rows as a ``pyarrow.Table`` (same options as :meth:`scanner`)."""
@@ -1077,8 +1085,12 @@ class LanceDataset(IndexMethods):
         """Rows at ``indices`` (positions among the live rows; any order, duplicates allowed)."""
         idx = _indices(indices)
         if isinstance(columns, dict):
-            raise UnsupportedFeatureError("take() with column expressions is not supported yet")
-        return ReaderResults(self._native.take(idx, _names(columns))).to_table()
+            return _rowoffset.take_expressions(self._native, self._native.take(idx, ["_rowaddr"]), _exprs(columns))
+        names, pos = _rowoffset.split(_names(columns))
+        if pos is not None:  # _rowoffset: the indices asked for
+            table = ReaderResults(self._native.take(idx, names or ["_rowaddr"])).to_table()
+            return _rowoffset.take_with_offsets(table if names else table.select([]), idx, pos)
+        return ReaderResults(self._native.take(idx, names)).to_table()
 
     def _take_rows(self, row_ids: Union[List[int], pa.Array], columns: _Columns = None) -> pa.Table:
         """Rows by ``_rowid`` (equal to ``_rowaddr`` on datasets without stable row ids), in
@@ -1087,7 +1099,8 @@ class LanceDataset(IndexMethods):
         once per version."""
         ids = _indices(row_ids, "row id", 2**64)
         if isinstance(columns, dict):
-            raise UnsupportedFeatureError("_take_rows() with column expressions is not supported yet")
+            return _rowoffset.take_expressions(self._native, self._native.take_row_ids(ids, ["_rowaddr"]),
+                                               _exprs(columns))
         return ReaderResults(self._native.take_row_ids(ids, _names(columns))).to_table()
 
     def delta(self, compared_against: Optional[int] = None, *, begin_version: Optional[int] = None,
@@ -1357,6 +1370,14 @@ def _filter(filter: Any) -> Optional[str]:
     raise InvalidArgumentError(f"filters must be SQL strings, got {type(filter).__name__}")
 
 
+def _exprs(columns: Dict[str, Any]) -> List[Tuple[str, str]]:
+    """``{name: SQL expression}`` as a checked list of pairs."""
+    items = list(columns.items())
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in items):
+        raise InvalidArgumentError("columns as a dict maps output names to SQL expressions (strings)")
+    return items
+
+
 def _names(columns: Any) -> Optional[List[str]]:
     if columns is None:
         return None
@@ -1467,7 +1488,14 @@ class LanceScanner:
                 )
             self._kwargs["fragments"] = [_fragment_id(f) for f in fragments]
 
+    #: ``order_by`` as a list of ColumnOrdering (None: scan order); see ``_ordering``.
+    _order: Optional[List[Any]] = None
+    #: Where the ``_rowoffset`` column goes (None: not asked for); see ``_rowoffset``.
+    _rowoffset: Optional[Tuple[int, bool]] = None
+
     def _stream(self) -> Any:
+        if self._order or self._rowoffset:
+            return _ordering.ordered_stream(self)
         self._stats = _native.ScanStats()
         stream = self._ds._native.scan(stats=self._stats, **self._kwargs)
         if self._stats_callback is None:

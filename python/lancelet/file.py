@@ -40,6 +40,8 @@ __all__ = [
     "LanceFileStatistics",
     "LanceColumnStatistics",
     "stable_version",
+    "LanceFileSession",
+    "ListResult",
 ]
 
 #: The file format version lancelet writes when none is given.
@@ -502,3 +504,6 @@ def _reject_unknown(kwargs: Dict[str, Any], allowed: set) -> None:
     unknown = set(kwargs) - allowed
     if unknown:
         raise TypeError(f"unexpected keyword arguments: {sorted(unknown)}")
+
+
+from ._file_session import LanceFileSession, ListResult  # noqa: E402  (uses the classes above)
