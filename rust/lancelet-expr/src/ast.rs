@@ -35,8 +35,8 @@ pub enum ScalarValue {
     Date32(i32),
     /// `TIMESTAMP '...'`: ticks of `unit` since the epoch, without a time zone.
     ///
-    /// The parser uses microseconds, or nanoseconds when more than six fractional digits are
-    /// written.
+    /// `TIMESTAMP '...'` is microseconds (finer digits are truncated, as in Lance);
+    /// `TIMESTAMP(0|3|6|9) '...'` picks seconds, milli-, micro- or nanoseconds.
     Timestamp(i64, TimeUnit),
 }
 
@@ -162,6 +162,8 @@ pub(crate) mod prec {
     pub const MUL: u8 = 40;
     pub const UNARY: u8 = 50;
     pub const CAST: u8 = 60;
+    /// `x[i]`, `x['f']`, `(x).f`
+    pub const SUBSCRIPT: u8 = 70;
     pub const ATOM: u8 = 100;
 }
 
@@ -446,6 +448,14 @@ impl Display for Expr {
             Expr::Cast { expr, to } => write!(f, "CAST({expr} AS {})", SqlType(to)),
             Expr::TryCast { expr, to } => write!(f, "TRY_CAST({expr} AS {})", SqlType(to)),
             Expr::Function { name, args } => {
+                // `x[i]` and `x['f']` parse into these two calls; print them the same way.
+                if let [base, index] = args.as_slice() {
+                    let is_name = matches!(index, Expr::Literal(ScalarValue::Utf8(_)));
+                    if (name == "array_element" && !is_name) || (name == "get_field" && is_name) {
+                        write_child(f, base, prec::ATOM)?;
+                        return write!(f, "[{index}]");
+                    }
+                }
                 write_ident(f, name)?;
                 f.write_char('(')?;
                 for (i, a) in args.iter().enumerate() {
@@ -571,11 +581,16 @@ fn write_timestamp(f: &mut Formatter<'_>, ticks: i64, unit: TimeUnit) -> fmt::Re
     let Some(dt) = as_datetime::<TimestampSecondType>(seconds) else {
         return write!(f, "CAST({ticks} AS {})", SqlType(&DataType::Timestamp(unit, None)));
     };
-    write!(f, "TIMESTAMP '{}", dt.format("%Y-%m-%d %H:%M:%S"))?;
-    // The parser picks the unit from the number of fractional digits: up to six digits read
-    // as microseconds, more as nanoseconds. Print exactly enough to come back as `unit`.
+    // `TIMESTAMP(p)` names the unit; plain `TIMESTAMP` is microseconds.
+    let precision = match unit {
+        TimeUnit::Second => "(0)",
+        TimeUnit::Millisecond => "(3)",
+        TimeUnit::Microsecond => "",
+        TimeUnit::Nanosecond => "(9)",
+    };
+    write!(f, "TIMESTAMP{precision} '{}", dt.format("%Y-%m-%d %H:%M:%S"))?;
     match unit {
-        TimeUnit::Nanosecond => write!(f, ".{fraction:09}")?,
+        TimeUnit::Nanosecond if fraction != 0 => write!(f, ".{fraction:09}")?,
         TimeUnit::Microsecond if fraction != 0 => write!(f, ".{fraction:06}")?,
         TimeUnit::Millisecond if fraction != 0 => write!(f, ".{fraction:03}")?,
         _ => {}

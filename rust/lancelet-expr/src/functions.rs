@@ -19,30 +19,51 @@ use arrow_string::regexp::{regexp_is_match_scalar, regexp_match};
 use crate::error::{Error, Result};
 use crate::eval::{datum_op, Value};
 
+mod json;
+mod nested;
+
+pub(crate) use json::{JsonFunc, JsonPath};
+
 /// Function names `bind` accepts (lower case), for error messages.
 pub(crate) const SUPPORTED: &[&str] = &[
     "abs",
     "array_contains",
+    "array_element",
     "array_has",
     "array_has_all",
     "array_has_any",
     "array_length",
     "arrays_overlap",
+    "arrow_cast",
     "cardinality",
     "char_length",
     "character_length",
     "coalesce",
     "contains",
+    "current_date",
+    "current_timestamp",
     "ends_with",
+    "get_field",
     "isnan",
+    "json_array_contains",
+    "json_array_length",
+    "json_exists",
+    "json_extract",
+    "json_get",
+    "json_get_bool",
+    "json_get_float",
+    "json_get_int",
+    "json_get_string",
     "length",
     "list_contains",
     "list_has",
     "lower",
     "make_array",
+    "now",
     "regexp_like",
     "regexp_match",
     "starts_with",
+    "today",
     "upper",
 ];
 
@@ -76,6 +97,14 @@ pub(crate) enum Func {
     },
     /// The number of items of a list.
     ArrayLength,
+    /// `list[index]`, 1-based.
+    ArrayElement,
+    /// `struct['name']`.
+    GetField {
+        name: String,
+    },
+    /// A JSON function over JSON text.
+    Json(JsonFunc),
 }
 
 fn arg(values: &[Value], i: usize) -> Result<&Value> {
@@ -112,6 +141,9 @@ impl Func {
             Func::ArrayHasAny { needles } => arg(values, 0)?.map(|a| array_has(a, needles, false)),
             Func::ArrayHasAll { needles } => arg(values, 0)?.map(|a| array_has(a, needles, true)),
             Func::ArrayLength => arg(values, 0)?.map(array_length),
+            Func::ArrayElement => nested::array_element(arg(values, 0)?, arg(values, 1)?, rows),
+            Func::GetField { name } => nested::get_field(arg(values, 0)?, name),
+            Func::Json(f) => f.invoke(values, rows),
         }
     }
 }

@@ -189,7 +189,7 @@ fn double(i: &mut usize, tok: Tok) -> Tok {
 fn follows_operand(out: &[Token]) -> bool {
     matches!(
         out.last().map(|t| &t.tok),
-        Some(Tok::Word(_) | Tok::Quoted(_) | Tok::RParen)
+        Some(Tok::Word(_) | Tok::Quoted(_) | Tok::RParen | Tok::RBracket)
     )
 }
 

@@ -73,7 +73,19 @@
 //! `TIMESTAMP '2024-01-01 10:00:00.5'`), `-- comments`, and the functions `lower`, `upper`,
 //! `length`/`char_length`/`character_length` (characters), `starts_with`, `ends_with`,
 //! `contains`, `regexp_like(s, pattern [, flags])`, `regexp_match(s, pattern [, flags])`,
-//! `abs`, `coalesce`, `isnan` (alias `is_nan`). Function names and keywords are
+//! `abs`, `coalesce`, `isnan` (alias `is_nan`), `arrow_cast(x, 'ArrowType')` (Arrow type
+//! names as DataFusion parses them: `'Int32'`, `'Utf8'`, `'Timestamp(Microsecond, None)'`,
+//! `'Dictionary(Int32, Utf8)'`, ...), `current_date`/`today()` (Date32) and
+//! `now()`/`current_timestamp` (Timestamp(ns), UTC wall clock, fixed when bound),
+//! `TIMESTAMP(0|3|6|9) '...'` literals (seconds, milli-, micro-, nanoseconds; plain `TIMESTAMP`
+//! is microseconds and finer digits are truncated, as in Lance), list subscripts `l[i]` /
+//! `array_element(l, i)` (1-based, negative counts from the end, out of range is NULL), struct
+//! fields `s['f']` / `get_field(s, 'f')` / `expr.f` after a subscript, and the JSON functions
+//! `json_extract`, `json_exists`, `json_get`, `json_get_string|int|float|bool`,
+//! `json_array_contains`, `json_array_length` over JSON text columns (Lance runs them on its
+//! JSONB `lance.json` storage; results match pylance 14 except that `json_get` returns JSON
+//! text instead of JSONB bytes, JSONPath filters `?(...)` are not supported, and plain string
+//! columns are accepted where Lance requires a JSON column). Function names and keywords are
 //! case-insensitive. Type names in casts: `tinyint`, `smallint`, `int`/`integer`, `bigint`
 //! (each optionally `unsigned`), `float`/`real`, `double`, `string`/`varchar`/`text`, `binary`,
 //! `boolean`, `date`, `timestamp[(0|3|6|9)] [WITH TIME ZONE 'tz']`, `decimal(p, s)`, plus
@@ -87,8 +99,8 @@
 //!
 //! Not supported: string-to-number coercion between two non-literal operands (Lance casts the
 //! string side at run time; here it is a type error), `IS [NOT] DISTINCT FROM`, `CASE`,
-//! intervals and date arithmetic, list/array functions (`array_has_any`, ...), and scalar
-//! functions other than those listed.
+//! intervals and date arithmetic, list slices `l[a:b]`, and scalar functions other than
+//! those listed.
 
 mod ast;
 mod bind;

@@ -3,7 +3,9 @@
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::{Date32Type, TimestampMicrosecondType, TimestampNanosecondType};
+use arrow_array::types::{
+    Date32Type, TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType,
+};
 use arrow_array::{Array, StringArray};
 use arrow_cast::{cast_with_options, CastOptions};
 use arrow_schema::{DataType, TimeUnit};
@@ -57,6 +59,10 @@ enum Infix {
     Predicate,
     /// `::type`
     Cast,
+    /// `[index]` or `['field']`
+    Subscript,
+    /// `.field` after a subscript or a parenthesized expression
+    Field,
 }
 
 fn word_is(tok: &Tok, kw: &str) -> bool {
@@ -131,6 +137,8 @@ impl Parser {
             Tok::Percent => op(BinaryOp::Modulo),
             Tok::Concat => op(BinaryOp::StringConcat),
             Tok::DoubleColon => Some((Infix::Cast, prec::CAST)),
+            Tok::LBracket => Some((Infix::Subscript, prec::SUBSCRIPT)),
+            Tok::Dot => Some((Infix::Field, prec::SUBSCRIPT)),
             Tok::Word(w) => {
                 let w = w.to_ascii_lowercase();
                 match w.as_str() {
@@ -172,6 +180,29 @@ impl Parser {
                     let (right, rd) = self.parse_operand(p, nesting, &op_tok)?;
                     left = Expr::binary(left, op, right);
                     depth = depth.max(rd) + 1;
+                }
+                Infix::Subscript => {
+                    let (index, d) = self.parse_expr(0, nesting + 1)?;
+                    self.expect(Tok::RBracket, "to close the '[' subscript")?;
+                    left = subscript(left, index);
+                    depth = depth.max(d) + 1;
+                }
+                Infix::Field => {
+                    let t = self.advance();
+                    let name = match t.tok {
+                        Tok::Word(w) | Tok::Quoted(w) => w,
+                        other => {
+                            return Err(parse_error(
+                                format!("expected a field name after '.', found {}", other.describe()),
+                                t.pos,
+                            ));
+                        }
+                    };
+                    left = Expr::Function {
+                        name: "get_field".into(),
+                        args: vec![left, Expr::Literal(ScalarValue::Utf8(name))],
+                    };
+                    depth += 1;
                 }
                 Infix::Cast => {
                     let to = self.parse_type()?;
@@ -382,6 +413,32 @@ impl Parser {
                         };
                         Ok((cast, d + 1))
                     }
+                    "timestamp" | "datetime"
+                        if self.peek().tok == Tok::LParen
+                            && matches!(self.tokens.get(self.i + 3).map(|t| &t.tok), Some(Tok::Str(_))) =>
+                    {
+                        // `TIMESTAMP(p) '...'`: the precision picks the unit.
+                        self.advance();
+                        let pos = self.peek().pos;
+                        let p = self.parse_u8("a precision")?;
+                        self.expect(Tok::RParen, "after the timestamp precision")?;
+                        let unit = precision_unit(p, pos)?;
+                        let lit = self.advance();
+                        let Tok::Str(text) = lit.tok else {
+                            return Err(parse_error("expected a string literal", lit.pos));
+                        };
+                        Ok((Expr::Literal(parse_timestamp(&text, unit, lit.pos)?), 1))
+                    }
+                    "current_date" | "current_timestamp" if !matches!(self.peek().tok, Tok::LParen | Tok::Dot) => {
+                        // SQL's niladic functions, written without parentheses.
+                        Ok((
+                            Expr::Function {
+                                name: lower.clone(),
+                                args: vec![],
+                            },
+                            1,
+                        ))
+                    }
                     "date" | "timestamp" | "datetime" if matches!(self.peek().tok, Tok::Str(_)) => {
                         let lit = self.advance();
                         let Tok::Str(text) = lit.tok else {
@@ -390,7 +447,7 @@ impl Parser {
                         let value = if lower == "date" {
                             parse_date(&text, lit.pos)?
                         } else {
-                            parse_timestamp(&text, lit.pos)?
+                            parse_timestamp(&text, TimeUnit::Microsecond, lit.pos)?
                         };
                         Ok((Expr::Literal(value), 1))
                     }
@@ -555,18 +612,7 @@ impl Parser {
                     let pos = self.peek().pos;
                     let p = self.parse_u8("a precision")?;
                     self.expect(Tok::RParen, "after the timestamp precision")?;
-                    match p {
-                        0 => TimeUnit::Second,
-                        3 => TimeUnit::Millisecond,
-                        6 => TimeUnit::Microsecond,
-                        9 => TimeUnit::Nanosecond,
-                        _ => {
-                            return Err(parse_error(
-                                format!("timestamp precision must be 0, 3, 6 or 9, found {p}"),
-                                pos,
-                            ));
-                        }
-                    }
+                    precision_unit(p, pos)?
                 } else {
                     TimeUnit::Microsecond
                 };
@@ -640,6 +686,20 @@ impl Parser {
                 t.pos,
             )),
         }
+    }
+}
+
+/// `base[index]`: a string index reads a struct field (`get_field`), anything else is a
+/// 1-based list element (`array_element`), as in DataFusion.
+fn subscript(base: Expr, index: Expr) -> Expr {
+    let name = if matches!(index, Expr::Literal(ScalarValue::Utf8(_))) {
+        "get_field"
+    } else {
+        "array_element"
+    };
+    Expr::Function {
+        name: name.into(),
+        args: vec![base, index],
     }
 }
 
@@ -722,33 +782,46 @@ fn parse_date(text: &str, pos: usize) -> Result<ScalarValue> {
     days.map(ScalarValue::Date32).ok_or_else(bad)
 }
 
-fn parse_timestamp(text: &str, pos: usize) -> Result<ScalarValue> {
+/// The unit of `TIMESTAMP(p)`: 0, 3, 6 and 9 digits are seconds, milli-, micro- and
+/// nanoseconds (the precisions Lance accepts).
+fn precision_unit(p: u8, pos: usize) -> Result<TimeUnit> {
+    match p {
+        0 => Ok(TimeUnit::Second),
+        3 => Ok(TimeUnit::Millisecond),
+        6 => Ok(TimeUnit::Microsecond),
+        9 => Ok(TimeUnit::Nanosecond),
+        _ => Err(parse_error(
+            format!("timestamp precision must be 0, 3, 6 or 9, found {p}"),
+            pos,
+        )),
+    }
+}
+
+/// A `TIMESTAMP` literal in `unit`; finer fractional digits are truncated, as in Lance
+/// (`TIMESTAMP '... 00:00:00.123456789'` is microseconds, `.123456`).
+fn parse_timestamp(text: &str, unit: TimeUnit, pos: usize) -> Result<ScalarValue> {
     let bad = || {
         parse_error(
             format!("invalid timestamp '{text}': expected 'YYYY-MM-DD HH:MM:SS[.fraction][Z|+HH:MM]'"),
             pos,
         )
     };
-    let text = text.trim();
-    // More than six fractional digits keeps nanosecond precision, otherwise microseconds
-    // (what Lance uses for TIMESTAMP literals).
-    let fraction_digits = text
-        .split_once('.')
-        .map(|(_, rest)| rest.chars().take_while(|c| c.is_ascii_digit()).count())
-        .unwrap_or(0);
-    let unit = if fraction_digits > 6 {
-        TimeUnit::Nanosecond
-    } else {
-        TimeUnit::Microsecond
-    };
-    let arr = cast_string(text, &DataType::Timestamp(unit, None)).map_err(|_| bad())?;
+    let arr = cast_string(text.trim(), &DataType::Timestamp(unit, None)).map_err(|_| bad())?;
     let ticks = match unit {
-        TimeUnit::Nanosecond => arr
-            .as_primitive_opt::<TimestampNanosecondType>()
+        TimeUnit::Second => arr
+            .as_primitive_opt::<TimestampSecondType>()
             .filter(|a| a.is_valid(0))
             .map(|a| a.value(0)),
-        _ => arr
+        TimeUnit::Millisecond => arr
+            .as_primitive_opt::<TimestampMillisecondType>()
+            .filter(|a| a.is_valid(0))
+            .map(|a| a.value(0)),
+        TimeUnit::Microsecond => arr
             .as_primitive_opt::<TimestampMicrosecondType>()
+            .filter(|a| a.is_valid(0))
+            .map(|a| a.value(0)),
+        TimeUnit::Nanosecond => arr
+            .as_primitive_opt::<TimestampNanosecondType>()
             .filter(|a| a.is_valid(0))
             .map(|a| a.value(0)),
     };

@@ -279,6 +279,18 @@ const ATOMS: &[&str] = &[
     "DATE '2024-01-01'",
     "TIMESTAMP '2024-01-01 10:00:00'",
     "TIMESTAMP '1900-01-01 00:00:00.123456789'",
+    "TIMESTAMP(3) '2024-01-01 10:00:00.5'",
+    "TIMESTAMP(0) '2024-01-01 10:00:00'",
+    "'$.a'",
+    "'$.c[*]'",
+    "'{\"a\": [1, 2.5, \"x\"], \"b\": {\"c\": true}}'",
+    "'[1, \"two\"]'",
+    "'Int32'",
+    "'Utf8'",
+    "'Timestamp(Millisecond, None)'",
+    "[1, 2, 3]",
+    "current_date",
+    "now()",
 ];
 
 const TYPES: &[&str] = &[
@@ -321,6 +333,19 @@ fn arb_sql() -> impl Strategy<Value = String> {
                 "abs",
                 "coalesce",
                 "isnan",
+                "array_element",
+                "get_field",
+                "arrow_cast",
+                "json_extract",
+                "json_exists",
+                "json_get",
+                "json_get_string",
+                "json_get_int",
+                "json_get_float",
+                "json_get_bool",
+                "json_array_contains",
+                "json_array_length",
+                "today",
                 "nope",
             ][..],
         );
@@ -346,6 +371,9 @@ fn arb_sql() -> impl Strategy<Value = String> {
                 .prop_map(|(e, p, i)| format!("({e}) {} ({p})", if i { "ILIKE" } else { "LIKE" })),
             (inner.clone(), proptest::sample::select(TYPES)).prop_map(|(e, t)| format!("CAST(({e}) AS {t})")),
             (inner.clone(), proptest::sample::select(TYPES)).prop_map(|(e, t)| format!("TRY_CAST(({e}) AS {t})")),
+            (inner.clone(), inner.clone()).prop_map(|(e, i)| format!("({e})[{i}]")),
+            inner.clone().prop_map(|e| format!("({e})['d']")),
+            inner.clone().prop_map(|e| format!("({e})[-1].n")),
             (func, proptest::collection::vec(inner, 0..4)).prop_map(|(f, a)| format!("{f}({})", a.join(", "))),
         ]
     })

@@ -587,7 +587,7 @@ fn dates_and_timestamps() {
         vec![0, 1]
     );
     assert_eq!(rows(&b, "d IN (DATE '2023-12-31', DATE '2024-01-02')"), vec![1, 3]);
-    assert_eq!(rows(&b, "ts > tss"), vec![]);
+    assert_eq!(rows(&b, "ts > tss"), Vec::<usize>::new());
     assert_eq!(rows(&b, "ts = tss"), vec![0, 3]);
     assert_eq!(rows(&b, "d < ts"), vec![0]);
     // Strings are not dates (pylance rejects these too), and the message shows the fix.

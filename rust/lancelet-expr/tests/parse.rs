@@ -209,10 +209,33 @@ fn literals() {
         p("TIMESTAMP '2024-01-01T10:00:00.5'"),
         Expr::Literal(ScalarValue::Timestamp(ts + 500_000, TimeUnit::Microsecond))
     );
+    // Plain TIMESTAMP is microseconds: finer digits are truncated. pylance 14.0.2:
+    // to_table(columns={"id": "id", "r": "TIMESTAMP '2024-01-01 00:00:00.123456789'"}) gives
+    // timestamp[us] 2024-01-01 00:00:00.123456.
     assert_eq!(
         p("TIMESTAMP '2024-01-01 10:00:00.123456789'"),
+        Expr::Literal(ScalarValue::Timestamp(ts + 123_456, TimeUnit::Microsecond))
+    );
+    // TIMESTAMP(p) picks the unit (pylance: TIMESTAMP(0) '... 00:00:00.9' is timestamp[s]
+    // 00:00:00, TIMESTAMP(3) '...T00:00:00Z' is timestamp[ms], TIMESTAMP(9) '... .5' is
+    // timestamp[ns] .500000000; TIMESTAMP(1) is an error).
+    assert_eq!(
+        p("TIMESTAMP(9) '2024-01-01 10:00:00.123456789'"),
         Expr::Literal(ScalarValue::Timestamp(ts * 1000 + 123_456_789, TimeUnit::Nanosecond))
     );
+    assert_eq!(
+        p("TIMESTAMP(0) '2024-01-01 10:00:00.9'"),
+        Expr::Literal(ScalarValue::Timestamp(ts / 1_000_000, TimeUnit::Second))
+    );
+    assert_eq!(
+        p("timestamp(3) '2024-01-01T10:00:00.25Z'"),
+        Expr::Literal(ScalarValue::Timestamp(ts / 1000 + 250, TimeUnit::Millisecond))
+    );
+    assert_eq!(
+        p("TIMESTAMP(6) '2024-01-01 10:00:00'"),
+        Expr::Literal(ScalarValue::Timestamp(ts, TimeUnit::Microsecond))
+    );
+    assert!(parse("TIMESTAMP(1) '2024-01-01 10:00:00'").is_err());
     // An offset is normalized to UTC.
     assert_eq!(
         p("TIMESTAMP '2024-01-01 05:00:00-05:00'"),
@@ -490,6 +513,17 @@ fn display_round_trips_examples() {
         "X'00ff' = b",
         "`null` IS NOT TRUE",
         "1e300 + 0.1 - 9223372036854775808",
+        "l[1] = ls[-1]['x'] AND st['a'] > 1",
+        "(a + b)[2]",
+        "ls[1].x.y",
+        "array_element(l, 'x')",
+        "get_field(s, 1)",
+        "TIMESTAMP(0) '2024-01-01 10:00:00' < TIMESTAMP(3) '2024-01-01 10:00:00.5'",
+        "TIMESTAMP(9) '2024-01-01 10:00:00' IS NULL",
+        "current_date > d AND now() > ts AND current_timestamp IS NOT NULL",
+        "arrow_cast(x, 'Timestamp(Microsecond, Some(\"UTC\"))')",
+        "json_get_int(json_get(j, 'a'), '0') > 1 OR json_extract(j, '$.c[*]') = '[1,2]'",
+        "json_array_contains(j, '$.tags', 'python')",
     ] {
         let e = p(sql);
         let printed = e.to_string();
@@ -498,6 +532,42 @@ fn display_round_trips_examples() {
     assert_eq!(p("a = 1 AND (b OR c)").to_string(), "a = 1 AND (b OR c)");
     assert_eq!(p("x.y::int").to_string(), "CAST(x.y AS INT)");
     assert_eq!(p("`my col` <> 'it''s'").to_string(), "`my col` != 'it''s'");
+    assert_eq!(p("ls[1].x").to_string(), "ls[1]['x']");
+    assert_eq!(p("(st).a").to_string(), "st['a']");
+    assert_eq!(p("current_date").to_string(), "current_date()");
+    assert_eq!(
+        p("TIMESTAMP(3) '2024-01-01 10:00:00.5'").to_string(),
+        "TIMESTAMP(3) '2024-01-01 10:00:00.500'"
+    );
+}
+
+#[test]
+fn subscripts() {
+    let f = |name: &str, args: Vec<Expr>| Expr::Function {
+        name: name.into(),
+        args,
+    };
+    let s = |v: &str| Expr::Literal(ScalarValue::Utf8(v.into()));
+    assert_eq!(p("l[1]"), f("array_element", vec![col("l"), int(1)]));
+    assert_eq!(p("l[-1]"), f("array_element", vec![col("l"), int(-1)]));
+    assert_eq!(p("st['a']"), f("get_field", vec![col("st"), s("a")]));
+    assert_eq!(
+        p("ls[1]['x']"),
+        f("get_field", vec![f("array_element", vec![col("ls"), int(1)]), s("x")])
+    );
+    assert_eq!(p("ls[1].x"), p("ls[1]['x']"));
+    // Subscripts bind tighter than unary minus and casts.
+    assert_eq!(
+        p("-l[1]"),
+        Expr::Negative(Box::new(f("array_element", vec![col("l"), int(1)])))
+    );
+    assert_eq!(
+        p("l[1 + 1]"),
+        f("array_element", vec![col("l"), bin(int(1), BinaryOp::Plus, int(1))])
+    );
+    assert!(parse("l[1").is_err());
+    assert!(parse("l[]").is_err());
+    assert!(parse("l[1].").is_err());
 }
 
 // ---- property tests ----
@@ -526,6 +596,10 @@ fn arb_literal() -> impl Strategy<Value = ScalarValue> {
         (-4_000_000_000_000_000i64..4_000_000_000_000_000)
             .prop_map(|v| ScalarValue::Timestamp(v, TimeUnit::Microsecond)),
         any::<i64>().prop_map(|v| ScalarValue::Timestamp(v, TimeUnit::Nanosecond)),
+        (-4_000_000_000_000_000i64..4_000_000_000_000_000)
+            .prop_map(|v| ScalarValue::Timestamp(v / 1000, TimeUnit::Millisecond)),
+        (-4_000_000_000_000_000i64..4_000_000_000_000_000)
+            .prop_map(|v| ScalarValue::Timestamp(v / 1_000_000, TimeUnit::Second)),
     ]
 }
 
@@ -611,7 +685,18 @@ fn arb_expr() -> impl Strategy<Value = Expr> {
             (b(), arb_type()).prop_map(|(expr, to)| Expr::Cast { expr, to }),
             (b(), arb_type()).prop_map(|(expr, to)| Expr::TryCast { expr, to }),
             (
-                prop_oneof![Just("lower"), Just("coalesce"), Just("starts_with"), Just("f_1")],
+                prop_oneof![
+                    Just("lower"),
+                    Just("coalesce"),
+                    Just("starts_with"),
+                    Just("f_1"),
+                    Just("array_element"),
+                    Just("get_field"),
+                    Just("json_extract"),
+                    Just("arrow_cast"),
+                    Just("current_date"),
+                    Just("now"),
+                ],
                 proptest::collection::vec(inner.clone(), 0..3)
             )
                 .prop_map(|(name, args)| Expr::Function {
