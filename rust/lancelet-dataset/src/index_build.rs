@@ -257,15 +257,29 @@ impl Dataset {
                     .as_ref()
                     .is_some_and(|d| d.type_url == crate::vector_build::VECTOR_DETAILS_URL);
                 if is_vector {
-                    // Delta segments need the old model; merging rebuilds the index with the
-                    // same type, metric and shape over every fragment.
-                    if opts.num_indices_to_merge == Some(0) {
-                        continue;
-                    }
+                    // A delta encodes the unindexed fragments with the index's own model;
+                    // merging rebuilds the index with the same type, metric and shape.
                     let [field_id] = first.fields[..] else { continue };
                     let Some(column) = self.field_path(field_id) else {
                         continue;
                     };
+                    if opts.num_indices_to_merge == Some(0) {
+                        let mut covered = RoaringBitmap::new();
+                        for seg in &segs {
+                            covered |= lancelet_table::indices::fragment_bitmap(seg)
+                                .map_err(|e| Error::corrupt(INDICES_DIR, e))?;
+                        }
+                        let unindexed: Vec<u64> = (&live - &covered).iter().map(u64::from).collect();
+                        if unindexed.is_empty() {
+                            continue;
+                        }
+                        let meta = self.vector_delta(first, &column, unindexed).await?;
+                        if let Ok(dir) = index_dir(&meta) {
+                            dirs.push(dir);
+                        }
+                        new_indices.push(meta);
+                        continue;
+                    }
                     let params = self.vector_params_of(first).await?;
                     let (mut meta, dir) = self.train_vector_segment(&column, &params).await?;
                     meta.dataset_version = segs

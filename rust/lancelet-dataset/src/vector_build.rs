@@ -181,3 +181,141 @@ impl Dataset {
         Ok((meta, dir))
     }
 }
+
+/// A trained vector index model as bytes: the index files of a segment without rows (its
+/// centroids and quantizer). Built once (on a driver) and shipped to whoever encodes
+/// fragments with it, so that every segment shares the model, as delta segments do.
+#[derive(Debug, Clone)]
+pub struct ModelFiles(pub Vec<(String, Vec<u8>)>);
+
+impl ModelFiles {
+    async fn open(&self) -> Result<lancelet_vector::ivf::IvfModel> {
+        let store = lancelet_index::scalar::MemoryStore::new();
+        for (name, bytes) in &self.0 {
+            store.insert(name.clone(), bytes.clone());
+        }
+        Ok(ivf::IvfIndex::open(&store).await?.model()?)
+    }
+}
+
+impl Dataset {
+    /// Trains a model for `column` on a sample of at most `sample_rows` rows (every row when
+    /// the column is smaller), without building an index.
+    pub async fn train_vector_model(
+        &self,
+        column: &str,
+        params: &VectorBuildParams,
+        sample_rows: usize,
+    ) -> Result<ModelFiles> {
+        let total = self.count_rows();
+        let (vectors, _, dim) = if total as usize <= sample_rows {
+            self.read_vectors(column, None).await?
+        } else {
+            // An even stride over the live rows: deterministic, and spread over fragments.
+            let step = total as f64 / sample_rows as f64;
+            let idx: Vec<u64> = (0..sample_rows).map(|i| (i as f64 * step) as u64).collect();
+            let b = self.take(&idx, Some(&[column.to_string()])).await?;
+            let col = b.column(0);
+            let (v, d) = to_f32(col.as_ref())?;
+            let mut kept = Vec::with_capacity(v.len());
+            for i in 0..b.num_rows() {
+                if col.is_valid(i) {
+                    kept.extend_from_slice(&v[i * d..(i + 1) * d]);
+                }
+            }
+            (kept, Vec::new(), d)
+        };
+        if vectors.is_empty() {
+            return Err(Error::InvalidArgument(format!("column {column:?} has no vectors to train on")));
+        }
+        let model = ivf::train_model(&vectors, dim, params)?;
+        let version = FileVersion::parse(&self.data_storage_version()).unwrap_or(FileVersion::V2_0);
+        Ok(ModelFiles(ivf::build(&model, &[], &[], dim, version)?))
+    }
+
+    /// Encodes the rows of `fragments` with `model` into a new index segment (files written,
+    /// nothing committed); returns its entry, named `name`.
+    pub async fn build_vector_segment(
+        &self,
+        column: &str,
+        name: &str,
+        model: &ModelFiles,
+        fragments: Vec<u64>,
+    ) -> Result<pb::IndexMetadata> {
+        let model = model.open().await?;
+        let field = self
+            .field_by_path(column)
+            .ok_or_else(|| Error::InvalidArgument(format!("column {column:?} does not exist")))?
+            .clone();
+        let covered: RoaringBitmap = fragments.iter().filter_map(|f| u32::try_from(*f).ok()).collect();
+        let (vectors, addrs, dim) = self.read_vectors(column, Some(fragments)).await?;
+        let dim = if addrs.is_empty() { model.dim } else { dim };
+        let version = FileVersion::parse(&self.data_storage_version()).unwrap_or(FileVersion::V2_0);
+        let files = ivf::build(&model, &vectors, &addrs, dim, version)?;
+        let mut meta = pb::IndexMetadata {
+            uuid: Some(pb::Uuid {
+                uuid: uuid::Uuid::new_v4().as_bytes().to_vec().into(),
+            }),
+            fields: vec![field.id],
+            name: name.to_string(),
+            dataset_version: self.version(),
+            fragment_bitmap: encode_fragment_bitmap(&covered).into(),
+            index_details: Some(prost_types::Any {
+                type_url: VECTOR_DETAILS_URL.to_string(),
+                value: ivf::details(&model),
+            }),
+            index_version: Some(1),
+            created_at: Some(
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_millis() as u64)
+                    .unwrap_or(0),
+            ),
+            base_id: None,
+            files: Vec::new(),
+        };
+        let dir = index_dir(&meta).map_err(Error::InvalidArgument)?;
+        let store = DirStore {
+            store: self.store.clone(),
+            dir: dir.clone(),
+        };
+        for (file, bytes) in files {
+            match store.write(&file, bytes).await {
+                Ok(size) => meta.files.push(pb::IndexFile {
+                    path: file,
+                    size_bytes: size,
+                }),
+                Err(e) => {
+                    self.remove_index_dir(&dir).await;
+                    return Err(e.into());
+                }
+            }
+        }
+        Ok(meta)
+    }
+
+    /// Commits segments built by [`Dataset::build_vector_segment`] as index `name`,
+    /// replacing an index of that name when `replace` (otherwise that is an error).
+    pub async fn commit_index_segments(&self, name: &str, segments: Vec<pb::IndexMetadata>, replace: bool) -> Result<Self> {
+        let removed: Vec<pb::IndexMetadata> = self.indices().await?.iter().filter(|i| i.name == name).cloned().collect();
+        if !removed.is_empty() && !replace {
+            return Err(Error::InvalidArgument(format!("Index name '{name}' already exists")));
+        }
+        let dirs: Vec<String> = segments.iter().filter_map(|m| index_dir(m).ok()).collect();
+        let op = Operation::CreateIndex(pb::transaction::CreateIndex {
+            new_indices: segments,
+            removed_indices: removed,
+        });
+        self.commit_index_change(op, &dirs).await
+    }
+
+    /// A delta segment of vector index `idx`'s name over `fragments`, encoded with the
+    /// model of `idx` (the same centroids and codebook, as pylance's deltas).
+    pub(crate) async fn vector_delta(&self, idx: &pb::IndexMetadata, column: &str, fragments: Vec<u64>) -> Result<pb::IndexMetadata> {
+        let index = self.open_vector_index(idx).await?;
+        let model = index.model()?;
+        let version = FileVersion::parse(&self.data_storage_version()).unwrap_or(FileVersion::V2_0);
+        let files = ModelFiles(ivf::build(&model, &[], &[], model.dim, version)?);
+        self.build_vector_segment(column, &idx.name, &files, fragments).await
+    }
+}
