@@ -64,15 +64,6 @@ def known_bug(reason: str) -> pytest.MarkDecorator:
     return pytest.mark.xfail(not ORACLE_SELF, strict=True, reason=reason)
 
 
-DOT_BUG = known_bug(
-    "exact/refined dot distance: lancelet returns -q·v, pylance 1 - q·v (its IVF search already gives 1 - q·v)")
-PREFILTER_BUG = known_bug(
-    "exact search with prefilter=True returns fewer than k rows: the filter is applied after a top-k "
-    "selection (apparently per fragment) instead of before it")
-NULL_VECTOR_BUG = known_bug(
-    "exact search over a column with null vectors raises InvalidArgumentError('null vectors cannot be "
-    "indexed'); pylance skips those rows")
-
 # --------------------------------------------------------------------------------------
 # Data and numpy truth
 # --------------------------------------------------------------------------------------
@@ -82,7 +73,7 @@ FLOATS = ["float32", "float16", "float64"]
 
 
 def _metric_params() -> List[Any]:
-    return [pytest.param(m, marks=DOT_BUG) if m == "dot" else m for m in METRICS]
+    return list(METRICS)
 
 
 def _clustered(n: int, dim: int, seed: int, clusters: int = 8) -> np.ndarray:
@@ -251,8 +242,6 @@ def test_k_larger_than_row_count_returns_every_row(tmp_path, lib, metric):
     assert lib.dataset(uri).to_table(nearest={"column": "vec", "q": q, "k": 1000, "metric": metric}).num_rows == 300
 
 
-@known_bug("float16 column: pylance casts the query to float16 before computing distances, lancelet keeps "
-           "the float32 query (row copy + 0.1: lancelet 0.16000, pylance 0.16010)")
 @pytest.mark.parametrize("metric", METRICS)
 def test_float16_query_is_cast_to_the_column_type(exact_ds, lib, metric):
     """A float32 query that float16 cannot represent: pylance rounds it to float16 first."""
@@ -293,8 +282,6 @@ def test_uint8_hamming_explicit(u8_ds, lib):
         _check_exact(lib, u8_ds, _U8, q, "hamming", 10, use_index=False)
 
 
-@known_bug("uint8 vectors: pylance's default metric is hamming; lancelet defaults to L2 "
-           "(distance 63088 instead of 46 for the 2nd neighbour)")
 def test_uint8_default_metric_is_hamming(u8_ds, lib):
     for q in _u8_queries():
         ids, dists = _truth(_U8, q, "hamming", 10)
@@ -305,8 +292,6 @@ def test_uint8_default_metric_is_hamming(u8_ds, lib):
         _close(_dist(ours), dists)
 
 
-@known_bug("lancelet accepts L2/cosine/dot on uint8 vectors; pylance raises ValueError "
-           "('Distance type l2 does not support UInt8 vectors')")
 @pytest.mark.parametrize("metric", METRICS)
 def test_uint8_refuses_float_metrics(u8_ds, lib, metric):
     q = _u8_queries()[0]
@@ -316,8 +301,6 @@ def test_uint8_refuses_float_metrics(u8_ds, lib, metric):
         _nn(lib.dataset(u8_ds), q, 5, metric=metric)
 
 
-@known_bug("lancelet accepts metric='hamming' on float vectors (and returns meaningless rows); pylance "
-           "raises ValueError ('Distance type hamming does not support Float32 vectors')")
 @pytest.mark.parametrize("dtype", FLOATS)
 def test_float_vectors_refuse_hamming(exact_ds, lib, dtype):
     uri = exact_ds(dtype)
@@ -328,7 +311,6 @@ def test_float_vectors_refuse_hamming(exact_ds, lib, dtype):
         _nn(lib.dataset(uri), q, 5, metric="hamming")
 
 
-@NULL_VECTOR_BUG
 @pytest.mark.parametrize("metric", METRICS)
 def test_null_vectors_are_skipped(tmp_path, lib, metric):
     vecs = _clustered(400, 16, seed=4).astype(np.float32)
@@ -347,8 +329,6 @@ def test_null_vectors_are_skipped(tmp_path, lib, metric):
     assert _nn(lib.dataset(uri), vecs[1], 1000, metric=metric).num_rows == int(keep.sum())
 
 
-@known_bug("cosine with zero vectors: pylance drops rows whose distance is undefined (zero vector) and "
-           "returns no rows for a zero query; lancelet gives them distance 1.0")
 def test_cosine_zero_vectors(tmp_path, lib):
     vecs = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0], [-1, 0, 0]], np.float32)
     uri = str(tmp_path / "ds.lance")
@@ -402,7 +382,6 @@ def test_exact_search_postfilter(exact_ds, lib, flt, mask, metric):
         assert _ids(ours) == expected
 
 
-@PREFILTER_BUG
 @pytest.mark.parametrize("metric", METRICS)
 @pytest.mark.parametrize("flt,mask", FILTERS, ids=[f for f, _ in FILTERS])
 def test_exact_search_prefilter_returns_k_matching_rows(exact_ds, lib, flt, mask, metric):
@@ -441,9 +420,7 @@ PROJECTIONS = [
     pytest.param(None, False, id="all"),
     pytest.param(["id"], False, id="id"),
     pytest.param(["id", "_distance"], False, id="id,_distance"),
-    pytest.param(["_distance", "id"], False, id="_distance,id",
-                 marks=known_bug("columns=['_distance', 'id']: pylance keeps the requested order, lancelet "
-                                 "moves _distance after id")),
+    pytest.param(["_distance", "id"], False, id="_distance,id"),
     pytest.param(["vec", "cat"], False, id="vec,cat"),
     pytest.param(["id"], True, id="id+rowid"),
     pytest.param(["cat", "_distance"], True, id="cat,_distance+rowid"),
@@ -511,7 +488,7 @@ def _check_distance_range(lib: Any, uri: str, metric: str, cases: Sequence[tuple
 
 #: (metric, through an IVF_FLAT index of that metric searched over all partitions?)
 RANGE_MODES = [pytest.param(m, ix, id=f"{m}-{'ivf_flat' if ix else 'exact'}",
-                            marks=[DOT_BUG] if (m == "dot" and not ix) else [])
+                            marks=[])
                for m in METRICS for ix in (False, True)]
 
 
@@ -526,9 +503,6 @@ def test_distance_range(exact_ds, lib, metric, indexed):
     _check_distance_range(lib, uri, metric, [(2, 6, 10), (None, 4, 10), (0, 3, 10), (None, 1, 10), (3, 30, 40)], **opts)
 
 
-@known_bug("distance_range is applied after the top-k selection (exact and IVF search): with a lower bound "
-           "above the k-th distance lancelet returns fewer rows (none for [d30, inf) with k=5); pylance "
-           "returns the k nearest rows inside the range")
 @pytest.mark.parametrize("metric,indexed", RANGE_MODES)
 def test_distance_range_lower_bound_beyond_the_k_nearest(exact_ds, lib, metric, indexed):
     uri, opts = _range_uri(exact_ds, metric, indexed)
@@ -572,7 +546,6 @@ def test_batch_query(exact_ds, lib, metric):
     _close(_dist(ours), _dist(theirs), rtol=1e-5)
 
 
-@known_bug("batch query result schema: pylance's query_index field is `int32 not null`, lancelet's is nullable")
 def test_batch_query_schema_matches_pylance(exact_ds, lib):
     uri = exact_ds("float32")
     batch = np.stack(_exact_queries("float32")[:2])

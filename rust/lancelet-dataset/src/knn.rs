@@ -115,19 +115,54 @@ impl Dataset {
                 )));
             }
         }
+        let item = match field.data_type() {
+            DataType::FixedSizeList(item, _) => item.data_type().clone(),
+            _ => DataType::Float32,
+        };
+        // pylance's rules: byte vectors are compared bit by bit (hamming) and nothing else;
+        // float vectors never are.
+        let bytes = item == DataType::UInt8;
+        let asked = n.metric.as_deref().map(Metric::parse).transpose()?;
+        match asked {
+            Some(Metric::Hamming) if !bytes => {
+                return Err(Error::InvalidArgument(format!(
+                    "the hamming metric needs uint8 vectors; column {:?} holds {item}",
+                    n.column
+                )))
+            }
+            Some(m) if bytes && m != Metric::Hamming => {
+                return Err(Error::InvalidArgument(format!(
+                    "uint8 vectors are compared with the hamming metric only, not {m:?}"
+                )))
+            }
+            _ => {}
+        }
         let segments = if n.use_index {
             self.vector_segments(&n.column, n.metric.as_deref()).await?
         } else {
             None
         };
-        let metric = match (&n.metric, &segments) {
-            (Some(m), _) => Metric::parse(m)?,
+        let metric = match (asked, &segments) {
+            (Some(m), _) => m,
             (None, Some(s)) => s.metric,
+            (None, None) if bytes => Metric::Hamming,
             (None, None) => Metric::L2,
         };
-        // Rows the filter allows, when it restricts the candidates.
-        let allowed = match (&req.filter, req.prefilter) {
-            (Some(f), true) if !f.trim().is_empty() => Some(self.matching_addresses(f).await?),
+        // A float16 column is searched with the query in float16 too, as pylance does.
+        let queries: Vec<Vec<f32>> = n
+            .queries
+            .iter()
+            .map(|q| {
+                if item == DataType::Float16 {
+                    q.iter().map(|v| half::f16::from_f32(*v).to_f32()).collect()
+                } else {
+                    q.clone()
+                }
+            })
+            .collect();
+        // Rows the filter allows, when it restricts the index's candidates.
+        let allowed = match (&req.filter, req.prefilter, &segments) {
+            (Some(f), true, Some(_)) if !f.trim().is_empty() => Some(self.matching_addresses(f).await?),
             _ => None,
         };
         let live = self.live_map().await?;
@@ -143,12 +178,24 @@ impl Dataset {
             .collect();
         let search_flat = !(req.fast_search && segments.is_some()) && !flat_frags.is_empty();
         let refine = n.refine_factor.unwrap_or(0);
-        let mut per_query: Vec<Vec<(f32, u64)>> = Vec::with_capacity(n.queries.len());
-        for q in &n.queries {
+        let range = n.distance_range;
+        let mut per_query: Vec<Vec<(f32, u64)>> = Vec::with_capacity(queries.len());
+        for q in &queries {
+            if metric == Metric::Cosine && q.iter().all(|v| *v == 0.0) {
+                // A zero query has no direction: nothing is near it (pylance returns nothing).
+                per_query.push(Vec::new());
+                continue;
+            }
             let mut found: Vec<(f32, u64)> = Vec::new();
             let mut rescore = refine > 0;
             if let Some(seg) = &segments {
-                let want = n.k * (refine.max(1) as usize);
+                // With a distance range, rows outside it must not use up the k: ask the
+                // index for every candidate of the probed partitions.
+                let want = if range.is_some() {
+                    usize::try_from(self.count_rows()).unwrap_or(usize::MAX).max(n.k)
+                } else {
+                    n.k * (refine.max(1) as usize)
+                };
                 let nprobes = n.nprobes.unwrap_or(20).max(1);
                 let ok = |addr: u64| is_live(&live, addr) && allowed.as_ref().is_none_or(|a| a.contains(&addr));
                 for (index, frags) in &seg.indexes {
@@ -161,28 +208,17 @@ impl Dataset {
                 found = self.exact_distances(&n.column, q, metric, &found).await?;
             }
             if search_flat || segments.is_none() {
-                let frags = if segments.is_some() {
-                    Some(flat_frags.clone())
-                } else {
-                    None
-                };
-                found.extend(
-                    self.flat_search(&n.column, q, metric, n.k, frags, allowed.as_ref(), req)
-                        .await?,
-                );
+                let frags = segments.as_ref().map(|_| flat_frags.clone());
+                found.extend(self.flat_search(&n.column, q, metric, n.k, frags, range, req).await?);
             }
             let mut top = TopK::new(n.k);
             let mut seen = HashSet::new();
             for (d, a) in found {
-                if seen.insert(a) {
+                if in_range(d, range) && seen.insert(a) {
                     top.push(d, a);
                 }
             }
-            let mut best = top.into_sorted_vec();
-            if let Some((lo, hi)) = n.distance_range {
-                best.retain(|(d, _)| lo.is_none_or(|l| *d >= l) && hi.is_none_or(|h| *d < h));
-            }
-            per_query.push(best);
+            per_query.push(top.into_sorted_vec());
         }
         self.nearest_output(req, per_query).await
     }
@@ -301,7 +337,7 @@ impl Dataset {
         let b = self.take_addresses(&addrs, Some(&[column.to_string()])).await?;
         let (vectors, _) = to_f32(b.column(0).as_ref())?;
         let mut d = vec![0f32; addrs.len()];
-        distances(metric, q, &vectors, &mut d)?;
+        exact(metric, q, &vectors, &mut d)?;
         Ok(d.into_iter().zip(addrs).collect())
     }
 
@@ -314,11 +350,12 @@ impl Dataset {
         metric: Metric,
         k: usize,
         fragments: Option<Vec<u64>>,
-        allowed: Option<&HashSet<u64>>,
+        range: Option<(Option<f32>, Option<f32>)>,
         req: &NearestRequest,
     ) -> Result<Vec<(f32, u64)>> {
+        // A prefilter restricts the rows scanned, so the best k are found among matches.
         let filter = match (&req.filter, req.prefilter) {
-            (Some(f), true) if allowed.is_none() => Some(f.clone()),
+            (Some(f), true) if !f.trim().is_empty() => Some(f.clone()),
             _ => None,
         };
         let scan = Arc::new(
@@ -347,7 +384,7 @@ impl Dataset {
                 let (s, qq, i) = (scan.clone(), query.clone(), next);
                 pending.push_back(tokio::spawn(async move {
                     let b = s.run_task(i).await?;
-                    task_top(&b, &qq, metric, k)
+                    task_top(&b, &qq, metric, k, range)
                 }));
                 next += 1;
             }
@@ -356,9 +393,7 @@ impl Dataset {
                 .await
                 .map_err(|e| Error::InvalidArgument(format!("search task failed: {e}")))??;
             for (d, a) in part {
-                if allowed.is_none_or(|set| set.contains(&a)) {
-                    top.push(d, a);
-                }
+                top.push(d, a);
             }
         }
         Ok(top.into_sorted_vec())
@@ -386,17 +421,26 @@ impl Dataset {
             let mut fields: Vec<Field> = Vec::new();
             let mut cols: Vec<ArrayRef> = Vec::new();
             if req.nearest.batch {
-                fields.push(Field::new(QUERY_INDEX, DataType::Int32, true));
+                fields.push(Field::new(QUERY_INDEX, DataType::Int32, false));
                 cols.push(Arc::new(Int32Array::from(vec![qi as i32; hits.len()])));
             }
             for (f, c) in rows.schema().fields().iter().zip(rows.columns()) {
                 fields.push(f.as_ref().clone());
                 cols.push(c.clone());
             }
-            fields.push(Field::new(DISTANCE, DataType::Float32, true));
-            cols.push(Arc::new(Float32Array::from(
-                hits.iter().map(|(d, _)| *d).collect::<Vec<_>>(),
-            )));
+            // `_distance` goes where the caller named it, else after the columns.
+            let at = req
+                .columns
+                .as_ref()
+                .and_then(|c| c.iter().position(|n| n == DISTANCE))
+                .map(|p| p + usize::from(req.nearest.batch))
+                .unwrap_or(fields.len())
+                .min(fields.len());
+            fields.insert(at, Field::new(DISTANCE, DataType::Float32, true));
+            cols.insert(
+                at,
+                Arc::new(Float32Array::from(hits.iter().map(|(d, _)| *d).collect::<Vec<_>>())),
+            );
             if req.with_row_id {
                 fields.push(Field::new(crate::scan::ROW_ID, DataType::UInt64, true));
                 cols.push(Arc::new(self.row_ids_of(&addrs).await?));
@@ -464,25 +508,80 @@ fn is_live(live: &HashMap<u32, Vec<Range<u64>>>, addr: u64) -> bool {
     ranges.get(i).is_some_and(|r| r.start <= row)
 }
 
-/// The best `k` rows of one scanned batch (vector column first, then `_rowaddr`).
-fn task_top(b: &RecordBatch, q: &[f32], metric: Metric, k: usize) -> Result<Vec<(f32, u64)>> {
+fn in_range(d: f32, range: Option<(Option<f32>, Option<f32>)>) -> bool {
+    range.is_none_or(|(lo, hi)| lo.is_none_or(|l| d >= l) && hi.is_none_or(|h| d < h))
+}
+
+/// The best `k` rows of one scanned batch (vector column first, then `_rowaddr`) whose
+/// distance lies in `range`. Rows without a vector, and for cosine zero vectors (no
+/// direction), have no distance and are skipped, as in pylance.
+fn task_top(
+    b: &RecordBatch,
+    q: &[f32],
+    metric: Metric,
+    k: usize,
+    range: Option<(Option<f32>, Option<f32>)>,
+) -> Result<Vec<(f32, u64)>> {
     if b.num_rows() == 0 {
         return Ok(Vec::new());
     }
-    let col = b.column(0);
     let addrs = b
         .column_by_name(ROW_ADDR)
         .ok_or_else(|| Error::InvalidArgument("the scan returned no row addresses".into()))?
-        .as_primitive::<UInt64Type>();
-    let (vectors, _) = to_f32(col.as_ref())?;
-    let mut d = vec![0f32; b.num_rows()];
-    distances(metric, q, &vectors, &mut d)?;
+        .as_primitive::<UInt64Type>()
+        .clone();
+    let (col, addrs) = valid_vectors(b.column(0), addrs)?;
+    let (vectors, dim) = to_f32(col.as_ref())?;
+    let mut d = vec![0f32; addrs.len()];
+    exact(metric, q, &vectors, &mut d)?;
     let mut top = TopK::new(k);
     for (i, dist) in d.into_iter().enumerate() {
-        // Null vectors have no distance.
-        if col.is_valid(i) && !dist.is_nan() {
-            top.push(dist, addrs.value(i));
+        if dist.is_nan() || !in_range(dist, range) {
+            continue;
         }
+        if metric == Metric::Cosine && vectors[i * dim..(i + 1) * dim].iter().all(|v| *v == 0.0) {
+            continue;
+        }
+        top.push(dist, addrs.value(i));
     }
     Ok(top.into_sorted_vec())
+}
+
+/// The rows of `col` that hold a vector, with their addresses.
+pub(crate) fn valid_vectors(col: &ArrayRef, addrs: UInt64Array) -> Result<(ArrayRef, UInt64Array)> {
+    if col.null_count() == 0 {
+        return Ok((col.clone(), addrs));
+    }
+    let mask = arrow_array::BooleanArray::from_iter((0..col.len()).map(|i| Some(col.is_valid(i))));
+    let kept = arrow_select::filter::filter(col.as_ref(), &mask)?;
+    let addrs = arrow_select::filter::filter(&addrs, &mask)?
+        .as_primitive::<UInt64Type>()
+        .clone();
+    Ok((kept, addrs))
+}
+
+/// Exact distances as pylance 14 reports them: squared L2, `1 - cos`, `1 - q·v` for dot,
+/// and for byte vectors the number of differing bits.
+fn exact(metric: Metric, q: &[f32], vectors: &[f32], out: &mut [f32]) -> Result<()> {
+    match metric {
+        Metric::Hamming => {
+            let dim = q.len().max(1);
+            let qb: Vec<u8> = q.iter().map(|v| *v as u8).collect();
+            for (o, v) in out.iter_mut().zip(vectors.chunks(dim)) {
+                *o = v
+                    .iter()
+                    .zip(&qb)
+                    .map(|(a, b)| ((*a as u8) ^ b).count_ones())
+                    .sum::<u32>() as f32;
+            }
+            Ok(())
+        }
+        Metric::Dot => {
+            distances(metric, q, vectors, out)?;
+            // The kernel gives -q·v; pylance 14 reports 1 - q·v.
+            out.iter_mut().for_each(|d| *d += 1.0);
+            Ok(())
+        }
+        _ => Ok(distances(metric, q, vectors, out)?),
+    }
 }

@@ -51,20 +51,17 @@ impl Dataset {
         .await?;
         let (mut vectors, mut addrs, mut dim) = (Vec::new(), Vec::new(), 0);
         for b in scan.collect().await? {
-            let col = b.column(0);
             let a = b
                 .column_by_name(ROW_ADDR)
                 .ok_or_else(|| Error::InvalidArgument("the scan returned no row addresses".into()))?
-                .as_primitive::<UInt64Type>();
+                .as_primitive::<UInt64Type>()
+                .clone();
+            // Rows without a vector are not indexed (they have no distance).
+            let (col, a) = crate::knn::valid_vectors(b.column(0), a)?;
             let (v, d) = to_f32(col.as_ref())?;
             dim = d;
-            for i in 0..b.num_rows() {
-                // Rows without a vector are not indexed (they have no distance).
-                if col.is_valid(i) {
-                    vectors.extend_from_slice(&v[i * d..(i + 1) * d]);
-                    addrs.push(a.value(i));
-                }
-            }
+            vectors.extend_from_slice(&v);
+            addrs.extend_from_slice(a.values());
         }
         Ok((vectors, addrs, dim))
     }
@@ -226,7 +223,9 @@ impl Dataset {
             (kept, Vec::new(), d)
         };
         if vectors.is_empty() {
-            return Err(Error::InvalidArgument(format!("column {column:?} has no vectors to train on")));
+            return Err(Error::InvalidArgument(format!(
+                "column {column:?} has no vectors to train on"
+            )));
         }
         let model = ivf::train_model(&vectors, dim, params)?;
         let version = FileVersion::parse(&self.data_storage_version()).unwrap_or(FileVersion::V2_0);
@@ -296,8 +295,19 @@ impl Dataset {
 
     /// Commits segments built by [`Dataset::build_vector_segment`] as index `name`,
     /// replacing an index of that name when `replace` (otherwise that is an error).
-    pub async fn commit_index_segments(&self, name: &str, segments: Vec<pb::IndexMetadata>, replace: bool) -> Result<Self> {
-        let removed: Vec<pb::IndexMetadata> = self.indices().await?.iter().filter(|i| i.name == name).cloned().collect();
+    pub async fn commit_index_segments(
+        &self,
+        name: &str,
+        segments: Vec<pb::IndexMetadata>,
+        replace: bool,
+    ) -> Result<Self> {
+        let removed: Vec<pb::IndexMetadata> = self
+            .indices()
+            .await?
+            .iter()
+            .filter(|i| i.name == name)
+            .cloned()
+            .collect();
         if !removed.is_empty() && !replace {
             return Err(Error::InvalidArgument(format!("Index name '{name}' already exists")));
         }
@@ -311,7 +321,12 @@ impl Dataset {
 
     /// A delta segment of vector index `idx`'s name over `fragments`, encoded with the
     /// model of `idx` (the same centroids and codebook, as pylance's deltas).
-    pub(crate) async fn vector_delta(&self, idx: &pb::IndexMetadata, column: &str, fragments: Vec<u64>) -> Result<pb::IndexMetadata> {
+    pub(crate) async fn vector_delta(
+        &self,
+        idx: &pb::IndexMetadata,
+        column: &str,
+        fragments: Vec<u64>,
+    ) -> Result<pb::IndexMetadata> {
         let index = self.open_vector_index(idx).await?;
         let model = index.model()?;
         let version = FileVersion::parse(&self.data_storage_version()).unwrap_or(FileVersion::V2_0);
