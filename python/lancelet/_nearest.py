@@ -78,7 +78,7 @@ class NearestScanner:
             metric=None if metric is None else str(metric).lower(),
             use_index=bool(nearest.get("use_index", True)), distance_range=dr,
             columns=columns, filter=filter, prefilter=bool(prefilter), fast_search=bool(fast_search),
-            with_row_id=bool(with_row_id),
+            with_row_id=bool(with_row_id), ef=_positive("ef", nearest.get("ef")),
         )
 
     def to_table(self) -> pa.Table:

@@ -1554,7 +1554,7 @@ class LanceScanner:
     def count_rows(self) -> int:
         """How many rows the scan returns."""
         k = self._kwargs
-        if k["limit"] is None and not k["offset"]:
+        if k["limit"] is None and not k["offset"] and k.get("use_scalar_index", True):
             return self._ds._native.count_rows(k["filter"], k.get("fragments"))
         return sum(b.num_rows for b in self.to_batches())
 

@@ -61,6 +61,11 @@ def _segments(ds: Any) -> List[Dict[str, Any]]:
     return _native.list_indices(ds._native)
 
 
+def _by_name(segments: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """Segments sorted by index name (pylance's order), each name's in creation order."""
+    return sorted(segments, key=lambda s: s["name"])
+
+
 def _live_rows_by_fragment(ds: Any) -> Dict[int, int]:
     return {f["id"]: f["num_rows"] for f in ds._native.fragments()}
 
@@ -180,7 +185,7 @@ class IndexMethods:
                 "fragment_ids": Bitmap(s["fragment_ids"]),
                 "base_id": s["base_id"],
             }
-            for s in _segments(self)
+            for s in _by_name(_segments(self))
         ]
 
     @property
@@ -192,7 +197,7 @@ class IndexMethods:
         """One :class:`IndexDescription` per index name, its segments in creation order."""
         live = _live_rows_by_fragment(self)
         by_name: Dict[str, List[Dict[str, Any]]] = {}
-        for s in _segments(self):
+        for s in _by_name(_segments(self)):
             by_name.setdefault(s["name"], []).append(s)
         out = []
         for name, segs in by_name.items():
@@ -277,6 +282,11 @@ def _number(key: str, value: str) -> Any:
     """Counts as ints, as pylance reports them (bounds stay strings)."""
     if (key.startswith("num_") or key in ("rows_per_zone", "number_of_items")) and value.isdigit():
         return int(value)
+    if key == "probability":
+        try:
+            return float(value)
+        except ValueError:
+            return value
     return value
 
 

@@ -271,6 +271,7 @@ impl Dataset {
                 }
             }
         }
+        let mut emptied = Vec::new();
         for dir in store.list(INDICES_DIR).await? {
             let dir = format!("{INDICES_DIR}/{dir}");
             if keep.contains(&dir) {
@@ -282,6 +283,7 @@ impl Dataset {
             let newest = files.iter().map(|f| f.modified).max().unwrap_or(SystemTime::UNIX_EPOCH);
             if verified || policy.delete_unverified || newest < young {
                 doomed.extend(files.into_iter().map(|f| (format!("{dir}/{}", f.name), f.size)));
+                emptied.push(dir);
             }
         }
         let sizes = store.list_meta(VERSIONS_DIR).await?;
@@ -300,6 +302,13 @@ impl Dataset {
         // Manifests first: the versions disappear before any file they use.
         delete_all(store, manifests, policy, &mut stats).await;
         delete_all(store, doomed, policy, &mut stats).await;
+        // On local disk the index directories themselves go too (object stores have none);
+        // removing a directory that is not empty fails, which leaves it safely in place.
+        for dir in emptied {
+            if let Some(path) = store.local_path(&dir) {
+                let _ = std::fs::remove_dir(path);
+            }
+        }
         Ok(stats)
     }
 }

@@ -175,7 +175,17 @@ impl Dataset {
                 .filter_map(|f| u32::try_from(f.id).ok())
                 .collect(),
         };
-        let batches = self.training_batches(column, fragments).await?;
+        // pylance 14 keys these indexes by stable row id when the dataset has them (a
+        // BTREE keeps row addresses, and says so with index version 1).
+        let stable = self.has_stable_row_ids();
+        let index_version = if stable && kind == ScalarIndexType::BTree {
+            1
+        } else {
+            kind.index_version()
+        };
+        let batches = self
+            .training_batches(column, fragments, stable && keyed_by_row_id(kind, index_version))
+            .await?;
         let uuid = uuid::Uuid::new_v4();
         let mut meta = pb::IndexMetadata {
             uuid: Some(pb::Uuid {
@@ -186,7 +196,7 @@ impl Dataset {
             dataset_version: self.version(),
             fragment_bitmap: encode_fragment_bitmap(&covered).into(),
             index_details: None,
-            index_version: Some(kind.index_version()),
+            index_version: Some(index_version),
             created_at: Some(now_ms()),
             base_id: None,
             files: Vec::new(),
@@ -373,20 +383,27 @@ impl Dataset {
         })
     }
 
-    async fn training_batches(&self, column: &str, fragments: Option<Vec<u64>>) -> Result<Vec<TrainingBatch>> {
+    async fn training_batches(
+        &self,
+        column: &str,
+        fragments: Option<Vec<u64>>,
+        by_row_id: bool,
+    ) -> Result<Vec<TrainingBatch>> {
         let opts = ScanOptions {
             columns: Columns::Names(vec![column.to_string()]),
-            with_row_address: true,
+            with_row_address: !by_row_id,
+            with_row_id: by_row_id,
             fragments,
             ..ScanOptions::default()
         };
+        let key = if by_row_id { crate::scan::ROW_ID } else { ROW_ADDR };
         let scan = Scan::plan(self, opts).await?;
         let mut out = Vec::new();
         for b in scan.collect().await? {
             let values = b.column(0).clone();
             let addrs = b
-                .column_by_name(ROW_ADDR)
-                .ok_or_else(|| Error::InvalidArgument("the scan returned no row addresses".into()))?
+                .column_by_name(key)
+                .ok_or_else(|| Error::InvalidArgument(format!("the scan returned no {key}")))?
                 .as_primitive::<UInt64Type>()
                 .clone();
             out.push(TrainingBatch::try_new(values, addrs)?);
@@ -431,6 +448,17 @@ impl Dataset {
             c.insert(dir, opened.clone());
         }
         Ok(Some(opened))
+    }
+}
+
+/// Whether an index of `kind` and `version` holds stable row ids (on a dataset with stable
+/// row ids) rather than row addresses: pylance 14's BITMAP, LABEL_LIST and NGRAM do, and so
+/// does a BTREE of version 0 (version 1 marks addresses).
+pub(crate) fn keyed_by_row_id(kind: ScalarIndexType, version: i32) -> bool {
+    match kind {
+        ScalarIndexType::Bitmap | ScalarIndexType::LabelList | ScalarIndexType::NGram => true,
+        ScalarIndexType::BTree => version == 0,
+        _ => false,
     }
 }
 

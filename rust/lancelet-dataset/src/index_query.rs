@@ -225,7 +225,21 @@ async fn term_answer(ds: &Dataset, term: &IndexTerm, used: &mut Vec<String>) -> 
             type_name = index.kind().display_name().to_string();
             let found = index.search(&query).await?;
             exact &= found.is_exact();
-            rows.union_with(&found.into_rows());
+            let kind = index.kind();
+            let found = found.into_rows();
+            if ds.has_stable_row_ids() && crate::index_build::keyed_by_row_id(kind, seg.index_version.unwrap_or(0)) {
+                // Stable row ids: find where each row lives now.
+                if found.has_full_fragments() {
+                    ok = false;
+                    break;
+                }
+                let ids = ds.row_id_index().await?;
+                let mut addrs: Vec<u64> = found.iter_with(|_| 0).filter_map(|id| ids.get(id)).collect();
+                addrs.sort_unstable();
+                rows.union_with(&RowAddrSet::from_sorted_iter(addrs));
+            } else {
+                rows.union_with(&found);
+            }
             let bitmap = fragment_bitmap(seg).map_err(|e| Error::corrupt("_indices", e))?;
             covered.extend(bitmap.iter());
         }

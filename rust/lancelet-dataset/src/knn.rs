@@ -53,6 +53,9 @@ pub struct NearestOptions {
     pub use_index: bool,
     /// Keep only distances in `[lo, hi)`.
     pub distance_range: Option<(Option<f32>, Option<f32>)>,
+    /// HNSW search list size (IVF_HNSW_* indexes; their partitions are scanned whole
+    /// without it).
+    pub ef: Option<usize>,
 }
 
 /// A nearest-neighbour scan.
@@ -199,7 +202,7 @@ impl Dataset {
                 let nprobes = n.nprobes.unwrap_or(20).max(1);
                 let ok = |addr: u64| is_live(&live, addr) && allowed.as_ref().is_none_or(|a| a.contains(&addr));
                 for (index, frags) in &seg.indexes {
-                    let hits = index.search(q, want, nprobes, Some(&ok), refine > 0).await?;
+                    let hits = index.search_ef(q, want, nprobes, n.ef, Some(&ok), refine > 0).await?;
                     found.extend(hits.into_iter().filter(|(_, a)| frags.contains(&((a >> 32) as u32))));
                 }
                 rescore |= search_flat;

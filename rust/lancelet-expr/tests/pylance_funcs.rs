@@ -95,9 +95,17 @@ fn strs(batch: &RecordBatch, sql: &str) -> Vec<Option<String>> {
 }
 
 fn filter_ids(batch: &RecordBatch, sql: &str) -> Vec<i64> {
-    let mask = parse(sql).unwrap().bind(&batch.schema()).unwrap().evaluate_predicate(batch).unwrap();
+    let mask = parse(sql)
+        .unwrap()
+        .bind(&batch.schema())
+        .unwrap()
+        .evaluate_predicate(batch)
+        .unwrap();
     let ids = batch.column(0).as_primitive::<Int64Type>();
-    (0..batch.num_rows()).filter(|&i| mask.value(i)).map(|i| ids.value(i)).collect()
+    (0..batch.num_rows())
+        .filter(|&i| mask.value(i))
+        .map(|i| ids.value(i))
+        .collect()
 }
 
 #[test]
@@ -146,7 +154,10 @@ fn struct_fields_match_pylance() {
     );
     assert_eq!(strs(&b, "st['b']"), vec![Some("q".into()), None, None]);
     let g = eval(&b, "get_field(st, 'a')");
-    assert_eq!(g.as_primitive::<Int32Type>().iter().collect::<Vec<_>>(), vec![Some(1), None, Some(3)]);
+    assert_eq!(
+        g.as_primitive::<Int32Type>().iter().collect::<Vec<_>>(),
+        vec![Some(1), None, Some(3)]
+    );
     // A field of a column binds as the column path.
     let bound = parse("st['a'] > 1").unwrap().bind(&b.schema()).unwrap();
     assert_eq!(bound.expr().to_string(), "st.a > CAST(1 AS INT)");
@@ -160,11 +171,15 @@ fn typed_timestamps_and_clock_functions() {
     // columns={"r": "TIMESTAMP(0) '2024-01-01 00:00:00.9'"} -> timestamp[s] 2024-01-01 00:00:00
     let t = eval(&b, "TIMESTAMP(0) '2024-01-01 00:00:00.9'");
     assert_eq!(t.data_type(), &DataType::Timestamp(TimeUnit::Second, None));
-    assert_eq!(t.as_primitive::<arrow_array::types::TimestampSecondType>().value(0), 1_704_067_200);
+    assert_eq!(
+        t.as_primitive::<arrow_array::types::TimestampSecondType>().value(0),
+        1_704_067_200
+    );
     let t = eval(&b, "TIMESTAMP(3) '2024-01-01 00:00:00.123456'");
     assert_eq!(t.data_type(), &DataType::Timestamp(TimeUnit::Millisecond, None));
     assert_eq!(
-        t.as_primitive::<arrow_array::types::TimestampMillisecondType>().value(0),
+        t.as_primitive::<arrow_array::types::TimestampMillisecondType>()
+            .value(0),
         1_704_067_200_123
     );
     let t = eval(&b, "TIMESTAMP(9) '2024-01-01 00:00:00.123456789'");
@@ -215,7 +230,10 @@ fn arrow_cast_matches_pylance() {
     for (sql, ty) in cases {
         assert_eq!(eval(&b, sql).data_type(), &ty, "{sql}");
     }
-    assert_eq!(strs(&b, "arrow_cast(id, 'Utf8')"), vec![Some("1".into()), Some("2".into()), Some("3".into())]);
+    assert_eq!(
+        strs(&b, "arrow_cast(id, 'Utf8')"),
+        vec![Some("1".into()), Some("2".into()), Some("3".into())]
+    );
     let schema = b.schema();
     for bad in ["arrow_cast(id, 'Int128')", "arrow_cast(id, id)", "arrow_cast(id)"] {
         assert!(parse(bad).unwrap().bind(&schema).is_err(), "{bad}");
@@ -231,7 +249,9 @@ fn json_batch() -> RecordBatch {
         Some(
             r#"{"a": 1, "b": "x", "c": [1,2,3], "d": {"e": true, "f": 1.5}, "n": null, "g": 1.0, "h": "true", "i": -3.7, "u": "é\n\"q", "big": 18446744073709551615, "z": 0, "s2": "12", "sf": "2.5", "arr": ["x", 2, "2", true, null, 1.5, {"k":1}]}"#,
         ),
-        Some(r#"{"a": "2", "b": 3, "c": ["x", 2], "d": {"e": false}, "g": 1e20, "h": "yes", "i": 2.5, "z": 5, "s2": "abc"}"#),
+        Some(
+            r#"{"a": "2", "b": 3, "c": ["x", 2], "d": {"e": false}, "g": 1e20, "h": "yes", "i": 2.5, "z": 5, "s2": "abc"}"#,
+        ),
         None,
         Some(r#"[1,"two",[3],{"x":4}]"#),
         Some(r#""str""#),
@@ -261,38 +281,119 @@ fn json_extract_matches_pylance() {
     let b = json_batch();
     // Each expected column is to_table(columns={"r": "<sql>"})["r"] on the pylance dataset.
     let cases: &[(&str, &[Option<&str>])] = &[
-        ("json_extract(j, '$.a')", &[Some("1"), Some("\"2\""), None, None, None, None, None]),
-        ("json_extract(j, '$.g')", &[Some("1.0"), Some("1e+20"), None, None, None, None, None]),
-        ("json_extract(j, '$.i')", &[Some("-3.7"), Some("2.5"), None, None, None, None, None]),
-        ("json_extract(j, '$.u')", &[Some("\"é\\n\\\"q\""), None, None, None, None, None, None]),
-        ("json_extract(j, '$.big')", &[Some("18446744073709551615"), None, None, None, None, None, None]),
-        ("json_extract(j, '$.d')", &[Some(r#"{"e":true,"f":1.5}"#), Some(r#"{"e":false}"#), None, None, None, None, None]),
-        ("json_extract(j, '$.n')", &[Some("null"), None, None, None, None, None, None]),
-        ("json_extract(j, '$.c[*]')", &[Some("[1,2,3]"), Some(r#"["x",2]"#), None, None, None, None, None]),
-        ("json_extract(j, '$.c[1]')", &[Some("2"), Some("2"), None, None, None, None, None]),
-        ("json_extract(j, '$[1]')", &[None, None, None, Some("\"two\""), None, None, None]),
+        (
+            "json_extract(j, '$.a')",
+            &[Some("1"), Some("\"2\""), None, None, None, None, None],
+        ),
+        (
+            "json_extract(j, '$.g')",
+            &[Some("1.0"), Some("1e+20"), None, None, None, None, None],
+        ),
+        (
+            "json_extract(j, '$.i')",
+            &[Some("-3.7"), Some("2.5"), None, None, None, None, None],
+        ),
+        (
+            "json_extract(j, '$.u')",
+            &[Some("\"é\\n\\\"q\""), None, None, None, None, None, None],
+        ),
+        (
+            "json_extract(j, '$.big')",
+            &[Some("18446744073709551615"), None, None, None, None, None, None],
+        ),
+        (
+            "json_extract(j, '$.d')",
+            &[
+                Some(r#"{"e":true,"f":1.5}"#),
+                Some(r#"{"e":false}"#),
+                None,
+                None,
+                None,
+                None,
+                None,
+            ],
+        ),
+        (
+            "json_extract(j, '$.n')",
+            &[Some("null"), None, None, None, None, None, None],
+        ),
+        (
+            "json_extract(j, '$.c[*]')",
+            &[Some("[1,2,3]"), Some(r#"["x",2]"#), None, None, None, None, None],
+        ),
+        (
+            "json_extract(j, '$.c[1]')",
+            &[Some("2"), Some("2"), None, None, None, None, None],
+        ),
+        (
+            "json_extract(j, '$[1]')",
+            &[None, None, None, Some("\"two\""), None, None, None],
+        ),
         ("json_extract(j, '$[-1]')", &[None, None, None, None, None, None, None]),
-        ("json_extract(j, '$[last]')", &[None, None, None, Some(r#"{"x":4}"#), None, None, None]),
-        ("json_extract(j, '$.c[0 to 1]')", &[Some("[1,2]"), Some(r#"["x",2]"#), None, None, None, None, None]),
-        ("json_extract(j, '$.c[1 to last]')", &[Some("[2,3]"), Some("2"), None, None, None, None, None]),
-        ("json_extract(j, '$.c[0,2]')", &[Some("[1,3]"), Some("\"x\""), None, None, None, None, None]),
-        ("json_extract(j, '$.c[last-1]')", &[Some("2"), Some("\"x\""), None, None, None, None, None]),
-        ("json_extract(j, 'd.e')", &[Some("true"), Some("false"), None, None, None, None, None]),
-        ("json_extract(j, '$.d.*')", &[Some("[true,1.5]"), Some("false"), None, None, None, None, None]),
-        ("json_extract(j, '$.arr[*].k')", &[Some("1"), None, None, None, None, None, None]),
-        ("json_extract(j, '$[\"a\"]')", &[Some("1"), Some("\"2\""), None, None, None, None, None]),
-        ("json_extract(j, '$.\"a\"')", &[Some("1"), Some("\"2\""), None, None, None, None, None]),
+        (
+            "json_extract(j, '$[last]')",
+            &[None, None, None, Some(r#"{"x":4}"#), None, None, None],
+        ),
+        (
+            "json_extract(j, '$.c[0 to 1]')",
+            &[Some("[1,2]"), Some(r#"["x",2]"#), None, None, None, None, None],
+        ),
+        (
+            "json_extract(j, '$.c[1 to last]')",
+            &[Some("[2,3]"), Some("2"), None, None, None, None, None],
+        ),
+        (
+            "json_extract(j, '$.c[0,2]')",
+            &[Some("[1,3]"), Some("\"x\""), None, None, None, None, None],
+        ),
+        (
+            "json_extract(j, '$.c[last-1]')",
+            &[Some("2"), Some("\"x\""), None, None, None, None, None],
+        ),
+        (
+            "json_extract(j, 'd.e')",
+            &[Some("true"), Some("false"), None, None, None, None, None],
+        ),
+        (
+            "json_extract(j, '$.d.*')",
+            &[Some("[true,1.5]"), Some("false"), None, None, None, None, None],
+        ),
+        (
+            "json_extract(j, '$.arr[*].k')",
+            &[Some("1"), None, None, None, None, None, None],
+        ),
+        (
+            "json_extract(j, '$[\"a\"]')",
+            &[Some("1"), Some("\"2\""), None, None, None, None, None],
+        ),
+        (
+            "json_extract(j, '$.\"a\"')",
+            &[Some("1"), Some("\"2\""), None, None, None, None, None],
+        ),
         ("json_extract(j, '$.d[0]')", &[None, None, None, None, None, None, None]),
-        ("json_extract(j, '$.c[*][*]')", &[Some("[1,2,3]"), Some(r#"["x",2]"#), None, None, None, None, None]),
+        (
+            "json_extract(j, '$.c[*][*]')",
+            &[Some("[1,2,3]"), Some(r#"["x",2]"#), None, None, None, None, None],
+        ),
         ("json_extract(j, NULL)", &[None, None, None, None, None, None, None]),
         (
             "json_extract(j, '$.arr')",
-            &[Some(r#"["x",2,"2",true,null,1.5,{"k":1}]"#), None, None, None, None, None, None],
+            &[
+                Some(r#"["x",2,"2",true,null,1.5,{"k":1}]"#),
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+            ],
         ),
         (
             "json_extract(j, '$[*]')",
             &[
-                Some(r#"{"a":1,"arr":["x",2,"2",true,null,1.5,{"k":1}],"b":"x","big":18446744073709551615,"c":[1,2,3],"d":{"e":true,"f":1.5},"g":1.0,"h":"true","i":-3.7,"n":null,"s2":"12","sf":"2.5","u":"é\n\"q","z":0}"#),
+                Some(
+                    r#"{"a":1,"arr":["x",2,"2",true,null,1.5,{"k":1}],"b":"x","big":18446744073709551615,"c":[1,2,3],"d":{"e":true,"f":1.5},"g":1.0,"h":"true","i":-3.7,"n":null,"s2":"12","sf":"2.5","u":"é\n\"q","z":0}"#,
+                ),
                 Some(r#"{"a":"2","b":3,"c":["x",2],"d":{"e":false},"g":1e+20,"h":"yes","i":2.5,"s2":"abc","z":5}"#),
                 None,
                 Some(r#"[1,"two",[3],{"x":4}]"#),
@@ -306,7 +407,11 @@ fn json_extract_matches_pylance() {
         assert_eq!(strs(&b, sql), s(want), "{sql}");
     }
     // Invalid paths are errors (pylance: "Invalid JSONPath '$..e'").
-    for bad in ["json_extract(j, '$..e')", "json_extract(j, '$.')", "json_extract(j, 'bad path[')"] {
+    for bad in [
+        "json_extract(j, '$..e')",
+        "json_extract(j, '$.')",
+        "json_extract(j, 'bad path[')",
+    ] {
         assert!(parse(bad).unwrap().bind(&b.schema()).is_err(), "{bad}");
     }
 }
@@ -352,7 +457,10 @@ fn json_get_functions_match_pylance() {
     assert_eq!(strs(&b, "json_get_string(j, 'g')"), n7(Some("1.0"), Some("1e+20")));
     assert_eq!(strs(&b, "json_get_string(j, 'n')"), n7(None, None));
     assert_eq!(strs(&b, "json_get_string(j, 'u')"), n7(Some("é\n\"q"), None));
-    assert_eq!(strs(&b, "json_get_string(j, 'big')"), n7(Some("18446744073709551615"), None));
+    assert_eq!(
+        strs(&b, "json_get_string(j, 'big')"),
+        n7(Some("18446744073709551615"), None)
+    );
     assert_eq!(strs(&b, "json_get_string(j, '$.a')"), n7(None, None));
     assert_eq!(strs(&b, "json_get_string(j, 'd.e')"), n7(None, None));
     assert_eq!(
@@ -371,8 +479,14 @@ fn json_get_functions_match_pylance() {
         assert!(bound.evaluate(&b).is_err(), "{bad}");
     }
     // json_get returns the value as JSON (pylance returns JSONB bytes of the same value).
-    assert_eq!(strs(&b, "json_get(j, 'd')"), n7(Some(r#"{"e":true,"f":1.5}"#), Some(r#"{"e":false}"#)));
-    assert_eq!(strs(&b, "json_get_string(json_get(j, 'd'), 'e')"), n7(Some("true"), Some("false")));
+    assert_eq!(
+        strs(&b, "json_get(j, 'd')"),
+        n7(Some(r#"{"e":true,"f":1.5}"#), Some(r#"{"e":false}"#))
+    );
+    assert_eq!(
+        strs(&b, "json_get_string(json_get(j, 'd'), 'e')"),
+        n7(Some("true"), Some("false"))
+    );
     assert_eq!(
         ints(&b, "json_get_int(j, 'a')"),
         vec![Some(1), Some(2), None, None, None, None, None]
@@ -438,8 +552,18 @@ fn json_strict_conversions_match_pylance() {
         ("0", None, Some(0), Some(0.0)),
         ("-0.5", None, Some(-1), Some(-0.5)),
         ("0.5", None, Some(1), Some(0.5)),
-        ("9007199254740993", None, Some(9007199254740993), Some(9007199254740992.0)),
-        ("-9223372036854775808", None, Some(i64::MIN), Some(-9.223372036854776e18)),
+        (
+            "9007199254740993",
+            None,
+            Some(9007199254740993),
+            Some(9007199254740992.0),
+        ),
+        (
+            "-9223372036854775808",
+            None,
+            Some(i64::MIN),
+            Some(-9.223372036854776e18),
+        ),
         ("1e300", None, None, Some(1e300)),
         ("12.0", None, Some(12), Some(12.0)),
     ];
@@ -449,11 +573,17 @@ fn json_strict_conversions_match_pylance() {
         let b = RecordBatch::try_new(schema.clone(), vec![Arc::new(StringArray::from(vec![doc]))]).unwrap();
         let run = |sql: &str| parse(sql).unwrap().bind(&schema).unwrap().evaluate(&b);
         let got_bool = run("json_get_bool(j, 'v')").ok().map(|a| a.as_boolean().value(0));
-        let got_int = run("json_get_int(j, 'v')").ok().map(|a| a.as_primitive::<Int64Type>().value(0));
+        let got_int = run("json_get_int(j, 'v')")
+            .ok()
+            .map(|a| a.as_primitive::<Int64Type>().value(0));
         let got_float = run("json_get_float(j, 'v')")
             .ok()
             .map(|a| a.as_primitive::<Float64Type>().value(0));
-        assert_eq!((got_bool, got_int, got_float), (*want_bool, *want_int, *want_float), "{v}");
+        assert_eq!(
+            (got_bool, got_int, got_float),
+            (*want_bool, *want_int, *want_float),
+            "{v}"
+        );
     }
 }
 
@@ -472,14 +602,26 @@ fn json_exists_contains_length_match_pylance() {
     assert_eq!(bools("json_exists(j, '$')"), vec![t, t, None, t, t, t, t]);
     assert_eq!(bools("json_exists(j, 'a')"), vec![t, t, None, f, f, f, f]);
     assert_eq!(bools("json_array_contains(j, '$.c', 2)"), vec![t, t, None, f, f, f, f]);
-    for needle in ["'x'", "'\"x\"'", "'2'", "'true'", "true", "'null'", "1.5", "'{\"k\":1}'"] {
+    for needle in [
+        "'x'",
+        "'\"x\"'",
+        "'2'",
+        "'true'",
+        "true",
+        "'null'",
+        "1.5",
+        "'{\"k\":1}'",
+    ] {
         let sql = format!("json_array_contains(j, '$.arr', {needle})");
         assert_eq!(bools(&sql), vec![t, f, None, f, f, f, f], "{sql}");
     }
     assert_eq!(bools("json_array_contains(j, '$.arr', NULL)"), vec![None; 7]);
     assert_eq!(bools("json_array_contains(j, '$', 1)"), vec![f, f, None, t, f, f, f]);
     assert_eq!(bools("json_array_contains(j, '$.a', 1)"), vec![f, f, None, f, f, f, f]);
-    assert_eq!(bools("json_array_contains(j, '$[*]', 'two')"), vec![f, f, None, f, f, f, f]);
+    assert_eq!(
+        bools("json_array_contains(j, '$[*]', 'two')"),
+        vec![f, f, None, f, f, f, f]
+    );
     assert_eq!(
         ints(&b, "json_array_length(j, '$.c')"),
         vec![Some(3), Some(2), None, None, None, None, None]

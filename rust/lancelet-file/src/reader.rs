@@ -18,7 +18,9 @@ use arrow_buffer::{Buffer, NullBuffer, OffsetBuffer};
 use arrow_schema::{DataType, FieldRef, Schema, SchemaRef};
 use futures::future::BoxFuture;
 use futures::FutureExt;
-use lancelet_encoding::v2_0::decode::{build_binary, child, decode, decode_u64s, list_positions, variant};
+use lancelet_encoding::v2_0::decode::{
+    build_binary, child, decode, decode_u64s, is_uncompressed, list_positions, variant,
+};
 use lancelet_encoding::v2_0::layout::{fixed_streams, row_layout, stream_byte_range, stream_rows, Stream};
 use lancelet_encoding::v2_0::pb::array_encoding::ArrayEncoding as E;
 use lancelet_encoding::v2_0::{pb as pb20, ARRAY_ENCODING_TYPE_URL};
@@ -792,7 +794,7 @@ impl FileReader {
     fn bytes_buffer(&self, page: &PageInfo, b: &pb20::Binary) -> Result<Range<u64>> {
         let bytes = child(&b.bytes, "bytes").map_err(self.enc_err())?;
         match variant(bytes).map_err(self.enc_err())? {
-            E::Flat(f) if f.bits_per_value == 8 && f.compression.as_ref().is_none_or(|c| c.scheme.is_empty()) => {
+            E::Flat(f) if f.bits_per_value == 8 && is_uncompressed(f) => {
                 let r = f
                     .buffer
                     .as_ref()

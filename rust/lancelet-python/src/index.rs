@@ -164,7 +164,7 @@ fn create_vector_index(
 #[pyfunction]
 #[pyo3(signature = (ds, column, queries, batch=false, k=10, nprobes=None, refine_factor=None, metric=None,
     use_index=true, distance_range=None, columns=None, filter=None, prefilter=false, fast_search=false,
-    with_row_id=false))]
+    with_row_id=false, ef=None))]
 #[allow(clippy::too_many_arguments)]
 fn nearest(
     py: Python<'_>,
@@ -183,6 +183,7 @@ fn nearest(
     prefilter: bool,
     fast_search: bool,
     with_row_id: bool,
+    ef: Option<usize>,
 ) -> PyResult<crate::arrow_ffi::BatchStream> {
     use lancelet_dataset::knn::{NearestOptions, NearestRequest};
     let req = NearestRequest {
@@ -196,6 +197,7 @@ fn nearest(
             metric,
             use_index,
             distance_range,
+            ef,
         },
         columns,
         filter,

@@ -1,8 +1,9 @@
 //! Distance kernels over `f32` vectors, their batch form, and the conversion of Arrow vector
 //! columns to `f32` rows.
 //!
-//! Kernels are lane-unrolled scalar loops (eight independent accumulators) that the compiler
-//! auto-vectorises; a scalar `f64` reference in the tests checks them on awkward lengths.
+//! The pair kernels dispatch through [`crate::simd`] (lane-unrolled scalar loops or AVX2+FMA,
+//! chosen once per process); a scalar `f64` reference in the tests checks them on awkward
+//! lengths.
 //! Conventions, as pylance's `_distance`: L2 is *squared*, cosine is `1 - cos`, dot is
 //! `-q·v`. Hamming counts differing bits of byte vectors (given as `f32` values of bytes in
 //! the batch form).
@@ -12,9 +13,7 @@ use arrow_array::types::{Float16Type, Float32Type, Float64Type, UInt8Type};
 use arrow_array::Array;
 use arrow_schema::DataType;
 
-use crate::{Error, Metric, Result};
-
-const LANES: usize = 8;
+use crate::{simd, Error, Metric, Result};
 
 fn check_len(a: usize, b: usize) -> Result<()> {
     if a == b {
@@ -27,39 +26,13 @@ fn check_len(a: usize, b: usize) -> Result<()> {
 /// Squared L2 distance; equal lengths are the caller's duty (unchecked hot path).
 #[inline]
 pub(crate) fn l2_raw(a: &[f32], b: &[f32]) -> f32 {
-    let mut acc = [0f32; LANES];
-    let (ac, bc) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
-    let (ar, br) = (ac.remainder(), bc.remainder());
-    for (x, y) in ac.zip(bc) {
-        for i in 0..LANES {
-            let d = x[i] - y[i];
-            acc[i] += d * d;
-        }
-    }
-    let mut s: f32 = acc.iter().sum();
-    for (x, y) in ar.iter().zip(br) {
-        let d = x - y;
-        s += d * d;
-    }
-    s
+    simd::l2_with(simd::kernel(), a, b)
 }
 
 /// Inner product; equal lengths are the caller's duty (unchecked hot path).
 #[inline]
 pub(crate) fn dot_raw(a: &[f32], b: &[f32]) -> f32 {
-    let mut acc = [0f32; LANES];
-    let (ac, bc) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
-    let (ar, br) = (ac.remainder(), bc.remainder());
-    for (x, y) in ac.zip(bc) {
-        for i in 0..LANES {
-            acc[i] += x[i] * y[i];
-        }
-    }
-    let mut s: f32 = acc.iter().sum();
-    for (x, y) in ar.iter().zip(br) {
-        s += x * y;
-    }
-    s
+    simd::dot_with(simd::kernel(), a, b)
 }
 
 /// `1 - cos` given the norm of `a`; a zero vector has distance 1.

@@ -9,6 +9,7 @@
 
 use crate::distance::{dot_raw, l2_raw};
 use crate::rng::Rng;
+use crate::simd::NearestTable;
 use crate::{Error, Metric, Result};
 
 /// How initial centroids are chosen.
@@ -100,7 +101,7 @@ pub fn nearest(centroids: &[f32], dim: usize, metric: Metric, v: &[f32]) -> (u32
     best
 }
 
-fn thread_count(threads: usize) -> usize {
+pub(crate) fn thread_count(threads: usize) -> usize {
     if threads == 0 {
         std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
     } else {
@@ -139,17 +140,15 @@ pub(crate) fn par_rows<T: Send>(
 /// Assignment and distance of every row.
 fn assign_all(data: &[f32], dim: usize, centroids: &[f32], metric: Metric, threads: usize) -> (Vec<u32>, Vec<f32>) {
     let n = data.len().checked_div(dim).unwrap_or(0);
-    let pairs = par_rows(n, threads, |r| {
-        r.map(|i| nearest(centroids, dim, metric, &data[i * dim..(i + 1) * dim]))
-            .collect()
-    });
-    let pairs = if pairs.len() == n {
-        pairs
-    } else {
-        (0..n)
-            .map(|i| nearest(centroids, dim, metric, &data[i * dim..(i + 1) * dim]))
-            .collect()
+    let table = NearestTable::new(centroids, dim, metric);
+    let chunk = |r: std::ops::Range<usize>| {
+        let mut ids = vec![0u32; r.len()];
+        let mut dists = vec![0f32; r.len()];
+        table.nearest_into(&data[r.start * dim..r.end * dim], &mut ids, &mut dists);
+        ids.into_iter().zip(dists).collect::<Vec<_>>()
     };
+    let pairs = par_rows(n, threads, chunk);
+    let pairs = if pairs.len() == n { pairs } else { chunk(0..n) };
     pairs.into_iter().unzip()
 }
 

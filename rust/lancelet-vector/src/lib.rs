@@ -10,17 +10,21 @@
 //!
 //! - [`distance`]: distance kernels and the conversion of Arrow vector columns.
 //! - [`topk`]: the k best `(distance, row address)` pairs in pylance's order.
+//! - [`simd`]: kernel dispatch (scalar / AVX2+FMA) and batched nearest-centroid search.
 //! - [`kmeans`]: seeded, thread-count independent k-means.
 //! - [`pq`], [`sq`]: product and scalar quantizers.
 //! - [`proto`]: the protobuf messages of the index files and manifest details.
+//! - [`hnsw`]: seeded HNSW graphs per partition, in pylance's row layout.
 //! - [`ivf`]: index types, build parameters, training, the file format and search.
 
 pub mod distance;
+pub mod hnsw;
 pub mod ivf;
 pub mod kmeans;
 pub mod pq;
 pub mod proto;
 pub(crate) mod rng;
+pub mod simd;
 pub mod sq;
 pub mod topk;
 

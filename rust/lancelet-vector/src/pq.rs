@@ -9,6 +9,7 @@
 
 use crate::distance::{dot_raw, l2_raw};
 use crate::kmeans::{self, KMeansParams};
+use crate::simd::NearestTable;
 use crate::{Error, Metric, Result};
 
 /// Training parameters of a [`ProductQuantizer`].
@@ -165,11 +166,48 @@ impl ProductQuantizer {
                 self.dim
             )));
         }
-        let rows = kmeans::par_rows(vectors.len() / self.dim, 0, |r| {
-            r.map(|i| self.pack(&self.encode_row(&vectors[i * self.dim..(i + 1) * self.dim])))
-                .collect::<Vec<_>>()
-        });
-        Ok(rows.concat())
+        let (dim, m, ds) = (self.dim, self.num_sub_vectors, self.sub_dim());
+        let k = self.num_centroids();
+        let tables: Vec<NearestTable> = (0..m)
+            .map(|j| NearestTable::new(&self.codebook[j * k * ds..(j + 1) * k * ds], ds, Metric::L2))
+            .collect();
+        let encode_range = |r: std::ops::Range<usize>| {
+            // Blocks of rows; sub-vector j of every row in a block is gathered so that one
+            // batched nearest-centroid search per j covers the block.
+            const ROWS: usize = 512;
+            let mut out = Vec::with_capacity(r.len() * self.code_width());
+            let mut sub = vec![0f32; ROWS * ds];
+            let (mut ids, mut dists) = (vec![0u32; ROWS], vec![0f32; ROWS]);
+            let mut codes = vec![0u8; ROWS * m];
+            let mut start = r.start;
+            while start < r.end {
+                let n = (r.end - start).min(ROWS);
+                for (j, table) in tables.iter().enumerate() {
+                    for (i, s) in sub[..n * ds].chunks_exact_mut(ds).enumerate() {
+                        let at = (start + i) * dim + j * ds;
+                        s.copy_from_slice(&vectors[at..at + ds]);
+                    }
+                    table.nearest_into(&sub[..n * ds], &mut ids[..n], &mut dists[..n]);
+                    for (i, &c) in ids[..n].iter().enumerate() {
+                        codes[i * m + j] = c as u8;
+                    }
+                }
+                if self.num_bits == 4 {
+                    out.extend(codes[..n * m].chunks_exact(m).flat_map(|c| self.pack(c)));
+                } else {
+                    out.extend_from_slice(&codes[..n * m]);
+                }
+                start += n;
+            }
+            out
+        };
+        let rows = vectors.len() / dim;
+        let packed = kmeans::par_rows(rows, 0, encode_range);
+        Ok(if packed.len() == rows * self.code_width() {
+            packed
+        } else {
+            encode_range(0..rows)
+        })
     }
 
     /// The reconstruction of one row's codes (one value per sub-vector).

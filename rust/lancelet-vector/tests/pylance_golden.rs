@@ -152,6 +152,34 @@ async fn ivf_hnsw_partitions_scan_like_pylance() {
     check("ivf_hnsw_flat_l2", false).await;
 }
 
+/// Our graph walk over pylance's HNSW graphs (rows, level offsets, entry points as pylance
+/// wrote them) finds pylance's answers.
+#[tokio::test]
+async fn pylance_hnsw_graphs_walk_like_pylance() {
+    for case in ["ivf_hnsw_sq_l2", "ivf_hnsw_pq_l2", "ivf_hnsw_flat_l2"] {
+        let e = expected(case);
+        let idx = IvfIndex::open(&store(case)).await.unwrap();
+        let queries = e["queries"].as_array().unwrap();
+        let k = e["k"].as_u64().unwrap() as usize;
+        let (mut hits, mut total) = (0, 0);
+        for r in e["results"].as_array().unwrap() {
+            let q = floats(&queries[r["query"].as_u64().unwrap() as usize]);
+            let nprobes = r["nprobes"].as_u64().unwrap() as usize;
+            let got = idx.search_ef(&q, k, nprobes, Some(64), None, false).await.unwrap();
+            assert_eq!(got.len(), k, "{case}");
+            let want: Vec<u64> = r["row_ids"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_u64().unwrap())
+                .collect();
+            hits += got.iter().filter(|g| want.contains(&g.1)).count();
+            total += want.len();
+        }
+        assert!(hits * 10 >= total * 9, "{case}: {hits}/{total}");
+    }
+}
+
 #[tokio::test]
 async fn ivf_rq_is_unsupported_not_a_panic() {
     let err = IvfIndex::open(&store("ivf_rq_l2")).await.unwrap_err();

@@ -234,9 +234,18 @@ fn decode_packed_struct(
     Ok(values.into_array(dt)?.to_data())
 }
 
+/// Whether a flat buffer is stored as is: no compression scheme, or "none", which pylance
+/// writes for a column asked not to be compressed (`lance-encoding:compression = none`,
+/// e.g. the posting lists of an NGRAM index).
+pub fn is_uncompressed(flat: &pb::Flat) -> bool {
+    flat.compression
+        .as_ref()
+        .is_none_or(|c| c.scheme.is_empty() || c.scheme.eq_ignore_ascii_case("none"))
+}
+
 fn check_uncompressed(flat: &pb::Flat) -> Result<()> {
     match &flat.compression {
-        Some(c) if !c.scheme.is_empty() => Err(Error::Unsupported(format!(
+        Some(c) if !is_uncompressed(flat) => Err(Error::Unsupported(format!(
             "compressed flat buffers ({}) are not supported yet",
             c.scheme
         ))),

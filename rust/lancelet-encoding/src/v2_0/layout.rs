@@ -98,7 +98,7 @@ fn collect(e: &pb::ArrayEncoding, rows_mult: u64, out: &mut Vec<Stream>) -> Resu
             let Some(buffer) = flat.buffer.as_ref() else {
                 return Ok(false);
             };
-            let compressed = flat.compression.as_ref().is_some_and(|c| !c.scheme.is_empty());
+            let compressed = !crate::v2_0::decode::is_uncompressed(flat);
             if compressed || buffer.buffer_type != pb::buffer::BufferType::Page as i32 {
                 return Ok(false);
             }

@@ -359,7 +359,11 @@ impl Binder<'_> {
                     return Err(type_error(format!(
                         "{} has no field '{field_name}'; its fields are: {}",
                         base.describe(),
-                        children.iter().map(|f| f.name().as_str()).collect::<Vec<_>>().join(", ")
+                        children
+                            .iter()
+                            .map(|f| f.name().as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     )));
                 };
                 let ty = child.data_type().clone();
@@ -434,7 +438,8 @@ impl Binder<'_> {
                     let ok = if i == 0 {
                         is_string(&a.ty) || a.ty == DataType::Null
                     } else {
-                        can_cast_types(&a.ty, &DataType::Utf8) && !matches!(a.ty, DataType::List(_) | DataType::Struct(_))
+                        can_cast_types(&a.ty, &DataType::Utf8)
+                            && !matches!(a.ty, DataType::List(_) | DataType::Struct(_))
                     };
                     if !ok {
                         let what = if i == 0 { "a JSON string" } else { "a string" };

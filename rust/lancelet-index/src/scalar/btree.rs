@@ -228,6 +228,12 @@ fn show(array: &ArrayRef, i: usize) -> String {
     if array.is_null(i) {
         return "NULL".into();
     }
+    if let arrow_schema::DataType::Timestamp(..) = array.data_type() {
+        // pylance reports timestamps as their raw integer (in the column's unit).
+        if let Ok(raw) = arrow_cast::cast(array, &arrow_schema::DataType::Int64) {
+            return show(&raw, i);
+        }
+    }
     ArrayFormatter::try_new(array.as_ref(), &FormatOptions::default())
         .map(|f| f.value(i).to_string())
         .unwrap_or_default()

@@ -322,8 +322,8 @@ pub fn train_model(vectors: &[f32], dim: usize, params: &VectorBuildParams) -> R
         pq: None,
         sq: None,
     };
-    let parts = model.assign(&data);
     if params.ivf_centroids.is_some() {
+        let parts = model.assign(&data);
         loss = data
             .chunks_exact(dim)
             .zip(&parts)
@@ -359,7 +359,9 @@ pub fn train_model(vectors: &[f32], dim: usize, params: &VectorBuildParams) -> R
                         .iter()
                         .flat_map(|&i| data[i * dim..(i + 1) * dim].to_vec())
                         .collect();
-                    let sp: Vec<u32> = sample.iter().map(|&i| parts[i]).collect();
+                    // Only the sampled rows need their partition (the same one a full
+                    // assignment would give them).
+                    let sp = model.assign(&sv);
                     let res = residuals(&model, &sv, &sp);
                     let pp = PqParams {
                         num_sub_vectors: m,

@@ -2,9 +2,10 @@
 //!
 //! `index.idx` gives the index type, metric and centroids; `auxiliary.idx` gives the
 //! partition layout and the stored vectors. Partitions are read lazily, decoded once
-//! (codes untransposed and unpacked) and cached. HNSW sub-indexes are not walked: their
-//! partitions are scanned over the storage like a FLAT sub-index, which finds at least what
-//! the graph would. IVF_RQ is refused with [`Error::Unsupported`].
+//! (codes untransposed and unpacked) and cached. HNSW graphs are read per partition on
+//! first use and walked by [`IvfIndex::search_ef`] with an `ef`; without one, HNSW partitions
+//! are scanned over the storage like a FLAT sub-index, which finds at least what the graph
+//! would. IVF_RQ is refused with [`Error::Unsupported`].
 //!
 //! Every size, offset, dimension and code width read from the files is checked; damage is
 //! [`Error::Corrupt`].
@@ -13,7 +14,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::UInt64Type;
+use arrow_array::types::{UInt32Type, UInt64Type};
 use arrow_array::{Array, RecordBatch};
 use arrow_schema::DataType;
 use lancelet_file::{FileReader, Projection};
@@ -21,8 +22,9 @@ use lancelet_index::scalar::IndexStore;
 use prost::Message;
 use serde_json::{json, Value};
 
-use super::{Storage, VectorIndexType};
+use super::{IvfModel, Storage, VectorBuildParams, VectorIndexType};
 use crate::distance::{cosine_raw, dot_raw, l2_raw, norm, normalize};
+use crate::hnsw::{Graph, Visited};
 use crate::pq::{untranspose, ProductQuantizer};
 use crate::proto::{Ivf, Tensor, TENSOR_FLOAT16, TENSOR_FLOAT32, TENSOR_FLOAT64};
 use crate::sq::ScalarQuantizer;
@@ -69,6 +71,25 @@ pub struct IvfIndex {
     column: String,
     hnsw: Option<Value>,
     cache: Mutex<HashMap<usize, Arc<Partition>>>,
+    /// HNSW sub-index: `index.idx`, its per-partition row ranges and `lance:hnsw` entries.
+    graph_file: Option<GraphFile>,
+    graphs: Mutex<HashMap<usize, Arc<Graph>>>,
+}
+
+struct GraphFile {
+    reader: Arc<FileReader>,
+    offsets: Vec<u64>,
+    lengths: Vec<u32>,
+    infos: Vec<Value>,
+}
+
+/// A query prepared once for every partition.
+struct Prepared {
+    raw: Vec<f32>,
+    normalized: Vec<f32>,
+    raw_norm: f32,
+    sq: Option<crate::sq::SqQuery>,
+    dot_table: Option<Vec<f32>>,
 }
 
 impl std::fmt::Debug for IvfIndex {
@@ -243,15 +264,30 @@ impl IvfIndex {
         if dim == 0 || dim > MAX_DIM {
             return Err(corrupt(INDEX_FILE, format!("centroids have dimension {dim}")));
         }
-        let hnsw = meta(&index, "lance:hnsw")
-            .and_then(|s| serde_json::from_str::<Value>(s).ok())
-            .and_then(|v| {
-                v.as_array()
-                    .and_then(|a| a.first())
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
+        let hnsw_infos: Vec<Value> = meta(&index, "lance:hnsw")
+            .and_then(|s| serde_json::from_str::<Vec<String>>(s).ok())
+            .map(|v| v.iter().filter_map(|s| serde_json::from_str::<Value>(s).ok()).collect())
+            .unwrap_or_default();
+        let hnsw = hnsw_infos.first().cloned();
+        let graph_file = if index_type.is_hnsw()
+            && hnsw_infos.len() == np
+            && ivf.offsets.len() == np
+            && ivf.lengths.len() == np
+            && ivf
+                .offsets
+                .iter()
+                .zip(&ivf.lengths)
+                .all(|(o, l)| o.checked_add(u64::from(*l)).is_some_and(|e| e <= index.num_rows()))
+        {
+            Some(GraphFile {
+                reader: index.clone(),
+                offsets: ivf.offsets.clone(),
+                lengths: ivf.lengths.clone(),
+                infos: hnsw_infos,
             })
-            .and_then(|s| serde_json::from_str::<Value>(&s).ok());
+        } else {
+            None
+        };
 
         let aux = open_file(store, AUX_FILE).await?;
         let metric = match (metric, meta(&aux, "distance_type").map(|s| Metric::parse(s))) {
@@ -351,6 +387,8 @@ impl IvfIndex {
             column: column.to_string(),
             hnsw,
             cache: Mutex::new(HashMap::new()),
+            graph_file,
+            graphs: Mutex::new(HashMap::new()),
         })
     }
 
@@ -382,6 +420,43 @@ impl IvfIndex {
     /// The centroids, `num_partitions x dim`.
     pub fn centroids(&self) -> &[f32] {
         &self.centroids
+    }
+
+    /// The trained model of this index: centroids, quantizer (PQ codebook or SQ bounds) and
+    /// the parameters that shape an encoding (index type, metric, partitions, `num_bits`,
+    /// `num_sub_vectors`, HNSW `m` / `ef_construction`). [`super::build`] with it encodes new
+    /// rows exactly as with the model that wrote the index, which is what delta segments
+    /// need. Training-only parameters (sample rate, iterations, seed) are pylance's defaults;
+    /// `ivf_centroids` / `pq_codebook` stay `None` (the values live in the model itself).
+    pub fn model(&self) -> Result<IvfModel> {
+        let mut params = VectorBuildParams::new(self.index_type, self.metric);
+        params.num_partitions = Some(self.num_partitions());
+        let (pq, sq) = match &self.storage {
+            StorageReader::Flat => (None, None),
+            StorageReader::Pq { pq, .. } => {
+                params.num_sub_vectors = Some(pq.num_sub_vectors);
+                params.num_bits = pq.num_bits;
+                (Some(pq.clone()), None)
+            }
+            StorageReader::Sq(sq) => (None, Some(sq.clone())),
+        };
+        if let Some(h) = self.hnsw.as_ref().and_then(|h| h.get("params")) {
+            let get = |k: &str| h.get(k).and_then(Value::as_u64).and_then(|v| usize::try_from(v).ok());
+            if let Some(m) = get("m") {
+                params.hnsw_m = m;
+            }
+            if let Some(ef) = get("ef_construction") {
+                params.hnsw_ef_construction = ef;
+            }
+        }
+        Ok(IvfModel {
+            params,
+            dim: self.dim,
+            centroids: self.centroids.clone(),
+            loss: self.loss.unwrap_or(0.0),
+            pq,
+            sq,
+        })
     }
 
     fn check_query(&self, query: &[f32]) -> Result<()> {
@@ -489,11 +564,28 @@ impl IvfIndex {
     /// of the query residual; dot: `1 - q·v̂`), quantized for SQ. With `refine`, FLAT is
     /// unchanged (already exact); for PQ/SQ the caller re-ranks the returned candidates with
     /// [`crate::distance::distance`] over the raw vectors (the index does not hold them).
+    /// HNSW partitions are scanned whole here; [`Self::search_ef`] walks their graphs.
     pub async fn search(
         &self,
         query: &[f32],
         k: usize,
         nprobes: usize,
+        filter: Option<&(dyn Fn(u64) -> bool + Send + Sync)>,
+        refine: bool,
+    ) -> Result<Vec<(f32, u64)>> {
+        self.search_ef(query, k, nprobes, None, filter, refine).await
+    }
+
+    /// [`Self::search`] with pylance's `ef`: for IVF_HNSW_* indexes and `Some(ef)`, each
+    /// probed partition is searched through its HNSW graph with a candidate list of
+    /// `max(ef, k)` (filtered rows are walked but not returned); other indexes, or `None`,
+    /// scan the probed partitions.
+    pub async fn search_ef(
+        &self,
+        query: &[f32],
+        k: usize,
+        nprobes: usize,
+        ef: Option<usize>,
         filter: Option<&(dyn Fn(u64) -> bool + Send + Sync)>,
         refine: bool,
     ) -> Result<Vec<(f32, u64)>> {
@@ -503,65 +595,159 @@ impl IvfIndex {
         if k == 0 {
             return Ok(Vec::new());
         }
-        let mut qn = query.to_vec();
+        let mut normalized = query.to_vec();
         if self.metric == Metric::Cosine {
-            normalize(&mut qn);
+            normalize(&mut normalized);
         }
-        let q_norm = norm(query);
-        let dim = self.dim;
-        let sq_query = match &self.storage {
-            StorageReader::Sq(sq) => Some(sq.prepare(&qn, self.metric)),
-            _ => None,
+        let prep = Prepared {
+            raw: query.to_vec(),
+            raw_norm: norm(query),
+            sq: match &self.storage {
+                StorageReader::Sq(sq) => Some(sq.prepare(&normalized, self.metric)),
+                _ => None,
+            },
+            dot_table: match &self.storage {
+                StorageReader::Pq { pq, .. } if self.metric == Metric::Dot => Some(pq.build_table(query, Metric::Dot)),
+                _ => None,
+            },
+            normalized,
         };
-        let dot_table = match &self.storage {
-            StorageReader::Pq { pq, .. } if self.metric == Metric::Dot => Some(pq.build_table(query, Metric::Dot)),
-            _ => None,
-        };
+        let use_graph = ef.filter(|_| self.graph_file.is_some());
+        let mut visited = Visited::default();
         for p in self.find_partitions(query, nprobes) {
             let part = self.partition(p).await?;
+            let score = self.scorer(&prep, p, &part);
             let allowed = |i: usize| filter.is_none_or(|f| f(part.row_ids[i]));
-            match &self.storage {
-                StorageReader::Flat => {
-                    for (i, v) in part.floats.chunks_exact(dim).enumerate() {
-                        if !allowed(i) {
-                            continue;
-                        }
-                        let d = match self.metric {
-                            Metric::L2 => l2_raw(query, v),
-                            Metric::Cosine => cosine_raw(query, q_norm, v),
-                            Metric::Dot => 1.0 - dot_raw(query, v),
-                            Metric::Hamming => crate::distance::distance(Metric::Hamming, query, v)?,
-                        };
-                        top.push(d, part.row_ids[i]);
+            match use_graph {
+                Some(ef) => {
+                    let graph = self.graph(p, part.row_ids.len()).await?;
+                    let allow = |i: u32| allowed(i as usize);
+                    let allow_dyn: Option<&dyn Fn(u32) -> bool> = filter.map(|_| &allow as &dyn Fn(u32) -> bool);
+                    for (d, i) in graph.search(ef.max(k), &|i| score(i as usize), allow_dyn, &mut visited) {
+                        top.push(d, part.row_ids[i as usize]);
                     }
                 }
-                StorageReader::Sq(sq) => {
-                    let Some(sqq) = &sq_query else { continue };
-                    let offset = if self.metric == Metric::Dot { 1.0 } else { 0.0 };
-                    for (i, c) in part.codes.chunks_exact(dim).enumerate() {
+                None => {
+                    for i in 0..part.row_ids.len() {
                         if allowed(i) {
-                            top.push(offset + sq.distance(sqq, c), part.row_ids[i]);
-                        }
-                    }
-                }
-                StorageReader::Pq { pq, .. } => {
-                    let (table, offset) = match &dot_table {
-                        Some(t) => (t.clone(), 1.0),
-                        None => {
-                            let c = &self.centroids[p * dim..(p + 1) * dim];
-                            let res: Vec<f32> = qn.iter().zip(c).map(|(a, b)| a - b).collect();
-                            (pq.build_table(&res, Metric::L2), 0.0)
-                        }
-                    };
-                    for (i, codes) in part.codes.chunks_exact(pq.num_sub_vectors).enumerate() {
-                        if allowed(i) {
-                            top.push(offset + pq.adc(&table, codes), part.row_ids[i]);
+                            top.push(score(i), part.row_ids[i]);
                         }
                     }
                 }
             }
         }
         Ok(top.into_sorted_vec())
+    }
+
+    /// The index distance of row `i` of partition `p` to the prepared query.
+    fn scorer<'a>(
+        &'a self,
+        prep: &'a Prepared,
+        p: usize,
+        part: &'a Partition,
+    ) -> Box<dyn Fn(usize) -> f32 + Send + Sync + 'a> {
+        let dim = self.dim;
+        match &self.storage {
+            StorageReader::Flat => {
+                let metric = self.metric;
+                Box::new(move |i| {
+                    let v = &part.floats[i * dim..(i + 1) * dim];
+                    match metric {
+                        Metric::L2 => l2_raw(&prep.raw, v),
+                        Metric::Cosine => cosine_raw(&prep.raw, prep.raw_norm, v),
+                        Metric::Dot => 1.0 - dot_raw(&prep.raw, v),
+                        Metric::Hamming => {
+                            crate::distance::distance(Metric::Hamming, &prep.raw, v).unwrap_or(f32::INFINITY)
+                        }
+                    }
+                })
+            }
+            StorageReader::Sq(sq) => {
+                let offset = if self.metric == Metric::Dot { 1.0 } else { 0.0 };
+                match &prep.sq {
+                    Some(q) => Box::new(move |i| offset + sq.distance(q, &part.codes[i * dim..(i + 1) * dim])),
+                    None => Box::new(|_| f32::INFINITY),
+                }
+            }
+            StorageReader::Pq { pq, .. } => {
+                let (table, offset) = match &prep.dot_table {
+                    Some(t) => (t.clone(), 1.0),
+                    None => {
+                        let c = &self.centroids[p * dim..(p + 1) * dim];
+                        let res: Vec<f32> = prep.normalized.iter().zip(c).map(|(a, b)| a - b).collect();
+                        (pq.build_table(&res, Metric::L2), 0.0)
+                    }
+                };
+                let m = pq.num_sub_vectors;
+                Box::new(move |i| offset + pq.adc(&table, &part.codes[i * m..(i + 1) * m]))
+            }
+        }
+    }
+
+    /// The HNSW graph of partition `p` (`n` stored rows), read once and cached.
+    async fn graph(&self, p: usize, n: usize) -> Result<Arc<Graph>> {
+        if let Some(g) = self.graphs.lock().ok().and_then(|c| c.get(&p).cloned()) {
+            return Ok(g);
+        }
+        let gf = self
+            .graph_file
+            .as_ref()
+            .ok_or_else(|| corrupt(INDEX_FILE, "no HNSW graph"))?;
+        let info = &gf.infos[p];
+        let level_offsets: Vec<usize> = info
+            .get("level_offsets")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(|v| v.as_u64().map(|x| x as usize)).collect())
+            .unwrap_or_default();
+        let entry = info
+            .get("entry_point")
+            .and_then(Value::as_u64)
+            .and_then(|e| u32::try_from(e).ok())
+            .unwrap_or(0);
+        let (start, len) = (gf.offsets[p], gf.lengths[p] as usize);
+        let mut rows = Vec::with_capacity(len);
+        if len > 0 {
+            let proj = gf
+                .reader
+                .projection(Some(&["__vector_id".to_string(), "__neighbors".to_string()]))?;
+            let range = std::iter::once(start..start + len as u64).collect::<Vec<_>>();
+            let batch = gf.reader.read_ranges(&proj, &range, None).await?;
+            let ids = batch
+                .column_by_name("__vector_id")
+                .and_then(|c| c.as_primitive_opt::<UInt32Type>())
+                .ok_or_else(|| corrupt(INDEX_FILE, "__vector_id is not uint32"))?;
+            let lists = batch
+                .column_by_name("__neighbors")
+                .and_then(|c| c.as_list_opt::<i32>())
+                .ok_or_else(|| corrupt(INDEX_FILE, "__neighbors is not a list"))?;
+            if ids.len() != len || lists.len() != len {
+                return Err(corrupt(
+                    INDEX_FILE,
+                    format!("graph of partition {p} read {} rows", ids.len()),
+                ));
+            }
+            for i in 0..len {
+                let nb = lists.value(i);
+                let nb = nb
+                    .as_primitive_opt::<UInt32Type>()
+                    .ok_or_else(|| corrupt(INDEX_FILE, "__neighbors items are not uint32"))?;
+                rows.push((ids.value(i), nb.values().to_vec()));
+            }
+        }
+        let graph = if len == 0 && n == 0 {
+            Graph::from_rows(&[], &[0, 0], 0)
+        } else {
+            Graph::from_rows(&rows, &level_offsets, entry).filter(|g| g.len() == n)
+        }
+        .ok_or_else(|| corrupt(INDEX_FILE, format!("inconsistent HNSW graph in partition {p}")))?;
+        let graph = Arc::new(graph);
+        if let Ok(mut c) = self.graphs.lock() {
+            if c.len() >= CACHED_PARTITIONS {
+                c.clear();
+            }
+            c.insert(p, graph.clone());
+        }
+        Ok(graph)
     }
 
     fn sub_index_stats(&self) -> Value {

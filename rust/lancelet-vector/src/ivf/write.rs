@@ -6,21 +6,29 @@
 //!   `storage_metadata` (a JSON array holding the quantizer's JSON as a string); global buffer
 //!   1 holds an [`Ivf`] with the partitions' row offsets and lengths, global buffer 2 the PQ
 //!   codebook [`Tensor`]. PQ codes are transposed per partition.
-//! - `index.idx`: the FLAT sub-index marker: no rows, a `__flat_marker` column, metadata
+//! - `index.idx` of IVF_HNSW_*: the graph rows of every partition (see [`crate::hnsw`]),
+//!   metadata `lance:hnsw` (one JSON string per partition: entry point, params, level
+//!   offsets), `lance:index`, `lance:ivf`; the IVF offsets / lengths describe graph rows.
+//! - `index.idx` otherwise: the FLAT sub-index marker: no rows, a `__flat_marker` column, metadata
 //!   `lance:index` (type and distance type), `lance:flat` (one empty string per partition)
 //!   and `lance:ivf`; global buffer 1 holds the centroids tensor, the loss and zero
 //!   offsets/lengths.
 
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, FixedSizeListArray, Float32Array, RecordBatch, UInt64Array, UInt8Array};
+use arrow_array::{
+    ArrayRef, FixedSizeListArray, Float32Array, ListArray, RecordBatch, UInt32Array, UInt64Array, UInt8Array,
+};
+use arrow_buffer::{OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use lancelet_file::{FileVersion, FileWriter, WriterOptions};
 use prost::Message;
 
 use super::read::{AUX_FILE, INDEX_FILE};
 use super::{residuals, rows_of, IvfModel, Storage};
-use crate::distance::normalize_rows;
+use crate::distance::{dot_raw, l2_raw, normalize_rows};
+use crate::hnsw::{Graph, HnswParams};
+use crate::kmeans::thread_count;
 use crate::pq::transpose;
 use crate::proto::{Ivf, Tensor, TENSOR_FLOAT32};
 use crate::{Error, Metric, Result};
@@ -94,9 +102,6 @@ pub fn build(
         )));
     }
     let itype = model.params.index_type;
-    if itype.is_hnsw() {
-        return Err(Error::Unsupported(format!("writing {itype} (HNSW graphs)")));
-    }
     let metric = model.metric();
     let np = model.num_partitions();
     let mut data = vectors.to_vec();
@@ -125,6 +130,11 @@ pub fn build(
         .flat_map(|&i| data[i * dim..(i + 1) * dim].to_vec())
         .collect();
     let sorted_parts: Vec<u32> = order.iter().map(|&i| parts[i]).collect();
+    let graphs = if itype.is_hnsw() {
+        Some(build_graphs(model, &sorted, &offsets, &lengths))
+    } else {
+        None
+    };
     let rowids = UInt64Array::from_iter_values(order.iter().map(|&i| row_addrs[i]));
 
     let mut buffers = vec![Ivf {
@@ -215,9 +225,19 @@ pub fn build(
         version,
     )?;
 
-    let index_ivf = Ivf {
-        offsets: vec![0; np],
-        lengths: vec![0; np],
+    let index = match &graphs {
+        Some(g) => hnsw_index_file(model, g, version)?,
+        None => flat_index_file(model, version)?,
+    };
+    Ok(vec![(AUX_FILE.to_string(), aux), (INDEX_FILE.to_string(), index)])
+}
+
+/// The IVF message of `index.idx`: centroids, loss and the sub-index row ranges.
+fn index_ivf(model: &IvfModel, offsets: Vec<u64>, lengths: Vec<u32>) -> Ivf {
+    let (np, dim) = (model.num_partitions(), model.dim);
+    Ivf {
+        offsets,
+        lengths,
         centroids_tensor: Some(Tensor {
             data_type: TENSOR_FLOAT32,
             shape: vec![np as u32, dim as u32],
@@ -225,17 +245,26 @@ pub fn build(
         }),
         loss: Some(model.loss),
         ..Default::default()
-    };
+    }
+}
+
+fn index_type_md(model: &IvfModel) -> (&'static str, String) {
+    (
+        "lance:index",
+        format!(
+            "{{\"type\":\"{}\",\"distance_type\":\"{}\"}}",
+            model.params.index_type.name(),
+            model.metric().as_str()
+        ),
+    )
+}
+
+/// `index.idx` of a FLAT sub-index: no rows, one empty `lance:flat` entry per partition.
+fn flat_index_file(model: &IvfModel, version: FileVersion) -> Result<Vec<u8>> {
+    let np = model.num_partitions();
     let index_schema = Arc::new(Schema::new(vec![Field::new("__flat_marker", DataType::UInt64, false)]));
     let index_md = [
-        (
-            "lance:index",
-            format!(
-                "{{\"type\":\"{}\",\"distance_type\":\"{}\"}}",
-                itype.name(),
-                metric.as_str()
-            ),
-        ),
+        index_type_md(model),
         (
             "lance:flat",
             serde_json::Value::from(vec![String::new(); np]).to_string(),
@@ -243,13 +272,128 @@ pub fn build(
         ("lance:ivf", "1".to_string()),
     ];
     let empty: ArrayRef = Arc::new(UInt64Array::from(Vec::<u64>::new()));
-    let index = write_file(
+    write_file(
         INDEX_FILE,
         index_schema,
         vec![empty],
         &index_md,
-        &[index_ivf.encode_to_vec()],
+        &[index_ivf(model, vec![0; np], vec![0; np]).encode_to_vec()],
         version,
+    )
+}
+
+/// One graph per partition over the partition's rows (in stored order), built on scoped
+/// threads; partition `p` draws its levels from `seed + p`. Distances are exact: squared L2
+/// of the (for cosine, normalised) vectors, or `-x·y` for dot.
+fn build_graphs(model: &IvfModel, sorted: &[f32], offsets: &[u64], lengths: &[u32]) -> Vec<Graph> {
+    let dim = model.dim;
+    let p = &model.params;
+    let dot = model.metric() == Metric::Dot;
+    let one = |i: usize| {
+        let (o, n) = (offsets[i] as usize, lengths[i] as usize);
+        let rows = &sorted[o * dim..(o + n) * dim];
+        let v = |a: u32| &rows[a as usize * dim..(a as usize + 1) * dim];
+        let mut hp = HnswParams::new(p.seed.wrapping_add(i as u64));
+        hp.m = p.hnsw_m.max(2);
+        hp.ef_construction = p.hnsw_ef_construction.max(1);
+        Graph::build(
+            n,
+            &hp,
+            |a, b| if dot { -dot_raw(v(a), v(b)) } else { l2_raw(v(a), v(b)) },
+        )
+    };
+    let np = lengths.len();
+    let threads = thread_count(p.threads).min(np).max(1);
+    if threads == 1 {
+        return (0..np).map(one).collect();
+    }
+    // Partitions are dealt round-robin (they differ in size); results return in order.
+    let one = &one;
+    let parts: Option<Vec<Vec<(usize, Graph)>>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| s.spawn(move || (t..np).step_by(threads).map(|i| (i, one(i))).collect::<Vec<_>>()))
+            .collect();
+        handles.into_iter().map(|h| h.join().ok()).collect()
+    });
+    match parts {
+        Some(parts) => {
+            let mut all: Vec<(usize, Graph)> = parts.into_iter().flatten().collect();
+            all.sort_by_key(|(i, _)| *i);
+            all.into_iter().map(|(_, g)| g).collect()
+        }
+        None => (0..np).map(one).collect(),
+    }
+}
+
+/// `index.idx` of an HNSW sub-index: the graph rows of every partition, `lance:hnsw` with
+/// one JSON string per partition, and IVF offsets / lengths over the graph rows.
+fn hnsw_index_file(model: &IvfModel, graphs: &[Graph], version: FileVersion) -> Result<Vec<u8>> {
+    let p = &model.params;
+    let mut ids = Vec::new();
+    let mut nbr_offsets = vec![0i32];
+    let mut nbrs = Vec::new();
+    let mut dists = Vec::new();
+    let (mut offsets, mut lengths, mut infos) = (Vec::new(), Vec::new(), Vec::new());
+    for g in graphs {
+        let rows = g.rows();
+        offsets.push(ids.len() as u64);
+        lengths.push(u32::try_from(rows.len()).map_err(|_| Error::InvalidArgument("graph too large".into()))?);
+        for (node, list) in rows {
+            ids.push(node);
+            nbrs.extend(list.iter().map(|x| x.1));
+            dists.extend(list.iter().map(|x| x.0));
+            let end = i32::try_from(nbrs.len()).map_err(|_| Error::InvalidArgument("graph too large".into()))?;
+            nbr_offsets.push(end);
+        }
+        infos.push(
+            serde_json::json!({
+                "entry_point": g.entry_point,
+                "params": {
+                    "max_level": g.max_level,
+                    "m": p.hnsw_m,
+                    "ef_construction": p.hnsw_ef_construction,
+                    "prefetch_distance": 2,
+                },
+                "level_offsets": g.level_offsets(),
+            })
+            .to_string(),
+        );
+    }
+    let item_u32 = Arc::new(Field::new("item", DataType::UInt32, true));
+    let item_f32 = Arc::new(Field::new("item", DataType::Float32, true));
+    let list_offsets = OffsetBuffer::new(ScalarBuffer::from(nbr_offsets));
+    let neighbours = ListArray::try_new(
+        item_u32.clone(),
+        list_offsets.clone(),
+        Arc::new(UInt32Array::from(nbrs)),
+        None,
     )?;
-    Ok(vec![(AUX_FILE.to_string(), aux), (INDEX_FILE.to_string(), index)])
+    let distances = ListArray::try_new(
+        item_f32.clone(),
+        list_offsets,
+        Arc::new(Float32Array::from(dists)),
+        None,
+    )?;
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("__vector_id", DataType::UInt32, true),
+        Field::new("__neighbors", DataType::List(item_u32), true),
+        Field::new("_distance", DataType::List(item_f32), true),
+    ]));
+    let md = [
+        ("lance:hnsw", serde_json::Value::from(infos).to_string()),
+        index_type_md(model),
+        ("lance:ivf", "1".to_string()),
+    ];
+    write_file(
+        INDEX_FILE,
+        schema,
+        vec![
+            Arc::new(UInt32Array::from(ids)),
+            Arc::new(neighbours),
+            Arc::new(distances),
+        ],
+        &md,
+        &[index_ivf(model, offsets, lengths).encode_to_vec()],
+        version,
+    )
 }

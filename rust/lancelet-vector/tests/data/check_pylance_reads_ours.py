@@ -9,7 +9,8 @@ For every exported case it writes a pylance dataset holding the same vectors (on
 so row address = row id), copies our `auxiliary.idx` / `index.idx` into `_indices/{uuid}/`,
 commits them with `LanceOperation.CreateIndex` (our VectorIndexDetails bytes, index_version
 1), then runs pylance's own `nearest` search for each recorded (query, nprobes) and compares
-row ids and `_distance` with our answers. Exits non-zero on any mismatch.
+row ids and `_distance` with our answers (HNSW cases pass the recorded `ef` to both graph
+walks). Exits non-zero on any mismatch.
 """
 import json
 import os
@@ -68,8 +69,11 @@ def check_case(case_dir, data):
         compared = 0
         for r in ours["results"]:
             q = np.array(ours["queries"][r["query"]], dtype=np.float32)
+            nearest = {"column": "vec", "q": q, "k": ours["k"], "nprobes": r["nprobes"]}
+            if r.get("ef") is not None:  # HNSW: both sides walk the graph with this ef
+                nearest["ef"] = r["ef"]
             t = ds.to_table(
-                nearest={"column": "vec", "q": q, "k": ours["k"], "nprobes": r["nprobes"]},
+                nearest=nearest,
                 columns=["_distance"],
                 disable_scoring_autoprojection=True,
                 with_row_id=True,
