@@ -491,6 +491,40 @@ def test_nearest_searches_query_partitions_on_executors(spark, tmp_path, indexed
         assert got[0] == (0.0, qid)
 
 
+def test_create_index_on_executors_searches_like_a_local_build(spark, tmp_path):
+    """The driver trains the model, each task encodes fragments into a segment, one commit:
+    pylance and lancelet list one index of the right type and find the same neighbours as
+    through a local build with the same model shape (recall against exact search close)."""
+    import numpy as np
+
+    rng = np.random.default_rng(11)
+    centers = rng.standard_normal((16, 16)).astype(np.float32) * 4
+    x = (centers[rng.integers(0, 16, 6000)] + rng.standard_normal((6000, 16)).astype(np.float32)).astype(np.float32)
+    table = pa.table({"n": range(6000), "v": pa.FixedSizeListArray.from_arrays(pa.array(x.ravel()), 16)})
+    dist_uri, local_uri = str(tmp_path / "dist.lance"), str(tmp_path / "local.lance")
+    lancelet.write_dataset(table, dist_uri, max_rows_per_file=1500)
+    local = lancelet.write_dataset(table, local_uri, max_rows_per_file=1500)
+    ds = lancelet.spark.create_index(spark, dist_uri, "v", "IVF_PQ", num_partitions=8, num_sub_vectors=4)
+    local.create_index("v", "IVF_PQ", num_partitions=8, num_sub_vectors=4)
+    segments = ds.list_indices()
+    assert {s["name"] for s in segments} == {"v_idx"} and len(segments) == 4
+    assert sorted(f for s in segments for f in s["fragment_ids"]) == [0, 1, 2, 3]
+    theirs = lance.dataset(dist_uri)
+    assert {i["type"] for i in theirs.list_indices()} == {"IVF_PQ"}
+
+    def recall(d):
+        hits = 0
+        for i in range(0, 6000, 300):
+            truth = set(d.to_table(nearest={"column": "v", "q": x[i], "k": 10, "use_index": False}, columns=["n"])["n"].to_pylist())
+            got = set(d.to_table(nearest={"column": "v", "q": x[i], "k": 10, "nprobes": 4}, columns=["n"])["n"].to_pylist())
+            hits += len(truth & got)
+        return hits / (10 * 20)
+
+    r_dist, r_local, r_pylance = recall(lancelet.dataset(dist_uri)), recall(lancelet.dataset(local_uri)), recall(theirs)
+    assert r_dist >= r_local - 0.1, (r_dist, r_local)
+    assert abs(r_pylance - r_dist) <= 0.1, (r_pylance, r_dist)
+
+
 def test_take_fetches_rows_by_id_on_executors(spark, items):
     ids = spark.read.format("lancelet").option("with_row_id", "true").option("columns", "id").load(items)
     wanted = ids.where("id IN (5, 20004, 17777)")

@@ -735,3 +735,39 @@ def nearest(spark: Any, uri: str, queries_df: Any, column: str, k: int = 10, *, 
             yield _cast_batch(batch, expected)
 
     return queries_df.select(*selected).mapInArrow(fn, out)
+
+
+def create_index(spark: Any, uri: str, column: str, index_type: str = "IVF_PQ", name: Optional[str] = None, *,
+                 metric: str = "L2", num_partitions: Optional[int] = None, num_sub_vectors: Optional[int] = None,
+                 num_bits: int = 8, replace: bool = False, fragments_per_task: int = 1,
+                 sample_rows: int = 65536, storage_options: Optional[Dict[str, str]] = None) -> LanceDataset:
+    """Builds a vector index with Spark: the driver trains the IVF centroids and the PQ/SQ
+    quantizer on a sample of at most ``sample_rows`` rows; each task encodes
+    ``fragments_per_task`` fragments with that model into an index segment; the driver
+    commits every segment as one index ``name`` (``{column}_idx``) in one CreateIndex. All
+    segments share the model, so the index searches like one built in a single process
+    (pylance treats the segments as deltas of one index)::
+
+        lancelet.spark.create_index(spark, uri, "vec", "IVF_PQ", num_partitions=256, num_sub_vectors=16)
+    """
+    if index_type.upper() == "IVF_PQ" and num_sub_vectors is None:
+        raise InvalidArgumentError("num_partitions and num_sub_vectors are required for IVF_PQ")
+    if fragments_per_task < 1:
+        raise InvalidArgumentError(f"fragments_per_task must be positive, got {fragments_per_task}")
+    ds = dataset(uri, storage_options=storage_options)
+    pinned = ds.version
+    name = name or f"{column}_idx"
+    if not replace and any(i["name"] == name for i in ds.list_indices()):
+        raise InvalidArgumentError(f"Index name '{name}' already exists; pass replace=True to replace it")
+    model = _native.train_vector_model(ds._native, column, index_type, str(metric).lower(), num_partitions,
+                                       num_sub_vectors, num_bits, sample_rows)
+    ids = [f.fragment_id for f in ds.get_fragments()]
+    groups = [ids[i:i + fragments_per_task] for i in range(0, len(ids), fragments_per_task)]
+
+    def build(group: List[int]) -> bytes:
+        target = _open(uri, pinned, storage_options)
+        return bytes(_native.build_vector_segment(target._native, column, name, model, group))
+
+    segments = spark.sparkContext.parallelize(groups, max(1, len(groups))).map(build).collect()
+    ds._native = _native.commit_index_segments(ds._native, name, segments, replace)
+    return ds

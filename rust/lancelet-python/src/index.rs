@@ -217,7 +217,96 @@ fn vector_index_statistics(py: Python<'_>, ds: &PyDataset, uuid: String) -> PyRe
     block_on(py, async move { inner.vector_index_statistics(&uuid).await })
 }
 
+fn vector_params(
+    py: Python<'_>,
+    index_type: &str,
+    metric: &str,
+    num_partitions: Option<usize>,
+    num_sub_vectors: Option<usize>,
+    num_bits: u32,
+) -> PyResult<lancelet_vector::ivf::VectorBuildParams> {
+    use lancelet_vector::ivf::{VectorBuildParams, VectorIndexType};
+    let conv = |e: lancelet_index::Error| crate::errors::to_py(py, lancelet_dataset::Error::from(e));
+    let kind = VectorIndexType::parse(index_type).map_err(conv)?;
+    let metric = lancelet_vector::Metric::parse(metric).map_err(conv)?;
+    let mut params = VectorBuildParams::new(kind, metric);
+    params.num_partitions = num_partitions;
+    params.num_sub_vectors = num_sub_vectors;
+    params.num_bits = num_bits;
+    Ok(params)
+}
+
+/// Trains a vector index model on a sample of `column` (for a distributed build); returns
+/// its files as `[(name, bytes)]`.
+#[pyfunction]
+#[pyo3(signature = (ds, column, index_type, metric="l2", num_partitions=None, num_sub_vectors=None, num_bits=8,
+    sample_rows=65536))]
+#[allow(clippy::too_many_arguments)]
+fn train_vector_model(
+    py: Python<'_>,
+    ds: &PyDataset,
+    column: String,
+    index_type: &str,
+    metric: &str,
+    num_partitions: Option<usize>,
+    num_sub_vectors: Option<usize>,
+    num_bits: u32,
+    sample_rows: usize,
+) -> PyResult<Vec<(String, Vec<u8>)>> {
+    let params = vector_params(py, index_type, metric, num_partitions, num_sub_vectors, num_bits)?;
+    let inner = ds.inner.clone();
+    let files = block_on(py, async move {
+        inner.train_vector_model(&column, &params, sample_rows).await
+    })?;
+    Ok(files.0)
+}
+
+/// Encodes the rows of `fragments` with a trained model into a new index segment (files
+/// written, nothing committed); returns the segment's manifest entry as protobuf bytes.
+#[pyfunction]
+fn build_vector_segment(
+    py: Python<'_>,
+    ds: &PyDataset,
+    column: String,
+    name: String,
+    model: Vec<(String, Vec<u8>)>,
+    fragments: Vec<u64>,
+) -> PyResult<Vec<u8>> {
+    use prost::Message;
+    let inner = ds.inner.clone();
+    let model = lancelet_dataset::vector_build::ModelFiles(model);
+    let meta = block_on(py, async move {
+        inner.build_vector_segment(&column, &name, &model, fragments).await
+    })?;
+    Ok(meta.encode_to_vec())
+}
+
+/// Commits segments from [`build_vector_segment`] as index `name`.
+#[pyfunction]
+#[pyo3(signature = (ds, name, segments, replace=false))]
+fn commit_index_segments(
+    py: Python<'_>,
+    ds: &PyDataset,
+    name: String,
+    segments: Vec<Vec<u8>>,
+    replace: bool,
+) -> PyResult<PyDataset> {
+    use prost::Message;
+    let metas = segments
+        .iter()
+        .map(|b| lancelet_table::pb::IndexMetadata::decode(b.as_slice()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| crate::errors::invalid(py, format!("not an index segment: {e}")))?;
+    let inner = ds.inner.clone();
+    Ok(wrap(block_on(py, async move {
+        inner.commit_index_segments(&name, metas, replace).await
+    })?))
+}
+
 pub fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(train_vector_model, m)?)?;
+    m.add_function(wrap_pyfunction!(build_vector_segment, m)?)?;
+    m.add_function(wrap_pyfunction!(commit_index_segments, m)?)?;
     m.add_function(wrap_pyfunction!(create_vector_index, m)?)?;
     m.add_function(wrap_pyfunction!(nearest, m)?)?;
     m.add_function(wrap_pyfunction!(vector_index_statistics, m)?)?;
