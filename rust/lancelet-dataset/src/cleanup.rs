@@ -210,16 +210,7 @@ impl Dataset {
         let mut tagged_hits = Vec::new();
         for (i, entry) in entries.iter().enumerate() {
             let bytes = store.read(&entry.path).await?;
-            let m = lancelet_table::manifest::decode_manifest(&bytes, &entry.path)?;
-            if m.version != entry.version {
-                return Err(Error::corrupt(
-                    &entry.path,
-                    format!(
-                        "file name says version {} but the manifest says {}",
-                        entry.version, m.version
-                    ),
-                ));
-            }
+            let m = lancelet_table::versions::decode_entry(&bytes, entry)?;
             let index_dirs: Vec<String> = decode_index_section(&bytes, &m, &entry.path)?
                 .iter()
                 .filter_map(|i| index_dir(i).ok())

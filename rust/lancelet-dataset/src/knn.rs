@@ -165,7 +165,7 @@ impl Dataset {
             .collect();
         // Rows the filter allows, when it restricts the index's candidates.
         let allowed = match (&req.filter, req.prefilter, &segments) {
-            (Some(f), true, Some(_)) if !f.trim().is_empty() => Some(self.matching_addresses(f).await?),
+            (Some(f), true, Some(_)) if !f.trim().is_empty() => Some(self.matching_addresses(f, None).await?),
             _ => None,
         };
         let live = self.live_map().await?;
@@ -226,14 +226,19 @@ impl Dataset {
         self.nearest_output(req, per_query).await
     }
 
-    /// Row addresses matching `filter`.
-    async fn matching_addresses(&self, filter: &str) -> Result<HashSet<u64>> {
+    /// Row addresses matching `filter`, among `row_ranges` when given.
+    async fn matching_addresses(
+        &self,
+        filter: &str,
+        row_ranges: Option<Vec<(u64, Range<u64>)>>,
+    ) -> Result<HashSet<u64>> {
         let scan = Scan::plan(
             self,
             ScanOptions {
                 columns: Columns::Names(Vec::new()),
                 filter: Some(filter.to_string()),
                 with_row_address: true,
+                row_ranges,
                 ..ScanOptions::default()
             },
         )
@@ -470,24 +475,7 @@ impl Dataset {
             rs.sort_by_key(|r| r.start);
             ranges.extend(rs.into_iter().map(|r| (f, r)));
         }
-        let scan = Scan::plan(
-            self,
-            ScanOptions {
-                columns: Columns::Names(Vec::new()),
-                filter: Some(filter.to_string()),
-                with_row_address: true,
-                row_ranges: Some(ranges),
-                ..ScanOptions::default()
-            },
-        )
-        .await?;
-        let mut out = HashSet::new();
-        for b in scan.collect().await? {
-            if let Some(c) = b.column_by_name(ROW_ADDR) {
-                out.extend(c.as_primitive::<UInt64Type>().values().iter().copied());
-            }
-        }
-        Ok(out)
+        self.matching_addresses(filter, Some(ranges)).await
     }
 
     /// `_rowid` of rows at `addrs`: the address itself unless row ids are stable.

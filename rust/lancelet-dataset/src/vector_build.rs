@@ -127,54 +127,15 @@ impl Dataset {
             params.num_partitions = Some(n.min(addrs.len()).max(1));
         }
         let model = ivf::train_model(&vectors, dim, &params)?;
-        let version = FileVersion::parse(&self.data_storage_version()).unwrap_or(FileVersion::V2_0);
-        let files = ivf::build(&model, &vectors, &addrs, dim, version)?;
-        drop(vectors);
         let covered: RoaringBitmap = self
             .fragments()
             .iter()
             .filter_map(|f| u32::try_from(f.id).ok())
             .collect();
-        let uuid = uuid::Uuid::new_v4();
-        let mut meta = pb::IndexMetadata {
-            uuid: Some(pb::Uuid {
-                uuid: uuid.as_bytes().to_vec().into(),
-            }),
-            fields: vec![field.id],
-            name: String::new(),
-            dataset_version: self.version(),
-            fragment_bitmap: encode_fragment_bitmap(&covered).into(),
-            index_details: Some(prost_types::Any {
-                type_url: VECTOR_DETAILS_URL.to_string(),
-                value: ivf::details(&model),
-            }),
-            index_version: Some(1),
-            created_at: Some(
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map(|d| d.as_millis() as u64)
-                    .unwrap_or(0),
-            ),
-            base_id: None,
-            files: Vec::new(),
-        };
+        let meta = self
+            .write_vector_segment(&model, &vectors, &addrs, dim, field.id, "", &covered)
+            .await?;
         let dir = index_dir(&meta).map_err(Error::InvalidArgument)?;
-        let store = DirStore {
-            store: self.store.clone(),
-            dir: dir.clone(),
-        };
-        for (file, bytes) in files {
-            match store.write(&file, bytes).await {
-                Ok(size) => meta.files.push(pb::IndexFile {
-                    path: file,
-                    size_bytes: size,
-                }),
-                Err(e) => {
-                    self.remove_index_dir(&dir).await;
-                    return Err(e.into());
-                }
-            }
-        }
         Ok((meta, dir))
     }
 }
@@ -249,19 +210,36 @@ impl Dataset {
         let covered: RoaringBitmap = fragments.iter().filter_map(|f| u32::try_from(*f).ok()).collect();
         let (vectors, addrs, dim) = self.read_vectors(column, Some(fragments)).await?;
         let dim = if addrs.is_empty() { model.dim } else { dim };
+        self.write_vector_segment(&model, &vectors, &addrs, dim, field.id, name, &covered)
+            .await
+    }
+
+    /// Encodes `vectors` (at `addrs`) with `model` and writes the files of a new segment
+    /// covering `covered`; returns its entry. A failed write removes what was written.
+    #[allow(clippy::too_many_arguments)]
+    async fn write_vector_segment(
+        &self,
+        model: &ivf::IvfModel,
+        vectors: &[f32],
+        addrs: &[u64],
+        dim: usize,
+        field_id: i32,
+        name: &str,
+        covered: &RoaringBitmap,
+    ) -> Result<pb::IndexMetadata> {
         let version = FileVersion::parse(&self.data_storage_version()).unwrap_or(FileVersion::V2_0);
-        let files = ivf::build(&model, &vectors, &addrs, dim, version)?;
+        let files = ivf::build(model, vectors, addrs, dim, version)?;
         let mut meta = pb::IndexMetadata {
             uuid: Some(pb::Uuid {
                 uuid: uuid::Uuid::new_v4().as_bytes().to_vec().into(),
             }),
-            fields: vec![field.id],
+            fields: vec![field_id],
             name: name.to_string(),
             dataset_version: self.version(),
-            fragment_bitmap: encode_fragment_bitmap(&covered).into(),
+            fragment_bitmap: encode_fragment_bitmap(covered).into(),
             index_details: Some(prost_types::Any {
                 type_url: VECTOR_DETAILS_URL.to_string(),
-                value: ivf::details(&model),
+                value: ivf::details(model),
             }),
             index_version: Some(1),
             created_at: Some(

@@ -44,7 +44,12 @@ pub async fn latest_version(store: &dyn Store) -> Result<Option<VersionEntry>> {
 /// Reads and checks the manifest at `entry`.
 pub async fn read_entry(store: &dyn Store, entry: &VersionEntry) -> Result<pb::Manifest> {
     let bytes = store.read(&entry.path).await?;
-    let m = manifest::decode_manifest(&bytes, &entry.path)?;
+    decode_entry(&bytes, entry)
+}
+
+/// Decodes the manifest file `bytes` of `entry`, checking it is the version its name says.
+pub fn decode_entry(bytes: &[u8], entry: &VersionEntry) -> Result<pb::Manifest> {
+    let m = manifest::decode_manifest(bytes, &entry.path)?;
     if m.version != entry.version {
         return Err(Error::corrupt(
             &entry.path,

@@ -63,6 +63,17 @@ pub enum ScalarQuery {
     Contains(String),
 }
 
+impl ScalarQuery {
+    /// Whether the query compares the column with values (`=`, ranges, `IN`, `IS NULL`):
+    /// what an index over the column's values (BTREE, BITMAP, ZONEMAP) can answer.
+    pub fn is_comparison(&self) -> bool {
+        matches!(
+            self,
+            ScalarQuery::Equals(_) | ScalarQuery::Range { .. } | ScalarQuery::IsIn(_) | ScalarQuery::IsNull
+        )
+    }
+}
+
 /// The rows an index found.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SearchResult {

@@ -240,10 +240,7 @@ impl ScalarIndex for ZoneMapIndex {
     }
 
     fn can_answer(&self, query: &ScalarQuery) -> bool {
-        matches!(
-            query,
-            ScalarQuery::Equals(_) | ScalarQuery::Range { .. } | ScalarQuery::IsIn(_) | ScalarQuery::IsNull
-        )
+        query.is_comparison()
     }
 
     fn search<'a>(&'a self, query: &'a ScalarQuery) -> BoxFuture<'a, Result<SearchResult>> {
