@@ -58,7 +58,7 @@ pub(crate) async fn candidates(ds: &Dataset, filter: &BoundExpr) -> Result<Optio
         }
         let ranges = match answer.rows.fragments().find(|(fid, _)| *fid == id).map(|(_, r)| r) {
             None => Vec::new(),
-            Some(FragmentRows::Full) => vec![0..f.physical_rows],
+            Some(FragmentRows::Full) => std::iter::once(0..f.physical_rows).collect(),
             Some(FragmentRows::Offsets(offsets)) => to_ranges(offsets.iter().map(u64::from), f.physical_rows),
         };
         rows.insert(f.id, ranges);

@@ -179,7 +179,8 @@ impl Dataset {
             .map(|f| f.id)
             .filter(|id| u32::try_from(*id).map_or(true, |i| !covered.contains(&i)))
             .collect();
-        let search_flat = !(req.fast_search && segments.is_some()) && !flat_frags.is_empty();
+        let skip_unindexed = req.fast_search && segments.is_some();
+        let search_flat = !skip_unindexed && !flat_frags.is_empty();
         let refine = n.refine_factor.unwrap_or(0);
         let range = n.distance_range;
         let mut per_query: Vec<Vec<(f32, u64)>> = Vec::with_capacity(queries.len());
