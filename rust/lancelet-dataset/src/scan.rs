@@ -996,8 +996,17 @@ async fn plan_tasks(
     })
     .await?;
     // Rows each fragment may match, by its statistics (fragments without any are absent).
+    // Fragments an index already narrowed need no statistics: reading them costs more than
+    // a point lookup (0.27 of 0.32 ms to plan `key = x` on 2M rows).
     let matching = match prune {
-        Some((expr, columns)) => crate::prune::matching_rows(ds, &pieces, expr, columns).await?,
+        Some((expr, columns)) => {
+            let unindexed: Vec<_> = pieces
+                .iter()
+                .filter(|(f, _)| index_rows.is_none_or(|c| !c.rows.contains_key(&f.id)))
+                .cloned()
+                .collect();
+            crate::prune::matching_rows(ds, &unindexed, expr, columns).await?
+        }
         None => HashMap::new(),
     };
     let mut tasks = Vec::new();
