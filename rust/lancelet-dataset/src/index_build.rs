@@ -397,9 +397,9 @@ impl Dataset {
             ..ScanOptions::default()
         };
         let key = if by_row_id { crate::scan::ROW_ID } else { ROW_ADDR };
-        let scan = Scan::plan(self, opts).await?;
+        let scan = std::sync::Arc::new(Scan::plan(self, opts).await?);
         let mut out = Vec::new();
-        for b in scan.collect().await? {
+        for b in scan.collect_parallel().await? {
             let values = b.column(0).clone();
             let addrs = b
                 .column_by_name(key)

@@ -558,6 +558,33 @@ impl Scan {
         Ok(out)
     }
 
+    /// Runs the tasks on the runtime's workers, as many at once as there are cores, and
+    /// returns the output batches in task order (for scans that feed a computation rather
+    /// than a consumer: index training, vector reads). Must run inside a tokio runtime.
+    pub async fn collect_parallel(self: Arc<Self>) -> Result<Vec<RecordBatch>> {
+        let window = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(2)
+            .max(2);
+        let mut limiter = self.limiter();
+        let mut out = Vec::new();
+        let mut pending = std::collections::VecDeque::new();
+        let mut next = 0;
+        loop {
+            while pending.len() < window && next < self.num_tasks() && !limiter.done() {
+                let (scan, i) = (self.clone(), next);
+                pending.push_back(tokio::spawn(async move { scan.run_task(i).await }));
+                next += 1;
+            }
+            let Some(h) = pending.pop_front() else { break };
+            let batch = h
+                .await
+                .map_err(|e| Error::InvalidArgument(format!("scan task failed: {e}")))??;
+            out.extend(limiter.push(batch));
+        }
+        Ok(out)
+    }
+
     /// Counts the rows task `i` would return (before limit/offset).
     pub async fn count_task(&self, i: usize) -> Result<u64> {
         let task = self.task(i)?;

@@ -39,18 +39,20 @@ impl Dataset {
     /// The vectors (as f32, row-major) and row addresses of every live row of `column`,
     /// restricted to `fragments` when given.
     pub async fn read_vectors(&self, column: &str, fragments: Option<Vec<u64>>) -> Result<(Vec<f32>, Vec<u64>, usize)> {
-        let scan = Scan::plan(
-            self,
-            ScanOptions {
-                columns: Columns::Names(vec![column.to_string()]),
-                with_row_address: true,
-                fragments,
-                ..ScanOptions::default()
-            },
-        )
-        .await?;
+        let scan = std::sync::Arc::new(
+            Scan::plan(
+                self,
+                ScanOptions {
+                    columns: Columns::Names(vec![column.to_string()]),
+                    with_row_address: true,
+                    fragments,
+                    ..ScanOptions::default()
+                },
+            )
+            .await?,
+        );
         let (mut vectors, mut addrs, mut dim) = (Vec::new(), Vec::new(), 0);
-        for b in scan.collect().await? {
+        for b in scan.collect_parallel().await? {
             let a = b
                 .column_by_name(ROW_ADDR)
                 .ok_or_else(|| Error::InvalidArgument("the scan returned no row addresses".into()))?
