@@ -16,7 +16,7 @@ Every request must answer 200 with ``k`` rows: any error fails the run (exit 1).
 traffic goes to 127.0.0.1; the request counts are fixed and every call has a timeout, so
 the run stops by itself.
 
-    python benches/bench_search_service.py [--rows 100000] [--uri /tmp/bench_vectors.lance]
+    python benches/bench_search_service.py [--rows 100000] [--uri bench_vectors.lance]
 """
 
 from __future__ import annotations

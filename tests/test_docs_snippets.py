@@ -1,8 +1,9 @@
 """Every ```python block of README.md and docs/*.md runs as written.
 
 The blocks of one file run in order, in one namespace, in a fresh working directory.
-Paths under ``/tmp/`` in the blocks are redirected to a per-test temporary directory (so
-parallel runs do not collide and nothing is left behind); nothing else is changed.
+The blocks make their datasets under ``tempfile.mkdtemp()``, which is pointed at a per-test
+temporary directory (so parallel runs do not collide and nothing is left behind); the code
+runs exactly as written.
 
 A block preceded by ``<!-- snippet: skip (reason) -->`` is not run (e.g. it needs an S3
 endpoint). Blocks that use Spark run when Java and pyspark are available (with
@@ -16,6 +17,7 @@ import os
 import re
 import shutil
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 from typing import List, NamedTuple
@@ -82,6 +84,7 @@ def test_python_blocks_run(path, tmp_path, monkeypatch):
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     monkeypatch.chdir(work)
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     if run_spark:
         monkeypatch.setenv("PYSPARK_PYTHON", sys.executable)
         monkeypatch.setenv("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -92,9 +95,8 @@ def test_python_blocks_run(path, tmp_path, monkeypatch):
         for s in blocks:
             if s.skip or (s.spark and not run_spark):
                 continue
-            code = s.code.replace("/tmp/", f"{scratch}/")
             try:
-                exec(compile(code, f"{path.name}:{s.line}", "exec"), namespace)
+                exec(compile(s.code, f"{path.name}:{s.line}", "exec"), namespace)
             except Exception as e:
                 raise AssertionError(f"{path.relative_to(ROOT)} block at line {s.line} failed: "
                                      f"{type(e).__name__}: {e}\n{s.code}") from e

@@ -15,7 +15,7 @@
 5. A hypothesis property: random small vector sets and queries, exact search equals numpy.
 
 pylance 14.0.2 behaviour the tests rely on (found by experiment, beyond
-/work/shared/facts/index-facts.md section 3.6):
+../shared/facts/index-facts.md section 3.6):
 
 - ``_distance`` is float32: squared L2; ``1 - cos``; for ``dot`` it is ``1 - q·v`` (not
   ``-q·v``: flat search, IVF search and refine all give ``1 - q·v``).

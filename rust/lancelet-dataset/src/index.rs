@@ -7,7 +7,6 @@ use std::sync::Arc;
 
 use lancelet_table::indices::{fragment_bitmap, uuid_string};
 use lancelet_table::pb;
-use pb::transaction::Operation;
 
 use crate::{Dataset, Error, Result};
 
@@ -194,11 +193,7 @@ impl Dataset {
         if removed.is_empty() {
             return Err(Error::InvalidArgument(format!("index {name:?} does not exist")));
         }
-        let op = Operation::CreateIndex(pb::transaction::CreateIndex {
-            new_indices: Vec::new(),
-            removed_indices: removed,
-        });
-        self.commit_operation(op, None).await
+        self.commit_index_change(Vec::new(), removed).await
     }
 }
 

@@ -116,10 +116,7 @@ impl Dataset {
                 name
             }
         };
-        let removed: Vec<pb::IndexMetadata> = existing.iter().filter(|i| i.name == name).cloned().collect();
-        if !removed.is_empty() && !req.replace {
-            return Err(Error::InvalidArgument(format!("Index name '{name}' already exists")));
-        }
+        let removed = self.replaced(&name, req.replace).await?;
         let schema = self.schema();
         let column_type = arrow_schema_field(schema, &req.column)
             .ok_or_else(|| Error::InvalidArgument(format!("column {:?} does not exist", req.column)))?;
@@ -130,24 +127,48 @@ impl Dataset {
                 req.column
             )));
         }
-        let (mut meta, dir) = self
+        let (mut meta, _) = self
             .train_segment(kind, &req.column, &column_type, field.id, &req.params, None)
             .await?;
         meta.name = name;
-        let op = Operation::CreateIndex(pb::transaction::CreateIndex {
-            new_indices: vec![meta],
-            removed_indices: removed,
-        });
-        self.commit_index_change(op, &[dir]).await
+        self.commit_index_change(vec![meta], removed).await
     }
 
-    /// Commits `op`; when that surely committed nothing, removes the new index directories.
-    pub(crate) async fn commit_index_change(&self, op: Operation, new_dirs: &[String]) -> Result<Self> {
+    /// The entries index `name` replaces; an existing index of that name is an error unless
+    /// `replace`.
+    pub(crate) async fn replaced(&self, name: &str, replace: bool) -> Result<Vec<pb::IndexMetadata>> {
+        let removed: Vec<pb::IndexMetadata> = self
+            .indices()
+            .await?
+            .iter()
+            .filter(|i| i.name == name)
+            .cloned()
+            .collect();
+        if !removed.is_empty() && !replace {
+            return Err(Error::InvalidArgument(format!(
+                "Index name '{name}' already exists; pass replace=True to replace it"
+            )));
+        }
+        Ok(removed)
+    }
+
+    /// Commits a CreateIndex adding `new_indices` (whose files are written) and removing
+    /// `removed`; when that surely committed nothing, removes the new index directories.
+    pub(crate) async fn commit_index_change(
+        &self,
+        new_indices: Vec<pb::IndexMetadata>,
+        removed: Vec<pb::IndexMetadata>,
+    ) -> Result<Self> {
+        let dirs: Vec<String> = new_indices.iter().filter_map(|m| index_dir(m).ok()).collect();
+        let op = Operation::CreateIndex(pb::transaction::CreateIndex {
+            new_indices,
+            removed_indices: removed,
+        });
         match self.commit_operation(op, None).await {
             Ok(ds) => Ok(ds),
             Err(e) => {
                 if crate::write::nothing_committed(&e) {
-                    for dir in new_dirs {
+                    for dir in &dirs {
                         self.remove_index_dir(dir).await;
                     }
                 }
@@ -363,11 +384,7 @@ impl Dataset {
         if new_indices.is_empty() {
             return Ok(self.clone());
         }
-        let op = Operation::CreateIndex(pb::transaction::CreateIndex {
-            new_indices,
-            removed_indices: removed,
-        });
-        self.commit_index_change(op, &dirs).await
+        self.commit_index_change(new_indices, removed).await
     }
 
     /// The statistics of the scalar index segment `uuid` (empty for other index types).

@@ -168,7 +168,11 @@ impl Dataset {
             (Some(f), true, Some(_)) if !f.trim().is_empty() => Some(self.matching_addresses(f, None).await?),
             _ => None,
         };
-        let live = self.live_map().await?;
+        // Deletion vectors matter only to index searches (scans skip deleted rows).
+        let live = match &segments {
+            Some(_) => self.live_map().await?,
+            None => HashMap::new(),
+        };
         let covered: HashSet<u32> = segments
             .as_ref()
             .map(|s| s.indexes.iter().flat_map(|(_, c)| c.iter().copied()).collect())

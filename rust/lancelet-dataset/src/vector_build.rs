@@ -12,7 +12,6 @@ use lancelet_table::indices::{encode_fragment_bitmap, index_dir};
 use lancelet_table::pb;
 use lancelet_vector::distance::to_f32;
 use lancelet_vector::ivf::{self, VectorBuildParams};
-use pb::transaction::Operation;
 use roaring::RoaringBitmap;
 
 use crate::index_build::DirStore;
@@ -71,20 +70,10 @@ impl Dataset {
     /// Builds a vector index and commits it; returns the new version.
     pub async fn create_vector_index(&self, req: &VectorIndexRequest) -> Result<Self> {
         let name = req.name.clone().unwrap_or_else(|| format!("{}_idx", req.column));
-        let existing = self.indices().await?;
-        let removed: Vec<pb::IndexMetadata> = existing.iter().filter(|i| i.name == name).cloned().collect();
-        if !removed.is_empty() && !req.replace {
-            return Err(Error::InvalidArgument(format!(
-                "Index name '{name}' already exists; pass replace=True to replace it"
-            )));
-        }
-        let (mut meta, dir) = self.train_vector_segment(&req.column, &req.params).await?;
+        let removed = self.replaced(&name, req.replace).await?;
+        let (mut meta, _) = self.train_vector_segment(&req.column, &req.params).await?;
         meta.name = name;
-        let op = Operation::CreateIndex(pb::transaction::CreateIndex {
-            new_indices: vec![meta],
-            removed_indices: removed,
-        });
-        self.commit_index_change(op, &[dir]).await
+        self.commit_index_change(vec![meta], removed).await
     }
 
     /// The build parameters an existing vector index was made with (type, metric,
@@ -281,22 +270,8 @@ impl Dataset {
         segments: Vec<pb::IndexMetadata>,
         replace: bool,
     ) -> Result<Self> {
-        let removed: Vec<pb::IndexMetadata> = self
-            .indices()
-            .await?
-            .iter()
-            .filter(|i| i.name == name)
-            .cloned()
-            .collect();
-        if !removed.is_empty() && !replace {
-            return Err(Error::InvalidArgument(format!("Index name '{name}' already exists")));
-        }
-        let dirs: Vec<String> = segments.iter().filter_map(|m| index_dir(m).ok()).collect();
-        let op = Operation::CreateIndex(pb::transaction::CreateIndex {
-            new_indices: segments,
-            removed_indices: removed,
-        });
-        self.commit_index_change(op, &dirs).await
+        let removed = self.replaced(name, replace).await?;
+        self.commit_index_change(segments, removed).await
     }
 
     /// A delta segment of vector index `idx`'s name over `fragments`, encoded with the

@@ -2,7 +2,7 @@
 //! `create_index` on the same data (see the brief in the crate's bench notes).
 //!
 //! `cargo bench -p lancelet-vector --bench ivf_build -- [rows] [IVF_PQ|IVF_SQ|IVF_HNSW_SQ|...]`
-//! reads `/tmp/vbench/rand_<rows>.f32` when present (written by the pylance timing script),
+//! reads the file named by `LANCELET_VBENCH_DATA` (raw little-endian f32, rows x 128) when set (written by the pylance timing script),
 //! else generates seeded vectors.
 
 #![allow(missing_docs, clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
@@ -31,13 +31,12 @@ fn main() {
         .get(1)
         .map(|a| VectorIndexType::parse(a).unwrap())
         .unwrap_or(VectorIndexType::IvfPq);
-    let path = format!("/tmp/vbench/rand_{rows}.f32");
-    let data: Vec<f32> = match std::fs::read(&path) {
-        Ok(b) => b
+    let data: Vec<f32> = match std::env::var("LANCELET_VBENCH_DATA").map(std::fs::read) {
+        Ok(Ok(b)) => b
             .chunks_exact(4)
             .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect(),
-        Err(_) => {
+        _ => {
             let mut s = 0x2545_F491_4F6C_DD1Du64;
             (0..rows * DIM)
                 .map(|_| {

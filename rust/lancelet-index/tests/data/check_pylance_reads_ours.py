@@ -1,7 +1,7 @@
 """Checks that pylance queries the index files lancelet writes (the other direction of
 make_golden.py). First export ours:
-  LANCELET_INDEX_EXPORT=/tmp/ours cargo test --release -p lancelet-index --test indexes -- --ignored export_for_pylance
-then run `python check_pylance_reads_ours.py /tmp/ours`: it rebuilds the golden dataset,
+  LANCELET_INDEX_EXPORT=DIR cargo test --release -p lancelet-index --test indexes -- --ignored export_for_pylance
+then run `python check_pylance_reads_ours.py DIR`: it rebuilds the golden dataset,
 commits each exported index with a CreateIndex and compares indexed and unindexed scans.
 """
 import sys, os, shutil, uuid, tempfile, lance

@@ -1,9 +1,9 @@
 """Checks that pylance 14 reads and searches vector index files written by lancelet-vector.
 
 1. Export our indexes (built from tests/data/vectors.f32) and our own search answers:
-     cd /work/main && LANCELET_VECTOR_EXPORT=/tmp/lancelet-vector-ours \
+     LANCELET_VECTOR_EXPORT=DIR \
        cargo test --release -p lancelet-vector --test roundtrip
-2. Run:  /work/main/.venv/bin/python rust/lancelet-vector/tests/data/check_pylance_reads_ours.py [dir]
+2. Run:  .venv/bin/python rust/lancelet-vector/tests/data/check_pylance_reads_ours.py [dir]
 
 For every exported case it writes a pylance dataset holding the same vectors (one fragment,
 so row address = row id), copies our `auxiliary.idx` / `index.idx` into `_indices/{uuid}/`,
@@ -89,7 +89,7 @@ def check_case(case_dir, data):
 
 
 def main():
-    root = sys.argv[1] if len(sys.argv) > 1 else "/tmp/lancelet-vector-ours"
+    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(tempfile.gettempdir(), "lancelet-vector-ours")
     data = np.fromfile(os.path.join(HERE, "vectors.f32"), dtype=np.float32).reshape(-1, DIM)
     failed = 0
     for case in sorted(os.listdir(root)):
