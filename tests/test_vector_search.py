@@ -690,17 +690,96 @@ def test_lib_searches_pylance_index_on_other_float_types(tmp_path, lib, dtype):
         _close(_dist(ours), _dist(theirs), rtol=1e-4)
 
 
-@known_bug("IVF index built by lancelet on a float16/float64 column: lancelet writes float32 centroids; "
-           "pylance fails every search ('Centroids and vectors have different types: Float32 != Float16')")
+@pytest.mark.parametrize("case", ["IVF_FLAT", "IVF_PQ8", "IVF_SQ"])
 @pytest.mark.parametrize("dtype", ["float16", "float64"])
-def test_pylance_searches_lib_index_on_other_float_types(tmp_path, lib, dtype):
+def test_pylance_searches_lib_index_on_other_float_types(tmp_path, lib, dtype, case):
+    """Centroids, the PQ codebook and FLAT storage are written in the column's type, as
+    pylance writes them (pylance refuses centroids of another type)."""
     vecs = _IDX_VECS.astype(dtype)
     uri = str(tmp_path / "ds.lance")
     lib.write_dataset(_table(vecs), uri, max_rows_per_file=IDX_PER_FILE)
-    lib.dataset(uri).create_index("vec", "IVF_FLAT", num_partitions=IDX_PARTS)
+    _create_index(lib, uri, case, "L2")
+    aux = [f for f in lance.dataset(uri).list_indices()]
+    assert [x["type"] for x in aux] == [INDEX_CASES[case][0]]
+    overlaps = []
     for q in _IDX_QUERIES[:10]:
         q = q.astype(dtype).astype(np.float32)
-        assert _ids(_nn(lance.dataset(uri), q, 10, nprobes=IDX_PARTS)) == _truth(vecs, q, "L2", 10)[0]
+        theirs = _nn(lance.dataset(uri), q, 10, nprobes=IDX_PARTS)
+        ours = _nn(lib.dataset(uri), q, 10, nprobes=IDX_PARTS)
+        if case == "IVF_FLAT":
+            assert _ids(theirs) == _ids(ours) == _truth(vecs, q, "L2", 10)[0]
+            _close(_dist(ours), _dist(theirs), rtol=1e-4)
+        else:
+            overlaps.append(_overlap(_ids(ours), _ids(theirs)))
+    if overlaps:
+        assert np.mean(overlaps) >= 0.9, overlaps
+
+
+# IVF_RQ (RaBitQ) indexes written by pylance: lancelet searches them through their IVF
+# partitions and ranks the probed rows by exact distance (it does not decode RaBitQ codes).
+
+
+@pytest.fixture(scope="module")
+def rq_uri(tmp_path_factory) -> str:
+    uri = str(tmp_path_factory.mktemp("rq") / "ds.lance")
+    lance.write_dataset(_table(_IDX_VECS), uri, max_rows_per_file=IDX_PER_FILE)
+    lance.dataset(uri).create_index("vec", "IVF_RQ", num_partitions=IDX_PARTS)
+    return uri
+
+
+@pytest.mark.lancelet_only
+def test_lib_searches_pylance_ivf_rq_index(rq_uri, lib):
+    theirs_ds, ours_ds = lance.dataset(rq_uri), lib.dataset(rq_uri)
+    assert [(x["name"], x["type"]) for x in ours_ds.list_indices()] == [("vec_idx", "IVF_RQ")]
+    stats = ours_ds.index_statistics("vec_idx")
+    assert _partition_view(stats) == _partition_view(theirs_ds.index_statistics("vec_idx"))
+    overlaps, ours_recall, theirs_recall = [], [], []
+    for q in _IDX_QUERIES:
+        truth, _ = _truth(_IDX_VECS, q, "L2", 10)
+        theirs = _nn(theirs_ds, q, 10, nprobes=IDX_NPROBES)
+        ours = _nn(ours_ds, q, 10, nprobes=IDX_NPROBES)
+        assert ours.num_rows == 10
+        # lancelet's distances are exact
+        _close(_dist(ours), _distances(_IDX_VECS[_ids(ours)], q, "L2"), rtol=1e-4, atol=1e-4)
+        overlaps.append(_overlap(_ids(ours), _ids(theirs)))
+        ours_recall.append(_overlap(_ids(ours), truth))
+        theirs_recall.append(_overlap(_ids(theirs), truth))
+    assert np.mean(overlaps) >= 0.9, overlaps
+    assert np.mean(ours_recall) >= np.mean(theirs_recall) - 0.02
+    # probing every partition finds the exact answer
+    q = _IDX_QUERIES[0]
+    assert _ids(_nn(ours_ds, q, 10, nprobes=IDX_PARTS)) == _truth(_IDX_VECS, q, "L2", 10)[0]
+
+
+def test_ivf_rq_index_survives_lib_appends_deletes_and_optimize(rq_uri, tmp_path, lib):
+    uri = _copy(rq_uri, tmp_path)
+    extra = _clustered(200, IDX_DIM, seed=9).astype(np.float32)
+    lib.dataset(uri).insert(_table(extra, start=IDX_ROWS))
+    lib.dataset(uri).delete("id < 100")
+    lib.dataset(uri).optimize.optimize_indices()
+    vecs = np.concatenate([_IDX_VECS, extra])
+    keep = np.arange(len(vecs)) >= 100
+    for module in (lib, lance):
+        ds = module.dataset(uri)
+        assert [(x["name"], x["type"]) for x in ds.list_indices()] == [("vec_idx", "IVF_RQ")]
+        for i in (0, 5):
+            q = extra[i] + 0.01
+            got = _ids(_nn(ds, q, 5, nprobes=IDX_PARTS))
+            assert IDX_ROWS + i in got
+            assert all(g >= 100 for g in got)
+    q = extra[3]
+    assert _ids(_nn(lib.dataset(uri), q, 10, nprobes=IDX_PARTS)) == _truth(vecs, q, "L2", 10, keep=keep)[0]
+
+
+@pytest.mark.lancelet_only
+def test_lib_refuses_to_build_ivf_rq(tmp_path, lib):
+    from lancelet.errors import UnsupportedFeatureError
+
+    uri = str(tmp_path / "ds.lance")
+    lib.write_dataset(_table(_IDX_VECS[:500]), uri)
+    with pytest.raises(UnsupportedFeatureError):
+        lib.dataset(uri).create_index("vec", "IVF_RQ", num_partitions=2)
+    assert lib.dataset(uri).list_indices() == []
 
 
 # --------------------------------------------------------------------------------------

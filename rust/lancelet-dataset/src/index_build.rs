@@ -294,6 +294,12 @@ impl Dataset {
                     let Some(column) = self.field_path(field_id) else {
                         continue;
                     };
+                    let params = self.vector_params_of(first).await?;
+                    if params.index_type == lancelet_vector::ivf::VectorIndexType::IvfRq {
+                        // lancelet cannot encode RaBitQ codes: the index stays as it is and
+                        // fragments it does not cover are searched exactly.
+                        continue;
+                    }
                     if opts.num_indices_to_merge == Some(0) {
                         let mut covered = RoaringBitmap::new();
                         for seg in &segs {
@@ -311,7 +317,6 @@ impl Dataset {
                         new_indices.push(meta);
                         continue;
                     }
-                    let params = self.vector_params_of(first).await?;
                     let (mut meta, dir) = self.train_vector_segment(&column, &params).await?;
                     meta.dataset_version = segs
                         .iter()

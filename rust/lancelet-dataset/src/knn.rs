@@ -207,6 +207,9 @@ impl Dataset {
                 let nprobes = n.nprobes.unwrap_or(20).max(1);
                 let ok = |addr: u64| is_live(&live, addr) && allowed.as_ref().is_none_or(|a| a.contains(&addr));
                 for (index, frags) in &seg.indexes {
+                    // IVF_RQ: every row of the probed partitions, ranked exactly below.
+                    let want = if index.needs_rerank() { usize::MAX } else { want };
+                    rescore |= index.needs_rerank();
                     let hits = index.search_ef(q, want, nprobes, n.ef, Some(&ok), refine > 0).await?;
                     found.extend(hits.into_iter().filter(|(_, a)| frags.contains(&((a >> 32) as u32))));
                 }

@@ -35,6 +35,25 @@ pub struct VectorIndexRequest {
 }
 
 impl Dataset {
+    /// The float type of the items of vector column `column` (a dotted path).
+    fn vector_value_type(&self, column: &str) -> ivf::ValueType {
+        let mut fields = self.schema().fields().clone();
+        let mut found = None;
+        for part in column.split('.') {
+            let Some(f) = fields.iter().find(|f| f.name() == part).cloned() else {
+                return ivf::ValueType::Float32;
+            };
+            if let arrow_schema::DataType::Struct(children) = f.data_type() {
+                fields = children.clone();
+            }
+            found = Some(f);
+        }
+        match found.as_ref().map(|f| f.data_type()) {
+            Some(arrow_schema::DataType::FixedSizeList(item, _)) => ivf::ValueType::of_column(item.data_type()),
+            _ => ivf::ValueType::Float32,
+        }
+    }
+
     /// The vectors (as f32, row-major) and row addresses of every live row of `column`,
     /// restricted to `fragments` when given.
     pub async fn read_vectors(&self, column: &str, fragments: Option<Vec<u64>>) -> Result<(Vec<f32>, Vec<u64>, usize)> {
@@ -117,7 +136,8 @@ impl Dataset {
             // A rebuild over fewer rows than the old index had partitions.
             params.num_partitions = Some(n.min(addrs.len()).max(1));
         }
-        let model = ivf::train_model(&vectors, dim, &params)?;
+        let mut model = ivf::train_model(&vectors, dim, &params)?;
+        model.value_type = self.vector_value_type(column);
         let covered: RoaringBitmap = self
             .fragments()
             .iter()
@@ -179,7 +199,8 @@ impl Dataset {
                 "column {column:?} has no vectors to train on"
             )));
         }
-        let model = ivf::train_model(&vectors, dim, params)?;
+        let mut model = ivf::train_model(&vectors, dim, params)?;
+        model.value_type = self.vector_value_type(column);
         let version = FileVersion::parse(&self.data_storage_version()).unwrap_or(FileVersion::V2_0);
         Ok(ModelFiles(ivf::build(&model, &[], &[], dim, version)?))
     }

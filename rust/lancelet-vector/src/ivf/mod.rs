@@ -195,6 +195,73 @@ impl VectorBuildParams {
     }
 }
 
+/// The float type of an indexed column. pylance writes the IVF centroids, the PQ codebook
+/// and FLAT storage in the column's own type (its search refuses centroids of another
+/// type), so the model remembers it; everything is computed in `f32`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ValueType {
+    /// `halffloat`.
+    Float16,
+    /// `float` (and `uint8` columns, whose models are trained in `f32`).
+    #[default]
+    Float32,
+    /// `double`.
+    Float64,
+}
+
+impl ValueType {
+    /// The type of a vector column's items (`Float32` for anything but f16 / f64).
+    pub fn of_column(item: &arrow_schema::DataType) -> Self {
+        match item {
+            arrow_schema::DataType::Float16 => Self::Float16,
+            arrow_schema::DataType::Float64 => Self::Float64,
+            _ => Self::Float32,
+        }
+    }
+
+    /// The `Tensor.data_type` code.
+    pub fn tensor_code(self) -> i32 {
+        match self {
+            Self::Float16 => crate::proto::TENSOR_FLOAT16,
+            Self::Float32 => crate::proto::TENSOR_FLOAT32,
+            Self::Float64 => crate::proto::TENSOR_FLOAT64,
+        }
+    }
+
+    /// The Arrow type of stored values.
+    pub fn arrow_type(self) -> arrow_schema::DataType {
+        match self {
+            Self::Float16 => arrow_schema::DataType::Float16,
+            Self::Float32 => arrow_schema::DataType::Float32,
+            Self::Float64 => arrow_schema::DataType::Float64,
+        }
+    }
+
+    /// `values` as little-endian bytes of this type.
+    pub fn le_bytes(self, values: &[f32]) -> Vec<u8> {
+        match self {
+            Self::Float16 => values
+                .iter()
+                .flat_map(|x| half::f16::from_f32(*x).to_le_bytes())
+                .collect(),
+            Self::Float32 => values.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            Self::Float64 => values.iter().flat_map(|x| f64::from(*x).to_le_bytes()).collect(),
+        }
+    }
+
+    /// `values` as an Arrow array of this type.
+    pub fn array(self, values: Vec<f32>) -> arrow_array::ArrayRef {
+        use arrow_array::{Float16Array, Float32Array, Float64Array};
+        match self {
+            Self::Float16 => std::sync::Arc::new(Float16Array::from_iter_values(
+                values.into_iter().map(half::f16::from_f32),
+            )),
+            Self::Float32 => std::sync::Arc::new(Float32Array::from(values)),
+            Self::Float64 => std::sync::Arc::new(Float64Array::from_iter_values(values.into_iter().map(f64::from))),
+        }
+    }
+}
+
 /// A trained IVF model: centroids plus the quantizer of its storage.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IvfModel {
@@ -210,6 +277,8 @@ pub struct IvfModel {
     pub pq: Option<ProductQuantizer>,
     /// SQ storage quantizer.
     pub sq: Option<ScalarQuantizer>,
+    /// The column's float type: centroids, codebook and FLAT storage are written in it.
+    pub value_type: ValueType,
 }
 
 impl IvfModel {
@@ -321,6 +390,7 @@ pub fn train_model(vectors: &[f32], dim: usize, params: &VectorBuildParams) -> R
         loss: 0.0,
         pq: None,
         sq: None,
+        value_type: ValueType::Float32,
     };
     if params.ivf_centroids.is_some() {
         let parts = model.assign(&data);
@@ -440,6 +510,7 @@ mod tests {
             loss: 0.0,
             pq: Some(ProductQuantizer::new(8, 4, 8, vec![0.0; 256 * 8]).unwrap()),
             sq: None,
+            value_type: ValueType::Float32,
         };
         assert_eq!(details(&model), vec![0x22, 0x04, 0x08, 0x08, 0x10, 0x04]);
         let mut flat = model.clone();

@@ -22,7 +22,7 @@ use lancelet_index::scalar::IndexStore;
 use prost::Message;
 use serde_json::{json, Value};
 
-use super::{IvfModel, Storage, VectorBuildParams, VectorIndexType};
+use super::{IvfModel, Storage, ValueType, VectorBuildParams, VectorIndexType};
 use crate::distance::{cosine_raw, dot_raw, l2_raw, norm, normalize};
 use crate::hnsw::{Graph, Visited};
 use crate::pq::{untranspose, ProductQuantizer};
@@ -43,8 +43,16 @@ const CACHED_PARTITIONS: usize = 256;
 
 enum StorageReader {
     Flat,
-    Pq { pq: ProductQuantizer, transposed: bool },
+    Pq {
+        pq: ProductQuantizer,
+        transposed: bool,
+    },
     Sq(ScalarQuantizer),
+    /// IVF_RQ: the RaBitQ codes are not decoded; a search returns every row of the probed
+    /// partitions for the caller to rank by exact distance ([`IvfIndex::needs_rerank`]).
+    RowsOnly {
+        num_bits: u32,
+    },
 }
 
 /// One decoded partition.
@@ -62,6 +70,7 @@ pub struct IvfIndex {
     metric: Metric,
     dim: usize,
     centroids: Vec<f32>,
+    value_type: ValueType,
     loss: Option<f64>,
     offsets: Vec<u64>,
     lengths: Vec<u32>,
@@ -244,11 +253,6 @@ impl IvfIndex {
             .ok_or_else(|| corrupt(INDEX_FILE, "lance:index has no type"))?;
         let index_type =
             VectorIndexType::parse(tname).map_err(|_| Error::Unsupported(format!("vector index type {tname:?}")))?;
-        if index_type.storage() == Storage::Rq {
-            return Err(Error::Unsupported(
-                "IVF_RQ (RaBitQ) indexes cannot be read yet; rebuild the index as IVF_PQ or IVF_SQ".into(),
-            ));
-        }
         let metric = info
             .get("distance_type")
             .and_then(Value::as_str)
@@ -261,6 +265,11 @@ impl IvfIndex {
             .as_ref()
             .ok_or_else(|| corrupt(INDEX_FILE, "IVF has no centroids tensor"))?;
         let (np, dim, centroids) = tensor_2d(tensor, INDEX_FILE, "centroids")?;
+        let value_type = match tensor.data_type {
+            TENSOR_FLOAT16 => ValueType::Float16,
+            TENSOR_FLOAT64 => ValueType::Float64,
+            _ => ValueType::Float32,
+        };
         if dim == 0 || dim > MAX_DIM {
             return Err(corrupt(INDEX_FILE, format!("centroids have dimension {dim}")));
         }
@@ -360,7 +369,14 @@ impl IvfIndex {
                 check_list(&aux, "__pq_code", Some(&DataType::UInt8), pq.code_width())?;
                 (StorageReader::Pq { pq, transposed }, "__pq_code")
             }
-            Storage::Rq => return Err(Error::Unsupported("IVF_RQ".into())),
+            Storage::Rq => {
+                let num_bits = md
+                    .get("num_bits")
+                    .and_then(Value::as_u64)
+                    .and_then(|b| u32::try_from(b).ok())
+                    .unwrap_or(1);
+                (StorageReader::RowsOnly { num_bits }, "_rowid")
+            }
         };
         if aux
             .metadata()
@@ -372,12 +388,17 @@ impl IvfIndex {
         {
             return Err(corrupt(AUX_FILE, "no uint64 _rowid column"));
         }
-        let projection = aux.projection(Some(&["_rowid".to_string(), column.to_string()]))?;
+        let mut wanted = vec!["_rowid".to_string()];
+        if column != "_rowid" {
+            wanted.push(column.to_string());
+        }
+        let projection = aux.projection(Some(&wanted))?;
         Ok(Self {
             index_type,
             metric,
             dim,
             centroids,
+            value_type,
             loss: ivf.loss,
             offsets: layout.offsets,
             lengths: layout.lengths,
@@ -439,6 +460,11 @@ impl IvfIndex {
                 (Some(pq.clone()), None)
             }
             StorageReader::Sq(sq) => (None, Some(sq.clone())),
+            StorageReader::RowsOnly { .. } => {
+                return Err(Error::Unsupported(
+                    "encoding new rows into an IVF_RQ (RaBitQ) index; rebuild it as IVF_PQ or IVF_SQ".into(),
+                ))
+            }
         };
         if let Some(h) = self.hnsw.as_ref().and_then(|h| h.get("params")) {
             let get = |k: &str| h.get(k).and_then(Value::as_u64).and_then(|v| usize::try_from(v).ok());
@@ -456,6 +482,7 @@ impl IvfIndex {
             loss: self.loss.unwrap_or(0.0),
             pq,
             sq,
+            value_type: self.value_type,
         })
     }
 
@@ -469,6 +496,13 @@ impl IvfIndex {
                 self.dim
             )))
         }
+    }
+
+    /// Whether the index stores no distances lancelet can compute (IVF_RQ): a search then
+    /// returns every allowed row of the probed partitions with distance 0, and the caller
+    /// ranks them by exact distance over the raw vectors.
+    pub fn needs_rerank(&self) -> bool {
+        matches!(self.storage, StorageReader::RowsOnly { .. })
     }
 
     /// The `nprobes` partitions nearest to `query` (cosine: normalised query by L2; dot: by
@@ -534,6 +568,7 @@ impl IvfIndex {
                 part.floats = v;
             }
             StorageReader::Sq(_) => part.codes = list_bytes(&batch, &self.column, self.dim)?,
+            StorageReader::RowsOnly { .. } => {}
             StorageReader::Pq { pq, transposed } => {
                 let w = pq.code_width();
                 let mut bytes = list_bytes(&batch, &self.column, w)?;
@@ -662,6 +697,7 @@ impl IvfIndex {
                     }
                 })
             }
+            StorageReader::RowsOnly { .. } => Box::new(|_| 0.0),
             StorageReader::Sq(sq) => {
                 let offset = if self.metric == Metric::Dot { 1.0 } else { 0.0 };
                 match &prep.sq {
@@ -758,6 +794,9 @@ impl IvfIndex {
                 "dim": self.dim, "num_bits": 8,
                 "bounds": {"start": sq.start, "end": sq.end},
                 "index_type": "SQ", "metric_type": metric,
+            }),
+            StorageReader::RowsOnly { num_bits } => json!({
+                "dim": self.dim, "num_bits": num_bits, "index_type": "RQ", "metric_type": metric,
             }),
             StorageReader::Pq { pq, transposed } => json!({
                 "metric_type": if self.metric == Metric::Cosine { "l2" } else { metric },

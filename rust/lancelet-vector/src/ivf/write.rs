@@ -30,12 +30,8 @@ use crate::distance::{dot_raw, l2_raw, normalize_rows};
 use crate::hnsw::{Graph, HnswParams};
 use crate::kmeans::thread_count;
 use crate::pq::transpose;
-use crate::proto::{Ivf, Tensor, TENSOR_FLOAT32};
+use crate::proto::{Ivf, Tensor};
 use crate::{Error, Metric, Result};
-
-fn f32_bytes(v: &[f32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
 
 fn fsl(name: &str, item: DataType, width: usize, values: ArrayRef, nullable: bool) -> Result<(Field, ArrayRef)> {
     let item = Arc::new(Field::new("item", item, true));
@@ -145,13 +141,8 @@ pub fn build(
     .encode_to_vec()];
     let (storage_field, storage_col, storage_md) = match itype.storage() {
         Storage::Flat => {
-            let (f, a) = fsl(
-                "flat",
-                DataType::Float32,
-                dim,
-                Arc::new(Float32Array::from(sorted)),
-                false,
-            )?;
+            let vt = model.value_type;
+            let (f, a) = fsl("flat", vt.arrow_type(), dim, vt.array(sorted), false)?;
             (f, a, format!("{{\"dim\":{dim}}}"))
         }
         Storage::Sq => {
@@ -189,9 +180,9 @@ pub fn build(
             }
             buffers.push(
                 Tensor {
-                    data_type: TENSOR_FLOAT32,
+                    data_type: model.value_type.tensor_code(),
                     shape: vec![pq.num_centroids() as u32, dim as u32],
-                    data: f32_bytes(&pq.codebook),
+                    data: model.value_type.le_bytes(&pq.codebook),
                 }
                 .encode_to_vec(),
             );
@@ -239,9 +230,9 @@ fn index_ivf(model: &IvfModel, offsets: Vec<u64>, lengths: Vec<u32>) -> Ivf {
         offsets,
         lengths,
         centroids_tensor: Some(Tensor {
-            data_type: TENSOR_FLOAT32,
+            data_type: model.value_type.tensor_code(),
             shape: vec![np as u32, dim as u32],
-            data: f32_bytes(&model.centroids),
+            data: model.value_type.le_bytes(&model.centroids),
         }),
         loss: Some(model.loss),
         ..Default::default()
