@@ -57,6 +57,7 @@ impl Dataset {
     /// The vectors (as f32, row-major) and row addresses of every live row of `column`,
     /// restricted to `fragments` when given.
     pub async fn read_vectors(&self, column: &str, fragments: Option<Vec<u64>>) -> Result<(Vec<f32>, Vec<u64>, usize)> {
+        let whole = fragments.is_none();
         let scan = std::sync::Arc::new(
             Scan::plan(
                 self,
@@ -79,6 +80,10 @@ impl Dataset {
             // Rows without a vector are not indexed (they have no distance).
             let (col, a) = crate::knn::valid_vectors(b.column(0), a)?;
             let (v, d) = to_f32(col.as_ref())?;
+            if vectors.is_empty() && whole {
+                // Reserved once: growing by doubling would hold two copies at its peak.
+                vectors.reserve_exact(usize::try_from(self.count_rows()).unwrap_or(0).saturating_mul(d));
+            }
             dim = d;
             vectors.extend_from_slice(&v);
             addrs.extend_from_slice(a.values());

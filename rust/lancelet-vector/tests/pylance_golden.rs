@@ -181,7 +181,19 @@ async fn pylance_hnsw_graphs_walk_like_pylance() {
 }
 
 #[tokio::test]
-async fn ivf_rq_is_unsupported_not_a_panic() {
-    let err = IvfIndex::open(&store("ivf_rq_l2")).await.unwrap_err();
-    assert!(matches!(err, Error::Unsupported(_)), "{err}");
+async fn ivf_rq_is_searched_through_its_partitions() {
+    let idx = IvfIndex::open(&store("ivf_rq_l2")).await.unwrap();
+    assert!(idx.needs_rerank());
+    assert_eq!(idx.index_type().name(), "IVF_RQ");
+    // Every row of the probed partitions comes back (distance 0: the caller ranks them).
+    let sizes = idx.partition_sizes();
+    let q = vec![0.0f32; idx.dim()];
+    let all = idx.search(&q, usize::MAX, sizes.len(), None, false).await.unwrap();
+    assert_eq!(all.len(), sizes.iter().sum::<usize>());
+    assert!(all.iter().all(|(d, _)| *d == 0.0));
+    let one = idx.search(&q, usize::MAX, 1, None, false).await.unwrap();
+    let first = idx.find_partitions(&q, 1)[0];
+    assert_eq!(one.len(), sizes[first]);
+    // No model: lancelet cannot encode RaBitQ codes.
+    assert!(matches!(idx.model(), Err(Error::Unsupported(_))));
 }

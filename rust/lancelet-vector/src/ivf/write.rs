@@ -75,6 +75,9 @@ fn write_file(
     Ok(w.finish()?.0)
 }
 
+/// Rows quantized per block while writing PQ / SQ storage (bounds the build's extra memory).
+const ENCODE_ROWS: usize = 1 << 16;
+
 /// Encodes `vectors` (row-major, with their row addresses) with `model` and returns the
 /// index files, `auxiliary.idx` first, as `(name, bytes)`.
 pub fn build(
@@ -100,11 +103,18 @@ pub fn build(
     let itype = model.params.index_type;
     let metric = model.metric();
     let np = model.num_partitions();
-    let mut data = vectors.to_vec();
-    if metric == Metric::Cosine {
-        normalize_rows(&mut data, dim);
-    }
-    let parts = model.assign(&data);
+    // Cosine indexes store and quantize unit vectors; other metrics use the input as it is
+    // (no copy: the column can be most of the build's memory).
+    let normalized;
+    let data: &[f32] = if metric == Metric::Cosine {
+        let mut d = vectors.to_vec();
+        normalize_rows(&mut d, dim);
+        normalized = d;
+        &normalized
+    } else {
+        vectors
+    };
+    let parts = model.assign(data);
     let mut order: Vec<usize> = (0..rows).collect();
     order.sort_by_key(|&i| (parts[i], row_addrs[i]));
     let mut lengths = vec![0u32; np];
@@ -121,11 +131,21 @@ pub fn build(
             Some(o)
         })
         .collect();
-    let sorted: Vec<f32> = order
-        .iter()
-        .flat_map(|&i| data[i * dim..(i + 1) * dim].to_vec())
-        .collect();
-    let sorted_parts: Vec<u32> = order.iter().map(|&i| parts[i]).collect();
+    // The rows of `order` as one row-major block.
+    let gather = |rows: &[usize]| -> Vec<f32> {
+        let mut out = Vec::with_capacity(rows.len() * dim);
+        for &i in rows {
+            out.extend_from_slice(&data[i * dim..(i + 1) * dim]);
+        }
+        out
+    };
+    // Every vector in stored order, when the files hold them (FLAT) or graphs are built over
+    // them (HNSW); quantized storages encode `ENCODE_ROWS` rows at a time instead.
+    let sorted: Vec<f32> = if itype.is_hnsw() || itype.storage() == Storage::Flat {
+        gather(&order)
+    } else {
+        Vec::new()
+    };
     let graphs = if itype.is_hnsw() {
         Some(build_graphs(model, &sorted, &offsets, &lengths))
     } else {
@@ -150,7 +170,11 @@ pub fn build(
                 .sq
                 .as_ref()
                 .ok_or_else(|| Error::InvalidArgument("IVF_SQ model without a scalar quantizer".into()))?;
-            let codes = sq.encode(&sorted);
+            let codes = if sorted.is_empty() {
+                order.chunks(ENCODE_ROWS).flat_map(|c| sq.encode(&gather(c))).collect()
+            } else {
+                sq.encode(&sorted)
+            };
             let (f, a) = fsl(
                 "__sq_code",
                 DataType::UInt8,
@@ -170,8 +194,17 @@ pub fn build(
                 .pq
                 .as_ref()
                 .ok_or_else(|| Error::InvalidArgument("IVF_PQ model without a product quantizer".into()))?;
-            let res = residuals(model, &sorted, &sorted_parts);
-            let packed = pq.encode(&res)?;
+            let mut packed = Vec::with_capacity(rows * pq.code_width());
+            for chunk in order.chunks(ENCODE_ROWS) {
+                let chunk_parts: Vec<u32> = chunk.iter().map(|&i| parts[i]).collect();
+                let block = if sorted.is_empty() {
+                    gather(chunk)
+                } else {
+                    let first = packed.len() / pq.code_width().max(1);
+                    sorted[first * dim..(first + chunk.len()) * dim].to_vec()
+                };
+                packed.extend(pq.encode(&residuals(model, &block, &chunk_parts))?);
+            }
             let w = pq.code_width();
             let mut codes = Vec::with_capacity(packed.len());
             for (&o, &l) in offsets.iter().zip(&lengths) {
