@@ -46,6 +46,12 @@ pub trait Store: Debug + Send + Sync {
     fn local_path(&self, _path: &str) -> Option<PathBuf> {
         None
     }
+    /// Whether the newest version may be found by checking manifests exist (cheap here)
+    /// instead of listing `_versions/` (see `versions::latest_version`). Stores whose
+    /// listing does more than list (finishing external commits) must say no.
+    fn probes_versions(&self) -> bool {
+        false
+    }
     /// Copies the local file `local` to `path` (in parts, for large files); returns its size.
     fn upload<'a>(&'a self, path: &'a str, local: &'a Path) -> BoxFuture<'a, Result<u64>>;
 }
@@ -249,6 +255,10 @@ impl Store for LocalStore {
 
     fn local_path(&self, path: &str) -> Option<PathBuf> {
         Some(self.full(path))
+    }
+
+    fn probes_versions(&self) -> bool {
+        true
     }
 
     fn upload<'a>(&'a self, path: &'a str, local: &'a Path) -> BoxFuture<'a, Result<u64>> {

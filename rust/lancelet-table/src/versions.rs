@@ -38,7 +38,99 @@ pub async fn list_versions(store: &dyn Store) -> Result<Vec<VersionEntry>> {
 
 /// The newest version, or `None` for a directory without manifests.
 pub async fn latest_version(store: &dyn Store) -> Result<Option<VersionEntry>> {
+    if let Some(entry) = latest_from_hint(store).await {
+        return Ok(Some(entry));
+    }
     Ok(list_versions(store).await?.pop())
+}
+
+/// The manifest of `version` if it exists, under either naming scheme.
+async fn probe(store: &dyn Store, version: u64) -> Option<VersionEntry> {
+    probe_named(store, version, &[ManifestNaming::V2, ManifestNaming::V1]).await
+}
+
+/// The manifest of `version` if it exists under one of `namings` (tried in order).
+async fn probe_named(store: &dyn Store, version: u64, namings: &[ManifestNaming]) -> Option<VersionEntry> {
+    for &naming in namings {
+        let path = format!("{VERSIONS_DIR}/{}", naming.file_name(version));
+        if store.exists(&path).await.ok()? {
+            return Some(VersionEntry { version, naming, path });
+        }
+    }
+    None
+}
+
+/// Offsets above a candidate latest version checked for manifests past a gap.
+const GAP_PROBES: u32 = 13;
+
+/// The newest version found from the latest-version hint without listing `_versions/`
+/// (a directory of thousands of manifests costs a millisecond or more to list), on stores
+/// where a check is cheap (local disk; an object store lists in one request). Versions are committed one after
+/// another, so the versions above any existing one are contiguous up to the latest: from
+/// the hinted version, an exponential then binary search over existence finds it. A gap
+/// (versions removed by cleanup between a kept old version and newer ones, possible only
+/// when the hint is stale: our cleanup rewrites it first) is looked for at power-of-two
+/// offsets past the result; `None` (list instead) when the hint is missing,
+/// unreadable or names no manifest, or a gap shows.
+async fn latest_from_hint(store: &dyn Store) -> Option<VersionEntry> {
+    if !store.probes_versions() {
+        return None;
+    }
+    let hint = store
+        .read(&format!("{VERSIONS_DIR}/{LATEST_VERSION_HINT}"))
+        .await
+        .ok()?;
+    let hinted = serde_json::from_slice::<serde_json::Value>(&hint)
+        .ok()?
+        .get("version")?
+        .as_u64()?;
+    let mut found = probe(store, hinted).await?;
+    // Exponential search for a missing version above, then binary search below it.
+    let mut step = 1u64;
+    let missing = loop {
+        let v = found.version.checked_add(step)?;
+        let namings = [found.naming, ManifestNaming::V2];
+        let namings = if found.naming == ManifestNaming::V2 {
+            &namings[..1]
+        } else {
+            &namings[..]
+        };
+        match probe_named(store, v, namings).await {
+            Some(e) => {
+                found = e;
+                step = step.checked_mul(2)?;
+            }
+            None => break v,
+        }
+    };
+    let (mut lo, mut hi) = (found.version, missing);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        let namings = [found.naming, ManifestNaming::V2];
+        let namings = if found.naming == ManifestNaming::V2 {
+            &namings[..1]
+        } else {
+            &namings[..]
+        };
+        match probe_named(store, mid, namings).await {
+            Some(e) => {
+                lo = mid;
+                found = e;
+            }
+            None => hi = mid,
+        }
+    }
+    // (Newer manifests are named as the newest found one: a dataset's naming only ever
+    // changes from V1 to V2.)
+    for k in 1..GAP_PROBES {
+        if probe_named(store, found.version.checked_add(1u64 << k)?, &[found.naming])
+            .await
+            .is_some()
+        {
+            return None;
+        }
+    }
+    Some(found)
 }
 
 /// Reads and checks the manifest at `entry`.
@@ -64,6 +156,14 @@ pub fn decode_entry(bytes: &[u8], entry: &VersionEntry) -> Result<pb::Manifest> 
 
 /// Reads the manifest of `version` (the latest when `None`).
 pub async fn read_version(store: &dyn Store, version: Option<u64>) -> Result<(pb::Manifest, ManifestNaming)> {
+    let direct = match version {
+        None => latest_from_hint(store).await,
+        Some(v) if store.probes_versions() => probe(store, v).await,
+        Some(_) => None,
+    };
+    if let Some(entry) = direct {
+        return Ok((read_entry(store, &entry).await?, entry.naming));
+    }
     let versions = list_versions(store).await?;
     let entry = match version {
         None => versions.last(),
@@ -91,4 +191,82 @@ pub async fn write_latest_hint(store: &dyn Store, version: u64) {
             body.into_bytes().into(),
         )
         .await;
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::store::LocalStore;
+
+    /// A store whose `_versions/` holds empty manifests of `v1` (V1 names) and `v2` (V2
+    /// names), and a hint naming `hint`.
+    fn store_with(v1: &[u64], v2: &[u64], hint: Option<&str>) -> (tempfile::TempDir, LocalStore) {
+        let dir = tempfile::tempdir().unwrap();
+        let versions = dir.path().join(VERSIONS_DIR);
+        std::fs::create_dir_all(&versions).unwrap();
+        for (naming, list) in [(ManifestNaming::V1, v1), (ManifestNaming::V2, v2)] {
+            for v in list {
+                std::fs::write(versions.join(naming.file_name(*v)), b"").unwrap();
+            }
+        }
+        if let Some(h) = hint {
+            std::fs::write(versions.join(LATEST_VERSION_HINT), h).unwrap();
+        }
+        let store = LocalStore::new(dir.path());
+        (dir, store)
+    }
+
+    async fn latest(store: &LocalStore) -> u64 {
+        let entry = latest_version(store).await.unwrap().unwrap();
+        assert_eq!(
+            entry.path,
+            format!("{VERSIONS_DIR}/{}", entry.naming.file_name(entry.version))
+        );
+        entry.version
+    }
+
+    #[tokio::test]
+    async fn the_hint_is_followed_up_to_the_newest_version() {
+        let all: Vec<u64> = (1..=1000).collect();
+        for hint in [1, 3, 500, 999, 1000] {
+            let (_d, s) = store_with(&[], &all, Some(&format!("{{\"version\":{hint}}}")));
+            assert_eq!(latest_from_hint(&s).await.map(|e| e.version), Some(1000), "hint {hint}");
+            assert_eq!(latest(&s).await, 1000);
+        }
+        // Versions cleaned up below the hint do not matter.
+        let (_d, s) = store_with(&[], &(40..=77).collect::<Vec<_>>(), Some("{\"version\":41}"));
+        assert_eq!(latest_from_hint(&s).await.map(|e| e.version), Some(77));
+    }
+
+    #[tokio::test]
+    async fn without_a_usable_hint_the_directory_is_listed() {
+        let all: Vec<u64> = (1..=20).collect();
+        for hint in [
+            None,
+            Some("not json"),
+            Some("{\"version\":\"7\"}"),
+            Some("{\"version\":25}"),
+        ] {
+            let (_d, s) = store_with(&[], &all, hint);
+            assert!(latest_from_hint(&s).await.is_none(), "{hint:?}");
+            assert_eq!(latest(&s).await, 20);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_gap_above_the_hinted_version_falls_back_to_listing() {
+        // Version 3 kept (tagged), 4..=6 cleaned up, 7..=9 newer: the hint is stale at 3.
+        let (_d, s) = store_with(&[], &[1, 3, 7, 8, 9], Some("{\"version\":3}"));
+        assert!(latest_from_hint(&s).await.is_none());
+        assert_eq!(latest(&s).await, 9);
+    }
+
+    #[tokio::test]
+    async fn both_naming_schemes_are_probed() {
+        let (_d, s) = store_with(&[1, 2, 3], &[4, 5, 6], Some("{\"version\":2}"));
+        assert_eq!(latest(&s).await, 6);
+        let (_d, s) = store_with(&[1, 2, 3], &[], Some("{\"version\":1}"));
+        assert_eq!(latest(&s).await, 3);
+    }
 }
