@@ -28,8 +28,19 @@ import pytest
 
 from hypothesis import settings as hypothesis_settings
 
-import lance
 from lancelet.file import LanceFileReader, LanceFileWriter
+
+#: ``CI=1`` (set by ``.ci/run``): every test dependency must be installed. A suite that
+#: would skip because pylance (the oracle) or another test requirement cannot be imported
+#: fails instead, so a broken environment cannot pass as green.
+IN_CI = os.environ.get("CI", "").lower() not in ("", "0", "false", "no")
+
+try:
+    import lance
+except ImportError:
+    if IN_CI:
+        raise
+    lance = None  # the interop suites skip themselves (pytest.importorskip("lance"))
 
 # No example database: the suite writes nothing outside pytest's temporary directories.
 # A failing example is printed in full (with the seed), which is enough to reproduce it.
@@ -520,6 +531,40 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "lancelet_only: lancelet-specific behaviour, skipped when LANCELET_TEST_ORACLE_SELF=1"
     )
+
+
+#: What ``pytest.importorskip`` says when a module is missing.
+_MISSING_MODULE = "could not import"
+
+
+def _missing_dependency(report: Any) -> Optional[str]:
+    """The skip reason of ``report`` if it skipped for want of an importable module."""
+    if not report.skipped:
+        return None
+    longrepr = report.longrepr
+    reason = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
+    return reason if _MISSING_MODULE in reason else None
+
+
+def _fail_in_ci(report: Any) -> None:
+    reason = _missing_dependency(report) if IN_CI else None
+    if reason is not None:
+        report.outcome = "failed"
+        report.longrepr = f"CI=1: a test dependency is missing ({reason}); install the test requirements (scripts/env.sh)"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector):
+    """Under CI=1, a module that skips itself at import (``pytest.importorskip``) fails."""
+    outcome = yield
+    _fail_in_ci(outcome.get_result())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """Under CI=1, a test that skips itself for a missing module fails."""
+    outcome = yield
+    _fail_in_ci(outcome.get_result())
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: List[pytest.Item]) -> None:

@@ -63,8 +63,10 @@ def test_versions_list_matches_pylance(pylance_dataset):
 def test_missing_dataset_and_version_raise_typed_errors(tmp_path, pylance_dataset):
     with pytest.raises(lancelet.LanceNotFoundError):
         lancelet.dataset(str(tmp_path / "nope.lance"))
-    with pytest.raises(lancelet.InvalidArgumentError):
+    # a missing version is "not found", and a ValueError as pylance raises
+    with pytest.raises(lancelet.LanceNotFoundError) as info:
         lancelet.dataset(pylance_dataset, version=99)
+    assert isinstance(info.value, ValueError)
     with pytest.raises(lancelet.InvalidArgumentError):
         lancelet.dataset(pylance_dataset).to_table(columns=["nope"])
 

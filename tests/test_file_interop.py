@@ -325,14 +325,13 @@ def test_lancelet_take_rows_from_100k_row_pylance_file(big_mixed, tables_equal):
 # Golden files written by pylance
 # --------------------------------------------------------------------------------------
 
-#: Golden files lancelet reads (copied from /work/notes/pylance_v2_0_fixtures/).
+#: Golden files lancelet reads (written by tests/data/pylance_v2_0/make_golden.py).
 GOLDEN_FILES = sorted(p.name for p in DATA_DIR.glob("*.lance") if not p.name.startswith("unsupported__"))
 
 #: Valid pylance files lancelet does not read yet, and the error it must raise.
 UNSUPPORTED_GOLDEN = {
     "unsupported__fsst_string.lance": lancelet.UnsupportedFeatureError,
     "unsupported__zstd_string.lance": lancelet.UnsupportedFeatureError,
-    "unsupported__blob.lance": lancelet.UnsupportedFeatureError,
     "unsupported__dict_u16_i64__nn.lance": lancelet.UnsupportedFeatureError,
     "unsupported__fsl_fsl.lance": lancelet.UnsupportedFeatureError,
 }
@@ -387,6 +386,17 @@ def test_lancelet_reads_pylance_v2_1_and_v2_2_golden_files(name, tables_equal):
     path = str(DATA_DIR / name)
     expected = lance.file.LanceFileReader(path).read_all().to_table()
     tables_equal(LanceFileReader(path).read_all().to_table(), expected)
+
+
+def test_lancelet_reads_pylance_blob_golden_file_like_pylance(tables_equal):
+    """A 2.0 file with a blob v1 column (kept under its old "unsupported" name): the file
+    readers of both return the payloads (tests/test_blobs.py covers blobs in depth)."""
+    path = str(DATA_DIR / "unsupported__blob.lance")
+    expected = lance.file.LanceFileReader(path).read_all().to_table()
+    got = LanceFileReader(path).read_all().to_table()
+    tables_equal(got, expected)
+    assert got.schema.field("c").metadata == expected.schema.field("c").metadata
+    tables_equal(LanceFileReader(path).take_rows([2, 0]).to_table(), expected.take([2, 0]))
 
 
 # --------------------------------------------------------------------------------------

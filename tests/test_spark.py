@@ -164,6 +164,22 @@ def test_columns_option_and_row_ids(spark, items):
     assert taken.column("id").to_pylist() == [20003]
 
 
+def test_read_helper_prunes_columns_and_rows_in_the_scan(spark, items, tmp_path):
+    stats = str(tmp_path / "stats")
+    os.makedirs(stats)
+    df = lancelet.spark.read(spark, items, columns=["id", "name"], filter="id >= 24990", version=3,
+                             scan_stats_dir=stats)
+    assert df.columns == ["id", "name"]
+    assert sorted(r.id for r in df.collect()) == list(range(24_990, 25_000))
+    # the scan returned only the matching rows
+    returned = 0
+    for name in os.listdir(stats):
+        with open(os.path.join(stats, name)) as f:
+            returned += json.load(f)["rows_returned"]
+    assert returned == 10
+    assert lancelet.spark.read(spark, items, version=1).count() == 20_000
+
+
 @pytest.fixture(scope="module")
 def materialized(spark, items):
     """The whole dataset checkpointed in Spark: filters on it never reach lancelet."""
@@ -465,6 +481,48 @@ def test_two_concurrent_spark_appends_both_land(spark, tmp_path):
     assert sorted(ds.to_table()["id"].to_pylist()) == list(range(10)) + list(range(1000, 1500)) + list(range(2000, 2500))
 
 
+def test_two_spark_appends_planned_on_an_absent_dataset_both_land(spark, tmp_path):
+    """Both jobs plan while the dataset is absent (each task waits until both jobs run
+    tasks), so both commit as creates: the second must append, never replace the first's
+    rows."""
+    from pyspark.sql.functions import udf
+
+    uri = str(tmp_path / "absent.lance")
+    marks = str(tmp_path / "marks")
+    os.makedirs(marks)
+
+    @udf("long")
+    def after_both_planned(i):
+        import time
+
+        open(os.path.join(marks, str(i // 1000)), "w").close()
+        deadline = time.monotonic() + 60
+        while len(os.listdir(marks)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return i
+
+    errors = []
+
+    def append(lo):
+        try:
+            lancelet.spark.activate(spark)
+            df = spark.range(lo, lo + 300, numPartitions=1).withColumn("id", after_both_planned("id"))
+            df.write.format("lancelet").mode("append").save(uri)
+        except Exception as e:  # noqa: BLE001
+            errors.append(e)
+
+    threads = [threading.Thread(target=append, args=(lo,)) for lo in (1000, 2000)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    ds = lancelet.dataset(uri)
+    assert ds.version == 2
+    assert sorted(ds.to_table()["id"].to_pylist()) == list(range(1000, 1300)) + list(range(2000, 2300))
+    assert sorted(lance.dataset(uri).to_table()["id"].to_pylist()) == sorted(ds.to_table()["id"].to_pylist())
+
+
 # -- Arrow UDF helpers -------------------------------------------------------------------
 
 
@@ -596,10 +654,61 @@ def test_plan_partitions_cover_every_row_once(sizes, per, cap):
     if cap:
         assert len(parts) <= cap
     for p in parts[:-1]:
-        assert sum(b - a for _, a, b in p) >= min(per, sum(sizes))
+        # cuts at a fragment's boundary leave a partition at least half full
+        assert 2 * sum(b - a for _, a, b in p) >= min(per, sum(sizes))
+        target = max(per, -(-sum(sizes) // cap)) if cap else per
+        assert sum(b - a for _, a, b in p) <= (target if cap else 2 * target)
+
+
+def test_plan_partitions_keep_small_fragments_whole():
+    # 7 equal fragments over 2 cores: two partitions, no fragment split
+    parts = plan_partitions([_frag(i, 1000) for i in range(7)], min_partitions=2)
+    assert [[f for f, _, _ in p] for p in parts] == [[0, 1, 2, 3], [4, 5, 6]]
+    assert all(a == 0 and b == 1000 for p in parts for _, a, b in p)
+    # one small fragment is split so that both cores read
+    parts = plan_partitions([_frag(0, 1000)], min_partitions=2)
+    assert parts == [[(0, 0, 500)], [(0, 500, 1000)]]
+    # large data is not split further than 128 MiB partitions ask for
+    assert len(plan_partitions([_frag(0, 100_000_000)], min_partitions=2)) == 8
+
+
+def test_small_dataset_is_read_by_every_core(spark, tmp_path):
+    uri = str(tmp_path / "seven.lance")
+    lancelet.write_dataset(pa.table({"id": pa.array(range(700), pa.int64())}), uri, max_rows_per_file=100)
+    assert len(lancelet.dataset(uri).get_fragments()) == 7
+    df = spark.read.format("lancelet").load(uri)
+    assert df.rdd.getNumPartitions() == spark.sparkContext.defaultParallelism == 2
+    assert sorted(r.id for r in df.collect()) == list(range(700))
+    one = spark.read.format("lancelet").option("min_partitions", 1).load(uri)
+    assert one.rdd.getNumPartitions() == 1
 
 
 def test_plan_partitions_default_aims_at_128_mib():
     frags = [_frag(0, 100_000_000)]  # 10 bytes a row: about 13.4M rows per partition
     parts = plan_partitions(frags)
     assert len(parts) == 8
+
+
+# -- namespaces ----------------------------------------------------------------------------
+
+
+def test_tables_addressed_by_name_in_a_namespace(spark, tmp_path):
+    """``option("namespace_root", root).load("ns$table")``: Spark writes a table a pylance
+    catalog lists, and reads a table pylance wrote through its namespace."""
+    import lance.namespace as pyns
+    import lance_namespace as ln
+
+    root = str(tmp_path / "catalog")
+    theirs = pyns.DirectoryNamespace(root=root)
+    theirs.create_namespace(ln.CreateNamespaceRequest(id=["sales"]))
+    lance.write_dataset(pa.table({"id": [1, 2, 3]}), namespace_client=theirs, table_id=["sales", "orders"])
+
+    df = spark.read.format("lancelet").option("namespace_root", root).load("sales$orders")
+    assert sorted(r.id for r in df.collect()) == [1, 2, 3]
+    df.where("id > 1").write.format("lancelet").option("namespace_root", root).mode("append").save("sales$big")
+    df.write.format("lancelet").option("namespace_root", root).mode("append").save("sales$orders")
+    assert sorted(theirs.list_tables(ln.ListTablesRequest(id=["sales"])).tables) == ["big", "orders"]
+    assert lance.dataset(namespace_client=theirs, table_id=["sales", "big"]).count_rows() == 2
+    assert lance.dataset(namespace_client=theirs, table_id=["sales", "orders"]).count_rows() == 6
+    with pytest.raises(Exception, match="not found"):
+        spark.read.format("lancelet").option("namespace_root", root).load("sales$nope").collect()

@@ -9,6 +9,9 @@
 from __future__ import annotations
 
 from . import errors, file, fragment, progress
+from ._branches import DatasetBasePath
+from ._native import __version__, set_worker_threads
+from .blob import Blob, BlobArray, BlobFile, BlobType, blob_array, blob_field
 from .dataset import (
     CleanupStats,
     DatasetDelta,
@@ -20,28 +23,28 @@ from .dataset import (
     dataset,
     write_dataset,
 )
-from .evolve import BatchUDF, batch_udf
-from .fragment import FragmentMetadata, write_fragments
-from ._native import __version__, set_worker_threads
 from .errors import (
     CommitConflictError,
     CorruptFileError,
     DatasetAlreadyExistsError,
-    RowIndexError,
     InternalError,
     InvalidArgumentError,
     LanceError,
     LanceIOError,
     LanceNotFoundError,
+    RowIndexError,
     SchemaMismatchError,
     UnsupportedFeatureError,
 )
+from .evolve import BatchUDF, batch_udf
+from .fragment import FragmentMetadata, write_fragments
 
 __all__ = [
     "__version__",
     "dataset",
     "write_dataset",
     "LanceDataset",
+    "DatasetBasePath",
     "DatasetDelta",
     "LanceScanner",
     "LanceFragment",
@@ -68,4 +71,19 @@ __all__ = [
     "UnsupportedFeatureError",
     "InvalidArgumentError",
     "InternalError",
+    "Blob",
+    "BlobArray",
+    "BlobFile",
+    "BlobType",
+    "blob_array",
+    "blob_field",
 ]
+
+
+def __getattr__(name: str):
+    # ``lancelet.namespace`` is imported on first use (it needs the lance-namespace package).
+    if name == "namespace":
+        import importlib
+
+        return importlib.import_module(".namespace", __name__)
+    raise AttributeError(f"module 'lancelet' has no attribute {name!r}")

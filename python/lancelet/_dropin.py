@@ -29,8 +29,13 @@ def dataset_state(ds: Any) -> tuple:
     return (ds.uri, path, ds.version, ds._storage_options, ds._default_scan_options)
 
 
-def reopen_dataset(uri: str, path: str, version: int, storage_options: Optional[Dict[str, str]],
-                   default_scan_options: Optional[Dict[str, Any]]) -> Any:
+def reopen_dataset(
+    uri: str,
+    path: str,
+    version: int,
+    storage_options: Optional[Dict[str, str]],
+    default_scan_options: Optional[Dict[str, Any]],
+) -> Any:
     """A pickled dataset, opened again at its version."""
     from . import _native
     from .dataset import LanceDataset, _storage_options
@@ -66,7 +71,8 @@ def check_default_scan_options(options: Any) -> Optional[Dict[str, Any]]:
         return None
     if not isinstance(options, dict) or not all(isinstance(k, str) for k in options):
         raise InvalidArgumentError(
-            f"default_scan_options must be a dict of scanner() arguments, got {type(options).__name__}")
+            f"default_scan_options must be a dict of scanner() arguments, got {type(options).__name__}"
+        )
     return dict(options) or None
 
 
@@ -192,7 +198,8 @@ def add_columns_from_stream(ds: Any, data: Any, reader_schema: Optional[pa.Schem
             if live is None:
                 raise InvalidArgumentError(
                     f"add_columns: the stream ended after {rows.seen} rows; the dataset has {expected} rows "
-                    "and the stream must give one row per row, in order")
+                    "and the stream must give one row per row, in order"
+                )
             table = _physical(native, frag, live)
             file = native.write_column_file(frag["id"], table.to_reader())
             written.extend(f["path"] for f in file["files"])
@@ -201,7 +208,8 @@ def add_columns_from_stream(ds: Any, data: Any, reader_schema: Optional[pa.Schem
         if extra:
             raise InvalidArgumentError(
                 f"add_columns: the stream has {expected + extra} rows; the dataset has {expected} rows "
-                "and the stream must give one row per row, in order")
+                "and the stream must give one row per row, in order"
+            )
     except BaseException:
         if written:
             native.remove_data_files(written)

@@ -131,7 +131,7 @@ def _decode(expr: Any) -> Any:
             return _Literal(columns[int(value)][0])
         if key != "call":
             raise ValueError(f"unexpected {key!r} in the serialized expression")
-        args = []
+        args: List[Any] = []
         options = None
         while True:
             k, v = tokens[pos]
@@ -164,8 +164,13 @@ def _quote(s: str) -> str:
 
 
 _INT_SQL = {
-    pa.int8(): "tinyint", pa.int16(): "smallint", pa.int32(): "int", pa.int64(): "bigint",
-    pa.uint8(): "tinyint unsigned", pa.uint16(): "smallint unsigned", pa.uint32(): "int unsigned",
+    pa.int8(): "tinyint",
+    pa.int16(): "smallint",
+    pa.int32(): "int",
+    pa.int64(): "bigint",
+    pa.uint8(): "tinyint unsigned",
+    pa.uint16(): "smallint unsigned",
+    pa.uint32(): "int unsigned",
     pa.uint64(): "bigint unsigned",
 }
 
@@ -174,9 +179,16 @@ def _type_sql(t: pa.DataType) -> str:
     if t in _INT_SQL:
         return _INT_SQL[t]
     simple = {
-        pa.float16(): "half", pa.float32(): "float", pa.float64(): "double", pa.string(): "string",
-        pa.large_string(): "large_string", pa.binary(): "binary", pa.large_binary(): "large_binary",
-        pa.bool_(): "boolean", pa.date32(): "date", pa.date64(): "date64",
+        pa.float16(): "half",
+        pa.float32(): "float",
+        pa.float64(): "double",
+        pa.string(): "string",
+        pa.large_string(): "large_string",
+        pa.binary(): "binary",
+        pa.large_binary(): "large_binary",
+        pa.bool_(): "boolean",
+        pa.date32(): "date",
+        pa.date64(): "date64",
     }
     if t in simple:
         return simple[t]
@@ -226,8 +238,12 @@ def _literal(scalar: pa.Scalar) -> str:
         return text if t == pa.float64() else f"CAST({text} AS {_type_sql(t)})"
     if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
         return _quote(scalar.as_py())
-    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t) \
-            or pa.types.is_binary_view(t):
+    if (
+        pa.types.is_binary(t)
+        or pa.types.is_large_binary(t)
+        or pa.types.is_fixed_size_binary(t)
+        or pa.types.is_binary_view(t)
+    ):
         return "X'" + scalar.as_py().hex() + "'"
     if pa.types.is_date(t):
         return f"DATE '{scalar.as_py().isoformat()}'"
@@ -238,20 +254,39 @@ def _literal(scalar: pa.Scalar) -> str:
             return f"CAST({text} AS {_type_sql(pa.timestamp(t.unit, 'UTC'))})"
         return text
     if pa.types.is_decimal(t):
-        v: decimal.Decimal = scalar.as_py()
-        return f"CAST({_quote(str(v))} AS {_type_sql(t)})"
+        d: decimal.Decimal = scalar.as_py()
+        return f"CAST({_quote(str(d))} AS {_type_sql(t)})"
     raise TypeError(f"cannot use a {t} literal ({scalar}) in a lancelet filter")
 
 
 _BINARY = {
-    "equal": "=", "not_equal": "<>", "less": "<", "less_equal": "<=", "greater": ">",
-    "greater_equal": ">=", "and": "AND", "and_kleene": "AND", "or": "OR", "or_kleene": "OR",
-    "add": "+", "add_checked": "+", "subtract": "-", "subtract_checked": "-", "multiply": "*",
-    "multiply_checked": "*", "divide": "/", "divide_checked": "/",
+    "equal": "=",
+    "not_equal": "<>",
+    "less": "<",
+    "less_equal": "<=",
+    "greater": ">",
+    "greater_equal": ">=",
+    "and": "AND",
+    "and_kleene": "AND",
+    "or": "OR",
+    "or_kleene": "OR",
+    "add": "+",
+    "add_checked": "+",
+    "subtract": "-",
+    "subtract_checked": "-",
+    "multiply": "*",
+    "multiply_checked": "*",
+    "divide": "/",
+    "divide_checked": "/",
 }
 _FUNCTIONS = {
-    "utf8_lower": "lower", "utf8_upper": "upper", "utf8_length": "length", "abs": "abs",
-    "abs_checked": "abs", "coalesce": "coalesce", "is_nan": "isnan",
+    "utf8_lower": "lower",
+    "utf8_upper": "upper",
+    "utf8_length": "length",
+    "abs": "abs",
+    "abs_checked": "abs",
+    "coalesce": "coalesce",
+    "is_nan": "isnan",
 }
 
 
@@ -307,8 +342,9 @@ def _sql(n: Any) -> str:
         return f"CAST({a[0]} AS {_type_sql(to)})"
     if name in _FUNCTIONS:
         return f"{_FUNCTIONS[name]}({', '.join(a)})"
-    raise ValueError(f"the pyarrow compute function {name!r} has no lancelet SQL equivalent "
-                     "(write the filter as a SQL string)")
+    raise ValueError(
+        f"the pyarrow compute function {name!r} has no lancelet SQL equivalent (write the filter as a SQL string)"
+    )
 
 
 def sql_if_expression(value: Any) -> Any:

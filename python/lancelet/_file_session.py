@@ -36,7 +36,7 @@ def _base(path: Any, storage_options: Optional[Dict[str, str]]) -> str:
 
     text = os.fspath(path) if isinstance(path, os.PathLike) else str(path)
     if text.startswith("file://"):
-        text = text[len("file://"):]
+        text = text[len("file://") :]
     return os.path.abspath(_local_path(text, storage_options))
 
 
@@ -50,8 +50,13 @@ class LanceFileSession:
     >>> s.open_reader("part/0.lance").read_all().to_table()  # doctest: +SKIP
     """
 
-    def __init__(self, base_path: Union[str, Path], storage_options: Optional[Dict[str, str]] = None,
-                 namespace_client: Optional[Any] = None, table_id: Optional[List[str]] = None):
+    def __init__(
+        self,
+        base_path: Union[str, Path],
+        storage_options: Optional[Dict[str, str]] = None,
+        namespace_client: Optional[Any] = None,
+        table_id: Optional[List[str]] = None,
+    ):
         if (namespace_client is None) != (table_id is None):
             raise InvalidArgumentError("namespace_client and table_id go together")
         if namespace_client is not None:
@@ -80,18 +85,30 @@ class LanceFileSession:
 
         return LanceFileReader(self._path(path), columns=columns)
 
-    def open_writer(self, path: str, *, schema: Optional[pa.Schema] = None,
-                    data_cache_bytes: Optional[int] = None, version: Optional[str] = None,
-                    keep_original_array: Optional[bool] = None,
-                    max_page_bytes: Optional[int] = None) -> Any:
+    def open_writer(
+        self,
+        path: str,
+        *,
+        schema: Optional[pa.Schema] = None,
+        data_cache_bytes: Optional[int] = None,
+        version: Optional[str] = None,
+        keep_original_array: Optional[bool] = None,
+        max_page_bytes: Optional[int] = None,
+    ) -> Any:
         """A :class:`~lancelet.file.LanceFileWriter` creating ``path`` (relative to the base
         path; missing directories are created)."""
         from .file import LanceFileWriter
 
         full = self._path(path)
         os.makedirs(os.path.dirname(full), exist_ok=True)
-        return LanceFileWriter(full, schema, data_cache_bytes=data_cache_bytes, version=version,
-                               keep_original_array=keep_original_array, max_page_bytes=max_page_bytes)
+        return LanceFileWriter(
+            full,
+            schema,
+            data_cache_bytes=data_cache_bytes,
+            version=version,
+            keep_original_array=keep_original_array,
+            max_page_bytes=max_page_bytes,
+        )
 
     def open_packed_blob_writer(self, path: str, blob_id: int) -> Any:
         """Blob files are not supported by lancelet yet."""
@@ -113,7 +130,7 @@ class LanceFileSession:
         root = self._path(path)
         if os.path.isfile(root):
             return [self._relative(root)]
-        out = []
+        out: List[str] = []
         for directory, _, files in os.walk(root):
             out.extend(self._relative(os.path.join(directory, f)) for f in files)
         return sorted(out)
@@ -144,8 +161,9 @@ class LanceFileSession:
         except OSError as e:
             raise OSError(f"cannot read {path!r}: {e.strerror or e}") from None
         if len(data) != length:
-            raise OSError(f"cannot read bytes {offset}..{offset + length} of {path!r}: it has "
-                          f"{os.path.getsize(full)} bytes")
+            raise OSError(
+                f"cannot read bytes {offset}..{offset + length} of {path!r}: it has {os.path.getsize(full)} bytes"
+            )
         return data
 
     def delete_file(self, path: str) -> None:

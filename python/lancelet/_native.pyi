@@ -1,54 +1,193 @@
-# Type stubs of the native extension (rust/lancelet-python). Keep in step with the Rust glue;
-# tests/test_file_python_api.py checks that every name here exists on the built module.
-from typing import Union, Any, Dict, List, Optional, Tuple
+# Type stubs of the native extension (rust/lancelet-python). Keep in step with the Rust glue:
+# `python -m mypy.stubtest lancelet._native` (run by scripts/test.sh) fails on any drift.
+from typing import Any, Dict, List, Optional, Tuple, Union, final
 
 __version__: str
+DEFAULT_FILE_VERSION: str
 
 def set_worker_threads(threads: Optional[int] = None) -> None: ...
 def _runtime_pid() -> Optional[int]: ...
 def condition_columns(sql: str) -> List[List[str]]: ...
 def evaluate_condition(batch: Any, sql: str) -> "BatchStream": ...
 
+# merge_insert (rust/lancelet-python/src/merge.rs)
+def merge_insert(
+    d: "Dataset",
+    source: Any,
+    on: List[str],
+    update: bool = False,
+    update_condition: Optional[str] = None,
+    insert: bool = False,
+    delete: bool = False,
+    delete_filter: Optional[str] = None,
+    conflict_retries: int = 10,
+) -> Tuple["Dataset", Dict[str, int]]: ...
+
+# Indexes (rust/lancelet-python/src/index.rs)
+def list_indices(ds: "Dataset") -> List[Dict[str, Any]]: ...
+def drop_index(ds: "Dataset", name: str) -> "Dataset": ...
+def create_scalar_index(
+    ds: "Dataset",
+    column: str,
+    index_type: str,
+    name: Optional[str] = None,
+    replace: bool = True,
+    params: Optional[Dict[str, float]] = None,
+) -> "Dataset": ...
+def index_segment_statistics(ds: "Dataset", uuid: str) -> Dict[str, str]: ...
+def optimize_indices(
+    ds: "Dataset", num_indices_to_merge: Optional[int] = None, index_names: Optional[List[str]] = None
+) -> "Dataset": ...
+def create_vector_index(
+    ds: "Dataset",
+    column: str,
+    index_type: str,
+    name: Optional[str] = None,
+    metric: str = "l2",
+    replace: bool = False,
+    num_partitions: Optional[int] = None,
+    num_sub_vectors: Optional[int] = None,
+    num_bits: int = 8,
+    target_partition_size: Optional[int] = None,
+    sample_rate: int = 256,
+    max_iters: int = 50,
+    ivf_centroids: Optional[List[float]] = None,
+    pq_codebook: Optional[List[float]] = None,
+) -> "Dataset": ...
+def nearest(
+    ds: "Dataset",
+    column: str,
+    queries: List[List[float]],
+    batch: bool = False,
+    k: int = 10,
+    nprobes: Optional[int] = None,
+    refine_factor: Optional[int] = None,
+    metric: Optional[str] = None,
+    use_index: bool = True,
+    distance_range: Optional[Tuple[Optional[float], Optional[float]]] = None,
+    columns: Optional[List[str]] = None,
+    filter: Optional[str] = None,
+    prefilter: bool = False,
+    fast_search: bool = False,
+    with_row_id: bool = False,
+    ef: Optional[int] = None,
+) -> "BatchStream": ...
+def vector_index_statistics(ds: "Dataset", uuid: str) -> str: ...
+def train_vector_model(
+    ds: "Dataset",
+    column: str,
+    index_type: str,
+    metric: str = "l2",
+    num_partitions: Optional[int] = None,
+    num_sub_vectors: Optional[int] = None,
+    num_bits: int = 8,
+    sample_rows: int = 65536,
+) -> List[Tuple[str, bytes]]: ...
+def build_vector_segment(
+    ds: "Dataset", column: str, name: str, model: List[Tuple[str, bytes]], fragments: List[int]
+) -> bytes: ...
+def commit_index_segments(ds: "Dataset", name: str, segments: List[bytes], replace: bool = False) -> "Dataset": ...
+
+# Branches, clones, tags on branches and base paths (see _branches.py).
+def blob_locations(ds: "Dataset", column: str, addresses: List[int]) -> List[Optional[Tuple[str, bool, int, int]]]: ...
+def read_blob_ranges(ds: "Dataset", requests: List[Tuple[str, bool, int, int, int, int]]) -> List[bytes]: ...
+def ds_branch(d: "Dataset") -> Optional[str]: ...
+def ds_checkout_ref(
+    d: "Dataset", kind: str, branch: Optional[str] = None, number: Optional[int] = None, tag: Optional[str] = None
+) -> "Dataset": ...
+def ds_create_branch(
+    d: "Dataset",
+    name: str,
+    kind: str,
+    branch: Optional[str] = None,
+    number: Optional[int] = None,
+    tag: Optional[str] = None,
+) -> "Dataset": ...
+def ds_list_branches(d: "Dataset") -> List[Tuple[str, Optional[str], int, str]]: ...
+def ds_delete_branch(d: "Dataset", name: str) -> None: ...
+def ds_replace_branch_metadata(d: "Dataset", name: str, metadata: str) -> None: ...
+def ds_tags(d: "Dataset") -> List[Tuple[str, int, int, Optional[str], Optional[str], Optional[str]]]: ...
+def ds_set_tag(
+    d: "Dataset", name: str, version: int, branch_given: bool, branch: Optional[str] = None, update: bool = False
+) -> None: ...
+def ds_delete_tag(d: "Dataset", name: str) -> None: ...
+def ds_clone(
+    d: "Dataset",
+    target: str,
+    deep: bool,
+    kind: str,
+    branch: Optional[str] = None,
+    number: Optional[int] = None,
+    tag: Optional[str] = None,
+    storage_options: Optional[Dict[str, str]] = None,
+) -> "Dataset": ...
+def ds_base_paths(d: "Dataset") -> List[Tuple[int, Optional[str], bool, str]]: ...
+def ds_add_bases(d: "Dataset", bases: List[Tuple[int, Optional[str], bool, str]]) -> "Dataset": ...
+def ds_with_storage_options(d: "Dataset", options: Dict[str, str]) -> "Dataset": ...
+def ds_missing_files(d: "Dataset") -> List[str]: ...
+def write_with_bases(
+    uri: str,
+    data: Any,
+    mode: str,
+    initial_bases: List[Tuple[int, Optional[str], bool, str]],
+    target: Optional[str] = None,
+    max_rows_per_file: int = ...,
+    max_bytes_per_file: int = ...,
+    data_storage_version: Optional[str] = None,
+    commit_message: Optional[str] = None,
+    storage_options: Optional[Dict[str, str]] = None,
+) -> "Dataset": ...
+
+@final
 class BatchStream:
+    def take_error(self) -> Optional[BaseException]: ...
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any: ...
     def __arrow_c_schema__(self) -> Any: ...
 
+@final
 class FileReader:
     @staticmethod
     def open(path: str) -> "FileReader": ...
     def num_rows(self) -> int: ...
     def __arrow_c_schema__(self) -> Any: ...
     def read_range(
-        self, columns: Optional[List[str]] = None, start: int = 0, num_rows: Optional[int] = None, batch_size: int = 1024
+        self,
+        columns: Optional[List[str]] = None,
+        start: int = 0,
+        num_rows: Optional[int] = None,
+        batch_size: int = 1024,
     ) -> BatchStream: ...
     def take(self, indices: List[int], columns: Optional[List[str]] = None, batch_size: int = 1024) -> BatchStream: ...
     def read_global_buffer(self, index: int) -> bytes: ...
     def io_stats(self) -> Tuple[int, int]: ...
     def metadata(self) -> Dict[str, Any]: ...
 
+@final
 class FileWriter:
     closed: bool
-    def __init__(
-        self,
+    def __new__(
+        cls,
         path: str,
         schema: Any,
-        version: str = "2.0",
+        version: Optional[str] = None,
         max_page_bytes: Optional[int] = None,
         dictionary: bool = True,
         data_cache_bytes: Optional[int] = None,
         page_stats: bool = False,
-    ) -> None: ...
+    ) -> "FileWriter": ...
     def write_batch(self, batch: Any) -> None: ...
     def add_global_buffer(self, data: bytes) -> int: ...
     def add_schema_metadata(self, key: str, value: str) -> None: ...
     def close(self) -> Optional[Tuple[int, int]]: ...
     def abort(self) -> None: ...
 
+@final
 class ScanStats:
     """Counters of one scan, filled in while it runs (pass to ``Dataset.scan(stats=...)``)."""
     def __init__(self) -> None: ...
     def snapshot(self) -> Dict[str, int]: ...
 
+@final
 class Dataset:
     @staticmethod
     def open(
@@ -67,6 +206,7 @@ class Dataset:
         progress: Optional[Any] = None,
         storage_options: Optional[Dict[str, str]] = None,
         enable_stable_row_ids: bool = False,
+        blob_options: Optional[Tuple[Optional[int], bool, bool]] = None,
     ) -> "Dataset": ...
     @staticmethod
     def write_fragments(
@@ -120,11 +260,22 @@ class Dataset:
         stats: Optional[ScanStats] = None,
         include_deleted: bool = False,
         use_stats: bool = True,
-    ) -> BatchStream: ...
+        use_scalar_index: bool = True,
+        explain: bool = False,
+    ) -> Any: ...  # a BatchStream; the plan's text with explain=True
     def take(self, indices: List[int], columns: Optional[List[str]] = None) -> BatchStream: ...
     def take_addresses(self, addresses: List[int], columns: Optional[List[str]] = None) -> BatchStream: ...
-    def fragment_take(self, fragment_id: int, indices: List[int], columns: Optional[List[str]] = None) -> BatchStream: ...
-    def delete(self, predicate: str) -> Tuple["Dataset", int]: ...
+    def take_row_ids(self, row_ids: List[int], columns: Optional[List[str]] = None) -> BatchStream: ...
+    def has_stable_row_ids(self) -> bool: ...
+    def changes(
+        self, begin: int, end: int, columns: Optional[List[str]] = None
+    ) -> Tuple[BatchStream, BatchStream, Optional[List[int]]]: ...
+    def fragment_take(
+        self, fragment_id: int, indices: List[int], columns: Optional[List[str]] = None
+    ) -> BatchStream: ...
+    def delete(
+        self, predicate: str, conflict_retries: int = 0, retry_timeout: Optional[float] = None
+    ) -> Tuple["Dataset", int]: ...
     def compact_files(
         self,
         target_rows_per_fragment: Optional[int] = None,
@@ -133,9 +284,16 @@ class Dataset:
         batch_size: Optional[int] = None,
     ) -> Tuple["Dataset", Dict[str, int]]: ...
     def write_rows(self, data: Any) -> List[Dict[str, Any]]: ...
-    def replace_rows(self, addresses: List[int], fragments: List[Dict[str, Any]],
-                     moved_ids: List[int] = ...) -> "Dataset": ...
-    def update(self, updates: List[Tuple[str, str]], filter: Optional[str] = None) -> Tuple["Dataset", int]: ...
+    def replace_rows(
+        self, addresses: List[int], fragments: List[Dict[str, Any]], moved_ids: List[int] = ...
+    ) -> "Dataset": ...
+    def update(
+        self,
+        updates: List[Tuple[str, str]],
+        filter: Optional[str] = None,
+        conflict_retries: int = 0,
+        retry_timeout: Optional[float] = None,
+    ) -> Tuple["Dataset", int]: ...
     def restore(self) -> "Dataset": ...
     def add_columns_sql(self, exprs: List[Tuple[str, str]], batch_size: Optional[int] = None) -> "Dataset": ...
     def add_null_columns(self, schema: Any) -> "Dataset": ...

@@ -9,7 +9,7 @@ and adds ``query_index`` first.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, Optional
 
 import numpy as np
 import pyarrow as pa
@@ -17,8 +17,21 @@ import pyarrow as pa
 from . import _native
 from .errors import InvalidArgumentError
 
-_KEYS = {"column", "q", "k", "nprobes", "minimum_nprobes", "maximum_nprobes", "refine_factor", "metric",
-         "use_index", "ef", "distance_range", "approx_mode", "search_effort"}
+_KEYS = {
+    "column",
+    "q",
+    "k",
+    "nprobes",
+    "minimum_nprobes",
+    "maximum_nprobes",
+    "refine_factor",
+    "metric",
+    "use_index",
+    "ef",
+    "distance_range",
+    "approx_mode",
+    "search_effort",
+}
 
 
 def _queries(q: Any) -> tuple:
@@ -46,9 +59,18 @@ def _positive(name: str, v: Any) -> Optional[int]:
 class NearestScanner:
     """A nearest-neighbour scan (see :meth:`LanceDataset.scanner` with ``nearest=``)."""
 
-    def __init__(self, ds: Any, nearest: Dict[str, Any], columns: Optional[List[str]] = None,
-                 filter: Optional[str] = None, prefilter: Optional[bool] = None, fast_search: Optional[bool] = None,
-                 limit: Optional[int] = None, offset: Optional[int] = None, with_row_id: Optional[bool] = None):
+    def __init__(
+        self,
+        ds: Any,
+        nearest: Dict[str, Any],
+        columns: Any = None,
+        filter: Optional[str] = None,
+        prefilter: Optional[bool] = None,
+        fast_search: Optional[bool] = None,
+        limit: Optional[int] = None,
+        offset: Optional[int] = None,
+        with_row_id: Optional[bool] = None,
+    ):
         if not isinstance(nearest, dict):
             raise TypeError(f"nearest must be a dict, got {type(nearest).__name__}")
         unknown = set(nearest) - _KEYS
@@ -73,12 +95,21 @@ class NearestScanner:
         self._ds = ds
         self._limit, self._offset = limit, offset or 0
         self._args = dict(
-            column=nearest["column"], queries=queries, batch=batch, k=k, nprobes=nprobes,
+            column=nearest["column"],
+            queries=queries,
+            batch=batch,
+            k=k,
+            nprobes=nprobes,
             refine_factor=_positive("refine_factor", nearest.get("refine_factor")),
             metric=None if metric is None else str(metric).lower(),
-            use_index=bool(nearest.get("use_index", True)), distance_range=dr,
-            columns=columns, filter=filter, prefilter=bool(prefilter), fast_search=bool(fast_search),
-            with_row_id=bool(with_row_id), ef=_positive("ef", nearest.get("ef")),
+            use_index=bool(nearest.get("use_index", True)),
+            distance_range=dr,
+            columns=columns,
+            filter=filter,
+            prefilter=bool(prefilter),
+            fast_search=bool(fast_search),
+            with_row_id=bool(with_row_id),
+            ef=_positive("ef", nearest.get("ef")),
         )
 
     def to_table(self) -> pa.Table:
@@ -108,20 +139,33 @@ class NearestScanner:
         a = self._args
         segs = [s for s in self._ds.list_indices() if s["fields"] == [a["column"]] and s["type"].startswith("IVF")]
         if segs and a["use_index"]:
-            how = (f"ANNSubIndex: name={segs[0]['name']}, k={a['k'] * (a['refine_factor'] or 1)}, "
-                   f"deltas={len(segs)}, nprobes={a['nprobes'] or 20}")
+            how = (
+                f"ANNSubIndex: name={segs[0]['name']}, k={a['k'] * (a['refine_factor'] or 1)}, "
+                f"deltas={len(segs)}, nprobes={a['nprobes'] or 20}"
+            )
         else:
             how = f"KNNVectorDistance: column={a['column']} (exact)"
-        return f"TopK: k={a['k']}\n  {how}\n" + (f"  Filter ({'pre' if a['prefilter'] else 'post'}): {a['filter']}\n"
-                                                 if a["filter"] else "")
+        return f"TopK: k={a['k']}\n  {how}\n" + (
+            f"  Filter ({'pre' if a['prefilter'] else 'post'}): {a['filter']}\n" if a["filter"] else ""
+        )
 
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
         return self.to_reader().__arrow_c_stream__(requested_schema)
 
 
-def create_index(ds: Any, column: Any, index_type: str, name: Optional[str] = None, metric: str = "L2",
-                 replace: bool = False, num_partitions: Optional[int] = None, ivf_centroids: Any = None,
-                 pq_codebook: Any = None, num_sub_vectors: Optional[int] = None, **kwargs: Any) -> Any:
+def create_index(
+    ds: Any,
+    column: Any,
+    index_type: str,
+    name: Optional[str] = None,
+    metric: str = "L2",
+    replace: bool = False,
+    num_partitions: Optional[int] = None,
+    ivf_centroids: Any = None,
+    pq_codebook: Any = None,
+    num_sub_vectors: Optional[int] = None,
+    **kwargs: Any,
+) -> Any:
     """``LanceDataset.create_index`` (see there)."""
     if isinstance(column, (list, tuple)):
         if len(column) != 1:
@@ -138,16 +182,40 @@ def create_index(ds: Any, column: Any, index_type: str, name: Optional[str] = No
     target = kwargs.pop("target_partition_size", None)
     sample_rate = kwargs.pop("sample_rate", 256)
     max_iters = kwargs.pop("max_iters", 50)
-    for ignored in ("accelerator", "index_cache_size", "shuffle_partition_batches", "shuffle_partition_concurrency",
-                    "storage_options", "filter_nan", "one_pass_ivfpq", "skip_transpose", "train", "precomputed_partitions_file",
-                    "m", "ef_construction", "max_level"):
+    for ignored in (
+        "accelerator",
+        "index_cache_size",
+        "shuffle_partition_batches",
+        "shuffle_partition_concurrency",
+        "storage_options",
+        "filter_nan",
+        "one_pass_ivfpq",
+        "skip_transpose",
+        "train",
+        "precomputed_partitions_file",
+        "m",
+        "ef_construction",
+        "max_level",
+    ):
         kwargs.pop(ignored, None)
     if kwargs:
         raise TypeError(f"create_index() got unexpected keyword arguments {sorted(kwargs)}")
     centroids = None if ivf_centroids is None else np.asarray(ivf_centroids, dtype=np.float32).ravel().tolist()
     codebook = None if pq_codebook is None else np.asarray(pq_codebook, dtype=np.float32).ravel().tolist()
     ds._native = _native.create_vector_index(
-        ds._native, column, kind, name, str(metric).lower(), bool(replace), _positive("num_partitions", num_partitions),
-        _positive("num_sub_vectors", num_sub_vectors), int(num_bits), _positive("target_partition_size", target),
-        int(sample_rate), int(max_iters), centroids, codebook)
+        ds._native,
+        column,
+        kind,
+        name,
+        str(metric).lower(),
+        bool(replace),
+        _positive("num_partitions", num_partitions),
+        _positive("num_sub_vectors", num_sub_vectors),
+        int(num_bits),
+        _positive("target_partition_size", target),
+        int(sample_rate),
+        int(max_iters),
+        centroids,
+        codebook,
+    )
     return ds

@@ -42,7 +42,8 @@ def orderings(order_by: Any) -> Optional[List[ColumnOrdering]]:
         return None
     if isinstance(order_by, (str, ColumnOrdering)) or not isinstance(order_by, (list, tuple)):
         raise InvalidArgumentError(
-            f"order_by takes a list of ColumnOrdering or column names, got {type(order_by).__name__}")
+            f"order_by takes a list of ColumnOrdering or column names, got {type(order_by).__name__}"
+        )
     out = []
     for o in order_by:
         if isinstance(o, str):
@@ -59,8 +60,9 @@ def _path_sql(name: str) -> str:
     return ".".join(f"`{p}`" for p in name.split("."))
 
 
-def _plan(kwargs: Dict[str, Any], order: List[ColumnOrdering],
-          present: Tuple[str, ...] = ()) -> Tuple[Dict[str, Any], List[str], List[str]]:
+def _plan(
+    kwargs: Dict[str, Any], order: List[ColumnOrdering], present: Tuple[str, ...] = ()
+) -> Tuple[Dict[str, Any], List[str], List[str]]:
     """The native scan arguments for an ordered scan, the names of the sort key columns in
     its output, and the output columns to keep (empty: keep all). ``present`` names columns
     the result has beyond the projection (``_rowid``, ``_rowaddr``, ``_rowoffset``)."""
@@ -89,7 +91,8 @@ def _plan(kwargs: Dict[str, Any], order: List[ColumnOrdering],
             # Projected names and hidden sort keys: as expressions over the dataset's columns.
             k.pop("columns")
             k["exprs"] = [(c, _path_sql(c)) for c in columns] + [
-                (key, _path_sql(o.column_name)) for key, o in zip(keys, order) if key.startswith(_HIDDEN)]
+                (key, _path_sql(o.column_name)) for key, o in zip(keys, order) if key.startswith(_HIDDEN)
+            ]
     else:
         keys = [o.column_name for o in order]
     return k, keys, keep
@@ -169,8 +172,11 @@ def ordered_stream(scanner: Any) -> _TableStream:
         if scanner._stats_callback is not None:
             reader = _reporting(reader, scanner._stats, scanner._stats_callback)
         return _TableStream(reader)
-    system = [c for c, on in (("_rowid", kwargs.get("with_row_id")), ("_rowaddr", kwargs.get("with_row_address")))
-              if on and not (c == "_rowaddr" and spec and spec[1])]
+    system = [
+        c
+        for c, on in (("_rowid", kwargs.get("with_row_id")), ("_rowaddr", kwargs.get("with_row_address")))
+        if on and not (c == "_rowaddr" and spec and spec[1])
+    ]
     present = tuple(system) + ((_rowoffset.NAME,) if spec else ())
     k, keys, keep = _plan(kwargs, order, present)
     table = ReaderResults(native.scan(stats=scanner._stats, **k)).to_table()

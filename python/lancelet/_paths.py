@@ -38,14 +38,14 @@ def native_path(uri: str) -> str:
     prefixes removed) or a ``scheme://`` URI unchanged."""
     s = scheme(uri)
     if s == "file":
-        rest = uri[len("file://"):]
+        rest = uri[len("file://") :]
         if rest.startswith("localhost/"):
-            rest = rest[len("localhost"):]
+            rest = rest[len("localhost") :]
         return os.path.expanduser(rest) if rest.startswith("~") else rest
     if s is not None:
         return uri
     if uri.startswith("file:/"):
-        return uri[len("file:"):]
+        return uri[len("file:") :]
     return os.path.expanduser(uri)
 
 

@@ -54,8 +54,7 @@ class RowOffsets:
 
     def offsets(self, addresses: Any) -> pa.Array:
         """``_rowoffset`` (uint64) of each row address in ``addresses``."""
-        addr = pa.array(addresses, pa.uint64()) if not isinstance(addresses, (pa.Array, pa.ChunkedArray)) \
-            else addresses
+        addr = pa.array(addresses, pa.uint64()) if not isinstance(addresses, (pa.Array, pa.ChunkedArray)) else addresses
         if isinstance(addr, pa.ChunkedArray):
             addr = addr.combine_chunks()
         if len(addr) == 0:
@@ -137,8 +136,9 @@ def stream(native_stream: Any, ds_native: Any, spec: Tuple[int, bool]) -> pa.Rec
 
 def take_with_offsets(table: pa.Table, indices: List[int], pos: int) -> pa.Table:
     """A take result with ``_rowoffset`` (the indices asked for) inserted at ``pos``."""
-    return table.add_column(min(pos, table.num_columns), pa.field(NAME, pa.uint64(), nullable=False),
-                            pa.array(indices, pa.uint64()))
+    return table.add_column(
+        min(pos, table.num_columns), pa.field(NAME, pa.uint64(), nullable=False), pa.array(indices, pa.uint64())
+    )
 
 
 def take_expressions(ds_native: Any, address_stream: Any, exprs: List[Tuple[str, str]]) -> pa.Table:

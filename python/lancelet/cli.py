@@ -3,6 +3,8 @@
     lancelet inspect URI [--version V]     schema, versions, fragments, files, sizes, deletions
     lancelet versions URI                  every version with its time, row count and tags
     lancelet head URI [-n N] [--version V] the first rows
+    lancelet ls ROOT                       namespaces and tables of a catalog (rows, versions, sizes)
+    lancelet namespace serve ROOT [--port N]  serve a directory namespace over REST (loopback)
 
 ``V`` is a version number or a tag name. Every subcommand takes ``--storage-option
 KEY=VALUE`` (repeatable), the ``storage_options`` of ``lancelet.dataset``. Errors print one
@@ -16,6 +18,8 @@ import os
 import re
 import sys
 from typing import Dict, List, Optional
+
+from . import _cli_namespace
 
 __all__ = ["main"]
 
@@ -63,11 +67,12 @@ def _open(uri: str, version: Optional[str] = None, storage_options: Optional[Lis
 
 
 def _size(n: int) -> str:
+    size = float(n)
     for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return str(n)
+        if size < 1024 or unit == "GiB":
+            return f"{n} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return str(size)
 
 
 def cmd_inspect(args: argparse.Namespace) -> None:
@@ -92,7 +97,9 @@ def cmd_inspect(args: argparse.Namespace) -> None:
         for f in frags:
             names = ", ".join(f"{d.path} ({_size(d.file_size_bytes)})" for d in f.data_files())
             deletion = f"  deletions: {f.deletion_file()}" if f.deletion_file() else ""
-            print(f"  {f.fragment_id:>6} {f.count_rows():>10} {f.physical_rows:>10} {f.num_deletions:>8}  {names}{deletion}")
+            print(
+                f"  {f.fragment_id:>6} {f.count_rows():>10} {f.physical_rows:>10} {f.num_deletions:>8}  {names}{deletion}"
+            )
 
 
 def cmd_versions(args: argparse.Namespace) -> None:
@@ -132,23 +139,40 @@ def cmd_head(args: argparse.Namespace) -> None:
 
 def _parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--storage-option", action="append", metavar="KEY=VALUE", default=None,
-                        help="a storage option for the dataset's store (repeatable), e.g. aws_region=us-east-1")
+    common.add_argument(
+        "--storage-option",
+        action="append",
+        metavar="KEY=VALUE",
+        default=None,
+        help="a storage option for the dataset's store (repeatable), e.g. aws_region=us-east-1",
+    )
     formatter = argparse.RawDescriptionHelpFormatter
-    ap = argparse.ArgumentParser(prog="lancelet", description="Look at Lance datasets.", epilog=_ENV_HELP,
-                                 formatter_class=formatter)
-    sub = ap.add_subparsers(dest="cmd", metavar="{inspect,versions,head}")
-    p = sub.add_parser("inspect", help="schema, versions, fragments, files, sizes and deletions",
-                       parents=[common], epilog=_ENV_HELP, formatter_class=formatter)
+    ap = argparse.ArgumentParser(
+        prog="lancelet", description="Look at Lance datasets.", epilog=_ENV_HELP, formatter_class=formatter
+    )
+    sub = ap.add_subparsers(dest="cmd", metavar="{inspect,versions,head,ls,namespace}")
+    p = sub.add_parser(
+        "inspect",
+        help="schema, versions, fragments, files, sizes and deletions",
+        parents=[common],
+        epilog=_ENV_HELP,
+        formatter_class=formatter,
+    )
     p.add_argument("uri")
     p.add_argument("--version", default=None, help="version number or tag (default: latest)")
-    p = sub.add_parser("versions", help="every version with its time, row count and tags",
-                       parents=[common], epilog=_ENV_HELP, formatter_class=formatter)
+    p = sub.add_parser(
+        "versions",
+        help="every version with its time, row count and tags",
+        parents=[common],
+        epilog=_ENV_HELP,
+        formatter_class=formatter,
+    )
     p.add_argument("uri")
     p = sub.add_parser("head", help="the first rows", parents=[common], epilog=_ENV_HELP, formatter_class=formatter)
     p.add_argument("uri")
     p.add_argument("-n", type=int, default=10, help="rows to show (default 10)")
     p.add_argument("--version", default=None, help="version number or tag (default: latest)")
+    _cli_namespace.add_parsers(sub)
     return ap
 
 
@@ -160,7 +184,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         ap.print_usage(sys.stderr)
         return 2
     try:
-        {"inspect": cmd_inspect, "versions": cmd_versions, "head": cmd_head}[args.cmd](args)
+        {"inspect": cmd_inspect, "versions": cmd_versions, "head": cmd_head, **_cli_namespace.COMMANDS}[args.cmd](args)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

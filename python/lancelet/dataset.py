@@ -14,8 +14,9 @@ Example::
 
 Datasets are directories of data files plus versioned manifests; every write commits a new
 version atomically, and concurrent writers retry automatically unless their changes
-conflict (then :class:`~lancelet.CommitConflictError`). lancelet writes Lance file format
-2.0 and reads datasets of format 2.0, 2.1 and 2.2 written by pylance. URIs may be local
+conflict (then :class:`~lancelet.CommitConflictError`). lancelet writes Lance file formats
+2.0, 2.1 and 2.2 (2.2 by default, as pylance 14) and reads datasets of those formats and of
+the legacy format 0.1 written by pylance. URIs may be local
 paths, ``memory://name`` or ``s3://bucket/prefix`` (with ``storage_options``).
 """
 
@@ -26,11 +27,12 @@ import operator
 import os
 from collections import namedtuple
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union, cast
 
 import pyarrow as pa
 
-from . import _dropin, _expressions, _native, _ordering, _paths, _rowoffset
+from . import _branches, _dropin, _expressions, _namespace_io, _native, _ordering, _paths, _rowoffset
+from . import blob as _blob
 from ._arrow_dataset import ArrowDatasetBase
 from ._ordering import ColumnOrdering
 from .errors import InvalidArgumentError, RowIndexError, UnsupportedFeatureError
@@ -69,11 +71,10 @@ _IGNORED_SCAN_OPTIONS = {
     "prefilter",
     "fast_search",
     "strict_batch_size",
-    "blob_handling",
     "disable_scoring_autoprojection",
 }
 # Scanner options taken from **kwargs and handled (pylance names them as keyword arguments).
-_HANDLED_SCAN_KWARGS = {"use_scalar_index", "order_by"}
+_HANDLED_SCAN_KWARGS = {"use_scalar_index", "order_by", "blob_handling"}
 # Scanner options for features lancelet does not have yet.
 _UNSUPPORTED_SCAN_OPTIONS = {
     "full_text_query",
@@ -119,7 +120,7 @@ def _storage_options(options: Optional[Dict[str, str]], path: Optional[str] = No
             raise InvalidArgumentError(f"storage option names are strings, got {k!r}")
         out[k] = v if isinstance(v, str) else (str(v).lower() if isinstance(v, bool) else str(v))
     if path is not None and not _paths.takes_store_options(path):
-        out = {k: v for k, v in out.items() if k.lower() in _STORE_INDEPENDENT_OPTIONS}
+        out = {k: v for k, v in out.items() if k.lower() in _STORE_INDEPENDENT_OPTIONS or _branches.is_base_option(k)}
     return out or None
 
 
@@ -153,7 +154,7 @@ def _as_int(value: Any) -> Any:
 
 
 def dataset(
-    uri: Union[str, Path],
+    uri: Optional[Union[str, Path]] = None,
     version: Optional[Union[int, str]] = None,
     asof: Optional[Union[_dt.datetime, str]] = None,
     block_size: Optional[int] = None,
@@ -165,8 +166,11 @@ def dataset(
     index_cache_size_bytes: Optional[int] = None,
     read_params: Optional[Dict[str, Any]] = None,
     session: Any = None,
+    namespace_client: Any = None,
+    table_id: Optional[List[str]] = None,
 ) -> "LanceDataset":
-    """Opens the dataset at ``uri``.
+    """Opens the dataset at ``uri``, or table ``table_id`` of ``namespace_client`` (a
+    ``lance_namespace.LanceNamespace``, e.g. :class:`lancelet.namespace.DirectoryNamespace`).
 
     ``version`` is a version number or a tag name (the latest version when None);
     ``asof`` opens the newest version committed at or before a time.
@@ -181,8 +185,8 @@ def dataset(
     """
     if read_params is not None and not isinstance(read_params, dict):
         raise InvalidArgumentError(f"read_params must be a dict, got {type(read_params).__name__}")
-    ds = LanceDataset(uri, version=version, storage_options=storage_options,
-                      default_scan_options=default_scan_options)
+    uri, storage_options = _namespace_io.resolve_read(uri, namespace_client, table_id, storage_options)
+    ds = LanceDataset(uri, version=version, storage_options=storage_options, default_scan_options=default_scan_options)
     if asof is not None:
         if version is not None:
             raise InvalidArgumentError("pass version= or asof=, not both")
@@ -273,8 +277,11 @@ def _progress_callback(progress: Any) -> Optional[Callable]:
         except ImportError:
             import warnings
 
-            warnings.warn("progress=True needs tqdm, which is not installed (pip install 'lancelet[progress]'); "
-                          "writing without a progress bar", stacklevel=3)
+            warnings.warn(
+                "progress=True needs tqdm, which is not installed (pip install 'lancelet[progress]'); "
+                "writing without a progress bar",
+                stacklevel=3,
+            )
             return None
         bar = tqdm(unit=" rows", desc="writing")
 
@@ -293,11 +300,26 @@ def _progress_callback(progress: Any) -> Optional[Callable]:
     raise InvalidArgumentError("progress must be True, False, None, a callable or a FragmentWriteProgress")
 
 
-def _check_write_args(mode: str, data_storage_version: Optional[str], max_rows_per_file: Any,
-                      max_rows_per_group: Any, max_bytes_per_file: Any, kwargs: Dict[str, Any], caller: str) -> None:
+def _check_write_args(
+    mode: str,
+    data_storage_version: Optional[str],
+    max_rows_per_file: Any,
+    max_rows_per_group: Any,
+    max_bytes_per_file: Any,
+    kwargs: Dict[str, Any],
+    caller: str,
+) -> None:
     """Checks the arguments :func:`write_dataset` and ``write_fragments`` share."""
-    unknown = set(kwargs) - {"data_cache_bytes", "max_page_bytes", "commit_lock", "auto_cleanup_options",
-                             "enable_stable_row_ids", "use_legacy_format"}
+    unknown = set(kwargs) - {
+        "data_cache_bytes",
+        "max_page_bytes",
+        "commit_lock",
+        "auto_cleanup_options",
+        "enable_stable_row_ids",
+        "use_legacy_format",
+        *_blob.WRITE_OPTIONS,
+        *_branches.WRITE_OPTIONS,
+    }
     if unknown:
         raise TypeError(f"{caller}() got unexpected keyword arguments {sorted(unknown)}")
     if kwargs.get("enable_stable_row_ids") and caller != "write_dataset":
@@ -310,19 +332,21 @@ def _check_write_args(mode: str, data_storage_version: Optional[str], max_rows_p
     if data_storage_version not in (None, "2.0", "2.1", "2.2", "stable"):
         if data_storage_version in ("2.3", "next", "legacy", "0.1"):
             raise UnsupportedFeatureError(
-                'lancelet writes data_storage_version "2.0", "2.1" and "2.2" ("stable"), '
-                f"not {data_storage_version!r}"
+                f'lancelet writes data_storage_version "2.0", "2.1" and "2.2" ("stable"), not {data_storage_version!r}'
             )
         raise InvalidArgumentError(f"unknown data_storage_version {data_storage_version!r}")
-    for name, value in (("max_rows_per_file", max_rows_per_file), ("max_rows_per_group", max_rows_per_group),
-                        ("max_bytes_per_file", max_bytes_per_file)):
+    for name, value in (
+        ("max_rows_per_file", max_rows_per_file),
+        ("max_rows_per_group", max_rows_per_group),
+        ("max_bytes_per_file", max_bytes_per_file),
+    ):
         if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= _U64_MAX:
             raise InvalidArgumentError(f"{name} must be a positive integer below 2**64, got {value!r}")
 
 
 def write_dataset(
     data_obj: Any,
-    uri: Union[str, Path, "LanceDataset"],
+    uri: Optional[Union[str, Path, "LanceDataset"]] = None,
     schema: Optional[pa.Schema] = None,
     mode: str = "create",
     *,
@@ -336,9 +360,14 @@ def write_dataset(
     commit_message: Optional[str] = None,
     progress: Any = None,
     transaction_properties: Optional[Dict[str, str]] = None,
+    namespace_client: Any = None,
+    table_id: Optional[List[str]] = None,
     **kwargs: Any,
 ) -> "LanceDataset":
     """Writes ``data_obj`` as a dataset at ``uri`` and returns it at the new version.
+
+    Instead of ``uri``, ``namespace_client`` + ``table_id`` write table ``table_id`` of a
+    namespace (``mode="create"`` declares it there first), as in pylance.
 
     ``mode`` is ``"create"`` (fail if a dataset exists), ``"append"`` (create if absent) or
     ``"overwrite"`` (a new version holding only this data; history is kept). Input is
@@ -360,34 +389,57 @@ def write_dataset(
     """
     if use_legacy_format:
         data_storage_version = "legacy"
-    _check_write_args(mode, data_storage_version, max_rows_per_file, max_rows_per_group, max_bytes_per_file, kwargs,
-                      "write_dataset")
+    _check_write_args(
+        mode, data_storage_version, max_rows_per_file, max_rows_per_group, max_bytes_per_file, kwargs, "write_dataset"
+    )
+    uri, storage_options = _namespace_io.resolve_write(uri, namespace_client, table_id, mode, storage_options)
     if transaction_properties:
         import warnings
 
         if not isinstance(transaction_properties, dict):
             raise InvalidArgumentError(
-                f"transaction_properties must be a dict, got {type(transaction_properties).__name__}")
-        warnings.warn("transaction_properties are not recorded by lancelet yet: the commit is made without them "
-                      "(commit_message= is recorded)", stacklevel=2)
+                f"transaction_properties must be a dict, got {type(transaction_properties).__name__}"
+            )
+        warnings.warn(
+            "transaction_properties are not recorded by lancelet yet: the commit is made without them "
+            "(commit_message= is recorded)",
+            stacklevel=2,
+        )
     path = _native_uri(uri, storage_options)
     _paths.check_write_target(path)
+    if _branches.uses_bases(kwargs):  # initial_bases / target_bases: see docs/branches.md
+        return _branches.write_with_bases(
+            _as_reader(data_obj, schema),
+            uri,
+            path,
+            mode,
+            kwargs,
+            storage_options,
+            max_rows_per_file,
+            max_bytes_per_file,
+            data_storage_version,
+            commit_message,
+        )
     reader = _as_reader(data_obj, schema)
     callback = _progress_callback(progress)
     try:
-        native = _paths.creating(path, lambda: _native.Dataset.write(
+        native = _paths.creating(
             path,
-            reader,
-            mode=mode,
-            max_rows_per_file=max_rows_per_file,
-            max_bytes_per_file=max_bytes_per_file,
-            enable_v2_manifest_paths=enable_v2_manifest_paths,
-            data_storage_version=data_storage_version,
-            commit_message=commit_message,
-            progress=callback,
-            storage_options=_storage_options(storage_options, path),
-            enable_stable_row_ids=bool(kwargs.get("enable_stable_row_ids", False)),
-        ))
+            lambda: _native.Dataset.write(
+                path,
+                reader,
+                mode=mode,
+                max_rows_per_file=max_rows_per_file,
+                max_bytes_per_file=max_bytes_per_file,
+                enable_v2_manifest_paths=enable_v2_manifest_paths,
+                data_storage_version=data_storage_version,
+                commit_message=commit_message,
+                progress=callback,
+                storage_options=_storage_options(storage_options, path),
+                enable_stable_row_ids=bool(kwargs.get("enable_stable_row_ids", False)),
+                blob_options=_blob.write_options(kwargs),
+            ),
+        )
     finally:
         close = getattr(callback, "close", None)
         if close is not None:
@@ -396,8 +448,9 @@ def write_dataset(
     ds._init(str(uri.uri if isinstance(uri, LanceDataset) else uri), path, native)
     ds._storage_options = _storage_options(storage_options)
     report = getattr(callback, "report", None)
-    if report is not None and callback.files:
-        report([f.metadata for f in ds.get_fragments()[-callback.files:]])
+    files = getattr(callback, "files", 0)
+    if report is not None and files:
+        report([f.metadata for f in ds.get_fragments()[-files:]])
     return ds
 
 
@@ -414,9 +467,7 @@ class LanceStats:
         return {
             "num_deleted_rows": sum(f["physical_rows"] - f["num_rows"] for f in frags),
             "num_fragments": len(frags),
-            "num_small_files": sum(
-                1 for f in frags for _ in f["files"] if f["physical_rows"] < max_rows_per_group
-            ),
+            "num_small_files": sum(1 for f in frags for _ in f["files"] if f["physical_rows"] < max_rows_per_group),
         }
 
     def index_stats(self, index_name: str) -> Dict[str, Any]:
@@ -424,46 +475,8 @@ class LanceStats:
         return index_stats(self._ds, index_name)
 
 
-class Tags:
-    """Named versions of a dataset (``ds.tags``), as in pylance."""
-
-    def __init__(self, ds: "LanceDataset"):
-        self._ds = ds
-
-    def list(self) -> Dict[str, Dict[str, Any]]:
-        """Every tag: ``{name: {"version", "manifest_size", "branch", "created_at", "updated_at", "metadata"}}``."""
-        out = {}
-        for name, version, size, branch, created, updated in self._ds._native.tags():
-            out[name] = {
-                "branch": branch,
-                "version": version,
-                "created_at": _parse_time(created),
-                "updated_at": _parse_time(updated),
-                "manifest_size": size,
-                "metadata": {},
-            }
-        return out
-
-    def create(self, tag: str, version: int) -> None:
-        """Creates ``tag`` pointing at ``version`` (fails if the tag exists)."""
-        name = _tag_name(tag)
-        _paths.tag_call(name, lambda: self._ds._native.tag("create", name, _check_int_version(version)))
-
-    def update(self, tag: str, version: int) -> None:
-        """Moves existing ``tag`` to ``version``."""
-        name = _tag_name(tag)
-        _paths.tag_call(name, lambda: self._ds._native.tag("update", name, _check_int_version(version)))
-
-    def delete(self, tag: str) -> None:
-        """Deletes ``tag``."""
-        self._ds._native.tag("delete", _tag_name(tag))
-
-    def get_version(self, tag: str) -> int:
-        """The version ``tag`` points at."""
-        tags = self.list()
-        if tag not in tags:
-            raise InvalidArgumentError(f"tag {tag!r} does not exist")
-        return tags[tag]["version"]
+# Tags of a dataset (on any branch): the class lives with the branches.
+Tags = _branches.Tags
 
 
 def _parse_time(s: Optional[str]) -> Optional[_dt.datetime]:
@@ -474,7 +487,7 @@ def _parse_time(s: Optional[str]) -> Optional[_dt.datetime]:
     if "." in body:
         head, rest = body.split(".", 1)
         digits = "".join(c for c in rest if c.isdigit())
-        body = head + "." + digits[:6].ljust(6, "0") + rest[len(digits):]
+        body = head + "." + digits[:6].ljust(6, "0") + rest[len(digits) :]
     try:
         return _dt.datetime.fromisoformat(body)
     except ValueError:
@@ -549,8 +562,9 @@ class ScanStatistics(_Counters):
 
     __slots__ = ("bytes_read", "iops", "tasks", "rows_scanned", "rows_matched")
 
-    def __init__(self, bytes_read: int = 0, iops: int = 0, tasks: int = 0, rows_scanned: int = 0,
-                 rows_matched: int = 0):
+    def __init__(
+        self, bytes_read: int = 0, iops: int = 0, tasks: int = 0, rows_scanned: int = 0, rows_matched: int = 0
+    ):
         self.bytes_read = bytes_read
         self.iops = iops
         self.tasks = tasks
@@ -563,13 +577,18 @@ class ScanStatistics(_Counters):
     index_comparisons = 0
 
 
-
 class CleanupStats(_Counters):
     """What :meth:`LanceDataset.cleanup_old_versions` removed (pylance's names)."""
 
-    __slots__ = ("bytes_removed", "old_versions", "data_files_removed", "transaction_files_removed",
-                 "index_files_removed", "deletion_files_removed", "failed_deletes")
-
+    __slots__ = (
+        "bytes_removed",
+        "old_versions",
+        "data_files_removed",
+        "transaction_files_removed",
+        "index_files_removed",
+        "deletion_files_removed",
+        "failed_deletes",
+    )
 
 
 def _positive_int(name: str, value: Any) -> Optional[int]:
@@ -586,16 +605,19 @@ class CompactionMetrics(_Counters):
     __slots__ = ("fragments_removed", "fragments_added", "files_removed", "files_added")
 
 
-
 class DatasetOptimizer:
     """``dataset.optimize``: maintenance that rewrites data without changing the rows."""
 
     def __init__(self, ds: "LanceDataset"):
         self._ds = ds
 
-    def optimize_indices(self, num_indices_to_merge: Optional[int] = None,
-                         index_names: Optional[List[str]] = None, retrain: bool = False,
-                         **kwargs: Any) -> None:
+    def optimize_indices(
+        self,
+        num_indices_to_merge: Optional[int] = None,
+        index_names: Optional[List[str]] = None,
+        retrain: bool = False,
+        **kwargs: Any,
+    ) -> None:
         """Brings scalar indexes up to date with fragments added since they were built:
         ``num_indices_to_merge=0`` adds a delta segment per index over the unindexed
         fragments; otherwise each index is rebuilt as one segment over every fragment
@@ -604,10 +626,14 @@ class DatasetOptimizer:
         >>> ds.optimize.optimize_indices(num_indices_to_merge=0)  # doctest: +SKIP
         """
         del retrain, kwargs
-        if num_indices_to_merge is not None and (isinstance(num_indices_to_merge, bool)
-                                                 or not isinstance(num_indices_to_merge, int)
-                                                 or num_indices_to_merge < 0):
-            raise InvalidArgumentError(f"num_indices_to_merge must be a non-negative integer, got {num_indices_to_merge!r}")
+        if num_indices_to_merge is not None and (
+            isinstance(num_indices_to_merge, bool)
+            or not isinstance(num_indices_to_merge, int)
+            or num_indices_to_merge < 0
+        ):
+            raise InvalidArgumentError(
+                f"num_indices_to_merge must be a non-negative integer, got {num_indices_to_merge!r}"
+            )
         if index_names is not None:
             index_names = list(index_names)
         self._ds._native = _native.optimize_indices(self._ds._native, num_indices_to_merge, index_names)
@@ -638,9 +664,15 @@ class DatasetOptimizer:
         ``num_threads`` are accepted for pylance compatibility.
         """
         del max_rows_per_group, max_bytes_per_file, defer_index_remap, num_threads
-        unknown = set(kwargs) - {"compaction_mode", "binary_copy_read_batch_bytes", "max_source_fragments",
-                                 "max_source_rows", "max_source_bytes", "excluded_fragment_ids",
-                                 "data_storage_version"}
+        unknown = set(kwargs) - {
+            "compaction_mode",
+            "binary_copy_read_batch_bytes",
+            "max_source_fragments",
+            "max_source_rows",
+            "max_source_bytes",
+            "excluded_fragment_ids",
+            "data_storage_version",
+        }
         if unknown:
             raise InvalidArgumentError(f"unknown compact_files options {sorted(unknown)}")
         config = self._ds.config()
@@ -650,8 +682,9 @@ class DatasetOptimizer:
                 return parse(config[f"lance.compaction.{name}"])
             return value
 
-        target = _positive_int("target_rows_per_fragment", pick("target_rows_per_fragment",
-                                                                target_rows_per_fragment, int))
+        target = _positive_int(
+            "target_rows_per_fragment", pick("target_rows_per_fragment", target_rows_per_fragment, int)
+        )
         batch_size = _positive_int("batch_size", pick("batch_size", batch_size, int))
         materialize = pick("materialize_deletions", materialize_deletions, lambda v: v.lower() == "true")
         threshold = pick("materialize_deletions_threshold", materialize_deletions_threshold, float)
@@ -746,10 +779,21 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
         from ._dropin import check_default_scan_options
 
         path = _native_uri(uri, storage_options)
-        self._init(os.fspath(uri) if isinstance(uri, os.PathLike) else str(uri), path,
-                   _native.Dataset.open(path, _check_version(version), _storage_options(storage_options, path)))
+        branch_ref = version if isinstance(version, tuple) else None
+        self._init(
+            os.fspath(uri) if isinstance(uri, os.PathLike) else str(uri),
+            path,
+            _native.Dataset.open(
+                path, None if branch_ref else _check_version(version), _storage_options(storage_options, path)
+            ),
+        )
         self._storage_options = _storage_options(storage_options)
         self._default_scan_options = check_default_scan_options(default_scan_options)
+        if branch_ref is not None:  # (branch, version): see checkout_version
+            other = _branches.checkout(self, branch_ref)
+            self._init(other.uri, other._path, other._native)
+        elif isinstance(version, str) and self._native.uri() != path:
+            self._init(self._native.uri(), self._native.uri(), self._native)  # a tag on another branch
 
     def _init(self, uri: str, path: str, native: Any) -> None:
         self.uri = uri
@@ -818,9 +862,85 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
         return DatasetOptimizer(self)
 
     @property
-    def tags(self) -> Tags:
-        """Named versions: ``ds.tags.create("v1", 1)``, ``lancelet.dataset(uri, version="v1")``."""
-        return Tags(self)
+    def tags(self) -> "_branches.Tags":
+        """Named versions: ``ds.tags.create("v1", 1)``, ``lancelet.dataset(uri, version="v1")``;
+        ``ds.tags.create("t", ("dev", 2))`` tags a branch's version."""
+        return _branches.Tags(self)
+
+    @property
+    def branches(self) -> "_branches.Branches":
+        """The dataset's branches: ``ds.branches.list()``, ``.list_ordered()``, ``.delete(name)``
+        (see docs/branches.md)."""
+        return _branches.Branches(self)
+
+    def create_branch(
+        self, branch: str, reference: "_branches.Reference" = None, storage_options: Optional[Dict[str, str]] = None
+    ) -> "LanceDataset":
+        """Creates branch ``branch`` from ``reference`` (a version of this branch, a tag,
+        ``(branch, version)``, or None: this branch's newest version) and returns the dataset
+        on it, at ``{root}/tree/{branch}``. Writes to that dataset (or to its URI) go to the
+        branch. A branch that exists already is a ``DatasetAlreadyExistsError``.
+
+        >>> dev = ds.create_branch("dev")  # doctest: +SKIP
+        >>> lancelet.write_dataset(more, dev, mode="append")  # doctest: +SKIP
+        """
+        return _branches.create_branch(self, branch, reference, storage_options)
+
+    def shallow_clone(
+        self,
+        target_path: Union[str, Path],
+        reference: "_branches.Reference",
+        storage_options: Optional[Dict[str, str]] = None,
+        **kwargs: Any,
+    ) -> "LanceDataset":
+        """Clones version ``reference`` to ``target_path`` without copying data: the clone
+        reads this dataset's files through a base path, and writes its own. Cleaning up the
+        source later may remove files the clone needs (as in pylance): clone deeply to be safe.
+
+        >>> clone = ds.shallow_clone("/data/experiment.lance", ds.version)  # doctest: +SKIP
+        """
+        return _branches.clone(self, target_path, reference, False, storage_options)
+
+    def deep_clone(
+        self,
+        target_path: Union[str, Path],
+        reference: "_branches.Reference",
+        storage_options: Optional[Dict[str, str]] = None,
+        **kwargs: Any,
+    ) -> "LanceDataset":
+        """Clones version ``reference`` to ``target_path`` with copies of its data, deletion
+        and index files (wherever they live, other base paths included).
+
+        >>> copy = ds.deep_clone("/backup/items.lance", "release")  # doctest: +SKIP
+        """
+        return _branches.clone(self, target_path, reference, True, storage_options)
+
+    def base_paths(self) -> Dict[int, "_branches.DatasetBasePath"]:
+        """The other storage roots of this version, by id.
+
+        >>> ds.base_paths()  # doctest: +SKIP
+        {1: DatasetBasePath(path='/mnt/fast', name='fast', is_dataset_root=False, id=1)}
+        """
+        return _branches.base_paths(self)
+
+    def validate(self) -> None:
+        """Checks that every file this version names exists, wherever it lives (its root,
+        other base paths, the source of a shallow clone or branch); raises
+        ``CorruptFileError`` naming the missing ones. pylance lets cleaning up a source break
+        its shallow clones silently; this finds such breakage before a scan does.
+
+        >>> clone.validate()  # doctest: +SKIP
+        """
+        _branches.validate(self)
+
+    def add_bases(
+        self, new_bases: List["_branches.DatasetBasePath"], transaction_properties: Optional[Dict[str, str]] = None
+    ) -> "LanceDataset":
+        """Registers more base paths (a new version); returns this dataset, moved to it.
+
+        >>> ds.add_bases([lancelet.DatasetBasePath("/mnt/archive", name="archive")])  # doctest: +SKIP
+        """
+        return _branches.add_bases(self, new_bases)
 
     def versions(self) -> List[Dict[str, Any]]:
         """Every version, oldest first: ``{"version", "timestamp", "metadata"}``."""
@@ -874,18 +994,31 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
         else:
             raise UnsupportedFeatureError(f"lancelet cannot commit {type(operation).__name__} operations yet")
         native = _native.Dataset.commit(
-            path, kind, frags, schema=schema, read_version=read_version,
+            path,
+            kind,
+            frags or [],
+            schema=schema,
+            read_version=read_version,
             enable_v2_manifest_paths=True if enable_v2_manifest_paths is None else bool(enable_v2_manifest_paths),
-            commit_message=commit_message, storage_options=_storage_options(storage_options, path),
+            commit_message=commit_message,
+            storage_options=_storage_options(storage_options, path),
         )
         ds = LanceDataset.__new__(LanceDataset)
         ds._init(os.fspath(uri) if isinstance(uri, os.PathLike) else str(uri), path, native)
         ds._storage_options = _storage_options(storage_options)
         return ds
 
-    def checkout_version(self, version: Union[int, str]) -> "LanceDataset":
-        """The same dataset at another version (a number or a tag name)."""
+    def checkout_version(self, version: Union[int, str, Tuple[Optional[str], Optional[int]]]) -> "LanceDataset":
+        """The same dataset at another version (a number or a tag name), or a version of a
+        branch: ``(branch, version)`` (``None`` version: the branch's newest)."""
+        if isinstance(version, (tuple, str)):  # a tag may point into a branch
+            return _branches.checkout(self, version)
         return self._with(self._native.checkout(_check_version(version)))
+
+    @property
+    def branch(self) -> Optional[str]:
+        """The branch this version belongs to (None: main)."""
+        return _native.ds_branch(self._native)
 
     def checkout_latest(self) -> None:
         """Moves this object to the newest version."""
@@ -924,7 +1057,8 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
             raise InvalidArgumentError(f"older_than must be a datetime.timedelta, got {type(older_than).__name__}")
         if versions is not None:
             if isinstance(versions, (str, bytes)) or not all(
-                    isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in versions):
+                isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in versions
+            ):
                 raise InvalidArgumentError(f"versions must be a list of version numbers, got {versions!r}")
             versions = list(versions)
         counts = self._native.cleanup_old_versions(
@@ -1022,21 +1156,49 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
         if self._default_scan_options:
             from ._dropin import scanner_with_defaults
 
-            return scanner_with_defaults(self, dict(
-                columns=columns, filter=filter, limit=limit, offset=offset, nearest=nearest,
-                batch_size=batch_size, batch_size_bytes=batch_size_bytes, batch_readahead=batch_readahead,
-                fragment_readahead=fragment_readahead, scan_in_order=scan_in_order, fragments=fragments,
-                index_segments=index_segments, full_text_query=full_text_query, prefilter=prefilter,
-                with_row_id=with_row_id, with_row_address=with_row_address, use_stats=use_stats,
-                scan_stats_callback=scan_stats_callback, **kwargs))
+            return scanner_with_defaults(
+                self,
+                dict(
+                    columns=columns,
+                    filter=filter,
+                    limit=limit,
+                    offset=offset,
+                    nearest=nearest,
+                    batch_size=batch_size,
+                    batch_size_bytes=batch_size_bytes,
+                    batch_readahead=batch_readahead,
+                    fragment_readahead=fragment_readahead,
+                    scan_in_order=scan_in_order,
+                    fragments=fragments,
+                    index_segments=index_segments,
+                    full_text_query=full_text_query,
+                    prefilter=prefilter,
+                    with_row_id=with_row_id,
+                    with_row_address=with_row_address,
+                    use_stats=use_stats,
+                    scan_stats_callback=scan_stats_callback,
+                    **kwargs,
+                ),
+            )
         if nearest is not None:
             from ._nearest import NearestScanner
 
-            return NearestScanner(self, nearest, columns=columns, filter=_filter(filter),
-                                  prefilter=prefilter, fast_search=kwargs.get("fast_search"), limit=limit,
-                                  offset=offset, with_row_id=with_row_id)
-        for name, value in (("index_segments", index_segments),
-                            ("full_text_query", full_text_query)):
+            # A NearestScanner has LanceScanner's reading methods (to_table, to_batches, ...).
+            return cast(
+                "LanceScanner",
+                NearestScanner(
+                    self,
+                    nearest,
+                    columns=columns,
+                    filter=_filter(filter),
+                    prefilter=prefilter,
+                    fast_search=kwargs.get("fast_search"),
+                    limit=limit,
+                    offset=offset,
+                    with_row_id=with_row_id,
+                ),
+            )
+        for name, value in (("index_segments", index_segments), ("full_text_query", full_text_query)):
             if value is not None:
                 raise UnsupportedFeatureError(f"scanner option {name!r} is not supported yet")
         for k in kwargs:
@@ -1047,6 +1209,7 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
                 raise TypeError(f"scanner() got an unexpected keyword argument {k!r}")
         use_scalar_index = kwargs.get("use_scalar_index")
         order = _ordering.orderings(kwargs.get("order_by"))
+        blob_binary = _blob.wants_binary(kwargs.get("blob_handling"))
         scanner = LanceScanner(
             self,
             columns=columns,
@@ -1056,11 +1219,13 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
             batch_size=batch_size,
             fragments=fragments,
             with_row_id=bool(with_row_id),
-            with_row_address=bool(with_row_address),
+            with_row_address=bool(with_row_address) or blob_binary,
             use_stats=True if use_stats is None else bool(use_stats),
             scan_stats_callback=scan_stats_callback,
             use_scalar_index=True if use_scalar_index is None else bool(use_scalar_index),
         )
+        if blob_binary:  # blob_handling="all_binary": bytes instead of descriptors
+            scanner._blob_binary = bool(with_row_address)
         scanner._order = order
         scanner._rowoffset = _rowoffset.plan_scan(scanner._kwargs)
         return scanner
@@ -1069,7 +1234,9 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
         """The rows as a ``pyarrow.Table`` (same options as :meth:`scanner`)."""
         return self.scanner(columns=columns, filter=filter, **kwargs).to_table()
 
-    def to_batches(self, columns: _Columns = None, filter: Optional[str] = None, **kwargs: Any) -> Iterator[pa.RecordBatch]:
+    def to_batches(
+        self, columns: _Columns = None, filter: Optional[str] = None, **kwargs: Any
+    ) -> Iterator[pa.RecordBatch]:
         """The rows as an iterator of ``pyarrow.RecordBatch`` (same options as :meth:`scanner`)."""
         return self.scanner(columns=columns, filter=filter, **kwargs).to_batches()
 
@@ -1078,7 +1245,16 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
         return self.scanner(limit=num_rows, **kwargs).to_table()
 
     def to_pandas(self, columns: _Columns = None, filter: Optional[str] = None, **kwargs: Any):
-        """The rows as a pandas DataFrame."""
+        """The rows as a pandas DataFrame. Blob columns become :class:`lancelet.BlobFile`
+        objects (``blob_mode="lazy"``, the default), ``bytes`` (``"bytes"``) or descriptor
+        dicts (``"descriptions"``)."""
+        blob_mode = kwargs.pop("blob_mode", "lazy")
+        if _blob.has_blobs(self.schema) and not kwargs.get("with_row_address"):
+            return _blob.to_pandas(
+                self,
+                lambda addr: self.to_table(columns=columns, filter=filter, with_row_address=addr, **kwargs),
+                blob_mode,
+            )
         return self.to_table(columns=columns, filter=filter, **kwargs).to_pandas()
 
     def take(self, indices: Union[List[int], pa.Array], columns: _Columns = None) -> pa.Table:
@@ -1092,6 +1268,62 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
             return _rowoffset.take_with_offsets(table if names else table.select([]), idx, pos)
         return ReaderResults(self._native.take(idx, names)).to_table()
 
+    def take_blobs(
+        self,
+        blob_column: str,
+        ids: Any = None,
+        addresses: Any = None,
+        indices: Any = None,
+        *,
+        buffer_size: int = _blob.DEFAULT_BLOB_BUFFER_SIZE,
+    ) -> List[Optional[_blob.BlobFile]]:
+        """The blobs of ``blob_column`` at the rows chosen by exactly one of ``ids``
+        (``_rowid``), ``addresses`` (``_rowaddr``) or ``indices`` (positions among live
+        rows), as lazy :class:`lancelet.BlobFile` objects (``None`` for null blobs).
+
+        >>> with ds.take_blobs("img", indices=[0])[0] as f:  # doctest: +SKIP
+        ...     first_bytes = f.read(16)
+        """
+        return _blob.take_blobs(self, blob_column, ids, addresses, indices, buffer_size=buffer_size)
+
+    def read_blobs(
+        self,
+        blob_column: str,
+        ids: Any = None,
+        addresses: Any = None,
+        indices: Any = None,
+        *,
+        io_buffer_size: Optional[int] = None,
+        preserve_order: Optional[bool] = None,
+    ) -> List[Tuple[int, Optional[bytes]]]:
+        """The whole blobs of the chosen rows (as :meth:`take_blobs`), as
+        ``[(row_address, bytes or None), ...]`` in the order asked.
+
+        >>> ds.read_blobs("img", indices=[0, 1])  # doctest: +SKIP
+        [(0, b'...'), (1, None)]
+        """
+        del io_buffer_size, preserve_order  # fetched concurrently; results keep the order asked
+        return _blob.read_blobs(self, blob_column, ids, addresses, indices)
+
+    def read_blob_ranges(
+        self,
+        blob_column: str,
+        requests: Any,
+        *,
+        selector: str = "indices",
+        io_buffer_size: Optional[int] = None,
+        preserve_order: Optional[bool] = None,
+    ) -> List[Tuple[int, int, Optional[bytes]]]:
+        """Byte ranges of blobs: ``requests`` are ``(row, offset, length)`` with ``row``
+        an id, address or index (``selector``); returns ``[(request index, row_address,
+        bytes or None), ...]``.
+
+        >>> ds.read_blob_ranges("img", [(0, 0, 4)], selector="indices")  # doctest: +SKIP
+        [(0, 0, b'...')]
+        """
+        del io_buffer_size, preserve_order
+        return _blob.read_blob_ranges(self, blob_column, requests, selector)
+
     def _take_rows(self, row_ids: Union[List[int], pa.Array], columns: _Columns = None) -> pa.Table:
         """Rows by ``_rowid`` (equal to ``_rowaddr`` on datasets without stable row ids), in
         the order given. Ids of rows that do not exist (deleted or never written) are skipped,
@@ -1099,12 +1331,18 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
         once per version."""
         ids = _indices(row_ids, "row id", 2**64)
         if isinstance(columns, dict):
-            return _rowoffset.take_expressions(self._native, self._native.take_row_ids(ids, ["_rowaddr"]),
-                                               _exprs(columns))
+            return _rowoffset.take_expressions(
+                self._native, self._native.take_row_ids(ids, ["_rowaddr"]), _exprs(columns)
+            )
         return ReaderResults(self._native.take_row_ids(ids, _names(columns))).to_table()
 
-    def delta(self, compared_against: Optional[int] = None, *, begin_version: Optional[int] = None,
-              end_version: Optional[int] = None) -> "DatasetDelta":
+    def delta(
+        self,
+        compared_against: Optional[int] = None,
+        *,
+        begin_version: Optional[int] = None,
+        end_version: Optional[int] = None,
+    ) -> "DatasetDelta":
         """What changed between two versions, as pylance's ``delta``: either
         ``compared_against`` (this version against an older one) or both ``begin_version``
         (exclusive) and ``end_version`` (inclusive).
@@ -1125,8 +1363,9 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
             begin, end = end, begin
         return DatasetDelta(self, begin, end)
 
-    def changes(self, begin_version: int, end_version: Optional[int] = None,
-                columns: Optional[List[str]] = None) -> Dict[str, pa.Table]:
+    def changes(
+        self, begin_version: int, end_version: Optional[int] = None, columns: Optional[List[str]] = None
+    ) -> Dict[str, pa.Table]:
         """The change data feed between ``begin_version`` (exclusive) and ``end_version``
         (inclusive; this version when omitted): ``{"inserted", "updated", "deleted"}``.
         Inserted and updated rows are the rows as they are in this version, with
@@ -1144,8 +1383,11 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
             )
         end = self.version if end_version is None else _check_int_version(end_version)
         d = DatasetDelta(self, _check_delta_version(begin_version, "begin_version"), end, columns)
-        return {"inserted": d.get_inserted_rows().read_all(), "updated": d.get_updated_rows().read_all(),
-                "deleted": d.get_deleted_row_ids().read_all()}
+        return {
+            "inserted": d.get_inserted_rows().read_all(),
+            "updated": d.get_updated_rows().read_all(),
+            "deleted": d.get_deleted_row_ids().read_all(),
+        }
 
     def get_fragments(self, filter: Optional[str] = None) -> List["LanceFragment"]:
         """The fragments of this version."""
@@ -1165,8 +1407,9 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
 
     # -- writing ----------------------------------------------------------------------
 
-    def delete(self, predicate: str, *, conflict_retries: int = 10,
-               retry_timeout: Optional[_dt.timedelta] = None) -> Dict[str, int]:
+    def delete(
+        self, predicate: str, *, conflict_retries: int = 10, retry_timeout: Optional[_dt.timedelta] = None
+    ) -> Dict[str, int]:
         """Deletes the rows matching the SQL ``predicate`` and moves to the new version.
 
         Returns ``{"num_deleted_rows": n}``; nothing is committed when no row matches. When
@@ -1176,13 +1419,17 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
         predicate = _expressions.sql_if_expression(predicate)
         if not isinstance(predicate, str):
             raise InvalidArgumentError("delete() takes a SQL predicate string")
-        self._native, n = _retrying(self._native, conflict_retries, retry_timeout,
-                                    lambda native: native.delete(predicate))
+        self._native, n = self._native.delete(predicate, *_retry_args(conflict_retries, retry_timeout))
         return {"num_deleted_rows": n}
 
-    def update(self, updates: Dict[str, str], where: Optional[str] = None, conflict_retries: int = 10,
-               retry_timeout: Optional[_dt.timedelta] = None,
-               data_storage_version: Optional[str] = None) -> Dict[str, int]:
+    def update(
+        self,
+        updates: Dict[str, str],
+        where: Optional[str] = None,
+        conflict_retries: int = 10,
+        retry_timeout: Optional[_dt.timedelta] = None,
+        data_storage_version: Optional[str] = None,
+    ) -> Dict[str, int]:
         """Sets columns to SQL expressions over the row's current values, in the rows
         matching ``where`` (every row when None), as a new version; e.g.
         ``ds.update({"price": "price * 1.1"}, where="color = 'red'")``.
@@ -1197,16 +1444,20 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
         """
         if data_storage_version is not None and data_storage_version != self.data_storage_version:
             raise UnsupportedFeatureError(
-                f"update writes files of the dataset's format {self.data_storage_version}, "
-                f"not {data_storage_version!r}")
-        if not isinstance(updates, dict) or not updates or not all(
-                isinstance(k, str) and isinstance(v, str) for k, v in updates.items()):
+                f"update writes files of the dataset's format {self.data_storage_version}, not {data_storage_version!r}"
+            )
+        if (
+            not isinstance(updates, dict)
+            or not updates
+            or not all(isinstance(k, str) and isinstance(v, str) for k, v in updates.items())
+        ):
             raise InvalidArgumentError("update takes a non-empty dict of {column: SQL expression}")
         where = _expressions.sql_if_expression(where)
         if where is not None and not isinstance(where, str):
             raise InvalidArgumentError(f"where must be a SQL predicate string, got {type(where).__name__}")
-        self._native, n = _retrying(self._native, conflict_retries, retry_timeout,
-                                    lambda native: native.update(list(updates.items()), where))
+        self._native, n = self._native.update(
+            list(updates.items()), where, *_retry_args(conflict_retries, retry_timeout)
+        )
         return {"num_rows_updated": n}
 
     def insert(self, data: Any, *, mode: str = "append", **kwargs: Any) -> None:
@@ -1224,8 +1475,9 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
 
         return MergeInsertBuilder(self, on)
 
-    def merge(self, data_obj: Any, left_on: str, right_on: Optional[str] = None,
-              schema: Optional[pa.Schema] = None) -> None:
+    def merge(
+        self, data_obj: Any, left_on: str, right_on: Optional[str] = None, schema: Optional[pa.Schema] = None
+    ) -> None:
         """Adds the columns of ``data_obj`` (a table, batch reader, dataset... anything
         ``write_dataset`` takes), joined on ``left_on`` (a dataset column) = ``right_on``
         (a column of ``data_obj``, by default also ``left_on``), and moves to the new
@@ -1266,8 +1518,9 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
         """
         from .evolve import BatchUDF, backfill
 
-        if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int)
-                                       or batch_size <= 0):
+        if batch_size is not None and (
+            isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0
+        ):
             raise InvalidArgumentError(f"batch_size must be a positive integer, got {batch_size!r}")
         names = _names(read_columns) if read_columns is not None else None
         if isinstance(transforms, dict):
@@ -1275,7 +1528,8 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
                 raise InvalidArgumentError("add_columns takes a non-empty dict of {name: SQL expression}")
             self._native = self._native.add_columns_sql(list(transforms.items()), batch_size)
         elif isinstance(transforms, (pa.Field, pa.Schema)) or (
-                isinstance(transforms, list) and transforms and all(isinstance(f, pa.Field) for f in transforms)):
+            isinstance(transforms, list) and transforms and all(isinstance(f, pa.Field) for f in transforms)
+        ):
             fields = [transforms] if isinstance(transforms, pa.Field) else list(transforms)
             self._native = self._native.add_null_columns(pa.schema(fields))
         elif callable(transforms):
@@ -1286,13 +1540,18 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
         else:
             raise InvalidArgumentError(
                 "add_columns takes a dict of SQL expressions, pyarrow fields or a schema, a function, "
-                f"or a reader of the new columns' rows; got {type(transforms).__name__}")
+                f"or a reader of the new columns' rows; got {type(transforms).__name__}"
+            )
 
     def drop_columns(self, columns: List[str]) -> None:
         """Removes columns (dotted paths reach struct fields) from the schema, as a new
         version. Only metadata changes; the data stays in the files until compaction."""
-        if isinstance(columns, str) or not isinstance(columns, (list, tuple)) or not columns \
-                or not all(isinstance(c, str) for c in columns):
+        if (
+            isinstance(columns, str)
+            or not isinstance(columns, (list, tuple))
+            or not columns
+            or not all(isinstance(c, str) for c in columns)
+        ):
             raise InvalidArgumentError("drop_columns takes a non-empty list of column names")
         self._native = self._native.drop_columns(list(columns))
 
@@ -1316,7 +1575,7 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
         out = []
         for a in alterations:
             if not isinstance(a, dict) or not isinstance(a.get("path"), str):
-                raise InvalidArgumentError(f"an alteration is a dict with a \"path\", got {a!r}")
+                raise InvalidArgumentError(f'an alteration is a dict with a "path", got {a!r}')
             unknown = set(a) - {"path", "name", "nullable", "data_type"}
             if unknown:
                 raise InvalidArgumentError(f"unknown alteration keys {sorted(unknown)}")
@@ -1328,35 +1587,23 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
                 raise InvalidArgumentError(f"a new column name is a string, got {name!r}")
             if nullable is not None and not isinstance(nullable, bool):
                 raise InvalidArgumentError(f"nullable is True or False, got {nullable!r}")
-            out.append((a["path"], name, nullable,
-                        None if data_type is None else pa.schema([pa.field("type", data_type)])))
+            out.append(
+                (a["path"], name, nullable, None if data_type is None else pa.schema([pa.field("type", data_type)]))
+            )
         self._native = self._native.alter_columns(out)
 
     def __repr__(self) -> str:
         return f"LanceDataset(uri={self.uri!r}, version={self.version})"
 
 
-def _retrying(native: Any, retries: int, timeout: Optional[_dt.timedelta], run: Callable[[Any], Any]) -> Any:
-    """``run(native)``; when it fails with ``CommitConflictError`` (a concurrent commit
-    changed what it changes), ``run`` again on the latest version, up to ``retries`` times
-    and while ``timeout`` (when given) has not passed, as pylance does."""
-    import time
-
-    from .errors import CommitConflictError
-    from .merge import replaced_table
-
+def _retry_args(retries: int, timeout: Optional[_dt.timedelta]) -> Tuple[int, Optional[float]]:
+    """``(conflict_retries, retry_timeout in seconds)`` checked, for the native writes that
+    run again on the newest version after a retryable conflict (as pylance does)."""
     if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
         raise InvalidArgumentError(f"conflict_retries takes a non-negative integer, got {retries!r}")
-    deadline = None if timeout is None else time.monotonic() + timeout.total_seconds()
-    attempt = 0
-    while True:
-        try:
-            return run(native)
-        except CommitConflictError as e:
-            if attempt >= retries or replaced_table(e) or (deadline is not None and time.monotonic() >= deadline):
-                raise
-            attempt += 1
-            native = native.checkout(None)
+    if timeout is not None and not isinstance(timeout, _dt.timedelta):
+        raise InvalidArgumentError(f"retry_timeout takes a datetime.timedelta, got {type(timeout).__name__}")
+    return min(retries, 2**32 - 1), None if timeout is None else max(timeout.total_seconds(), 0.0)
 
 
 def _filter(filter: Any) -> Optional[str]:
@@ -1454,8 +1701,9 @@ class LanceScanner:
         for name, v in (("limit", limit), ("offset", offset)):
             if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
                 raise InvalidArgumentError(f"{name} must be a non-negative integer, got {v!r}")
-        if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int)
-                                       or batch_size <= 0):
+        if batch_size is not None and (
+            isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0
+        ):
             raise InvalidArgumentError(f"batch_size must be a positive integer, got {batch_size!r}")
         # Counts past what the native layer holds mean "no limit" / "skip everything".
         limit = None if limit is None else min(limit, _U64_MAX)
@@ -1492,8 +1740,15 @@ class LanceScanner:
     _order: Optional[List[Any]] = None
     #: Where the ``_rowoffset`` column goes (None: not asked for); see ``_rowoffset``.
     _rowoffset: Optional[Tuple[int, bool]] = None
+    #: For ``blob_handling="all_binary"``: whether the caller asked for ``_rowaddr``.
+    _blob_binary: Optional[bool] = None
 
     def _stream(self) -> Any:
+        if self._blob_binary is not None:
+            return _blob.binary_reader(self._ds, self._stream_plain(), self._blob_binary)
+        return self._stream_plain()
+
+    def _stream_plain(self) -> Any:
         if self._order or self._rowoffset:
             return _ordering.ordered_stream(self)
         self._stats = _native.ScanStats()
@@ -1628,7 +1883,9 @@ class LanceFragment:
 
     def take(self, indices: Union[List[int], pa.Array], columns: _Columns = None) -> pa.Table:
         """Rows at offsets ``indices`` among this fragment's live rows."""
-        return ReaderResults(self._ds._native.fragment_take(self.fragment_id, _indices(indices), _names(columns))).to_table()
+        return ReaderResults(
+            self._ds._native.fragment_take(self.fragment_id, _indices(indices), _names(columns))
+        ).to_table()
 
     def __repr__(self) -> str:
         return f"LanceFragment(id={self.fragment_id}, physical_rows={self.physical_rows})"

@@ -25,8 +25,12 @@ class BatchUDF:
     """A function from a batch of existing columns to a batch of new ones, with an optional
     declared ``output_schema`` and ``checkpoint_file`` (see :func:`batch_udf`)."""
 
-    def __init__(self, func: Callable[[pa.RecordBatch], Any], output_schema: Optional[pa.Schema] = None,
-                 checkpoint_file: Optional[str] = None):
+    def __init__(
+        self,
+        func: Callable[[pa.RecordBatch], Any],
+        output_schema: Optional[pa.Schema] = None,
+        checkpoint_file: Optional[str] = None,
+    ):
         if not callable(func):
             raise InvalidArgumentError(f"a UDF must be callable, got {type(func).__name__}")
         if output_schema is not None and not isinstance(output_schema, pa.Schema):
@@ -43,13 +47,15 @@ class BatchUDF:
             out = out.combine_chunks().to_batches()[0] if out.num_rows else pa.RecordBatch.from_pylist([], out.schema)
         if not isinstance(out, pa.RecordBatch):
             raise InvalidArgumentError(
-                f"the UDF returned {type(out).__name__}; it must return a pyarrow.RecordBatch or a pandas DataFrame")
+                f"the UDF returned {type(out).__name__}; it must return a pyarrow.RecordBatch or a pandas DataFrame"
+            )
         if out.num_rows != batch.num_rows:
             raise InvalidArgumentError(f"the UDF returned {out.num_rows} rows for a batch of {batch.num_rows}")
         if self.output_schema is not None:
             if out.schema.names != self.output_schema.names:
                 raise InvalidArgumentError(
-                    f"the UDF returned columns {out.schema.names}, not the declared {self.output_schema.names}")
+                    f"the UDF returned columns {out.schema.names}, not the declared {self.output_schema.names}"
+                )
             out = out.cast(self.output_schema)
         return out
 
@@ -85,8 +91,11 @@ class _Checkpoint:
         self.schema = schema
         if not self.path:
             return
-        body = {"key": self.key, "schema": schema.serialize().to_pybytes().hex(),
-                "done": {str(k): v for k, v in self.done.items()}}
+        body = {
+            "key": self.key,
+            "schema": schema.serialize().to_pybytes().hex(),
+            "done": {str(k): v for k, v in self.done.items()},
+        }
         tmp = f"{self.path}.tmp"
         with open(tmp, "w") as f:
             json.dump(body, f)
@@ -113,12 +122,18 @@ def udf_schema(native: Any, udf: BatchUDF, read_columns: Optional[List[str]]) ->
     return None
 
 
-def fragment_file(native: Any, fragment_id: int, udf: BatchUDF, read_columns: Optional[List[str]],
-                  batch_size: Optional[int], schema: pa.Schema, file_tag: Optional[str] = None) -> Dict[str, Any]:
+def fragment_file(
+    native: Any,
+    fragment_id: int,
+    udf: BatchUDF,
+    read_columns: Optional[List[str]],
+    batch_size: Optional[int],
+    schema: pa.Schema,
+    file_tag: Optional[str] = None,
+) -> Dict[str, Any]:
     """Runs ``udf`` over one fragment (deleted rows included) and writes its new columns as
     one data file, not committed; returns it as fragment metadata (a dict)."""
-    stream = native.scan(columns=read_columns, fragments=[fragment_id], include_deleted=True,
-                         batch_size=batch_size)
+    stream = native.scan(columns=read_columns, fragments=[fragment_id], include_deleted=True, batch_size=batch_size)
     outputs = _outputs(udf, iter(pa.RecordBatchReader.from_stream(stream)))
     failure: List[BaseException] = []
     reader = pa.RecordBatchReader.from_batches(schema, _guarded(outputs, schema, failure))
@@ -150,8 +165,10 @@ def backfill(ds: Any, udf: BatchUDF, read_columns: Optional[List[str]], batch_si
     ckpt = _Checkpoint(udf.checkpoint_file, ds.uri, ds.version)
     schema = ckpt.schema or udf_schema(native, udf, read_columns)
     if schema is None:
-        raise InvalidArgumentError("the dataset has no rows to run the UDF on; give it an output_schema "
-                                   "or add all-null columns with pyarrow fields")
+        raise InvalidArgumentError(
+            "the dataset has no rows to run the UDF on; give it an output_schema "
+            "or add all-null columns with pyarrow fields"
+        )
     written: List[str] = []
     files = []
     try:
@@ -179,8 +196,9 @@ def backfill(ds: Any, udf: BatchUDF, read_columns: Optional[List[str]], batch_si
     return new
 
 
-def _guarded(outputs: Iterator[pa.RecordBatch], schema: pa.Schema,
-             failure: List[BaseException]) -> Iterator[pa.RecordBatch]:
+def _guarded(
+    outputs: Iterator[pa.RecordBatch], schema: pa.Schema, failure: List[BaseException]
+) -> Iterator[pa.RecordBatch]:
     try:
         for b in outputs:
             yield _conform(b, schema)

@@ -18,10 +18,9 @@ buffers pyarrow sees are the ones the reader decoded: nothing is copied.
 
 from __future__ import annotations
 
-import os
-
-from dataclasses import dataclass, field
 import operator
+import os
+from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Union
 
 import pyarrow as pa
@@ -44,8 +43,9 @@ __all__ = [
     "ListResult",
 ]
 
-#: The file format version lancelet writes when none is given.
-DEFAULT_VERSION = "2.2"
+#: The file format version lancelet writes when none is given (set in one place, the Rust
+#: `FileVersion::DEFAULT`).
+DEFAULT_VERSION: str = _native.DEFAULT_FILE_VERSION
 
 
 def stable_version() -> str:
@@ -56,13 +56,9 @@ def stable_version() -> str:
 def _local_path(path: Any, storage_options: Optional[Dict[str, str]]) -> str:
     path = str(path)
     if "://" in path and not path.startswith("file://"):
-        raise UnsupportedFeatureError(
-            f"only local files are supported by lancelet.file for now, got {path!r}"
-        )
+        raise UnsupportedFeatureError(f"only local files are supported by lancelet.file for now, got {path!r}")
     if storage_options:
-        raise InvalidArgumentError(
-            f"storage_options are not used for local files: {sorted(storage_options)}"
-        )
+        raise InvalidArgumentError(f"storage_options are not used for local files: {sorted(storage_options)}")
     return os.path.expanduser(path) if path.startswith("~") else path
 
 
@@ -181,7 +177,7 @@ def _buffers(pairs: Iterable[Sequence[int]]) -> List[LanceBufferDescriptor]:
 
 
 class LanceFileReader:
-    """Reads a Lance file (file format 2.0).
+    """Reads a Lance file (file format 2.0, 2.1 or 2.2, or legacy 0.1).
 
     Parameters
     ----------
@@ -444,9 +440,7 @@ class LanceFileWriter:
         if self.closed:
             return None
         if self._writer is None:
-            raise InvalidArgumentError(
-                "no schema was given and no data was written, so the file cannot be created"
-            )
+            raise InvalidArgumentError("no schema was given and no data was written, so the file cannot be created")
         self.closed = True
         result = self._writer.close()
         if result is None:

@@ -101,7 +101,9 @@ class FragmentMetadata:
         return isinstance(other, FragmentMetadata) and self.to_json() == other.to_json()
 
     def __repr__(self) -> str:
-        return f"FragmentMetadata(id={self.id}, physical_rows={self.physical_rows}, files={[f.path for f in self.files]})"
+        return (
+            f"FragmentMetadata(id={self.id}, physical_rows={self.physical_rows}, files={[f.path for f in self.files]})"
+        )
 
 
 def write_fragments(
@@ -137,22 +139,26 @@ def write_fragments(
         from .errors import UnsupportedFeatureError
 
         raise UnsupportedFeatureError("return_transaction=True is not supported; commit a LanceOperation instead")
-    _check_write_args(mode, data_storage_version, max_rows_per_file, max_rows_per_group, max_bytes_per_file, kwargs,
-                      "write_fragments")
+    _check_write_args(
+        mode, data_storage_version, max_rows_per_file, max_rows_per_group, max_bytes_per_file, kwargs, "write_fragments"
+    )
     path = _native_uri(dataset_uri, storage_options)
     _paths.check_write_target(path)
     callback = _progress_callback(progress)
     try:
-        frags, _schema, _appending = _paths.creating(path, lambda: _native.Dataset.write_fragments(
+        frags, _schema, _appending = _paths.creating(
             path,
-            _as_reader(data, schema),
-            mode="create" if mode == "create" else mode,
-            max_rows_per_file=max_rows_per_file,
-            max_bytes_per_file=max_bytes_per_file,
-            data_storage_version=data_storage_version,
-            progress=callback,
-            storage_options=_storage_options(storage_options, path),
-        ))
+            lambda: _native.Dataset.write_fragments(
+                path,
+                _as_reader(data, schema),
+                mode="create" if mode == "create" else mode,
+                max_rows_per_file=max_rows_per_file,
+                max_bytes_per_file=max_bytes_per_file,
+                data_storage_version=data_storage_version,
+                progress=callback,
+                storage_options=_storage_options(storage_options, path),
+            ),
+        )
     finally:
         close = getattr(callback, "close", None)
         if close is not None:

@@ -134,8 +134,9 @@ class IndexMethods:
         if not train or fragment_ids is not None or index_uuid is not None:
             from .errors import UnsupportedFeatureError
 
-            raise UnsupportedFeatureError("building index segments (train=False, fragment_ids, index_uuid) "
-                                          "is not supported yet")
+            raise UnsupportedFeatureError(
+                "building index segments (train=False, fragment_ids, index_uuid) is not supported yet"
+            )
         unknown = set(kwargs) - {"document_granularity"}
         if unknown:
             raise TypeError(f"create_scalar_index() got unexpected keyword arguments {sorted(unknown)}")
@@ -147,9 +148,19 @@ class IndexMethods:
         self._native = _native.create_scalar_index(self._native, column, index_type, name, replace, numeric)
         return self
 
-    def create_index(self, column: Any, index_type: str, name: Optional[str] = None, metric: str = "L2",
-                     replace: bool = False, num_partitions: Optional[int] = None, ivf_centroids: Any = None,
-                     pq_codebook: Any = None, num_sub_vectors: Optional[int] = None, **kwargs: Any) -> "IndexMethods":
+    def create_index(
+        self,
+        column: Any,
+        index_type: str,
+        name: Optional[str] = None,
+        metric: str = "L2",
+        replace: bool = False,
+        num_partitions: Optional[int] = None,
+        ivf_centroids: Any = None,
+        pq_codebook: Any = None,
+        num_sub_vectors: Optional[int] = None,
+        **kwargs: Any,
+    ) -> "IndexMethods":
         """Builds a vector index on ``column`` (a fixed-size list of floats) and commits it;
         returns the dataset (pylance's signature). ``index_type``: ``IVF_FLAT`` (exact
         distances within the probed partitions), ``IVF_PQ`` (product quantization; needs
@@ -163,9 +174,19 @@ class IndexMethods:
         """
         from ._nearest import create_index
 
-        return create_index(self, column, index_type, name=name, metric=metric, replace=replace,
-                            num_partitions=num_partitions, ivf_centroids=ivf_centroids, pq_codebook=pq_codebook,
-                            num_sub_vectors=num_sub_vectors, **kwargs)
+        return create_index(
+            self,
+            column,
+            index_type,
+            name=name,
+            metric=metric,
+            replace=replace,
+            num_partitions=num_partitions,
+            ivf_centroids=ivf_centroids,
+            pq_codebook=pq_codebook,
+            num_sub_vectors=num_sub_vectors,
+            **kwargs,
+        )
 
     def list_indices(self) -> List[Dict[str, Any]]:
         """Every index segment: ``name``, ``type`` (``BTree``, ``Bitmap``, ``IVF_PQ``...),
@@ -203,30 +224,35 @@ class IndexMethods:
         for name, segs in by_name.items():
             sizes = [sum(sz for _, sz in s["files"]) if s["files"] else None for s in segs]
             covered = set().union(*(set(s["fragment_ids"]) for s in segs))
-            out.append(IndexDescription(
-                name=name,
-                type_url=segs[0]["type_url"],
-                index_type=segs[0]["type"],
-                num_rows_indexed=sum(live.get(f, 0) for f in covered),
-                fields=list(segs[0]["field_ids"]),
-                field_names=list(segs[0]["fields"]),
-                num_segments=len(segs),
-                total_size_bytes=None if any(x is None for x in sizes) else sum(x for x in sizes if x),
-                details={},
-                segments=[
-                    IndexSegmentDescription(
-                        uuid=s["uuid"],
-                        fragment_ids=Bitmap(s["fragment_ids"]),
-                        dataset_version_at_last_update=s["version"],
-                        index_version=s["index_version"],
-                        created_at=(_dt.datetime.fromtimestamp(s["created_at"] / 1000, _dt.timezone.utc)
-                                    if s["created_at"] is not None else None),
-                        base_id=s["base_id"],
-                        size_bytes=sum(sz for _, sz in s["files"]) if s["files"] else None,
-                    )
-                    for s in segs
-                ],
-            ))
+            out.append(
+                IndexDescription(
+                    name=name,
+                    type_url=segs[0]["type_url"],
+                    index_type=segs[0]["type"],
+                    num_rows_indexed=sum(live.get(f, 0) for f in covered),
+                    fields=list(segs[0]["field_ids"]),
+                    field_names=list(segs[0]["fields"]),
+                    num_segments=len(segs),
+                    total_size_bytes=None if any(x is None for x in sizes) else sum(x for x in sizes if x),
+                    details={},
+                    segments=[
+                        IndexSegmentDescription(
+                            uuid=s["uuid"],
+                            fragment_ids=Bitmap(s["fragment_ids"]),
+                            dataset_version_at_last_update=s["version"],
+                            index_version=s["index_version"],
+                            created_at=(
+                                _dt.datetime.fromtimestamp(s["created_at"] / 1000, _dt.timezone.utc)
+                                if s["created_at"] is not None
+                                else None
+                            ),
+                            base_id=s["base_id"],
+                            size_bytes=sum(sz for _, sz in s["files"]) if s["files"] else None,
+                        )
+                        for s in segs
+                    ],
+                )
+            )
         return out
 
     def index_statistics(self, index_name: str) -> Dict[str, Any]:

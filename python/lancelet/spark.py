@@ -24,7 +24,8 @@ inside the scan, so rows that do not match are never materialized.
 Read options: ``version`` (number or tag), ``filter`` (lancelet SQL), ``columns``
 (comma-separated; Spark 4 cannot prune Python sources yet), ``with_row_id`` (adds
 ``_rowid``), ``rows_per_partition``, ``max_partitions``, ``batch_size``,
-``scan_stats_dir`` (each task writes its scan statistics there as JSON, for debugging
+``min_partitions`` (default: the session's default parallelism; small datasets are split
+so that every core reads), ``scan_stats_dir`` (each task writes its scan statistics there as JSON, for debugging
 and tests).
 
 **Writes** stream each task's batches into new data files; the driver commits them all in
@@ -35,6 +36,10 @@ retried or speculative task attempts once the job commits.
 
 Datasets on object stores take their ``storage_options`` as options prefixed with
 ``storage.`` (``.option("storage.aws_endpoint", "http://...")``), for reads and writes.
+
+Tables of a namespace are addressed by name: ``.option("namespace_root", root)`` (a
+directory namespace, or ``namespace_uri`` for a REST server) and ``.load("sales$orders")``
+/ ``.save("sales$orders")`` (a save declares a table the namespace does not know yet).
 
 Write options: ``max_rows_per_file``, ``max_bytes_per_file``, ``commit_message``,
 ``fixed_size_lists`` (``"emb:768,thumb:32"``: write these array columns as fixed-size
@@ -57,10 +62,10 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tupl
 
 import pyarrow as pa
 
-from . import _native
+from . import _native, _spark_namespace
+from . import blob as _blob
 from .dataset import LanceDataset, LanceOperation, dataset
-from .errors import (InvalidArgumentError, LanceIOError, LanceNotFoundError, SchemaMismatchError,
-                     UnsupportedFeatureError)
+from .errors import InvalidArgumentError, LanceIOError, LanceNotFoundError, SchemaMismatchError, UnsupportedFeatureError
 from .fragment import FragmentMetadata
 
 try:
@@ -78,6 +83,7 @@ except ImportError as e:  # pragma: no cover - exercised only without pyspark
 
 __all__ = [
     "register",
+    "read",
     "activate",
     "LanceletDataSource",
     "take",
@@ -100,9 +106,31 @@ _SPECIAL_COLUMNS = ("_rowid",)
 def register(spark: Any) -> None:
     """Registers the ``lancelet`` source with ``spark`` and makes ``spark`` the calling
     thread's active session. The source does not take Spark's filters (see
-    :class:`LanceletReader`), so ``spark.sql.python.filterPushdown.enabled`` is left as is."""
-    spark.dataSource.register(LanceletDataSource)
+    :class:`LanceletReader`), so ``spark.sql.python.filterPushdown.enabled`` is left as is.
+
+    Reads plan at least as many partitions as the session's default parallelism (Spark
+    plans Python sources in a worker process that cannot ask the session, so the number is
+    taken here and travels with the registered source)."""
+    # A class made here is pickled by value, with the parallelism it carries.
+    source = type(
+        "_RegisteredLanceletSource",
+        (LanceletDataSource,),
+        {"default_parallelism": _default_parallelism(spark), "__module__": __name__},
+    )
+    spark.dataSource.register(source)
     activate(spark)
+
+
+def _default_parallelism(spark: Any) -> Optional[int]:
+    """``spark.sparkContext.defaultParallelism`` (``spark.default.parallelism`` on Spark
+    Connect, which has no context), or None."""
+    try:
+        return int(spark.sparkContext.defaultParallelism)
+    except Exception:  # noqa: BLE001 - Spark Connect sessions have no sparkContext
+        try:
+            return int(spark.conf.get("spark.default.parallelism"))
+        except Exception:  # noqa: BLE001
+            return None
 
 
 def activate(spark: Any) -> None:
@@ -120,10 +148,18 @@ def _spark_type(t: pa.DataType, where: str) -> Tuple[Any, Dict[str, Any]]:
     if pa.types.is_dictionary(t):
         return _spark_type(t.value_type, where)
     simple = [
-        (pa.types.is_boolean, T.BooleanType), (pa.types.is_int8, T.ByteType), (pa.types.is_int16, T.ShortType),
-        (pa.types.is_int32, T.IntegerType), (pa.types.is_int64, T.LongType), (pa.types.is_uint8, T.ShortType),
-        (pa.types.is_uint16, T.IntegerType), (pa.types.is_uint32, T.LongType), (pa.types.is_float16, T.FloatType),
-        (pa.types.is_float32, T.FloatType), (pa.types.is_float64, T.DoubleType), (pa.types.is_date, T.DateType),
+        (pa.types.is_boolean, T.BooleanType),
+        (pa.types.is_int8, T.ByteType),
+        (pa.types.is_int16, T.ShortType),
+        (pa.types.is_int32, T.IntegerType),
+        (pa.types.is_int64, T.LongType),
+        (pa.types.is_uint8, T.ShortType),
+        (pa.types.is_uint16, T.IntegerType),
+        (pa.types.is_uint32, T.LongType),
+        (pa.types.is_float16, T.FloatType),
+        (pa.types.is_float32, T.FloatType),
+        (pa.types.is_float64, T.DoubleType),
+        (pa.types.is_date, T.DateType),
         (pa.types.is_null, T.NullType),
     ]
     for test, make in simple:
@@ -177,14 +213,17 @@ def _arrow_from_spark(dt: Any, meta: Dict[str, Any], name: str, sizes: Dict[str,
         size = sizes.get(name, meta.get(FIXED_SIZE_KEY))
         return pa.list_(inner, int(size)) if size is not None else pa.list_(inner)
     if isinstance(dt, T.StructType):
-        return pa.struct([
-            pa.field(f.name, _arrow_from_spark(f.dataType, f.metadata or {}, f"{name}.{f.name}", sizes), f.nullable)
-            for f in dt.fields
-        ])
+        return pa.struct(
+            [
+                pa.field(f.name, _arrow_from_spark(f.dataType, f.metadata or {}, f"{name}.{f.name}", sizes), f.nullable)
+                for f in dt.fields
+            ]
+        )
     if isinstance(dt, T.MapType):
-        return pa.map_(_arrow_from_spark(dt.keyType, {}, name + ".key", sizes),
-                       pa.field("value", _arrow_from_spark(dt.valueType, {}, name + ".value", sizes),
-                                dt.valueContainsNull))
+        return pa.map_(
+            _arrow_from_spark(dt.keyType, {}, name + ".key", sizes),
+            pa.field("value", _arrow_from_spark(dt.valueType, {}, name + ".value", sizes), dt.valueContainsNull),
+        )
     return to_arrow_type(dt, timezone="UTC")
 
 
@@ -228,7 +267,7 @@ def _cast_batch(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
 
 def _storage(options: Any) -> Dict[str, str]:
     """Storage options given to the source as ``storage.<key>`` options."""
-    return {k[len("storage."):]: v for k, v in options.items() if k.lower().startswith("storage.")}
+    return {k[len("storage.") :]: v for k, v in options.items() if k.lower().startswith("storage.")}
 
 
 def _open(uri: str, version: Optional[Any], storage: Optional[Dict[str, str]] = None) -> LanceDataset:
@@ -268,29 +307,49 @@ def _positive(options: Any, name: str) -> Optional[int]:
     return n
 
 
-def plan_partitions(fragments: List[Dict[str, Any]], rows_per_partition: Optional[int] = None,
-                    max_partitions: Optional[int] = None) -> List[List[Tuple[int, int, int]]]:
+def plan_partitions(
+    fragments: List[Dict[str, Any]],
+    rows_per_partition: Optional[int] = None,
+    max_partitions: Optional[int] = None,
+    min_partitions: Optional[int] = None,
+) -> List[List[Tuple[int, int, int]]]:
     """Splits fragments (dicts with ``id``, ``physical_rows``, ``files``) into partitions of
-    about ``rows_per_partition`` stored rows: large fragments become several row ranges,
-    small neighbours share a partition. At most ``max_partitions`` partitions."""
+    about ``rows_per_partition`` stored rows (by default about 128 MiB of stored data, as
+    Spark's file sources aim at), and into at least ``min_partitions`` when the data is
+    small (Spark passes its default parallelism, so no core idles). Fragments that fit in a
+    partition are kept whole when cutting at their boundary leaves the partition closer to
+    its target than splitting would; larger ones become several row ranges. At most
+    ``max_partitions`` partitions."""
     total = sum(f["physical_rows"] for f in fragments)
     if rows_per_partition is None:
         size = sum(d.get("file_size_bytes") or 0 for f in fragments for d in f["files"])
         per_row = size / total if total and size else 64.0
         rows_per_partition = max(1, int(TARGET_PARTITION_BYTES / per_row))
+        if min_partitions and total:
+            rows_per_partition = min(rows_per_partition, -(-total // min_partitions))
     if max_partitions is not None and total:
         rows_per_partition = max(rows_per_partition, -(-total // max_partitions))
+    target = rows_per_partition
     parts: List[List[Tuple[int, int, int]]] = []
     current: List[Tuple[int, int, int]] = []
     rows = 0
     for f in fragments:
         start, n = 0, f["physical_rows"]
         while start < n:
-            take = min(n - start, rows_per_partition - rows)
+            left = n - start
+            if rows and rows + left > target and left <= target and max_partitions is None:
+                if rows + left - target <= target - rows:
+                    take = left  # the whole fragment: overshooting is the smaller error
+                else:
+                    parts.append(current)  # cut at the fragment's boundary
+                    current, rows = [], 0
+                    continue
+            else:
+                take = min(left, target - rows)
             current.append((f["id"], start, start + take))
             rows += take
             start += take
-            if rows >= rows_per_partition:
+            if rows >= target:
                 parts.append(current)
                 current, rows = [], 0
     if current or not parts:
@@ -320,7 +379,9 @@ class LanceletReader(DataSourceReader):
     # the scan remains, correctly, as ``option("filter", ...)``: it is part of the
     # DataFrame's definition, so every scan of that DataFrame applies it.
 
-    def __init__(self, uri: str, version: int, schema: Any, options: Dict[str, str]):
+    def __init__(
+        self, uri: str, version: int, schema: Any, options: Dict[str, str], default_parallelism: Optional[int] = None
+    ):
         self.uri = uri
         self.version = version
         self.options = options
@@ -343,19 +404,26 @@ class LanceletReader(DataSourceReader):
         self.batch_size = _positive(options, "batch_size") or DEFAULT_BATCH_SIZE
         self.rows_per_partition = _positive(options, "rows_per_partition")
         self.max_partitions = _positive(options, "max_partitions")
+        self.min_partitions = _positive(options, "min_partitions") or default_parallelism
         self.stats_dir = options.get("scan_stats_dir")
 
     def partitions(self) -> List[LanceletPartition]:
         frags = _open(self.uri, self.version, self.storage)._native.fragments()
-        parts = plan_partitions(frags, self.rows_per_partition, self.max_partitions)
+        min_parts = None if self.rows_per_partition else self.min_partitions
+        parts = plan_partitions(frags, self.rows_per_partition, self.max_partitions, min_parts)
         return [LanceletPartition(i, p) for i, p in enumerate(parts)]
 
-    def read(self, partition: LanceletPartition) -> Iterator[pa.RecordBatch]:
+    # Spark hands back the partitions planned above, so the narrower type is safe.
+    def read(self, partition: LanceletPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
         ds = _open(self.uri, self.version, self.storage)
         stats = _native.ScanStats()
         stream = ds._native.scan(
-            columns=self.columns, filter=self.filter, batch_size=self.batch_size,
-            with_row_id=self.with_row_id, row_ranges=[tuple(p) for p in partition.pieces], stats=stats,
+            columns=self.columns,
+            filter=self.filter,
+            batch_size=self.batch_size,
+            with_row_id=self.with_row_id,
+            row_ranges=[tuple(p) for p in partition.pieces],
+            stats=stats,
         )
         rows = 0
         for batch in pa.RecordBatchReader.from_stream(stream):
@@ -390,7 +458,7 @@ class LanceletWriter(DataSourceArrowWriter):
         self.overwrite = overwrite
         self.tag = "spark_" + uuid.uuid4().hex
         self.max_rows_per_file = _positive(options, "max_rows_per_file") or 1024 * 1024
-        self.max_bytes_per_file = _positive(options, "max_bytes_per_file") or 90 * 1024 ** 3
+        self.max_bytes_per_file = _positive(options, "max_bytes_per_file") or 90 * 1024**3
         self.commit_message = options.get("commit_message")
         sizes = _parse_sizes(options.get("fixed_size_lists"))
         self.storage = _storage(options)
@@ -399,10 +467,12 @@ class LanceletWriter(DataSourceArrowWriter):
         except LanceNotFoundError:
             existing = None
         self.read_version = existing.version if existing is not None else None
-        self.new_schema = pa.schema([
-            pa.field(f.name, _arrow_from_spark(f.dataType, f.metadata or {}, f.name, sizes), f.nullable)
-            for f in schema.fields
-        ])
+        self.new_schema = pa.schema(
+            [
+                pa.field(f.name, _arrow_from_spark(f.dataType, f.metadata or {}, f.name, sizes), f.nullable)
+                for f in schema.fields
+            ]
+        )
         if existing is not None and not overwrite:
             self.schema = _append_schema(existing.schema, schema, uri)
         else:
@@ -411,18 +481,25 @@ class LanceletWriter(DataSourceArrowWriter):
     def write(self, iterator: Iterator[pa.RecordBatch]) -> LanceletCommitMessage:
         batches = (_cast_batch(b, self.schema) for b in iterator)
         frags, _, _ = _native.Dataset.write_fragments(
-            self.uri, pa.RecordBatchReader.from_batches(self.schema, batches),
+            self.uri,
+            pa.RecordBatchReader.from_batches(self.schema, batches),
             mode="overwrite" if self.overwrite else "append",
-            max_rows_per_file=self.max_rows_per_file, max_bytes_per_file=self.max_bytes_per_file,
-            file_tag=self.tag, storage_options=self.storage or None,
+            max_rows_per_file=self.max_rows_per_file,
+            max_bytes_per_file=self.max_bytes_per_file,
+            file_tag=self.tag,
+            storage_options=self.storage or None,
         )
         return LanceletCommitMessage(frags)
 
-    def commit(self, messages: List[Optional[LanceletCommitMessage]]) -> None:
+    # Spark hands back the messages write() returned, so the narrower type is safe.
+    def commit(self, messages: List[Optional[LanceletCommitMessage]]) -> None:  # type: ignore[override]
         frags = [f for m in messages if m is not None for f in m.fragments]
         try:
-            _commit(self.uri, frags, self.overwrite, self.new_schema, self.read_version, self.commit_message,
-                    self.storage)
+            _commit(
+                self.uri, frags, self.overwrite, self.new_schema, self.read_version, self.commit_message, self.storage
+            )
+        except LanceIOError:
+            raise  # the commit may have landed: its files stay (cleanup removes them if not)
         except BaseException:
             self._remove([])
             raise
@@ -432,7 +509,7 @@ class LanceletWriter(DataSourceArrowWriter):
     def _remove(self, keep: List[str]) -> None:
         _native.Dataset.remove_tagged_files(self.uri, self.tag, keep, storage_options=self.storage or None)
 
-    def abort(self, messages: List[Optional[LanceletCommitMessage]]) -> None:
+    def abort(self, messages: List[Optional[LanceletCommitMessage]]) -> None:  # type: ignore[override]
         # Messages are missing for failed tasks, so find the job's files by their tag.
         self._remove([])
 
@@ -458,40 +535,58 @@ def _append_schema(ds_schema: pa.Schema, spark: Any, uri: str) -> pa.Schema:
     return pa.schema(fields, metadata=ds_schema.metadata)
 
 
-def _commit(uri: str, frags: List[Dict[str, Any]], overwrite: bool, new_schema: pa.Schema,
-            read_version: Optional[int], message: Optional[str], storage: Dict[str, str]) -> LanceDataset:
-    """One commit of a job's fragments: Overwrite (which also creates), else Append; an
-    append that finds the dataset created meanwhile by another job appends to it."""
-    metas = [FragmentMetadata(f) for f in frags]
-    if overwrite or read_version is None:
-        try:
-            return LanceDataset.commit(uri, LanceOperation.Overwrite(new_schema, metas),
-                                       read_version=read_version, commit_message=message,
-                                       storage_options=storage or None)
-        except Exception:
-            if overwrite or not _exists(uri, storage):
-                raise
-            # Another job created the dataset first: append to it instead.
-    return LanceDataset.commit(uri, LanceOperation.Append(metas), read_version=read_version,
-                               commit_message=message, storage_options=storage or None)
+def _commit(
+    uri: str,
+    frags: List[Dict[str, Any]],
+    overwrite: bool,
+    new_schema: pa.Schema,
+    read_version: Optional[int],
+    message: Optional[str],
+    storage: Dict[str, str],
+) -> None:
+    """One commit of a job's fragments, with the intent the job was planned with: an
+    overwrite of ``read_version`` (or a create, when the dataset was absent: one that
+    another job created meanwhile is not replaced), an append at ``read_version``, or,
+    when the dataset was absent, a create that appends instead to a dataset another job
+    created first. One native call: an I/O error is never followed by a second commit of
+    the same fragments (the first may have landed)."""
+    from . import _paths
+    from .dataset import _native_uri, _storage_options
 
-
-def _exists(uri: str, storage: Dict[str, str]) -> bool:
-    try:
-        _open(uri, None, storage)
-        return True
-    except LanceNotFoundError:
-        return False
+    if overwrite:
+        kind = "overwrite" if read_version is not None else "create"
+    else:
+        kind = "append" if read_version is not None else "create_or_append"
+    path = _native_uri(uri, storage or None)
+    _paths.check_write_target(path)
+    _native.Dataset.commit(
+        path,
+        kind,
+        frags,
+        schema=None if kind == "append" else new_schema,
+        read_version=read_version,
+        commit_message=message,
+        storage_options=_storage_options(storage or None, path),
+    )
 
 
 class LanceletDataSource(DataSource):
     """The ``lancelet`` Spark data source (``spark.read.format("lancelet")``)."""
 
+    #: Minimum read partitions when the data is small (set by :func:`register`).
+    default_parallelism: Optional[int] = None
+
     @classmethod
     def name(cls) -> str:
         return SOURCE_NAME
 
-    def _uri(self) -> str:
+    def _uri(self, create: bool = False) -> str:
+        if _spark_namespace.uses_namespace(self.options):
+            resolved = self.__dict__.get("_resolved_uri")
+            if resolved is None:
+                resolved = _spark_namespace.resolve(self.options.get("path"), dict(self.options), create)
+                self._resolved_uri = resolved
+            return resolved
         uri = self.options.get("path")
         if not uri:
             raise InvalidArgumentError("give the dataset location: .load(uri) / .save(uri)")
@@ -511,14 +606,15 @@ class LanceletDataSource(DataSource):
             if v is None:
                 pinned = dataset(self._uri(), storage_options=storage).version
             else:
-                pinned = dataset(self._uri(), version=int(v) if str(v).isdigit() else v,
-                                 storage_options=storage).version
+                pinned = dataset(
+                    self._uri(), version=int(v) if str(v).isdigit() else v, storage_options=storage
+                ).version
             self._pinned_version = pinned
         return pinned
 
     def schema(self) -> Any:
         ds = _open(self._uri(), self._version(), _storage(self.options))
-        schema = ds.schema
+        schema = _blob.scan_schema(ds.schema)  # blob columns read as descriptors
         cols = self.options.get("columns")
         if cols:
             names = [c.strip() for c in cols.split(",") if c.strip()]
@@ -532,18 +628,24 @@ class LanceletDataSource(DataSource):
         return out
 
     def reader(self, schema: Any) -> LanceletReader:
-        return LanceletReader(self._uri(), self._version(), schema, dict(self.options))
+        return LanceletReader(
+            self._uri(), self._version(), schema, dict(self.options), getattr(type(self), "default_parallelism", None)
+        )
 
     def writer(self, schema: Any, overwrite: bool) -> LanceletWriter:
-        return LanceletWriter(self._uri(), schema, overwrite, dict(self.options))
+        return LanceletWriter(self._uri(create=True), schema, overwrite, dict(self.options))
 
 
 # -- Arrow UDF helpers ---------------------------------------------------------------
 
 
-def take_rows(uri: str, columns: Optional[List[str]] = None, version: Optional[Any] = None,
-              id_column: str = "_rowid", storage_options: Optional[Dict[str, str]] = None,
-              ) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+def take_rows(
+    uri: str,
+    columns: Optional[List[str]] = None,
+    version: Optional[Any] = None,
+    id_column: str = "_rowid",
+    storage_options: Optional[Dict[str, str]] = None,
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """A ``mapInArrow`` function that looks up rows by id on executors: each input batch's
     ``id_column`` (row ids from a read with ``with_row_id``) becomes the rows' ``columns``,
     with the id column kept first. See :func:`take` for a ready DataFrame."""
@@ -560,8 +662,51 @@ def take_rows(uri: str, columns: Optional[List[str]] = None, version: Optional[A
     return fn
 
 
-def take(ids_df: Any, uri: str, columns: Optional[List[str]] = None, version: Optional[Any] = None,
-         id_column: str = "_rowid", storage_options: Optional[Dict[str, str]] = None) -> Any:
+def read(
+    spark: Any,
+    uri: str,
+    columns: Optional[List[str]] = None,
+    filter: Optional[str] = None,
+    version: Optional[Any] = None,
+    with_row_id: bool = False,
+    storage_options: Optional[Dict[str, str]] = None,
+    **options: Any,
+) -> Any:
+    """A DataFrame over ``uri`` that reads only ``columns`` and only the rows matching the
+    lancelet SQL ``filter``, both inside the scan.
+
+    Spark (4.3) neither prunes the columns of a Python data source nor hands it the
+    query's filters safely (see :class:`LanceletReader`), so ``select`` after ``load``
+    reads every column. Naming the columns here is the route that reads less::
+
+        df = lancelet.spark.read(spark, uri, columns=["id", "value"], filter="value > 0.5")
+
+    ``options`` are further read options (``rows_per_partition``, ``batch_size``, ...)."""
+    register(spark)
+    reader = spark.read.format(SOURCE_NAME)
+    if columns:
+        reader = reader.option("columns", ",".join(columns))
+    if filter:
+        reader = reader.option("filter", filter)
+    if version is not None:
+        reader = reader.option("version", str(version))
+    if with_row_id:
+        reader = reader.option("with_row_id", "true")
+    for k, v in (storage_options or {}).items():
+        reader = reader.option(f"storage.{k}", v)
+    for k, v in options.items():
+        reader = reader.option(k, str(v))
+    return reader.load(uri)
+
+
+def take(
+    ids_df: Any,
+    uri: str,
+    columns: Optional[List[str]] = None,
+    version: Optional[Any] = None,
+    id_column: str = "_rowid",
+    storage_options: Optional[Dict[str, str]] = None,
+) -> Any:
     """The rows of ``uri`` whose ids are in ``ids_df[id_column]``, fetched on executors:
     a DataFrame of ``id_column`` plus ``columns`` (all when None)."""
     ds = dataset(uri, version=version, storage_options=storage_options)
@@ -579,8 +724,9 @@ def take(ids_df: Any, uri: str, columns: Optional[List[str]] = None, version: Op
     return ids_df.select(id_column).mapInArrow(cast, out)
 
 
-def fragment_writer(uri: str, schema: Optional[pa.Schema] = None, mode: str = "append",
-                    **write_options: Any) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+def fragment_writer(
+    uri: str, schema: Optional[pa.Schema] = None, mode: str = "append", **write_options: Any
+) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
     """A ``mapInArrow`` function writing each partition's batches as fragments of ``uri``
     (uncommitted) and yielding one row per fragment: ``fragment`` (its JSON). Collect them
     and pass them to :func:`commit_fragments`::
@@ -602,17 +748,23 @@ def fragment_writer(uri: str, schema: Optional[pa.Schema] = None, mode: str = "a
             for b in it:
                 yield _cast_batch(b, target)
 
-        frags = write_fragments(pa.RecordBatchReader.from_batches(target, all_batches()), uri, mode=mode,
-                                **write_options)
-        yield pa.record_batch([pa.array([json.dumps(f.to_json()) for f in frags], pa.string())],
-                              names=["fragment"])
+        frags = write_fragments(
+            pa.RecordBatchReader.from_batches(target, all_batches()), uri, mode=mode, **write_options
+        )
+        yield pa.record_batch([pa.array([json.dumps(f.to_json()) for f in frags], pa.string())], names=["fragment"])
 
     return fn
 
 
-def commit_fragments(uri: str, fragments: Iterable[Any], mode: str = "append", schema: Optional[pa.Schema] = None,
-                     read_version: Optional[int] = None, commit_message: Optional[str] = None,
-                     storage_options: Optional[Dict[str, str]] = None) -> LanceDataset:
+def commit_fragments(
+    uri: str,
+    fragments: Iterable[Any],
+    mode: str = "append",
+    schema: Optional[pa.Schema] = None,
+    read_version: Optional[int] = None,
+    commit_message: Optional[str] = None,
+    storage_options: Optional[Dict[str, str]] = None,
+) -> LanceDataset:
     """Commits fragments written by :func:`fragment_writer` (Rows, JSON strings or
     :class:`FragmentMetadata`) as one version: ``mode`` is "append" or "overwrite" (which
     needs ``schema`` and creates the dataset if absent)."""
@@ -629,12 +781,19 @@ def commit_fragments(uri: str, fragments: Iterable[Any], mode: str = "append", s
         op = LanceOperation.Append(metas)
     else:
         raise InvalidArgumentError(f'mode must be "append" or "overwrite", got {mode!r}')
-    return LanceDataset.commit(uri, op, read_version=read_version, commit_message=commit_message,
-                               storage_options=storage_options)
+    return LanceDataset.commit(
+        uri, op, read_version=read_version, commit_message=commit_message, storage_options=storage_options
+    )
 
 
-def add_columns(spark: Any, uri: str, udf: Any, read_columns: Optional[List[str]] = None,
-                batch_size: Optional[int] = None, storage_options: Optional[Dict[str, str]] = None) -> LanceDataset:
+def add_columns(
+    spark: Any,
+    uri: str,
+    udf: Any,
+    read_columns: Optional[List[str]] = None,
+    batch_size: Optional[int] = None,
+    storage_options: Optional[Dict[str, str]] = None,
+) -> LanceDataset:
     """Adds columns computed by ``udf`` (a function ``RecordBatch -> RecordBatch`` or a
     :func:`lancelet.batch_udf`) on Spark executors, one task per fragment, committed once
     on the driver; returns the dataset at the new version.
@@ -682,11 +841,25 @@ def add_columns(spark: Any, uri: str, udf: Any, read_columns: Optional[List[str]
     return ds._with(native)
 
 
-def nearest(spark: Any, uri: str, queries_df: Any, column: str, k: int = 10, *, query_column: str = "q",
-            id_column: Optional[str] = None, columns: Optional[List[str]] = None, version: Optional[Any] = None,
-            nprobes: Optional[int] = None, refine_factor: Optional[int] = None, metric: Optional[str] = None,
-            filter: Optional[str] = None, prefilter: bool = False, use_index: bool = True,
-            storage_options: Optional[Dict[str, str]] = None) -> Any:
+def nearest(
+    spark: Any,
+    uri: str,
+    queries_df: Any,
+    column: str,
+    k: int = 10,
+    *,
+    query_column: str = "q",
+    id_column: Optional[str] = None,
+    columns: Optional[List[str]] = None,
+    version: Optional[Any] = None,
+    nprobes: Optional[int] = None,
+    refine_factor: Optional[int] = None,
+    metric: Optional[str] = None,
+    filter: Optional[str] = None,
+    prefilter: bool = False,
+    use_index: bool = True,
+    storage_options: Optional[Dict[str, str]] = None,
+) -> Any:
     """Batch nearest-neighbour search on the executors: for each row of ``queries_df`` (a
     vector in ``query_column``, and an id in ``id_column`` when given), the ``k`` nearest rows
     of ``uri``'s ``column``, one output row per (query, neighbour): the query id (or the
@@ -702,13 +875,15 @@ def nearest(spark: Any, uri: str, queries_df: Any, column: str, k: int = 10, *, 
     pinned = ds.version
     names = list(columns or [])
     field_types = [ds.schema.field(n) for n in names]
-    qid_field = (queries_df.schema[id_column] if id_column is not None
-                 else T.StructField("query_index", T.LongType(), False))
-    out = T.StructType([qid_field, T.StructField("_rowid", T.LongType(), True),
-                        T.StructField("_distance", T.FloatType(), True)]
-                       + list(spark_schema(pa.schema(field_types)).fields))
+    qid_field = (
+        queries_df.schema[id_column] if id_column is not None else T.StructField("query_index", T.LongType(), False)
+    )
+    out = T.StructType(
+        [qid_field, T.StructField("_rowid", T.LongType(), True), T.StructField("_distance", T.FloatType(), True)]
+        + list(spark_schema(pa.schema(field_types)).fields)
+    )
     expected = _expected_arrow(out)
-    opts = {"k": int(k)}
+    opts: Dict[str, Any] = {"k": int(k)}
     for key, value in (("nprobes", nprobes), ("refine_factor", refine_factor), ("metric", metric)):
         if value is not None:
             opts[key] = value
@@ -722,10 +897,17 @@ def nearest(spark: Any, uri: str, queries_df: Any, column: str, k: int = 10, *, 
             if b.num_rows == 0:
                 continue
             vectors = b.column(query_column).to_pylist()
-            qids = b.column(id_column) if id_column is not None else pa.array(range(seen, seen + b.num_rows), pa.int64())
+            qids = (
+                b.column(id_column) if id_column is not None else pa.array(range(seen, seen + b.num_rows), pa.int64())
+            )
             seen += b.num_rows
-            hits = target.to_table(nearest=dict(opts, column=column, q=vectors), columns=names, filter=filter,
-                                   prefilter=prefilter, with_row_id=True)
+            hits = target.to_table(
+                nearest=dict(opts, column=column, q=vectors),
+                columns=names,
+                filter=filter,
+                prefilter=prefilter,
+                with_row_id=True,
+            )
             # A 2-D query always runs as a batch: `query_index` says which row each hit is for.
             qi = hits.column("query_index").combine_chunks().cast(pa.int64())
             arrays = [qids.take(qi), hits.column("_rowid").cast(pa.int64()), hits.column("_distance")]
@@ -737,10 +919,22 @@ def nearest(spark: Any, uri: str, queries_df: Any, column: str, k: int = 10, *, 
     return queries_df.select(*selected).mapInArrow(fn, out)
 
 
-def create_index(spark: Any, uri: str, column: str, index_type: str = "IVF_PQ", name: Optional[str] = None, *,
-                 metric: str = "L2", num_partitions: Optional[int] = None, num_sub_vectors: Optional[int] = None,
-                 num_bits: int = 8, replace: bool = False, fragments_per_task: int = 1,
-                 sample_rows: int = 65536, storage_options: Optional[Dict[str, str]] = None) -> LanceDataset:
+def create_index(
+    spark: Any,
+    uri: str,
+    column: str,
+    index_type: str = "IVF_PQ",
+    name: Optional[str] = None,
+    *,
+    metric: str = "L2",
+    num_partitions: Optional[int] = None,
+    num_sub_vectors: Optional[int] = None,
+    num_bits: int = 8,
+    replace: bool = False,
+    fragments_per_task: int = 1,
+    sample_rows: int = 65536,
+    storage_options: Optional[Dict[str, str]] = None,
+) -> LanceDataset:
     """Builds a vector index with Spark: the driver trains the IVF centroids and the PQ/SQ
     quantizer on a sample of at most ``sample_rows`` rows; each task encodes
     ``fragments_per_task`` fragments with that model into an index segment; the driver
@@ -759,10 +953,11 @@ def create_index(spark: Any, uri: str, column: str, index_type: str = "IVF_PQ", 
     name = name or f"{column}_idx"
     if not replace and any(i["name"] == name for i in ds.list_indices()):
         raise InvalidArgumentError(f"Index name '{name}' already exists; pass replace=True to replace it")
-    model = _native.train_vector_model(ds._native, column, index_type, str(metric).lower(), num_partitions,
-                                       num_sub_vectors, num_bits, sample_rows)
+    model = _native.train_vector_model(
+        ds._native, column, index_type, str(metric).lower(), num_partitions, num_sub_vectors, num_bits, sample_rows
+    )
     ids = [f.fragment_id for f in ds.get_fragments()]
-    groups = [ids[i:i + fragments_per_task] for i in range(0, len(ids), fragments_per_task)]
+    groups = [ids[i : i + fragments_per_task] for i in range(0, len(ids), fragments_per_task)]
 
     def build(group: List[int]) -> bytes:
         target = _open(uri, pinned, storage_options)
@@ -771,3 +966,41 @@ def create_index(spark: Any, uri: str, column: str, index_type: str = "IVF_PQ", 
     segments = spark.sparkContext.parallelize(groups, max(1, len(groups))).map(build).collect()
     ds._native = _native.commit_index_segments(ds._native, name, segments, replace)
     return ds
+
+
+def read_blobs(
+    df: Any,
+    uri: str,
+    column: str,
+    *,
+    version: Optional[Any] = None,
+    address_column: str = "_rowaddr",
+    output_column: Optional[str] = None,
+    storage_options: Optional[Dict[str, str]] = None,
+) -> Any:
+    """``df`` with the payloads of blob column ``column`` of ``uri`` added as a binary
+    column (``output_column``, default ``column + "_bytes"``), fetched on the executors
+    for the row addresses in ``address_column`` (``_rowaddr``; ``_rowid`` of a dataset
+    without stable row ids is the same number). Filter on metadata first, then pull the
+    payloads of the rows left::
+
+        meta = lancelet.spark.read(spark, uri, columns=["id", "label"], filter="label = 3")
+        ...  # a DataFrame with a `_rowaddr` column, e.g. from lancelet.dataset(uri).to_table(with_row_address=True)
+        images = lancelet.spark.read_blobs(meta_with_addr, uri, "image")
+    """
+    pinned = dataset(uri, version=version, storage_options=storage_options).version
+    out_name = output_column or f"{column}_bytes"
+    out = T.StructType(list(df.schema.fields) + [T.StructField(out_name, T.BinaryType(), True)])
+    expected = _expected_arrow(out)
+
+    def fetch(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        ds = _open(uri, pinned, storage_options)
+        for b in batches:
+            addrs = [int(a) for a in b.column(address_column).cast(pa.uint64()).to_pylist()]
+            data = [x for _, x in ds.read_blobs(column, addresses=addrs)] if addrs else []
+            full = pa.RecordBatch.from_arrays(
+                list(b.columns) + [pa.array(data, pa.binary())], names=list(b.schema.names) + [out_name]
+            )
+            yield _cast_batch(full, expected)
+
+    return df.mapInArrow(fetch, out)

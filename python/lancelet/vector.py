@@ -12,7 +12,7 @@ functions of ``lance.vector`` are not provided: lancelet has no vector indices y
 
 from __future__ import annotations
 
-from typing import Any, List, Optional, Tuple, Union
+from typing import Any, Callable, List, Optional, Tuple, Union
 
 import numpy as np
 import pyarrow as pa
@@ -27,8 +27,9 @@ __all__ = ["vec_to_table", "hamming_clustering_for_sample", "hamming_clustering_
 # --------------------------------------------------------------------------------------
 
 
-def _dims(vectors: List[Any], ndim: Optional[int]) -> int:
-    """The common length of ``vectors`` (``ndim`` when given), checked for every vector."""
+def _dims(vectors: Any, ndim: Optional[int]) -> Optional[int]:
+    """The common length of ``vectors`` (``ndim`` when given; None for no vectors), checked
+    for every vector."""
     for i, v in enumerate(vectors):
         n = len(v)
         if ndim is None:
@@ -92,26 +93,33 @@ def vec_to_table(
 # Hamming clustering of binary hashes
 # --------------------------------------------------------------------------------------
 
-_RESULT_SCHEMA = pa.schema([
-    pa.field("representative", pa.uint64(), nullable=False),
-    pa.field("duplicates", pa.list_(pa.uint64()), nullable=False),
-])
+_RESULT_SCHEMA = pa.schema(
+    [
+        pa.field("representative", pa.uint64(), nullable=False),
+        pa.field("duplicates", pa.list_(pa.uint64()), nullable=False),
+    ]
+)
 
 #: Bytes of XOR results computed at once (bounds the memory of the pairwise pass).
 _BLOCK_BYTES = 64 << 20
 
-try:
-    _popcount = np.bitwise_count  # numpy >= 2.0
-except AttributeError:  # pragma: no cover - older numpy
-    _BYTE_BITS = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
+_BYTE_BITS = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)
 
-    def _popcount(words: np.ndarray) -> np.ndarray:
-        return _BYTE_BITS[words.view(np.uint8)].reshape(words.shape + (8,)).sum(axis=-1)
+
+def _popcount_by_table(words: np.ndarray) -> np.ndarray:
+    """Set bits of each uint64 word, for numpy < 2.0 (which has no ``bitwise_count``)."""
+    return _BYTE_BITS[words.view(np.uint8)].reshape(words.shape + (8,)).sum(axis=-1)
+
+
+_popcount: Callable[[np.ndarray], np.ndarray] = getattr(np, "bitwise_count", _popcount_by_table)
 
 
 def _check_threshold(hamming_threshold: Any) -> int:
-    if isinstance(hamming_threshold, bool) or not isinstance(hamming_threshold, (int, np.integer)) \
-            or hamming_threshold < 0:
+    if (
+        isinstance(hamming_threshold, bool)
+        or not isinstance(hamming_threshold, (int, np.integer))
+        or hamming_threshold < 0
+    ):
         raise InvalidArgumentError(f"hamming_threshold must be a non-negative integer, got {hamming_threshold!r}")
     return int(hamming_threshold)
 
@@ -125,10 +133,10 @@ def _hash_width(dataset: Any, column: str) -> int:
     if column not in schema.names:
         raise InvalidArgumentError(f"column {column!r} is not in the dataset (columns: {schema.names})")
     t = schema.field(column).type
-    if not (pa.types.is_fixed_size_list(t) and t.value_type == pa.uint8() and t.list_size > 0
-            and t.list_size % 8 == 0):
+    if not (pa.types.is_fixed_size_list(t) and t.value_type == pa.uint8() and t.list_size > 0 and t.list_size % 8 == 0):
         raise InvalidArgumentError(
-            f"column {column!r} must be fixed_size_list<uint8, N> with N a positive multiple of 8, got {t}")
+            f"column {column!r} must be fixed_size_list<uint8, N> with N a positive multiple of 8, got {t}"
+        )
     return t.list_size
 
 
@@ -151,7 +159,7 @@ def _close_pairs(words: np.ndarray, threshold: int) -> Tuple[np.ndarray, np.ndar
     right: List[np.ndarray] = []
     rows = max(1, _BLOCK_BYTES // max(1, n * k * 8))
     for start in range(0, n, rows):
-        block = words[start:start + rows]
+        block = words[start : start + rows]
         dist = _popcount(block[:, None, :] ^ words[None, :, :]).sum(axis=-1)
         i, j = np.nonzero(dist <= threshold)
         i = i + start
@@ -200,8 +208,10 @@ def _clusters(row_ids: np.ndarray, words: np.ndarray, threshold: int) -> pa.Reco
             reps.append(int(chunk[0]))
             dups.append([int(x) for x in chunk[1:]])
     keyed = sorted(zip(reps, dups))
-    batch = pa.record_batch([pa.array([r for r, _ in keyed], pa.uint64()),
-                             pa.array([d for _, d in keyed], pa.list_(pa.uint64()))], schema=_RESULT_SCHEMA)
+    batch = pa.record_batch(
+        [pa.array([r for r, _ in keyed], pa.uint64()), pa.array([d for _, d in keyed], pa.list_(pa.uint64()))],
+        schema=_RESULT_SCHEMA,
+    )
     return pa.RecordBatchReader.from_batches(_RESULT_SCHEMA, [batch])
 
 
@@ -227,8 +237,9 @@ def hamming_clustering_for_sample(
     """
     width = _hash_width(dataset, column)
     threshold = _check_threshold(hamming_threshold)
-    if sample_size is not None and (isinstance(sample_size, bool) or not isinstance(sample_size, (int, np.integer))
-                                    or sample_size < 0):
+    if sample_size is not None and (
+        isinstance(sample_size, bool) or not isinstance(sample_size, (int, np.integer)) or sample_size < 0
+    ):
         raise InvalidArgumentError(f"sample_size must be a non-negative integer, got {sample_size!r}")
     table = _plain(dataset).to_table(columns=[column], with_row_id=True)
     if sample_size is not None and sample_size < table.num_rows:
@@ -259,9 +270,12 @@ def hamming_clustering_for_range(
     if fragment is None:
         raise InvalidArgumentError(f"fragment {fragment_id} not found")
     if start_row >= fragment.physical_rows:
-        raise InvalidArgumentError(f"start_row {start_row} is out of range for fragment {fragment_id} "
-                                   f"with {fragment.physical_rows} physical rows")
-    table = _plain(dataset).to_table(columns=[column], fragments=[int(fragment_id)], offset=int(start_row),
-                                     limit=int(num_rows), with_row_id=True)
+        raise InvalidArgumentError(
+            f"start_row {start_row} is out of range for fragment {fragment_id} "
+            f"with {fragment.physical_rows} physical rows"
+        )
+    table = _plain(dataset).to_table(
+        columns=[column], fragments=[int(fragment_id)], offset=int(start_row), limit=int(num_rows), with_row_id=True
+    )
     row_ids = np.asarray(table.column("_rowid").to_numpy(), dtype=np.uint64)
     return _clusters(row_ids, _codes(table.column(column), width), threshold)

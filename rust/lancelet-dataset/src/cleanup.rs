@@ -14,9 +14,11 @@
 //! Manifests of removed versions are deleted first: a crash half-way leaves unreferenced
 //! files (removed by a later cleanup), never a version whose files are gone.
 //! Index directories (`_indices/{uuid}/`) follow the same rule: one no kept version names is
-//! removed with its files (verified when a removed version named it). Branches (`_refs/branches/`, made by
-//! pylance) keep the version they were created from and the root files their manifests use;
-//! nothing under `tree/` is ever removed from the main branch.
+//! removed with its files (verified when a removed version named it). Branches (`_refs/branches/`)
+//! keep the version they were created from and the root files their manifests use;
+//! nothing under `tree/` is ever removed from the main branch. Run on a branch, cleanup
+//! removes only that branch's own files (under `tree/{branch}/`), keeping the versions its
+//! tags and child branches name; files in other base paths are never removed.
 
 use std::collections::HashSet;
 use std::time::{Duration, SystemTime};
@@ -185,25 +187,33 @@ impl Dataset {
         let retained_from = policy
             .retain_versions
             .map(|n| entries.len().saturating_sub(usize::try_from(n).unwrap_or(usize::MAX)));
-        let tagged: HashSet<u64> = list_tags(store)
+        // Tags and branch references live at the dataset's root, whichever branch this is.
+        let (refs, _) = self.refs_root()?;
+        let refs = refs.as_ref();
+        let this_branch = self.branch().map(str::to_string);
+        let on_this = |b: Option<&str>| match &this_branch {
+            None => lancelet_table::branches::is_main(b),
+            Some(me) => b == Some(me.as_str()),
+        };
+        let tagged: HashSet<u64> = list_tags(refs)
             .await?
             .iter()
-            .filter(|t| t.on_main())
+            .filter(|t| on_this(t.branch.as_deref()))
             .map(|t| t.version)
             .collect();
         // Versions a branch was created from stay, like tagged ones (without the error: they
         // are not the user's to choose here), and so does every file of the root that a
         // branch's own manifests still use.
-        let branches = list_branches(store).await?;
+        let branches = list_branches(refs).await?;
         let forked: HashSet<u64> = branches
             .iter()
-            .filter(|b| b.forks_main())
+            .filter(|b| on_this(b.parent_branch.as_deref()))
             .map(|b| b.parent_version)
             .collect();
 
         let mut keep = HashSet::new();
         for branch in &branches {
-            inherited_by_branch(store, branch, &mut keep).await?;
+            inherited_by_branch(refs, branch, &mut keep).await?;
         }
         let mut gone = HashSet::new();
         let mut removed_manifests = Vec::new();
@@ -232,10 +242,10 @@ impl Dataset {
             }
         }
         if policy.error_if_tagged_old_versions && !tagged_hits.is_empty() {
-            let mut names: Vec<String> = list_tags(store)
+            let mut names: Vec<String> = list_tags(refs)
                 .await?
                 .into_iter()
-                .filter(|t| tagged_hits.contains(&t.version))
+                .filter(|t| on_this(t.branch.as_deref()) && tagged_hits.contains(&t.version))
                 .map(|t| format!("{} (version {})", t.name, t.version))
                 .collect();
             names.sort();
@@ -263,6 +273,22 @@ impl Dataset {
             }
         }
         let mut emptied = Vec::new();
+        // Blob sidecars (`data/<stem>/<id>.blob`) go with their data file.
+        let data_files: Vec<String> = doomed.iter().map(|(p, _)| p.clone()).collect();
+        for path in data_files {
+            let Some(stem) = path
+                .strip_prefix(&format!("{DATA_DIR}/"))
+                .and_then(|n| n.strip_suffix(".lance"))
+            else {
+                continue;
+            };
+            let dir = format!("{DATA_DIR}/{stem}");
+            let files = store.list_meta(&dir).await.unwrap_or_default();
+            if !files.is_empty() {
+                doomed.extend(files.into_iter().map(|f| (format!("{dir}/{}", f.name), f.size)));
+                emptied.push(dir);
+            }
+        }
         for dir in store.list(INDICES_DIR).await? {
             let dir = format!("{INDICES_DIR}/{dir}");
             if keep.contains(&dir) {
@@ -290,6 +316,10 @@ impl Dataset {
             .collect();
 
         let mut stats = CleanupStats::default();
+        // The hint names the latest version before any older one goes: a stale hint at a
+        // kept old version with the versions above it removed would hide the newest ones
+        // from a reader that trusts it.
+        lancelet_table::versions::write_latest_hint(store, latest).await;
         // Manifests first: the versions disappear before any file they use.
         delete_all(store, manifests, policy, &mut stats).await;
         delete_all(store, doomed, policy, &mut stats).await;

@@ -120,6 +120,7 @@ impl Dataset {
                 "target_rows_per_fragment and batch_size must be positive".into(),
             ));
         }
+        self.refuse_blob_rewrite("compacting")?;
         if !(0.0..=1.0).contains(&opts.materialize_deletions_threshold) {
             return Err(Error::InvalidArgument(format!(
                 "materialize_deletions_threshold must be between 0 and 1, got {}",

@@ -2,8 +2,9 @@
 //! dataset operation can get wrong (filters, conflicts, schemas of appended data).
 
 /// What can go wrong in a dataset operation.
+// Not `#[non_exhaustive]`: rust/lancelet-python maps every variant to a Python exception
+// class with an exhaustive match, so a new variant must be given its class there.
 #[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
 pub enum Error {
     /// From reading or writing a data file.
     #[error(transparent)]

@@ -451,7 +451,7 @@ impl Dataset {
         else {
             return Ok(None);
         };
-        let dir = index_dir(idx).map_err(|e| Error::corrupt(INDICES_DIR, e))?;
+        let (index_store, dir) = self.index_files(idx)?;
         if let Some(hit) = self
             .caches
             .scalar_indexes
@@ -462,7 +462,7 @@ impl Dataset {
             return Ok(Some(hit));
         }
         let files = DirStore {
-            store: self.store.clone(),
+            store: index_store,
             dir: dir.clone(),
         };
         let opened = scalar::open(kind, &files).await?;

@@ -16,7 +16,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::UInt64Type;
 use arrow_array::{Array, ArrayRef, Float32Array, Int32Array, RecordBatch, UInt64Array};
 use arrow_schema::{DataType, Field, Schema};
-use lancelet_table::indices::{fragment_bitmap, index_dir};
+use lancelet_table::indices::fragment_bitmap;
 use lancelet_table::pb;
 use lancelet_vector::distance::{distances, to_f32};
 use lancelet_vector::ivf::IvfIndex;
@@ -320,7 +320,7 @@ impl Dataset {
     }
 
     pub(crate) async fn open_vector_index(&self, idx: &pb::IndexMetadata) -> Result<Arc<IvfIndex>> {
-        let dir = index_dir(idx).map_err(|e| Error::corrupt("_indices", e))?;
+        let (index_store, dir) = self.index_files(idx)?;
         if let Some(hit) = self
             .caches
             .vector_indexes
@@ -331,7 +331,7 @@ impl Dataset {
             return Ok(hit);
         }
         let files = DirStore {
-            store: self.store.clone(),
+            store: index_store,
             dir: dir.clone(),
         };
         let opened = Arc::new(IvfIndex::open(&files).await?);

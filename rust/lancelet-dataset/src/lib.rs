@@ -11,7 +11,14 @@
 //! - [`compact`]: merging small fragments and dropping deleted rows.
 //! - [`evolve`]: adding, dropping and altering columns without rewriting data.
 //! - [`update`]: setting columns by SQL in the rows a predicate selects.
+//! - [`branch`] and [`base_write`]: branches, shallow and deep clones, tags on branches, and
+//!   writes whose files go to other base paths (files are found through `base_id` everywhere).
 
+pub mod base_write;
+mod bases;
+pub mod blob;
+pub mod blob_write;
+pub mod branch;
 pub mod cleanup;
 pub mod compact;
 pub mod condition;
@@ -21,9 +28,12 @@ pub mod evolve;
 pub mod index;
 pub mod index_build;
 mod index_query;
+pub mod intent;
 pub mod knn;
 pub mod lineage;
+pub mod merge_insert;
 mod prune;
+pub mod retry;
 pub mod scan;
 pub mod take;
 pub mod update;
@@ -70,6 +80,10 @@ struct Caches {
     scalar_indexes: Mutex<HashMap<String, Arc<dyn lancelet_index::scalar::ScalarIndex>>>,
     /// Opened vector indexes by directory.
     vector_indexes: Mutex<HashMap<String, Arc<lancelet_vector::ivf::IvfIndex>>>,
+    /// The storage options the dataset was opened with (for its other base paths, branches).
+    storage_options: Mutex<HashMap<String, String>>,
+    /// Stores of other base paths, by path.
+    base_stores: Mutex<HashMap<String, Arc<dyn Store>>>,
 }
 
 /// A version of a dataset, by number or by tag name.
@@ -79,6 +93,8 @@ pub enum VersionRef {
     Number(u64),
     /// A tag name.
     Tag(String),
+    /// A version of a branch (`None`: main; version `None`: its latest).
+    Branch(Option<String>, Option<u64>),
 }
 
 /// One entry of [`Dataset::versions`].
@@ -102,6 +118,8 @@ pub struct Dataset {
     manifest: Arc<pb::Manifest>,
     naming: ManifestNaming,
     schema: SchemaRef,
+    /// What scans return: `schema` with blob columns as their descriptors.
+    scan_schema: SchemaRef,
     caches: Arc<Caches>,
     spawner: Option<Spawner>,
     /// Where reads of data files are counted, when someone asked.
@@ -153,15 +171,15 @@ impl Dataset {
             None => None,
             Some(VersionRef::Number(v)) => Some(v),
             Some(VersionRef::Tag(name)) => {
-                let tag = tags::get_tag(store.as_ref(), &name).await?;
-                if !tag.on_main() {
-                    return Err(Error::Unsupported(format!(
-                        "tag {name:?} points to version {} of branch {:?}; lancelet cannot open branches yet",
-                        tag.version,
-                        tag.branch.unwrap_or_default()
-                    )));
+                let refs = bases::refs_root(&store, &root, &caches).await?;
+                let tag = tags::get_tag(refs.store.as_ref(), &name).await?;
+                if !tag.on_main() || refs.branch.is_some() {
+                    return Self::open_branch(&store, &root, tag.branch, Some(tag.version), caches, spawner).await;
                 }
                 Some(tag.version)
+            }
+            Some(VersionRef::Branch(branch, v)) => {
+                return Self::open_branch(&store, &root, branch, v, caches, spawner).await;
             }
         };
         let (manifest, naming) = read_version(store.as_ref(), number).await.map_err(|e| match e {
@@ -181,22 +199,17 @@ impl Dataset {
     ) -> Result<Self> {
         let path = root.display().to_string();
         check_reader_flags(&manifest, &path)?;
-        if !manifest.base_paths.is_empty()
-            || manifest
-                .fragments
-                .iter()
-                .any(|f| f.files.iter().any(|d| d.base_id.is_some()))
-        {
-            return Err(Error::Unsupported(format!("{path} keeps data under other base paths")));
-        }
+        lancelet_table::bases::check_manifest_bases(&manifest, &path)?;
         check_fragments(&manifest, &path)?;
         let schema = Arc::new(from_lance_fields(&manifest.fields, &manifest.schema_metadata, &path)?);
+        let scan_schema = lancelet_file::blob::scan_schema(&schema).map_or_else(|| schema.clone(), Arc::new);
         Ok(Self {
             store,
             root,
             manifest: Arc::new(manifest),
             naming,
             schema,
+            scan_schema,
             caches,
             spawner,
             io_stats: None,
@@ -261,6 +274,12 @@ impl Dataset {
     /// The table schema.
     pub fn schema(&self) -> &SchemaRef {
         &self.schema
+    }
+
+    /// The schema scans and takes return: [`Dataset::schema`] with blob columns as their
+    /// descriptors (see [`blob`]).
+    pub fn scan_schema(&self) -> &SchemaRef {
+        &self.scan_schema
     }
 
     /// The data file format version, e.g. `"2.0"`.
@@ -384,15 +403,20 @@ impl Dataset {
         }
         let mut out = Vec::with_capacity(frag.files.len());
         for df in &frag.files {
-            let cached = self.caches.files.lock().ok().and_then(|c| c.get(&df.path).cloned());
+            let key = match df.base_id {
+                None => df.path.clone(),
+                Some(id) => format!("{id}:{}", df.path),
+            };
+            let cached = self.caches.files.lock().ok().and_then(|c| c.get(&key).cloned());
             let reader = match cached {
                 Some(r) => r,
                 None => {
                     safe_relative(&df.path)?;
-                    let io = self.store.open_file(&format!("{DATA_DIR}/{}", df.path)).await?;
+                    let (store, path) = self.file_in_base(df.base_id, DATA_DIR, &df.path)?;
+                    let io = store.open_file(&path).await?;
                     let r = Arc::new(FileReader::open(io).await?);
                     if let Ok(mut c) = self.caches.files.lock() {
-                        c.insert(df.path.clone(), r.clone());
+                        c.insert(key, r.clone());
                     }
                     r
                 }
@@ -422,12 +446,23 @@ impl Dataset {
         let Some(d) = frag.deletion_file.as_ref() else {
             return Ok(Arc::new(Vec::new()));
         };
-        let rel = deletion_file_path(frag.id, d);
-        if let Some(v) = self.caches.deletions.lock().ok().and_then(|c| c.get(&rel).cloned()) {
+        let own = deletion_file_path(frag.id, d);
+        let (store, rel) = match d.base_id {
+            None => (self.store.clone(), own),
+            Some(_) => {
+                let name = own.rsplit('/').next().unwrap_or(&own).to_string();
+                self.file_in_base(d.base_id, lancelet_table::deletion::DELETIONS_DIR, &name)?
+            }
+        };
+        let key = match d.base_id {
+            None => rel.clone(),
+            Some(id) => format!("{id}:{rel}"),
+        };
+        if let Some(v) = self.caches.deletions.lock().ok().and_then(|c| c.get(&key).cloned()) {
             return Ok(v);
         }
-        let bytes = self.store.read(&rel).await?;
-        let display = self.root.join(&rel).display().to_string();
+        let bytes = store.read(&rel).await?;
+        let display = format!("{}/{rel}", store.root_display());
         let rows = decode_deletions(&bytes, d, &display)?;
         if let Some(&last) = rows.last() {
             if u64::from(last) >= frag.physical_rows {
@@ -439,7 +474,7 @@ impl Dataset {
         }
         let rows = Arc::new(rows);
         if let Ok(mut c) = self.caches.deletions.lock() {
-            c.insert(rel, rows.clone());
+            c.insert(key, rows.clone());
         }
         Ok(rows)
     }
@@ -513,11 +548,6 @@ fn check_fragments(m: &pb::Manifest, path: &str) -> Result<()> {
             )));
         }
         if let Some(d) = &f.deletion_file {
-            if d.base_id.is_some() {
-                return Err(Error::Unsupported(format!(
-                    "{path} keeps deletion files under other base paths"
-                )));
-            }
             if pb::deletion_file::DeletionFileType::try_from(d.file_type).is_err() {
                 return Err(corrupt(format!(
                     "fragment {} has unknown deletion file type {}",

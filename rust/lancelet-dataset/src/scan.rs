@@ -252,7 +252,7 @@ impl Scan {
         if opts.batch_size == 0 {
             return Err(Error::InvalidArgument("batch_size must be positive".into()));
         }
-        let base = ds.schema().clone();
+        let base = ds.scan_schema().clone();
         // Filter: parse, then bind against exactly the batch the filter stage builds.
         let filter = match &opts.filter {
             None => None,
@@ -600,7 +600,7 @@ impl Scan {
     /// `_rowid`/`_rowaddr` when the filter uses them), the task's row addresses, the mask.
     async fn filter_stage(&self, task: &ScanTask, filter: &Filter) -> Result<(RecordBatch, UInt64Array, BooleanArray)> {
         let frag = &task.fragment;
-        let schema = projected_schema(self.ds.schema(), &filter.columns)?;
+        let schema = projected_schema(self.ds.scan_schema(), &filter.columns)?;
         let fbatch = self.ds.read_rows(frag, &filter.columns, &schema, &task.ranges).await?;
         let addr = row_addresses(frag.id, &task.ranges);
         let mut cols = fbatch.columns().to_vec();
@@ -626,13 +626,13 @@ impl Scan {
     }
 
     async fn read_part(&self, frag: &pb::DataFragment, names: &[String], ranges: &[Range<u64>]) -> Result<RecordBatch> {
-        let schema = projected_schema(self.ds.schema(), names)?;
+        let schema = projected_schema(self.ds.scan_schema(), names)?;
         self.ds.read_rows(frag, names, &schema, ranges).await
     }
 
     /// The top-level column a projected name reads.
     fn top_of<'a>(&self, name: &'a str) -> &'a str {
-        if self.ds.schema().field_with_name(name).is_ok() {
+        if self.ds.scan_schema().field_with_name(name).is_ok() {
             name
         } else {
             name.split('.').next().unwrap_or(name)
@@ -1276,7 +1276,11 @@ impl Dataset {
             // A struct that lost fields (dropped) since the file was written is read by its
             // remaining leaves, each found by id.
             let leaves = match schema.field_with_name(top) {
-                Ok(f) if path.len() == 1 && struct_shape_differs(f.data_type(), &readers[i], &file_name) => {
+                Ok(f)
+                    if path.len() == 1
+                        && !lancelet_file::blob::is_descriptor(f)
+                        && struct_shape_differs(f.data_type(), &readers[i], &file_name) =>
+                {
                     struct_leaf_paths(f.data_type())
                 }
                 _ => Vec::new(),
@@ -1506,6 +1510,10 @@ fn struct_leaf_paths(dt: &DataType) -> Vec<Vec<String>> {
 fn conform(a: ArrayRef, dt: &DataType) -> Result<ArrayRef> {
     if a.data_type() == dt {
         return Ok(a);
+    }
+    // Rows of a blob v1 file in a dataset whose blob column is now v2.
+    if let Some(v2) = lancelet_file::blob::v1_to_v2_descriptors(&a, dt) {
+        return Ok(v2);
     }
     let data = a.to_data().into_builder().data_type(dt.clone()).build()?;
     Ok(arrow_array::make_array(data))

@@ -20,10 +20,10 @@ impl Dataset {
     /// The schema of `take(.., columns)`.
     pub fn take_schema(&self, columns: Option<&[String]>) -> Result<SchemaRef> {
         match columns {
-            None => Ok(self.schema().clone()),
+            None => Ok(self.scan_schema().clone()),
             Some(names) => {
                 let (stored, specials) = self.split_specials(names);
-                let read = projected_schema(self.schema(), &stored)?;
+                let read = projected_schema(self.scan_schema(), &stored)?;
                 if specials.is_empty() {
                     return Ok(read);
                 }
@@ -47,11 +47,11 @@ impl Dataset {
         let mut specials = Vec::new();
         for (i, n) in names.iter().enumerate() {
             match Special::parse(n) {
-                Some(s) if self.schema().field_with_name(n).is_err() => specials.push((i, s)),
+                Some(s) if self.scan_schema().field_with_name(n).is_err() => specials.push((i, s)),
                 _ => stored.push(n.clone()),
             }
         }
-        (schema_order(self.schema(), stored), specials)
+        (schema_order(self.scan_schema(), stored), specials)
     }
 
     /// Rows at `indices`, offsets among the live rows of this version.
@@ -165,7 +165,7 @@ impl Dataset {
         let schema = if specials.is_empty() {
             out_schema.clone()
         } else {
-            projected_schema(self.schema(), &names)?
+            projected_schema(self.scan_schema(), &names)?
         };
         let parts = futures::future::try_join_all(
             requests

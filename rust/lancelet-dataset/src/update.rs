@@ -35,6 +35,7 @@ impl Dataset {
         if updates.is_empty() {
             return Err(Error::InvalidArgument("update needs at least one column to set".into()));
         }
+        self.refuse_blob_rewrite("updating rows")?;
         let version = self.writable_version("updating rows")?;
         let stable = self.has_stable_row_ids();
         let schema = self.schema().clone();

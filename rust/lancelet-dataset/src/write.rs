@@ -88,6 +88,8 @@ pub struct WriteParams {
     /// Give rows move-stable ids (`_rowid` survives updates and compaction) and track the
     /// versions each row was created and last updated at. Only when creating a dataset.
     pub enable_stable_row_ids: bool,
+    /// How blob v2 columns are written (see [`crate::blob_write`]).
+    pub blob: crate::blob_write::BlobWriteOptions,
 }
 
 impl std::fmt::Debug for WriteParams {
@@ -108,7 +110,7 @@ impl Default for WriteParams {
             max_rows_per_file: 1024 * 1024,
             max_bytes_per_file: 90 * 1024 * 1024 * 1024,
             enable_v2_manifest_paths: true,
-            file_version: FileVersion::V2_2,
+            file_version: FileVersion::DEFAULT,
             default_file_version: false,
             commit_message: None,
             progress: None,
@@ -119,6 +121,7 @@ impl Default for WriteParams {
             },
             file_tag: None,
             enable_stable_row_ids: false,
+            blob: Default::default(),
         }
     }
 }
@@ -241,7 +244,10 @@ fn reorder_columns(batch: &RecordBatch, order: Option<&[usize]>, schema: &Schema
 pub struct FragmentWriter {
     store: Arc<dyn Store>,
     schema: SchemaRef,
-    field_ids: Vec<i32>,
+    /// `schema` as its data files store it (blob v2 columns as descriptors).
+    file_schema: SchemaRef,
+    /// The field ids data files record for `file_schema`.
+    file_ids: Vec<i32>,
     params: WriteParams,
     current: Option<OpenFile>,
     done: Vec<pb::DataFragment>,
@@ -258,6 +264,8 @@ struct OpenFile {
     /// Whether `local` is a temporary file to upload once complete.
     upload: bool,
     writer: FileWriter<BufWriter<File>>,
+    /// Writes the blob v2 columns' values and descriptors, if there are any.
+    blobs: Option<crate::blob_write::BlobEncoder>,
 }
 
 /// A completed data file waiting for its upload.
@@ -305,11 +313,25 @@ impl FragmentWriter {
             check_file_tag(tag)?;
         }
         // Checks the schema (and the file version) before any input is consumed.
-        FileWriter::try_new(std::io::sink(), "schema check", schema.clone(), params.writer.clone())?;
+        let file_schema = crate::blob_write::file_schema(&schema);
+        if !Arc::ptr_eq(&file_schema, &schema) && params.file_version != FileVersion::V2_2 {
+            return Err(Error::InvalidArgument(format!(
+                "Blob v2 requires file version >= 2.2 (got {:?})",
+                params.file_version
+            )));
+        }
+        let file_ids = crate::blob_write::file_field_ids(&schema, &field_ids)?;
+        FileWriter::try_new(
+            std::io::sink(),
+            "schema check",
+            file_schema.clone(),
+            params.writer.clone(),
+        )?;
         Ok(Self {
             store,
+            file_schema,
+            file_ids,
             schema,
-            field_ids,
             params,
             current: None,
             done: Vec::new(),
@@ -332,15 +354,30 @@ impl FragmentWriter {
         let mut w = FileWriter::try_new(
             BufWriter::with_capacity(1 << 20, f),
             &display,
-            self.schema.clone(),
+            self.file_schema.clone(),
             self.params.writer.clone(),
         )?;
-        w.set_field_ids(self.field_ids.clone())?;
+        w.set_field_ids(self.file_ids.clone())?;
+        let blobs = if Arc::ptr_eq(&self.file_schema, &self.schema) {
+            None
+        } else {
+            let dir = match self.store.local_path(DATA_DIR) {
+                Some(d) if !upload => d,
+                _ => std::env::temp_dir().join(format!("lancelet-upload-sidecars-{name}")),
+            };
+            Some(crate::blob_write::BlobEncoder::new(
+                &self.schema,
+                &name,
+                dir,
+                self.params.blob.clone(),
+            )?)
+        };
         self.current = Some(OpenFile {
             name,
             local: path,
             upload,
             writer: w,
+            blobs,
         });
         Ok(())
     }
@@ -351,12 +388,23 @@ impl FragmentWriter {
             local,
             upload,
             writer: w,
+            blobs,
         }) = self.current.take()
         else {
             return Ok(());
         };
         let rows = w.num_rows();
         let (out, _) = w.finish()?;
+        if let Some(b) = blobs {
+            for s in b.finish()? {
+                if upload {
+                    self.uploads.push(PendingUpload {
+                        path: s.path,
+                        local: s.local,
+                    });
+                }
+            }
+        }
         let file = out
             .into_inner()
             .map_err(|e| lancelet_file::Error::io(&name, e.into_error()))?;
@@ -377,19 +425,19 @@ impl FragmentWriter {
         }
         // At 2.1+ only leaves have columns, and the data file lists only their ids (as pylance).
         let listed_ids = if self.params.file_version == FileVersion::V2_0 {
-            self.field_ids.clone()
+            self.file_ids.clone()
         } else {
             let mut leaves = Vec::new();
-            self.schema.fields().iter().for_each(|f| leaf_mask(f, &mut leaves));
-            if leaves.len() == self.field_ids.len() {
-                self.field_ids
+            self.file_schema.fields().iter().for_each(|f| leaf_mask(f, &mut leaves));
+            if leaves.len() == self.file_ids.len() {
+                self.file_ids
                     .iter()
                     .zip(leaves)
                     .filter(|(_, l)| *l)
                     .map(|(id, _)| *id)
                     .collect()
             } else {
-                self.field_ids.clone()
+                self.file_ids.clone()
             }
         };
         self.done.push(pb::DataFragment {
@@ -426,11 +474,16 @@ impl FragmentWriter {
             if self.current.is_none() {
                 self.open_file()?;
             }
-            let Some(OpenFile { writer: w, .. }) = self.current.as_mut() else {
+            let Some(OpenFile { writer: w, blobs, .. }) = self.current.as_mut() else {
                 return Err(Error::InvalidArgument("no open data file".into()));
             };
             let room = (self.params.max_rows_per_file - w.num_rows()).min((batch.num_rows() - offset) as u64) as usize;
-            w.write_batch(&batch.slice(offset, room))?;
+            let part = batch.slice(offset, room);
+            let part = match blobs.as_mut() {
+                Some(b) => b.encode(&part, &mut |bytes| w.write_blob_payload(bytes))?,
+                None => part,
+            };
+            w.write_batch(&part)?;
             offset += room;
             self.progress.rows += room as u64;
             let full =
@@ -468,6 +521,9 @@ impl FragmentWriter {
     pub async fn abort(&mut self) {
         if let Some(open) = self.current.take() {
             let _ = std::fs::remove_file(open.local);
+            for s in open.blobs.iter().flat_map(|b| b.sidecars()) {
+                let _ = std::fs::remove_file(&s.local);
+            }
         }
         for u in std::mem::take(&mut self.uploads) {
             let _ = std::fs::remove_file(u.local);
@@ -537,7 +593,7 @@ pub struct StagedWrite {
 }
 
 /// Opens the dataset at `loc` if there is one.
-async fn open_existing(loc: &Location) -> Result<Option<Dataset>> {
+pub(crate) async fn open_existing(loc: &Location) -> Result<Option<Dataset>> {
     match Dataset::open_with(
         loc.store.clone(),
         display_root(loc),
@@ -594,6 +650,30 @@ pub async fn write_fragments_on(
         }
         _ => params,
     };
+    // At 2.2 blob v1 columns (`lance-encoding:blob`) are written as blob v2, as pylance does.
+    let v1_as_v2 = params.file_version == FileVersion::V2_2 && crate::blob_write::has_blob_v1(&data_schema);
+    let data_schema = if v1_as_v2 {
+        crate::blob_write::v1_as_v2_schema(&data_schema)
+    } else {
+        data_schema
+    };
+    // External blob URIs under a registered (non-root) base path are stored relative to it.
+    let with_bases;
+    let params = match &existing {
+        Some(ds) if ds.manifest().base_paths.iter().any(|b| !b.is_dataset_root) => {
+            let mut p = params.clone();
+            p.blob.bases = ds
+                .manifest()
+                .base_paths
+                .iter()
+                .filter(|b| !b.is_dataset_root)
+                .map(|b| (b.id, b.path.clone()))
+                .collect();
+            with_bases = p;
+            &with_bases
+        }
+        _ => params,
+    };
     let (file_schema, order, field_ids) = match (&existing, appending) {
         (Some(ds), true) => {
             let aligned = align_schema(ds.schema(), &data_schema)?;
@@ -630,6 +710,11 @@ pub async fn write_fragments_on(
             if batch.num_rows() == 0 {
                 continue;
             }
+            let batch = if v1_as_v2 {
+                crate::blob_write::v1_as_v2_batch(&batch, &data_schema)?
+            } else {
+                batch
+            };
             writer.write(&reorder_columns(&batch, order.as_deref(), &file_schema)?)?;
             writer.upload_pending().await?;
         }
@@ -757,7 +842,7 @@ fn check_fragments(
     Ok(())
 }
 
-async fn commit_fragments_on(
+pub(crate) async fn commit_fragments_on(
     loc: &Location,
     existing: Option<Dataset>,
     kind: CommitKind,
@@ -805,19 +890,7 @@ async fn commit_fragments_on(
     };
     let read_version = existing.as_ref().map(|d| d.version()).unwrap_or(0);
     let txn = new_transaction(read_version, op, params.commit_message.as_deref());
-    let opts = CommitOptions {
-        naming: if params.enable_v2_manifest_paths {
-            ManifestNaming::V2
-        } else {
-            ManifestNaming::V1
-        },
-        data_format: Some(pb::manifest::DataStorageFormat {
-            file_format: "lance".into(),
-            version,
-        }),
-        enable_stable_row_ids: params.enable_stable_row_ids,
-        ..CommitOptions::default()
-    };
+    let opts = commit_options(params, version);
     if let (Some(ds), Some(op)) = (&existing, &txn.operation) {
         crate::check_fragment_id_room(ds.manifest(), op, &display_root(loc).display().to_string())?;
     }
@@ -887,5 +960,22 @@ mod tests {
             assert!(check_file_tag(bad).is_err(), "{bad:?}");
         }
         assert!(check_file_tag("spark_0123abc").is_ok());
+    }
+}
+
+/// The commit options of a write with `params` whose data files are of format `version`.
+pub(crate) fn commit_options(params: &WriteParams, version: String) -> CommitOptions {
+    CommitOptions {
+        naming: if params.enable_v2_manifest_paths {
+            ManifestNaming::V2
+        } else {
+            ManifestNaming::V1
+        },
+        data_format: Some(pb::manifest::DataStorageFormat {
+            file_format: "lance".into(),
+            version,
+        }),
+        enable_stable_row_ids: params.enable_stable_row_ids,
+        ..CommitOptions::default()
     }
 }

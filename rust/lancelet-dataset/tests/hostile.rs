@@ -310,26 +310,57 @@ fn missing_data_files_are_an_error() {
 }
 
 #[test]
-fn data_files_under_other_base_paths_are_refused() {
+fn base_paths_are_read_never_written_and_must_be_sound() {
+    // A sound base path (absolute, no `..`) outside the root: its files are read from there
+    // and nothing operations do changes it (`run` checks that nothing outside changed).
     let case = Case::new();
     let outside = case.outside.display().to_string();
+    let base = outside.clone();
     case.commit(|m| {
         m.base_paths.push(pb::BasePath {
             id: 1,
             name: None,
             is_dataset_root: true,
-            path: outside,
+            path: base,
         });
         m.fragments[0].files[0].base_id = Some(1);
     });
-    case.run().refused_at_open("base paths");
+    let o = case.run();
+    assert!(o.open.is_ok(), "{o:#?}");
+    assert!(o.op("scan").is_ok(), "{o:#?}");
     // A base id with no base paths at all.
     let case = Case::new();
     case.commit(|m| m.fragments[0].files[0].base_id = Some(7));
-    case.run().refused_at_open("base paths");
+    case.run().refused_at_open("base path");
     let case = Case::new();
     case.commit(|m| m.fragments[0].deletion_file.as_mut().unwrap().base_id = Some(7));
-    case.run().refused_at_open("base paths");
+    case.run().refused_at_open("base path");
+    // Base paths that climb, are relative or empty, and ids used twice.
+    for bad in [format!("{outside}/../outside"), "outside".to_string(), String::new()] {
+        let case = Case::new();
+        case.commit(|m| {
+            m.base_paths.push(pb::BasePath {
+                id: 1,
+                name: None,
+                is_dataset_root: true,
+                path: bad.clone(),
+            });
+            m.fragments[0].files[0].base_id = Some(1);
+        });
+        case.run().refused_at_open("base path");
+    }
+    let case = Case::new();
+    case.commit(|m| {
+        for _ in 0..2 {
+            m.base_paths.push(pb::BasePath {
+                id: 1,
+                name: None,
+                is_dataset_root: true,
+                path: outside.clone(),
+            });
+        }
+    });
+    case.run().refused_at_open("base path");
 }
 
 // ---- deletion files ----

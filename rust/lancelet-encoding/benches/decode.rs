@@ -105,6 +105,16 @@ fn fsst(c: &mut Criterion) {
     g.bench_function("compress_english", |b| {
         b.iter(|| black_box(comp.compress_values(text.iter().map(|s| s.as_bytes()))))
     });
+    // The same values through the one-value call (one parse, no interleaving).
+    g.bench_function("compress_english_one_by_one", |b| {
+        b.iter(|| {
+            let mut out = Vec::with_capacity(raw);
+            for s in &text {
+                comp.compress_into(s.as_bytes(), &mut out);
+            }
+            black_box(out)
+        })
+    });
     g.bench_function("train_and_compress_english", |b| {
         b.iter(|| {
             let c = Compressor::train(text.iter().map(|s| s.as_bytes()));

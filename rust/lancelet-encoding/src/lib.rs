@@ -9,7 +9,7 @@
 //!
 //! Version modules hold the encodings of one file-format generation:
 //! [`v2_0`] covers the "legacy" array encodings of Lance file format 2.0, [`v2_1`] the
-//! structural encodings of formats 2.1 and 2.2 (read only).
+//! structural encodings of formats 2.1 and 2.2 (both read and written).
 
 pub mod bits;
 pub mod error;

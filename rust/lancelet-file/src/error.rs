@@ -3,8 +3,9 @@
 use arrow_schema::ArrowError;
 
 /// What can go wrong while reading or writing a Lance file.
+// Not `#[non_exhaustive]`: rust/lancelet-python maps every variant to a Python exception
+// class with an exhaustive match, so a new variant must be given its class there.
 #[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
 pub enum Error {
     /// The file's bytes are inconsistent (truncated, bad footer, offsets out of range...).
     #[error("corrupt file {path}: {message}")]

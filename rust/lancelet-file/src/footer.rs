@@ -25,6 +25,10 @@ pub enum FileVersion {
 }
 
 impl FileVersion {
+    /// The version written when none is asked for: 2.2, pylance 14's default ("stable").
+    /// The one place this default is set (datasets, `LanceFileWriter`, `stable_version()`).
+    pub const DEFAULT: FileVersion = FileVersion::V2_2;
+
     /// The `(major, minor)` pair written in the footer.
     pub fn footer_pair(self) -> (u16, u16) {
         match self {

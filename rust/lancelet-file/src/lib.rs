@@ -8,6 +8,7 @@
 //! [`io::ReadAt`] trait and reads projections, row ranges and arbitrary rows. Legacy
 //! (0.1) files are read too, through [`legacy`], behind the same reader.
 
+pub mod blob;
 pub mod error;
 pub mod footer;
 pub mod io;

@@ -1,8 +1,9 @@
-//! How the fields of a schema map onto the columns of a 2.0 file.
+//! How the fields of a schema map onto the columns of a file.
 //!
-//! A struct takes one header column and then its children's columns; a list takes
+//! At 2.0, a struct takes one header column and then its children's columns; a list takes
 //! one offsets column and then its items' columns; every other supported type is one
-//! column. Columns are numbered in that pre-order.
+//! column. Columns are numbered in that pre-order. At 2.1 and 2.2 only leaves have
+//! columns: structs and lists live in their leaves' repetition and definition levels.
 
 use std::sync::Arc;
 

@@ -1,4 +1,5 @@
-//! Reading Lance v2 (2.0) files: metadata, projections, row ranges and `take`.
+//! Reading Lance files (2.0, 2.1, 2.2; legacy 0.1 through [`crate::legacy`]): metadata,
+//! projections, row ranges and `take`.
 //!
 //! Opening a file costs one read of its tail (footer, offset tables, column metadata
 //! and usually the schema) and validates every position and row count in it, so later
@@ -1201,7 +1202,9 @@ async fn read_metadata(io: &dyn ReadAt, stats: &IoStats) -> Result<(FileMetadata
     let pschema = descriptor
         .schema
         .ok_or_else(|| Error::corrupt(&path, "the file descriptor has no schema"))?;
-    let schema = Arc::new(from_lance_fields(&pschema.fields, &pschema.metadata, &path)?);
+    let schema = from_lance_fields(&pschema.fields, &pschema.metadata, &path)?;
+    // Blob v1 columns hold (position, size) descriptors.
+    let schema = Arc::new(crate::blob::file_read_schema(&schema).unwrap_or(schema));
     let num_rows = descriptor.length;
     let (plans, ncols) = if version == FileVersion::V2_0 {
         plan_schema(&schema)?

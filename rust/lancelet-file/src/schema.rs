@@ -146,6 +146,10 @@ fn parse_simple(lt: &str) -> Option<DataType> {
     })
 }
 
+/// Field metadata key giving a field's position in the (unenforced) primary key, as
+/// pylance writes it (e.g. on the `object_id` column of a namespace's `__manifest`).
+pub const PRIMARY_KEY_POSITION_KEY: &str = "lance-schema:unenforced-primary-key:position";
+
 /// Flattens an Arrow schema into Lance fields with ids assigned in pre-order from 0.
 pub fn to_lance_fields(schema: &Schema) -> Result<Vec<pb::Field>> {
     let mut out = Vec::new();
@@ -177,7 +181,8 @@ fn push_field(f: &Field, parent_id: i32, out: &mut Vec<pb::Field>) -> Result<()>
         logical_type: logical_type(dt)?,
         nullable: f.is_nullable(),
         metadata,
-        unenforced_primary_key: false,
+        // pylance marks primary-key fields by metadata and sets the flag alongside it.
+        unenforced_primary_key: f.metadata().contains_key(PRIMARY_KEY_POSITION_KEY),
         encoding: encoding as i32,
         dictionary: None,
         extension_name: f.metadata().get(EXTENSION_NAME_KEY).cloned().unwrap_or_default(),
@@ -197,6 +202,8 @@ fn push_field(f: &Field, parent_id: i32, out: &mut Vec<pb::Field>) -> Result<()>
 /// Rebuilds an Arrow schema from Lance fields; refuses lists where a parent does not
 /// come before its children (which also rules out cycles) and unknown logical types.
 pub fn from_lance_fields(fields: &[pb::Field], metadata: &HashMap<String, bytes::Bytes>, path: &str) -> Result<Schema> {
+    let renumbered = crate::blob::adopt_descriptor_fields(fields);
+    let fields = renumbered.as_deref().unwrap_or(fields);
     let mut children: HashMap<i32, Vec<usize>> = HashMap::new();
     let mut seen: HashMap<i32, usize> = HashMap::new();
     let mut roots = Vec::new();

@@ -1,4 +1,4 @@
-//! Streaming writer of Lance v2 (2.0) files.
+//! Streaming writer of Lance files (2.0, 2.1 and 2.2).
 //!
 //! Batches are shredded into columns (see [`crate::plan`]) and buffered per column;
 //! a column's buffered data is flushed once it passes `cache_bytes_per_column`, so memory
@@ -20,8 +20,8 @@ use arrow_buffer::Buffer;
 use arrow_schema::{DataType, SchemaRef};
 use lancelet_encoding::v2_0::encode::{encode_leaf, encode_list_offsets, struct_header, EncodeOptions};
 use lancelet_encoding::v2_0::{pb as pb20, ARRAY_ENCODING_TYPE_URL, COLUMN_ENCODING_TYPE_URL};
-use lancelet_encoding::v2_1::shred::{has_nested, shred};
-use lancelet_encoding::v2_1::write::{encode_page, PageOptions};
+use lancelet_encoding::v2_1::shred::has_nested;
+use lancelet_encoding::v2_1::write::PageOptions;
 use lancelet_encoding::v2_1::PAGE_LAYOUT_TYPE_URL;
 use lancelet_encoding::EncodedPage;
 use lancelet_proto::{pbfile, pbfile2};
@@ -32,6 +32,10 @@ use crate::footer::{FileVersion, Footer};
 use crate::plan::{plan_schema, plan_schema_v21, FieldPlan};
 use crate::schema::to_lance_fields;
 use crate::stats::{supports as stats_supports, zone_stats, FileStats, ZoneStats, PAGE_STATS_KEY};
+
+mod parallel;
+
+use parallel::{encode_job, run_ordered, PageJob};
 
 /// Byte used to pad buffers to 64-byte alignment; pylance uses `'H'`, and so do we so that
 /// identical input gives byte-identical files.
@@ -49,6 +53,10 @@ pub const V21_PAGE_BYTES: u64 = 2 * 1024 * 1024;
 /// mini-block chunks or full-zip rows that hold them), so pages may be large, and each
 /// page's fixed costs (chunk metadata, FSST table, dictionary) are paid less often.
 pub const V21_FLAT_PAGE_BYTES: u64 = 8 * 1024 * 1024;
+
+/// Flushes of fewer bytes (Arrow data of all their fields) are encoded on the writer's
+/// own thread.
+const PARALLEL_MIN_BYTES: u64 = 1 << 20;
 
 /// Whether `dt` has a map at any depth.
 fn has_maps(dt: &DataType) -> bool {
@@ -79,6 +87,9 @@ pub struct WriterOptions {
     pub page_stats: bool,
     /// Rows per statistics zone (zones never span pages).
     pub stats_zone_rows: u64,
+    /// Threads that encode pages (2.1+); 0 = one per core. The file is the same whatever
+    /// the number.
+    pub threads: usize,
 }
 
 impl Default for WriterOptions {
@@ -90,6 +101,7 @@ impl Default for WriterOptions {
             encode: EncodeOptions::default(),
             page_stats: false,
             stats_zone_rows: crate::stats::DEFAULT_ZONE_ROWS,
+            threads: 0,
         }
     }
 }
@@ -155,6 +167,11 @@ pub struct FileWriter<W: Write> {
     stats_columns: Vec<bool>,
     /// 2.1+: one entry per top-level field (empty at 2.0).
     fields: Vec<FieldState>,
+    /// The schema the columns are planned and encoded with: `schema` with top-level blob
+    /// v1 fields as their `(position, size)` descriptors (see [`crate::blob`]).
+    plan_schema: SchemaRef,
+    /// Per top-level field: whether it is a blob v1 column.
+    blob_v1: Vec<bool>,
 }
 
 impl<W: Write> FileWriter<W> {
@@ -179,10 +196,12 @@ impl<W: Write> FileWriter<W> {
                 )));
             }
         }
+        let blob_v1: Vec<bool> = schema.fields().iter().map(|f| crate::blob::is_blob_v1(f)).collect();
+        let planned = crate::blob::top_level_descriptors(&schema);
         let (plans, ncols) = if v21 {
-            plan_schema_v21(&schema)?
+            plan_schema_v21(&planned)?
         } else {
-            plan_schema(&schema)?
+            plan_schema(&planned)?
         };
         let mut schema_metadata: HashMap<String, String> = schema.metadata().into();
         // A key copied from another file's schema must not point at a buffer of this one.
@@ -197,7 +216,7 @@ impl<W: Write> FileWriter<W> {
         if v21 {
             let v2_2 = opts.version == FileVersion::V2_2;
             let mut first_column = 0;
-            for f in schema.fields() {
+            for f in planned.fields() {
                 let mut leaves = Vec::new();
                 leaf_fields(f, &mut leaves);
                 fields.push(FieldState {
@@ -227,7 +246,34 @@ impl<W: Write> FileWriter<W> {
             field_ids: None,
             stats_columns,
             fields,
+            plan_schema: planned,
+            blob_v1,
         })
+    }
+
+    /// Writes the payload of a blob stored in this file (64-byte aligned, before the
+    /// pages that follow) and returns its absolute position.
+    pub fn write_blob_payload(&mut self, bytes: &[u8]) -> Result<u64> {
+        self.check_usable()?;
+        let (pos, _) = self.write_aligned(&Buffer::from_slice_ref(bytes))?;
+        Ok(pos)
+    }
+
+    /// Replaces the blob v1 columns of a checked batch with their descriptors, writing
+    /// their payloads.
+    fn blob_columns(&mut self, cols: Vec<ArrayRef>) -> Result<Vec<ArrayRef>> {
+        if !self.blob_v1.contains(&true) {
+            return Ok(cols);
+        }
+        let mut out = Vec::with_capacity(cols.len());
+        for (i, c) in cols.into_iter().enumerate() {
+            if self.blob_v1[i] {
+                out.push(crate::blob::v1_descriptors(&c, |b| self.write_blob_payload(b))?);
+            } else {
+                out.push(c);
+            }
+        }
+        Ok(out)
     }
 
     /// Records these field ids (one per Lance field, in pre-order) in the file's schema
@@ -324,13 +370,20 @@ impl<W: Write> FileWriter<W> {
     pub fn write_batch(&mut self, batch: &RecordBatch) -> Result<()> {
         self.check_usable()?;
         let cols = self.check_batch(batch)?;
+        let cols = match self.blob_columns(cols) {
+            Ok(c) => c,
+            Err(e) => {
+                self.poisoned = Some(e.to_string());
+                return Err(e);
+            }
+        };
         let res = if self.fields.is_empty() {
             let plans = std::mem::take(&mut self.plans);
             let res = plans.iter().zip(&cols).try_for_each(|(p, c)| self.push(p, c));
             self.plans = plans;
             res
         } else {
-            cols.iter().enumerate().try_for_each(|(i, c)| self.push_field(i, c))
+            self.push_fields(&cols)
         };
         if let Err(e) = res {
             self.poisoned = Some(e.to_string());
@@ -425,61 +478,105 @@ impl<W: Write> FileWriter<W> {
         Ok(())
     }
 
-    fn push_field(&mut self, i: usize, array: &ArrayRef) -> Result<()> {
-        let bytes = array.to_data().get_slice_memory_size()? as u64;
-        let state = &mut self.fields[i];
-        state.pending_bytes += bytes;
-        state.pending.push(array.clone());
-        if state.pending_bytes > self.opts.cache_bytes_per_column {
-            self.flush_field(i)?;
+    /// 2.1+: buffers one batch's columns, then flushes the fields that passed the cache
+    /// size (together, so that their pages are encoded in parallel).
+    fn push_fields(&mut self, cols: &[ArrayRef]) -> Result<()> {
+        let mut full = Vec::new();
+        for (i, array) in cols.iter().enumerate() {
+            let bytes = array.to_data().get_slice_memory_size()? as u64;
+            let state = &mut self.fields[i];
+            state.pending_bytes += bytes;
+            state.pending.push(array.clone());
+            if state.pending_bytes > self.opts.cache_bytes_per_column {
+                full.push(i);
+            }
         }
-        Ok(())
+        self.flush_fields(&full)
     }
 
-    /// 2.1+: writes the buffered rows of top-level field `i` as one page per leaf column
-    /// (several when they pass `max_page_bytes`).
-    fn flush_field(&mut self, i: usize) -> Result<()> {
-        let pending = std::mem::take(&mut self.fields[i].pending);
-        self.fields[i].pending_bytes = 0;
-        if pending.is_empty() {
-            return Ok(());
-        }
-        let array = if pending.len() == 1 {
-            pending.into_iter().next().unwrap_or_else(|| unreachable!())
-        } else {
-            let refs: Vec<&dyn Array> = pending.iter().map(|a| a.as_ref()).collect();
-            arrow_select::concat::concat(&refs)?
-        };
-        let field = self.schema.field(i).clone();
-        let first = self.fields[i].first_column;
-        let bytes = array.to_data().get_slice_memory_size()? as u64;
-        let limit = if has_lists(field.data_type()) {
-            V21_PAGE_BYTES
-        } else {
-            V21_FLAT_PAGE_BYTES
-        };
-        let page_bytes = self.opts.max_page_bytes.min(limit);
-        let parts = (bytes.div_ceil(page_bytes) as usize).clamp(1, array.len().max(1));
-        let rows = array.len().div_ceil(parts).max(1);
-        let mut start = 0;
-        while start < array.len() {
-            let len = rows.min(array.len() - start);
-            let part = array.slice(start, len);
-            self.record_zones(first, &part);
-            let leaves = shred(&field, part.as_ref()).map_err(|e| Error::from_encoding(&self.path, e))?;
-            for (k, leaf) in leaves.iter().enumerate() {
-                let opts = &self.fields[i].leaves[k];
-                let page = encode_page(leaf, opts).map_err(|e| Error::from_encoding(&self.path, e))?;
-                let encoding = direct_encoding(PAGE_LAYOUT_TYPE_URL, page.layout.encode_to_vec());
-                self.write_page_buffers(first + k, &page.buffers, page.num_rows, encoding)?;
+    /// 2.1+: writes the buffered rows of the top-level fields `which` (in that order) as
+    /// pages of one page per leaf column each (several when they pass the page size).
+    /// The pages are encoded on [`WriterOptions::threads`] threads and written in order.
+    fn flush_fields(&mut self, which: &[usize]) -> Result<()> {
+        let mut jobs = Vec::new();
+        let mut firsts = Vec::new();
+        let mut total_bytes = 0u64;
+        let step = usize::try_from(self.opts.stats_zone_rows).unwrap_or(usize::MAX);
+        for &i in which {
+            let pending = std::mem::take(&mut self.fields[i].pending);
+            self.fields[i].pending_bytes = 0;
+            if pending.is_empty() {
+                continue;
             }
-            start += len;
+            let array = if pending.len() == 1 {
+                pending.into_iter().next().unwrap_or_else(|| unreachable!())
+            } else {
+                let refs: Vec<&dyn Array> = pending.iter().map(|a| a.as_ref()).collect();
+                arrow_select::concat::concat(&refs)?
+            };
+            let field = self.plan_schema.fields()[i].clone();
+            let blob_v1 = self.blob_v1.get(i).copied().unwrap_or(false);
+            let first = self.fields[i].first_column;
+            let stats = self.stats_columns.get(first).copied().unwrap_or(false);
+            let bytes = array.to_data().get_slice_memory_size()? as u64;
+            total_bytes += bytes;
+            let limit = if has_lists(field.data_type()) {
+                V21_PAGE_BYTES
+            } else {
+                V21_FLAT_PAGE_BYTES
+            };
+            let page_bytes = self.opts.max_page_bytes.min(limit);
+            let parts = (bytes.div_ceil(page_bytes) as usize).clamp(1, array.len().max(1));
+            let rows = array.len().div_ceil(parts).max(1);
+            let mut start = 0;
+            while start < array.len() {
+                let len = rows.min(array.len() - start);
+                let zone_rows = &mut self.columns[first].zone_rows;
+                jobs.push(PageJob {
+                    field: field.clone(),
+                    rows: array.slice(start, len),
+                    leaves: self.fields[i].leaves.clone(),
+                    zones: stats.then_some((step, *zone_rows)),
+                    blob_v1,
+                });
+                if stats {
+                    *zone_rows += len as u64;
+                }
+                firsts.push(first);
+                start += len;
+            }
         }
-        Ok(())
+        // Small flushes (a few rows per field) are encoded faster than threads start.
+        let threads = if total_bytes < PARALLEL_MIN_BYTES {
+            1
+        } else {
+            parallel::threads_for(self.opts.threads, jobs.len())
+        };
+        let path = self.path.clone();
+        let mut firsts = firsts.into_iter();
+        run_ordered(
+            jobs,
+            threads,
+            |job| encode_job(job, &path),
+            |encoded| {
+                let encoded = encoded?;
+                let first = firsts.next().unwrap_or_default();
+                self.columns[first].zones.extend(encoded.zones);
+                for (k, page) in encoded.pages.into_iter().enumerate() {
+                    let encoding = direct_encoding(PAGE_LAYOUT_TYPE_URL, page.layout.encode_to_vec());
+                    self.write_page_buffers(first + k, &page.buffers, page.num_rows, encoding)?;
+                }
+                Ok(())
+            },
+        )
     }
 
     fn encode_and_write(&mut self, column: usize, array: &ArrayRef) -> Result<()> {
         self.record_zones(column, array);
+        if crate::blob::is_v1_descriptor_column(self.plan_schema.as_ref(), &self.plans, column) {
+            let page = crate::blob::v1_page_2_0(array)?;
+            return self.write_page(column, page);
+        }
         let page = encode_leaf(array, &self.opts.encode).map_err(|e| Error::from_encoding(&self.path, e))?;
         self.write_page(column, page)
     }
@@ -560,9 +657,8 @@ impl<W: Write> FileWriter<W> {
     /// the number of rows written.
     pub fn finish(mut self) -> Result<(W, u64)> {
         self.check_usable()?;
-        for i in 0..self.fields.len() {
-            self.flush_field(i)?;
-        }
+        let all: Vec<usize> = (0..self.fields.len()).collect();
+        self.flush_fields(&all)?;
         let mut order = Vec::new();
         if self.fields.is_empty() {
             for p in &self.plans {
@@ -616,8 +712,9 @@ impl<W: Write> FileWriter<W> {
             for f in &mut fields {
                 let remap = |id: i32| usize::try_from(id).ok().and_then(|i| ids.get(i)).copied().unwrap_or(id);
                 f.id = remap(f.id);
-                f.parent_id = if f.parent_id < 0 {
-                    f.parent_id
+                f.parent_id = if f.parent_id < 0 || f.id == -1 {
+                    // Fields recorded as id -1 (blob descriptor fields) have parent -1 too.
+                    -1
                 } else {
                     remap(f.parent_id)
                 };
@@ -639,9 +736,17 @@ impl<W: Write> FileWriter<W> {
         let column_meta_start = self.pos;
         let mut cmo = Vec::with_capacity(self.columns.len() * 16);
         let columns = std::mem::take(&mut self.columns);
-        for c in columns {
+        for (i, c) in columns.into_iter().enumerate() {
+            // 2.0 marks blob v1 columns in their column encoding (`Blob { inner: Values }`).
+            let column_encoding = if self.opts.version == FileVersion::V2_0
+                && crate::blob::is_v1_descriptor_column(&self.plan_schema, &self.plans, i)
+            {
+                crate::blob::blob_column_encoding()
+            } else {
+                column_values_encoding()
+            };
             let meta = pbfile2::ColumnMetadata {
-                encoding: Some(direct_encoding(COLUMN_ENCODING_TYPE_URL, column_values_encoding())),
+                encoding: Some(direct_encoding(COLUMN_ENCODING_TYPE_URL, column_encoding)),
                 pages: c.pages,
                 buffer_offsets: vec![],
                 buffer_sizes: vec![],

@@ -1,4 +1,4 @@
-//! Golden legacy (file format 0.1) files written by pylance 14.0.2 (`tests/data/legacy`,
+//! Golden legacy (file format 0.1) files written by pylance 14.0.2 (`tests/data/file/legacy`,
 //! see `generate.py` there), each next to an Arrow IPC file holding what pylance reads
 //! from it. Full reads, ranges across batches, several ranges at once, projections and
 //! `take` must all give pylance's rows; damaged copies must give errors, never panics.
@@ -20,7 +20,7 @@ use futures::executor::block_on;
 use lancelet_file::{Error, FileVersion};
 
 fn data_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/legacy")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/file/legacy")
 }
 
 fn expected(path: &Path) -> RecordBatch {

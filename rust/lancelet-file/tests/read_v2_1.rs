@@ -1,8 +1,8 @@
 //! Golden files written by pylance 14.0.2 at Lance file format 2.1 and 2.2
-//! (`tests/data/v2_1`, `tests/data/v2_2`), each next to an Arrow IPC file holding what
-//! pylance reads from it. Every read path must give the same rows: full scan, ranges
-//! with the page cache, `take`. Truncated and bit-flipped copies must give errors, never
-//! panics.
+//! (`tests/data/file/v2_1`, `.../v2_2`, written by `tests/data/file/generate_v2.py`), each
+//! next to an Arrow IPC file holding the input and what pylance reads from it. Every read
+//! path must give the same rows: full scan, ranges with the page cache, `take`. Truncated
+//! and bit-flipped copies must give errors, never panics.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -21,7 +21,9 @@ use futures::executor::block_on;
 use lancelet_file::{FileVersion, PageCache};
 
 fn data_dir(v: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(v)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/data/file")
+        .join(v)
 }
 
 fn expected(path: &Path) -> RecordBatch {

@@ -99,7 +99,7 @@ pub(crate) fn wrap(ds: Dataset) -> PyDataset {
 
 /// Imports any `__arrow_c_stream__` object as a batch reader, with Arrow's view types
 /// (polars' strings) turned into the plain types Lance stores.
-fn import_stream(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Box<dyn RecordBatchReader + Send>> {
+pub(crate) fn import_stream(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Box<dyn RecordBatchReader + Send>> {
     if !obj.hasattr("__arrow_c_stream__")? {
         return Err(errors::invalid(py, "expected an object with __arrow_c_stream__"));
     }
@@ -140,14 +140,14 @@ impl RecordBatchReader for OutsideRuntime {
 
 fn file_version(py: Python<'_>, v: Option<&str>) -> PyResult<FileVersion> {
     match v {
-        None => Ok(FileVersion::V2_2),
+        None => Ok(FileVersion::DEFAULT),
         Some(s) => FileVersion::parse(s).map_err(|e| errors::to_py(py, e)),
     }
 }
 
 /// The parameters of a write, checked.
 #[allow(clippy::too_many_arguments)]
-fn write_params(
+pub(crate) fn write_params(
     py: Python<'_>,
     mode: &str,
     max_rows_per_file: u64,
@@ -183,7 +183,7 @@ fn write_params(
 
 /// Runs a write whose input may be a Python generator: it is pulled on this thread (with
 /// the GIL released; pyarrow takes it back while producing each batch), not on a worker.
-fn pull_on_this_thread<T, F>(py: Python<'_>, fut: F) -> PyResult<T>
+pub(crate) fn pull_on_this_thread<T, F>(py: Python<'_>, fut: F) -> PyResult<T>
 where
     F: std::future::Future<Output = lancelet_dataset::Result<T>> + Send,
     T: Send,
@@ -309,17 +309,18 @@ impl PyDataset {
         version: Option<Bound<'_, PyAny>>,
         storage_options: Option<HashMap<String, String>>,
     ) -> PyResult<Self> {
+        let options = storage_options.clone().unwrap_or_default();
         let loc = location(py, &uri, storage_options)?;
         let v = version_ref(version.as_ref())?;
         let ds = block_on(py, async move { Dataset::open_at(&loc, v).await })?;
-        Ok(wrap(ds))
+        Ok(wrap(ds.with_storage_options(options)))
     }
 
     /// Writes a stream of batches as a dataset and commits it.
     #[staticmethod]
     #[pyo3(signature = (uri, data, mode="create", max_rows_per_file=1024*1024, max_bytes_per_file=90*1024*1024*1024,
         enable_v2_manifest_paths=true, data_storage_version=None, commit_message=None, progress=None,
-        storage_options=None, enable_stable_row_ids=false))]
+        storage_options=None, enable_stable_row_ids=false, blob_options=None))]
     #[allow(clippy::too_many_arguments)]
     fn write(
         py: Python<'_>,
@@ -334,6 +335,7 @@ impl PyDataset {
         progress: Option<Py<PyAny>>,
         storage_options: Option<HashMap<String, String>>,
         enable_stable_row_ids: bool,
+        blob_options: Option<(Option<u64>, bool, bool)>,
     ) -> PyResult<Self> {
         let mut params = write_params(
             py,
@@ -346,6 +348,11 @@ impl PyDataset {
             progress,
         )?;
         params.enable_stable_row_ids = enable_stable_row_ids;
+        if let Some((pack, ingest, outside)) = blob_options {
+            params.blob.pack_file_size_threshold = pack;
+            params.blob.ingest_external = ingest;
+            params.blob.allow_external_outside_bases = outside;
+        }
         let reader: Box<dyn RecordBatchReader + Send> = import_stream(py, &data)?;
         let loc = location(py, &uri, storage_options)?;
         let ds = pull_on_this_thread(py, async move { write_dataset(&loc, reader, params).await })?;
@@ -396,7 +403,11 @@ impl PyDataset {
     }
 
     /// Commits fragments written earlier as one new version: `kind` is "append" or
-    /// "overwrite" (which needs `schema` and creates the dataset if absent).
+    /// "overwrite" (which needs `schema` and creates the dataset if absent), or an explicit
+    /// intent (see `lancelet_dataset::intent`): "create" (an overwrite of an absent
+    /// dataset, which fails if another writer created it) or "create_or_append" (create
+    /// with `schema`, or append when the dataset exists); "append" with a `read_version` is
+    /// an append planned at that version.
     #[staticmethod]
     #[pyo3(signature = (uri, kind, fragments, schema=None, read_version=None, enable_v2_manifest_paths=true,
         data_storage_version=None, commit_message=None, storage_options=None))]
@@ -413,7 +424,22 @@ impl PyDataset {
         commit_message: Option<String>,
         storage_options: Option<HashMap<String, String>>,
     ) -> PyResult<Self> {
+        use lancelet_dataset::intent::CommitIntent;
+        let intent = match (kind, schema.as_ref()) {
+            ("create", Some(s)) => Some(CommitIntent::Overwrite {
+                schema: Arc::new(crate::file::import_schema(py, s)?),
+                read_version: None,
+            }),
+            ("create_or_append", Some(s)) => Some(CommitIntent::CreateOrAppend(Arc::new(crate::file::import_schema(
+                py, s,
+            )?))),
+            ("create" | "create_or_append", None) => {
+                return Err(errors::invalid(py, format!("a {kind:?} commit needs the new schema")))
+            }
+            _ => None,
+        };
         let kind = match (kind, schema) {
+            _ if intent.is_some() => CommitKind::Append,
             ("append", _) => CommitKind::Append,
             ("overwrite", Some(s)) => CommitKind::Overwrite(Arc::new(crate::file::import_schema(py, &s)?)),
             ("overwrite", None) => return Err(errors::invalid(py, "an overwrite needs the new schema")),
@@ -437,7 +463,10 @@ impl PyDataset {
         )?;
         let loc = location(py, &uri, storage_options)?;
         let ds = block_on(py, async move {
-            lancelet_dataset::write::commit_fragments(&loc, kind, fragments, read_version, &params).await
+            match intent {
+                Some(intent) => lancelet_dataset::intent::commit_with_intent(&loc, intent, fragments, &params).await,
+                None => lancelet_dataset::write::commit_fragments(&loc, kind, fragments, read_version, &params).await,
+            }
         })?;
         Ok(wrap(ds))
     }
@@ -629,9 +658,25 @@ impl PyDataset {
     }
 
     /// Deletes rows matching `predicate`: `(dataset at the new version, rows deleted)`.
-    fn delete(&self, py: Python<'_>, predicate: String) -> PyResult<(Self, u64)> {
+    /// A conflicting concurrent commit makes it run again on the newest version, up to
+    /// `conflict_retries` times and `retry_timeout` seconds.
+    #[pyo3(signature = (predicate, conflict_retries=0, retry_timeout=None))]
+    fn delete(
+        &self,
+        py: Python<'_>,
+        predicate: String,
+        conflict_retries: u32,
+        retry_timeout: Option<f64>,
+    ) -> PyResult<(Self, u64)> {
+        let policy = retry_policy(py, conflict_retries, retry_timeout)?;
         let ds = self.inner.clone();
-        let (ds, res) = block_on(py, async move { ds.delete(&predicate).await })?;
+        let (ds, res) = block_on(py, async move {
+            ds.execute_with_retry(&policy, |ds| {
+                let predicate = predicate.clone();
+                async move { ds.delete(&predicate).await }
+            })
+            .await
+        })?;
         Ok((wrap(ds), res.num_deleted_rows))
     }
 
@@ -827,10 +872,25 @@ impl PyDataset {
 
     /// Sets columns to SQL expressions in the rows matching `filter`:
     /// `(dataset at the new version, rows updated)`.
-    #[pyo3(signature = (updates, filter=None))]
-    fn update(&self, py: Python<'_>, updates: Vec<(String, String)>, filter: Option<String>) -> PyResult<(Self, u64)> {
+    /// A conflicting concurrent commit makes it run again as `delete` does.
+    #[pyo3(signature = (updates, filter=None, conflict_retries=0, retry_timeout=None))]
+    fn update(
+        &self,
+        py: Python<'_>,
+        updates: Vec<(String, String)>,
+        filter: Option<String>,
+        conflict_retries: u32,
+        retry_timeout: Option<f64>,
+    ) -> PyResult<(Self, u64)> {
+        let policy = retry_policy(py, conflict_retries, retry_timeout)?;
         let ds = self.inner.clone();
-        let (ds, res) = block_on(py, async move { ds.update(&updates, filter.as_deref()).await })?;
+        let (ds, res) = block_on(py, async move {
+            ds.execute_with_retry(&policy, |ds| {
+                let (updates, filter) = (updates.clone(), filter.clone());
+                async move { ds.update(&updates, filter.as_deref()).await }
+            })
+            .await
+        })?;
         Ok((wrap(ds), res.num_rows_updated))
     }
 
@@ -1023,4 +1083,19 @@ pub fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyDataset>()?;
     m.add_class::<PyScanStats>()?;
     Ok(())
+}
+
+/// The retry policy of a write that may conflict: `timeout` in seconds.
+fn retry_policy(py: Python<'_>, retries: u32, timeout: Option<f64>) -> PyResult<lancelet_dataset::retry::RetryPolicy> {
+    let timeout = match timeout {
+        Some(t) if !t.is_finite() || t < 0.0 => {
+            return Err(errors::invalid(
+                py,
+                format!("retry_timeout must be a non-negative duration, got {t} seconds"),
+            ))
+        }
+        Some(t) => Some(std::time::Duration::from_secs_f64(t)),
+        None => None,
+    };
+    Ok(lancelet_dataset::retry::RetryPolicy::new(retries, timeout))
 }

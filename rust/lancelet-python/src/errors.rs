@@ -72,29 +72,38 @@ impl CoreError for Error {
 impl CoreError for lancelet_dataset::Error {
     fn kind(&self) -> Kind {
         use lancelet_dataset::Error as D;
-        use lancelet_table::Error as T;
         match self {
             D::File(e) => kind_of(e),
-            D::Table(t) => match t {
-                T::Corrupt { .. } => Kind::Corrupt,
-                T::Io { .. } => Kind::Io,
-                T::NotFound { .. } => Kind::NotFound,
-                T::CommitConflict { .. } => Kind::CommitConflict,
-                T::Unsupported(_) => Kind::Unsupported,
-                _ => Kind::InvalidArgument,
-            },
+            D::Table(t) => table_kind(t),
             D::Expr { .. } | D::InvalidArgument(_) | D::Arrow(_) => Kind::InvalidArgument,
             D::SchemaMismatch(_) => Kind::SchemaMismatch,
             D::OutOfRange(_) => Kind::OutOfRange,
             D::Unsupported(_) => Kind::Unsupported,
             D::AlreadyExists(_) => Kind::AlreadyExists,
             D::NotFound(_) => Kind::NotFound,
-            _ => Kind::Internal,
         }
     }
 }
 
-/// Which exception a file-layer error becomes.
+/// Which exception a table-layer error becomes. Every variant has its arm: a new variant
+/// does not compile until it is given a class here (and a case in tests/test_error_kinds.py).
+pub fn table_kind(e: &lancelet_table::Error) -> Kind {
+    use lancelet_table::Error as T;
+    match e {
+        T::Corrupt { .. } => Kind::Corrupt,
+        T::Io { .. } => Kind::Io,
+        // A missing version is a missing thing (pylance: ValueError, or OSError from
+        // checkout_version; LanceNotFoundError is both).
+        T::NotFound { .. } | T::VersionNotFound { .. } => Kind::NotFound,
+        T::CommitConflict { .. } => Kind::CommitConflict,
+        // A tag or branch name that is taken: pylance raises ValueError, as
+        // InvalidArgumentError is (DatasetAlreadyExistsError is an OSError for datasets).
+        T::AlreadyExists(_) | T::InvalidArgument(_) => Kind::InvalidArgument,
+        T::Unsupported(_) => Kind::Unsupported,
+    }
+}
+
+/// Which exception a file-layer error becomes (every variant has its arm).
 pub fn kind_of(e: &Error) -> Kind {
     match e {
         Error::Corrupt { .. } => Kind::Corrupt,
@@ -103,8 +112,8 @@ pub fn kind_of(e: &Error) -> Kind {
         Error::SchemaMismatch(_) => Kind::SchemaMismatch,
         Error::Unsupported(_) => Kind::Unsupported,
         Error::InvalidArgument(_) => Kind::InvalidArgument,
+        // Arrow refuses what it was given (a cast that does not fit, a bad batch).
         Error::Arrow(_) => Kind::InvalidArgument,
-        _ => Kind::Internal,
     }
 }
 
@@ -152,12 +161,88 @@ mod tests {
         let cases = [
             (Error::corrupt("f", "bad"), "CorruptFileError"),
             (Error::NotFound { path: "f".into() }, "LanceNotFoundError"),
+            (
+                Error::Io {
+                    path: "f".into(),
+                    source: std::io::Error::other("disk"),
+                },
+                "LanceIOError",
+            ),
             (Error::SchemaMismatch("x".into()), "SchemaMismatchError"),
             (Error::Unsupported("x".into()), "UnsupportedFeatureError"),
             (Error::InvalidArgument("x".into()), "InvalidArgumentError"),
+            (
+                Error::Arrow(arrow_schema::ArrowError::CastError("x".into())),
+                "InvalidArgumentError",
+            ),
         ];
         for (e, name) in cases {
             assert_eq!(kind_of(&e).class_name(), name);
+        }
+    }
+
+    #[test]
+    fn every_table_error_has_a_kind() {
+        use lancelet_table::{ConflictKind, Error as T};
+        let cases = [
+            (
+                T::Corrupt {
+                    path: "m".into(),
+                    message: "bad".into(),
+                },
+                "CorruptFileError",
+            ),
+            (
+                T::Io {
+                    path: "m".into(),
+                    source: std::io::Error::other("disk"),
+                },
+                "LanceIOError",
+            ),
+            (T::NotFound { path: "m".into() }, "LanceNotFoundError"),
+            (
+                T::VersionNotFound {
+                    path: "d".into(),
+                    version: 99,
+                },
+                "LanceNotFoundError",
+            ),
+            (
+                T::CommitConflict {
+                    path: "d".into(),
+                    message: "x".into(),
+                    kind: ConflictKind::Retryable,
+                },
+                "CommitConflictError",
+            ),
+            (T::AlreadyExists("tag".into()), "InvalidArgumentError"),
+            (T::InvalidArgument("x".into()), "InvalidArgumentError"),
+            (T::Unsupported("x".into()), "UnsupportedFeatureError"),
+        ];
+        for (e, name) in cases {
+            assert_eq!(table_kind(&e).class_name(), name, "{e}");
+            assert_eq!(lancelet_dataset::Error::Table(e).kind().class_name(), name);
+        }
+    }
+
+    #[test]
+    fn every_dataset_error_has_a_kind() {
+        use lancelet_dataset::Error as D;
+        let cases = [
+            (D::File(Error::corrupt("f", "bad")), "CorruptFileError"),
+            (D::SchemaMismatch("x".into()), "SchemaMismatchError"),
+            (D::InvalidArgument("x".into()), "InvalidArgumentError"),
+            (D::OutOfRange("x".into()), "RowIndexError"),
+            (D::Unsupported("x".into()), "UnsupportedFeatureError"),
+            (D::AlreadyExists("x".into()), "DatasetAlreadyExistsError"),
+            (D::NotFound("x".into()), "LanceNotFoundError"),
+            (
+                D::Arrow(arrow_schema::ArrowError::CastError("x".into())),
+                "InvalidArgumentError",
+            ),
+        ];
+        for (e, name) in cases {
+            assert_eq!(e.kind().class_name(), name, "{e}");
         }
     }
 }

@@ -66,7 +66,7 @@ impl PyFileReader {
 
     /// The file schema.
     fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
-        schema_capsule(py, &self.inner.metadata().schema)
+        schema_capsule(py, &lancelet_file::blob::v1_bytes_schema(&self.inner.metadata().schema))
     }
 
     /// Streams rows `start..start+num_rows` (all remaining rows when `num_rows` is None).
@@ -96,7 +96,8 @@ impl PyFileReader {
             ));
         }
         let projection = self.projection(py, columns.as_deref())?;
-        let schema = projection.schema().clone();
+        // Blob v1 columns come back as their payloads, as pylance's file reader gives them.
+        let schema = lancelet_file::blob::v1_bytes_schema(projection.schema());
         let reader = self.inner.clone();
         let projection = Arc::new(projection);
         let cache = Arc::new(PageCache::default());
@@ -112,9 +113,10 @@ impl PyFileReader {
             let (reader, projection, cache) = (reader.clone(), projection.clone(), cache.clone());
             let r = range.clone();
             let handle = rt.spawn(async move {
-                reader
+                let batch = reader
                     .read_ranges_parallel(&projection, &[r], Some(cache), &spawn)
-                    .await
+                    .await?;
+                lancelet_file::blob::v1_bytes(&reader, batch).await
             });
             Ok(Pending {
                 pid: std::process::id(),
@@ -183,11 +185,14 @@ impl PyFileReader {
             idx.push(u64::try_from(i).map_err(|_| errors::invalid(py, format!("row index {i} is negative")))?);
         }
         let projection = self.projection(py, columns.as_deref())?;
-        let schema = projection.schema().clone();
+        let schema = lancelet_file::blob::v1_bytes_schema(projection.schema());
         let reader = self.inner.clone();
         let rt = py_runtime(py)?;
         let spawn = spawner(&rt);
-        let batch = block_on(py, async move { reader.take_parallel(&projection, &idx, &spawn).await })?;
+        let batch = block_on(py, async move {
+            let batch = reader.take_parallel(&projection, &idx, &spawn).await?;
+            lancelet_file::blob::v1_bytes(&reader, batch).await
+        })?;
         let mut offset = 0usize;
         let bs = usize::try_from(batch_size).unwrap_or(usize::MAX);
         let next = move || -> Option<Result<RecordBatch, ArrowError>> {
@@ -279,21 +284,24 @@ pub(crate) fn import_schema(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<
 #[pymethods]
 impl PyFileWriter {
     #[new]
-    #[pyo3(signature = (path, schema, version="2.2", max_page_bytes=None, dictionary=true, data_cache_bytes=None,
+    #[pyo3(signature = (path, schema, version=None, max_page_bytes=None, dictionary=true, data_cache_bytes=None,
         page_stats=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         path: String,
         schema: &Bound<'_, PyAny>,
-        version: &str,
+        version: Option<&str>,
         max_page_bytes: Option<u64>,
         dictionary: bool,
         data_cache_bytes: Option<u64>,
         page_stats: bool,
     ) -> PyResult<Self> {
         let schema = Arc::new(import_schema(py, schema)?);
-        let version = FileVersion::parse(version).map_err(|e| errors::to_py(py, e))?;
+        let version = match version {
+            None => FileVersion::DEFAULT,
+            Some(v) => FileVersion::parse(v).map_err(|e| errors::to_py(py, e))?,
+        };
         let mut opts = WriterOptions {
             version,
             page_stats,
@@ -418,6 +426,8 @@ fn temp_path(target: &Path) -> PathBuf {
 }
 
 pub fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // `lancelet.file.stable_version()` and the writers' default.
+    m.add("DEFAULT_FILE_VERSION", FileVersion::DEFAULT.name())?;
     m.add_class::<PyFileReader>()?;
     m.add_class::<PyFileWriter>()?;
     Ok(())

@@ -6,12 +6,15 @@
 //! C data interface without copying ([`arrow_ffi`]).
 
 mod arrow_ffi;
+mod blob;
+mod branches;
 mod condition;
 mod dataset;
 mod errors;
 mod file;
 mod fragment_meta;
 mod index;
+mod merge;
 mod runtime;
 
 use pyo3::prelude::*;
@@ -26,5 +29,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     arrow_ffi::init(m)?;
     condition::init(m)?;
     index::init(m)?;
+    branches::init(m)?;
+    blob::init(m)?;
+    merge::init(m)?;
     Ok(())
 }

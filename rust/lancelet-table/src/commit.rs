@@ -22,6 +22,7 @@ use crate::manifest::{
 use crate::naming::ManifestNaming;
 use crate::store::Store;
 use crate::versions::{list_versions, read_entry, write_latest_hint, VersionEntry};
+pub use crate::ConflictKind;
 use crate::{pb, Error, Result};
 
 use pb::transaction::Operation;
@@ -112,7 +113,8 @@ fn touched_fragments(op: &Operation) -> Option<HashSet<u64>> {
         | Operation::ReserveFragments(_)
         | Operation::UpdateConfig(_)
         | Operation::CreateIndex(_)
-        | Operation::Project(_) => Some(HashSet::new()),
+        | Operation::Project(_)
+        | Operation::UpdateBases(_) => Some(HashSet::new()),
         Operation::Delete(d) => {
             let mut s = ids(&d.updated_fragments);
             s.extend(d.deleted_fragment_ids.iter().copied());
@@ -200,6 +202,15 @@ pub fn conflict_reason(mine: &Operation, theirs: &Operation) -> Option<String> {
     let mut shared: Vec<u64> = a.intersection(&b).copied().collect();
     shared.sort_unstable();
     (!shared.is_empty()).then(|| format!("a concurrent {t} changed fragment(s) {shared:?} that this {m} also changes"))
+}
+
+/// The kind of the conflict a concurrent `theirs` causes: a whole-table replacement is not
+/// worth retrying on (the table the operation was meant for is gone).
+pub fn conflict_kind(theirs: &Operation) -> ConflictKind {
+    match theirs {
+        Operation::Overwrite(_) | Operation::Restore(_) | Operation::Clone(_) => ConflictKind::TableReplaced,
+        _ => ConflictKind::Retryable,
+    }
 }
 
 /// Conflicts that only index operations have: two builds of indices of one name (or that
@@ -324,6 +335,7 @@ fn replace_fragments(
             return Err(Error::CommitConflict {
                 path: store.root_display(),
                 message: format!("fragment {id} no longer exists"),
+                kind: ConflictKind::Retryable,
             });
         }
     }
@@ -417,6 +429,7 @@ pub async fn apply(
             m.schema_metadata = o.schema_metadata.clone();
             m.config.extend(o.config_upsert_values.clone());
             m.index_section = None;
+            crate::bases::add_bases(&mut m.base_paths, &o.initial_bases)?;
             if let Some(df) = &opts.data_format {
                 m.data_format = Some(df.clone());
             }
@@ -446,6 +459,7 @@ pub async fn apply(
                         return Err(Error::CommitConflict {
                             path: store.root_display(),
                             message: format!("fragment {} changed while it was being rewritten", old.id),
+                            kind: ConflictKind::Retryable,
                         });
                     }
                 }
@@ -490,6 +504,7 @@ pub async fn apply(
                 return Err(Error::CommitConflict {
                     path: store.root_display(),
                     message: "the fragments changed since the new columns were computed".into(),
+                    kind: ConflictKind::Retryable,
                 });
             }
             m.fragments = mg.fragments.clone();
@@ -501,6 +516,9 @@ pub async fn apply(
         }
         Operation::CreateIndex(_) => {
             // Only the index section changes (see `indices::carry_indices`).
+        }
+        Operation::UpdateBases(u) => {
+            crate::bases::add_bases(&mut m.base_paths, &u.new_bases)?;
         }
         Operation::UpdateConfig(u) => {
             m.config.extend(u.upsert_values.clone());
@@ -601,10 +619,12 @@ async fn check_since(
         .as_ref()
         .ok_or_else(|| Error::InvalidArgument("transaction has no operation".into()))?;
     for v in from + 1..=to {
-        let conflict = |message: String| Error::CommitConflict {
+        let conflict_of = |message: String, kind: ConflictKind| Error::CommitConflict {
             path: store.root_display(),
             message: format!("version {v} was committed concurrently: {message}"),
+            kind,
         };
+        let conflict = |message: String| conflict_of(message, ConflictKind::Retryable);
         let Some(entry) = entries.iter().find(|e| e.version == v) else {
             return Err(conflict("its manifest is missing".into()));
         };
@@ -620,7 +640,7 @@ async fn check_since(
             None => return Err(conflict("its operation is unknown to lancelet".into())),
             Some(op) => {
                 if let Some(reason) = conflict_reason(mine, op) {
-                    return Err(conflict(reason));
+                    return Err(conflict_of(reason, conflict_kind(op)));
                 }
             }
         }
@@ -710,11 +730,19 @@ async fn commit_attempts(
         .await?;
         check_legacy_dictionaries(&manifest, &store.root_display())?;
         let bytes = encode_manifest_file(&manifest, txn, &indices);
-        let put = store.put_if_absent(&naming.relative_path(version), bytes.into()).await;
-        if put.is_err() {
-            *manifest_may_exist = true;
-        }
-        if put? {
+        let put = match store.put_if_absent(&naming.relative_path(version), bytes.into()).await {
+            Ok(put) => put,
+            Err(e) => {
+                *manifest_may_exist = true;
+                // The put may have landed though its answer was lost: then we are done.
+                if let Ok(Some(found)) = landed_as(store, txn, version).await {
+                    write_latest_hint(store, version).await;
+                    return Ok(found);
+                }
+                return Err(e);
+            }
+        };
+        if put {
             write_latest_hint(store, version).await;
             return Ok((manifest, naming));
         }
@@ -727,10 +755,28 @@ async fn commit_attempts(
                      (the transaction {txn_path} was removed)",
                     started.elapsed().as_secs_f64()
                 ),
+                kind: ConflictKind::Retryable,
             });
         }
         tokio::time::sleep(backoff(attempt)).await;
     }
+}
+
+/// The manifest of `version` when it is the one `txn` committed (a put whose answer was
+/// lost may have landed), else `None`.
+async fn landed_as(
+    store: &dyn Store,
+    txn: &pb::Transaction,
+    version: u64,
+) -> Result<Option<(pb::Manifest, ManifestNaming)>> {
+    let entries = list_versions(store).await?;
+    let Some(entry) = entries.iter().find(|e| e.version == version) else {
+        return Ok(None);
+    };
+    let bytes = store.read(&entry.path).await?;
+    let m = decode_manifest(&bytes, &entry.path)?;
+    let theirs = read_transaction(store, &bytes, &m).await?;
+    Ok(theirs.filter(|t| t.uuid == txn.uuid).map(|_| (m, entry.naming)))
 }
 
 /// The pause before the next attempt after losing the race for a version.

@@ -11,8 +11,11 @@
 //! - [`manifest_store`]: commits arbitrated by an external manifest store (SQLite, memory)
 //!   for object stores without an atomic create.
 //! - [`tags`]: named references to versions (`_refs/tags/{name}.json`).
+//! - [`bases`] and [`branches`]: other storage roots a dataset's files live under, and
+//!   branches (`_refs/branches/`, `tree/{branch}/`).
 //! - [`rowids`]: stable row ids, per-row versions and the row id index.
 
+pub mod bases;
 pub mod branches;
 pub mod commit;
 pub mod deletion;
@@ -28,9 +31,23 @@ pub mod versions;
 
 pub use lancelet_proto::pbtable as pb;
 
+/// What kind of commit conflict a writer met, which decides whether it may try again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConflictKind {
+    /// A concurrent commit changed what this one changes (the same fragments, the same
+    /// schema, ...), or the writer lost the race too often: reading the newest version and
+    /// running the operation again may succeed.
+    Retryable,
+    /// A concurrent commit replaced the whole table (an overwrite, a restore, a clone):
+    /// running the operation again on the table that replaced the one it was meant for
+    /// would be a different operation, so it is not retried (as in pylance).
+    TableReplaced,
+}
+
 /// What can go wrong reading or writing table metadata.
+// Not `#[non_exhaustive]`: rust/lancelet-python maps every variant to a Python exception
+// class with an exhaustive match, so a new variant must be given its class there.
 #[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
 pub enum Error {
     /// A manifest or other table file is damaged.
     #[error("corrupt table file {path}: {message}")]
@@ -70,6 +87,8 @@ pub enum Error {
         path: String,
         /// What conflicted.
         message: String,
+        /// Whether running the operation again on the newest version may succeed.
+        kind: ConflictKind,
     },
     /// Creating something that exists already (a dataset, a tag).
     #[error("{0} already exists")]

@@ -121,12 +121,22 @@ pub const FLAG_TABLE_CONFIG: u64 = 8;
 pub const FLAG_BASE_PATHS: u64 = 16;
 /// Feature flag: commits do not write transaction files.
 pub const FLAG_DISABLE_TRANSACTION_FILE: u64 = 32;
+/// Feature flag: data files of different file format versions in one dataset.
+pub const FLAG_MIXED_FILE_VERSIONS: u64 = 256;
 
 /// Reader flags this build understands.
-const KNOWN_READER_FLAGS: u64 = FLAG_DELETION_FILES | FLAG_STABLE_ROW_IDS | FLAG_USE_V2_FORMAT_DEPRECATED;
+const KNOWN_READER_FLAGS: u64 = FLAG_DELETION_FILES
+    | FLAG_STABLE_ROW_IDS
+    | FLAG_USE_V2_FORMAT_DEPRECATED
+    | FLAG_BASE_PATHS
+    | FLAG_MIXED_FILE_VERSIONS;
 /// Writer flags this build maintains correctly when it commits on top of a manifest.
-const KNOWN_WRITER_FLAGS: u64 =
-    FLAG_DELETION_FILES | FLAG_STABLE_ROW_IDS | FLAG_USE_V2_FORMAT_DEPRECATED | FLAG_TABLE_CONFIG;
+const KNOWN_WRITER_FLAGS: u64 = FLAG_DELETION_FILES
+    | FLAG_STABLE_ROW_IDS
+    | FLAG_USE_V2_FORMAT_DEPRECATED
+    | FLAG_TABLE_CONFIG
+    | FLAG_BASE_PATHS
+    | FLAG_MIXED_FILE_VERSIONS;
 
 fn check_flags(flags: u64, known: u64, what: &str, path: &str) -> Result<()> {
     let unknown = flags & !known;
@@ -226,6 +236,20 @@ pub fn set_feature_flags(m: &mut pb::Manifest) {
     }
     if !m.config.is_empty() {
         writer |= FLAG_TABLE_CONFIG;
+    }
+    if !m.base_paths.is_empty() {
+        reader |= FLAG_BASE_PATHS;
+        writer |= FLAG_BASE_PATHS;
+    }
+    let mut versions = m
+        .fragments
+        .iter()
+        .flat_map(|f| f.files.iter().map(|d| (d.file_major_version, d.file_minor_version)));
+    if let Some(first) = versions.next() {
+        if versions.any(|v| v != first) {
+            reader |= FLAG_MIXED_FILE_VERSIONS;
+            writer |= FLAG_MIXED_FILE_VERSIONS;
+        }
     }
     m.reader_feature_flags = reader;
     m.writer_feature_flags = writer;

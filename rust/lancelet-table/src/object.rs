@@ -464,7 +464,8 @@ pub struct Location {
 /// (`sqlite:/path/to/file.db` or `memory`) routes commits through an external manifest store,
 /// for S3-compatible stores without conditional put (`aws_conditional_put=disabled`).
 pub fn open_uri(uri: &str, options: &HashMap<String, String>) -> Result<Location> {
-    let mut options = options.clone();
+    // `base_{id}.{key}` options configure the dataset's other base paths, not its root.
+    let mut options = crate::bases::own_options(options);
     let manifest_store = options
         .keys()
         .find(|k| k.eq_ignore_ascii_case(MANIFEST_STORE_OPTION))

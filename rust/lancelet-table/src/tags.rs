@@ -85,16 +85,29 @@ fn rfc3339_now() -> String {
     )
 }
 
-async fn manifest_size(store: &dyn Store, version: u64) -> Result<u64> {
-    let entry = list_versions(store)
-        .await?
-        .into_iter()
-        .find(|e| e.version == version)
-        .ok_or_else(|| Error::VersionNotFound {
-            path: store.root_display(),
-            version,
-        })?;
-    Ok(store.read(&entry.path).await?.len() as u64)
+async fn manifest_size(store: &dyn Store, branch: Option<&str>, version: u64) -> Result<u64> {
+    let Some(b) = branch.filter(|b| !crate::branches::is_main(Some(b))) else {
+        let entry = list_versions(store)
+            .await?
+            .into_iter()
+            .find(|e| e.version == version)
+            .ok_or_else(|| Error::VersionNotFound {
+                path: store.root_display(),
+                version,
+            })?;
+        return Ok(store.read(&entry.path).await?.len() as u64);
+    };
+    crate::branches::check_branch_name(b)?;
+    let dir = format!("{}/{b}/{}", crate::branches::TREE_DIR, crate::naming::VERSIONS_DIR);
+    for name in store.list(&dir).await? {
+        if crate::naming::ManifestNaming::parse(&name).is_some_and(|(v, _)| v == version) {
+            return Ok(store.read(&format!("{dir}/{name}")).await?.len() as u64);
+        }
+    }
+    Err(Error::VersionNotFound {
+        path: format!("{}/{}/{b}", store.root_display(), crate::branches::TREE_DIR),
+        version,
+    })
 }
 
 fn parse_tag(name: &str, bytes: &[u8], path: &str) -> Result<Tag> {
@@ -117,15 +130,17 @@ fn parse_tag(name: &str, bytes: &[u8], path: &str) -> Result<Tag> {
 async fn write_tag(
     store: &dyn Store,
     name: &str,
+    branch: Option<&str>,
     version: u64,
     created_at: Option<String>,
     create: bool,
 ) -> Result<()> {
     check_tag_name(name)?;
-    let size = manifest_size(store, version).await?;
+    let size = manifest_size(store, branch, version).await?;
     let now = rfc3339_now();
+    let branch = branch.filter(|b| !crate::branches::is_main(Some(b)));
     let body = json!({
-        "branch": Value::Null,
+        "branch": branch,
         "version": version,
         "createdAt": created_at.unwrap_or_else(|| now.clone()),
         "updatedAt": now,
@@ -146,7 +161,27 @@ async fn write_tag(
 
 /// Creates tag `name` pointing at `version`; fails if the tag exists or the version does not.
 pub async fn create_tag(store: &dyn Store, name: &str, version: u64) -> Result<()> {
-    write_tag(store, name, version, None, true).await
+    write_tag(store, name, None, version, None, true).await
+}
+
+/// Creates tag `name` pointing at `version` of `branch` (main when `None`); `store` is the
+/// dataset root, where every tag lives.
+pub async fn create_tag_on(store: &dyn Store, name: &str, branch: Option<&str>, version: u64) -> Result<()> {
+    write_tag(store, name, branch, version, None, true).await
+}
+
+/// Moves existing tag `name` to `version` of `branch` (main when `None`).
+pub async fn update_tag_on(store: &dyn Store, name: &str, branch: Option<&str>, version: u64) -> Result<()> {
+    check_tag_name(name)?;
+    let path = tag_path(name);
+    let old = store.read(&path).await.map_err(|e| match e {
+        Error::NotFound { .. } => Error::InvalidArgument(format!("tag {name:?} does not exist")),
+        e => e,
+    })?;
+    let created = serde_json::from_slice::<Value>(&old)
+        .ok()
+        .and_then(|v| v.get("createdAt").and_then(Value::as_str).map(str::to_string));
+    write_tag(store, name, branch, version, created, false).await
 }
 
 /// Moves existing tag `name` to `version`.
@@ -160,7 +195,7 @@ pub async fn update_tag(store: &dyn Store, name: &str, version: u64) -> Result<(
     let created = serde_json::from_slice::<Value>(&old)
         .ok()
         .and_then(|v| v.get("createdAt").and_then(Value::as_str).map(str::to_string));
-    write_tag(store, name, version, created, false).await
+    write_tag(store, name, None, version, created, false).await
 }
 
 /// Deletes tag `name`; fails if it does not exist.

@@ -1,6 +1,6 @@
 //! Builds indexes with our writer, reads them back with our reader and checks search
 //! against brute force. With `LANCELET_VECTOR_EXPORT=<dir>` the files, the details bytes
-//! and our answers are also written to `<dir>/<case>/` for tests/data/check_pylance_reads_ours.py.
+//! and our answers are also written to `<dir>/<case>/` for tests/data/vector/check_pylance_reads_ours.py.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -16,7 +16,8 @@ use serde_json::json;
 const DIM: usize = 16;
 
 fn vectors() -> Vec<f32> {
-    let bytes = std::fs::read(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/vectors.f32")).unwrap();
+    let bytes =
+        std::fs::read(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/vector/vectors.f32")).unwrap();
     bytes
         .chunks_exact(4)
         .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))

@@ -380,32 +380,59 @@ const MAX_OUT_BYTES: usize = 1 << 30;
 /// Packs one block of 1024 `w`-bit values at bit width `b` (the inverse of
 /// [`unpack_block`]); bits of a value above `b` are dropped. Returns `b * 128` bytes.
 pub fn pack_block(values: &[u64; BLOCK], w: usize, b: usize) -> Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(packed_block_bytes(b));
+    pack_block_into(values, w, b, &mut out)?;
+    Ok(out)
+}
+
+/// [`pack_block`] appending its `b * 128` bytes to `out`.
+pub fn pack_block_into(values: &[u64; BLOCK], w: usize, b: usize, out: &mut Vec<u8>) -> Result<()> {
     if !matches!(w, 8 | 16 | 32 | 64) || b > w {
         return Err(Error::InvalidInput(format!("packing {w}-bit values at width {b}")));
     }
-    let lanes = BLOCK / w;
-    let mut words = vec![0u64; b * lanes];
     if b == 0 {
-        return Ok(Vec::new());
+        return Ok(());
     }
+    let start = out.len();
+    out.resize(start + packed_block_bytes(b), 0);
+    let dst = &mut out[start..];
+    match w {
+        8 => pack_lanes::<8>(values, b, dst),
+        16 => pack_lanes::<16>(values, b, dst),
+        32 => pack_lanes::<32>(values, b, dst),
+        _ => pack_lanes::<64>(values, b, dst),
+    }
+    Ok(())
+}
+
+/// Packs each lane's `W` values (rows in transposed order) into `b` words of `W` bits,
+/// word `k` of lane `l` going to word slot `k * lanes + l` of `dst`.
+#[inline(always)]
+fn pack_lanes<const W: usize>(values: &[u64; BLOCK], b: usize, dst: &mut [u8]) {
+    let lanes = BLOCK / W;
+    let nb = W / 8;
     let mask = if b == 64 { u64::MAX } else { (1u64 << b) - 1 };
     for lane in 0..lanes {
-        for row in 0..w {
-            let v = values[position(row, lane)] & mask;
-            let start = row * b;
-            let (k, off) = (start / w, start % w);
-            words[k * lanes + lane] |= v << off;
-            if off + b > w {
-                words[(k + 1) * lanes + lane] |= v >> (w - off);
+        let mut acc = 0u64;
+        let mut off = 0usize;
+        let mut k = 0usize;
+        for group in ORDER.iter().take(W / 8) {
+            let base = group * 16 + lane;
+            for r in 0..8 {
+                let v = values[base + r * 128] & mask;
+                acc |= v << off;
+                off += b;
+                if off >= W {
+                    let at = (k * lanes + lane) * nb;
+                    dst[at..at + nb].copy_from_slice(&acc.to_le_bytes()[..nb]);
+                    k += 1;
+                    off -= W;
+                    // The bits of `v` that did not fit start the next word.
+                    acc = if off == 0 { 0 } else { v >> (b - off) };
+                }
             }
         }
     }
-    let wmask = if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
-    let mut out = Vec::with_capacity(b * lanes * w / 8);
-    for x in words {
-        push_uint(&mut out, x & wmask, w / 8);
-    }
-    Ok(out)
 }
 
 #[cfg(test)]

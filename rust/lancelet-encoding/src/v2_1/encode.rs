@@ -20,7 +20,7 @@
 //! [`compress_levels`] does the same for repetition / definition levels, which follow the
 //! value chunks. Byte formats are those pylance 14 writes (see the facts notes).
 
-use std::collections::HashMap;
+use super::hashing::{fast_map, FastMap};
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef};
@@ -29,9 +29,13 @@ use arrow_schema::DataType;
 use lancelet_proto::pb21::{self, compressive_encoding::Compression as C, CompressionScheme};
 use prost::Message;
 
-use super::bitpack::{pack_block, packed_block_bytes, push_uint, BLOCK};
+use super::bitpack::{pack_block, pack_block_into, packed_block_bytes, push_uint, BLOCK};
 use super::fsst::Compressor;
 use crate::{Error, Result};
+
+mod strategy;
+
+pub use strategy::compress_mini_block;
 
 /// Most bytes the value buffers of one chunk may take, counting 4 header bytes per
 /// buffer and each buffer padded to 8 (pylance: "a miniblock chunk is limited to 8186
@@ -477,7 +481,7 @@ fn inline(width: usize, data: &[u8], len: usize) -> Result<MiniBlockValues> {
         }
         let mut buf = Vec::with_capacity(width + packed_block_bytes(bits));
         push_uint(&mut buf, bits as u64, width);
-        buf.extend(pack_block(&block, w, bits)?);
+        pack_block_into(&block, w, bits, &mut buf)?;
         chunks.push(Chunk {
             num_values: b - a,
             buffers: vec![buf],
@@ -571,21 +575,25 @@ fn var_chunk_size(offsets: &[u64], a: usize, b: usize, ow: usize) -> usize {
 fn var_chunk(offsets: &[u64], data: &[u8], a: usize, b: usize, ow: usize) -> Vec<u8> {
     let size = var_chunk_size(offsets, a, b, ow);
     let mut buf = Vec::with_capacity(size);
-    let base = ((b - a + 1) * ow) as u64 - offsets[a];
+    // Position of value `i` = header size + offsets[i] - offsets[a]: `base` may be
+    // "negative" (offsets[a] past the header), hence wrapping arithmetic, exact mod 2^64.
+    let base = ((b - a + 1) * ow) as u64;
+    let base = base.wrapping_sub(offsets[a]);
     for o in &offsets[a..=b] {
-        push_uint(&mut buf, o + base, ow);
+        push_uint(&mut buf, o.wrapping_add(base), ow);
     }
     buf.extend_from_slice(&data[offsets[a] as usize..offsets[b] as usize]);
     buf.resize(size, VAR_PAD);
     buf
 }
 
-/// `Variable` chunks: power-of-two counts grown while the buffer stays within
-/// [`VAR_CHUNK_TARGET`] (a single value may take up to the chunk limit).
-fn var_chunks(offsets: &[u64], data: &[u8], large: bool) -> Result<Vec<Chunk>> {
+/// Value ranges `[a, b)` of the `Variable` chunks: power-of-two counts grown while the
+/// buffer stays within [`VAR_CHUNK_TARGET`] (a single value may take up to the chunk
+/// limit).
+fn var_plan(offsets: &[u64], large: bool) -> Result<Vec<(usize, usize)>> {
     let ow = if large { 8 } else { 4 };
     let len = offsets.len() - 1;
-    let mut chunks = Vec::new();
+    let mut plan = Vec::with_capacity(len / 32 + 1);
     let mut a = 0;
     while a < len {
         if !fits(&[var_chunk_size(offsets, a, a + 1, ow)]) {
@@ -604,13 +612,22 @@ fn var_chunks(offsets: &[u64], data: &[u8], large: bool) -> Result<Vec<Chunk>> {
             n *= 2;
         }
         let b = (a + n).min(len);
-        chunks.push(Chunk {
-            num_values: b - a,
-            buffers: vec![var_chunk(offsets, data, a, b, ow)],
-        });
+        plan.push((a, b));
         a = b;
     }
-    Ok(chunks)
+    Ok(plan)
+}
+
+/// `Variable` chunks (see [`var_plan`]).
+fn var_chunks(offsets: &[u64], data: &[u8], large: bool) -> Result<Vec<Chunk>> {
+    let ow = if large { 8 } else { 4 };
+    Ok(var_plan(offsets, large)?
+        .into_iter()
+        .map(|(a, b)| Chunk {
+            num_values: b - a,
+            buffers: vec![var_chunk(offsets, data, a, b, ow)],
+        })
+        .collect())
 }
 
 fn variable(offsets: &[u64], data: &[u8], large: bool) -> Result<MiniBlockValues> {
@@ -726,7 +743,7 @@ fn compress_buffer(scheme: CompressionScheme, level: Option<i32>, buf: &[u8]) ->
 /// The distinct values (in order of first appearance) and each value's index, or `None`
 /// when there are more than `max_items` distinct values.
 fn distinct<'a>(values: impl Iterator<Item = &'a [u8]>, max_items: usize) -> Option<(Vec<&'a [u8]>, Vec<u8>)> {
-    let mut map: HashMap<&[u8], u32> = HashMap::new();
+    let mut map: FastMap<&[u8], u32> = fast_map(max_items.min(256));
     let mut items = Vec::new();
     let mut indices = Vec::new();
     for v in values {
@@ -887,116 +904,6 @@ fn hint(opts: &EncodeOptions) -> Result<Hint> {
     }
 }
 
-/// Keeps the smaller of `best` and `cand` (ties keep `best`, the simpler one).
-fn keep_smaller(best: MiniBlockValues, cand: MiniBlockValues) -> MiniBlockValues {
-    if cand.encoded_size() < best.encoded_size() {
-        cand
-    } else {
-        best
-    }
-}
-
-/// Compresses `values` (an Arrow array of a leaf type, may contain nulls whose slots hold
-/// arbitrary data) for mini-block chunks.
-///
-/// Validity is not stored here (the caller writes it as definition levels): null slots
-/// are encoded with whatever payload they hold. Every chunk's value buffers, each with a
-/// 4-byte header and padded to 8 bytes, fit [`MAX_CHUNK_BYTES`]; a value too wide for
-/// that is an [`Error::Unsupported`] (such pages belong in full-zip). Among the applicable
-/// encodings the one with the fewest bytes wins (ties go to the simpler). Field metadata
-/// in `opts` can force General compression (`zstd` / `lz4`), FSST (`fsst`) or plain
-/// values (`none`).
-pub fn compress_mini_block(values: &dyn Array, opts: &EncodeOptions) -> Result<MiniBlockValues> {
-    if let DataType::Dictionary(..) = values.data_type() {
-        let dict = values.as_any_dictionary();
-        let plain: ArrayRef = arrow_select::take::take(dict.values().as_ref(), dict.keys(), None)?;
-        return compress_mini_block(plain.as_ref(), opts);
-    }
-    let hint = hint(opts)?;
-    let data = values.to_data();
-    let page = extract(values, &data)?;
-    let len = page.len();
-    if len == 0 {
-        let nbufs = match &page {
-            Page::Fsl { validity: Some(_), .. } => 2,
-            _ => 1,
-        };
-        let mut m = plain(&page)?;
-        m.chunks = vec![Chunk {
-            num_values: 0,
-            buffers: vec![Vec::new(); nbufs],
-        }];
-        return Ok(m);
-    }
-    if let Hint::General(scheme) = hint {
-        let level = opts.compression_level;
-        let base = plain(&page)?;
-        let mut best = general(base.clone(), scheme, level)?;
-        // Multi-byte fixed values are also tried byte-stream-split (as pylance does).
-        if let Page::Fixed {
-            width: w @ (2 | 4 | 8), ..
-        } = &page
-        {
-            best = keep_smaller(best, general(byte_stream_split(base, *w), scheme, level)?);
-        }
-        return Ok(best);
-    }
-    // An Arrow dictionary column is always a dictionary page: pylance reads it no other way.
-    if opts.dictionary_index_bytes.is_some() {
-        if let Some(d) = dictionary_with(&page, opts.v2_2, opts.dictionary_index_bytes, false)? {
-            return Ok(d);
-        }
-        return Err(Error::Unsupported(
-            "a dictionary column whose distinct values do not fit its key type".into(),
-        ));
-    }
-    let mut best = plain(&page)?;
-    if hint == Hint::None {
-        return Ok(best);
-    }
-    let dict_ok = !opts.no_dictionary && len >= DICT_MIN_VALUES;
-    match &page {
-        Page::Fixed { width, data, len } => {
-            let width = *width;
-            let plain_size = best.encoded_size();
-            if matches!(width, 1 | 2 | 4 | 8) && inline_size(width, data) < plain_size {
-                best = keep_smaller(best, inline(width, data, *len)?);
-            }
-            // pylance reads RLE of 1-, 2-, 4- and 8-byte values only.
-            let runs = count_runs(width, data);
-            if matches!(width, 1 | 2 | 4 | 8) && runs * (width + 1) < best.encoded_size() {
-                best = keep_smaller(best, rle(width, data, *len)?);
-            }
-            if dict_ok && opts.v2_2 {
-                if let Some(d) = dictionary(&page, true, opts.dictionary_index_bytes)? {
-                    if (d.encoded_size() as f64) < DICT_MAX_RATIO * plain_size as f64 {
-                        best = keep_smaller(best, d);
-                    }
-                }
-            }
-        }
-        Page::Var { offsets, data, large } => {
-            let plain_size = best.encoded_size();
-            let max_len = offsets.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0) as usize;
-            if hint == Hint::Fsst {
-                return fsst(offsets, data, *large);
-            }
-            if dict_ok {
-                if let Some(d) = dictionary(&page, opts.v2_2, opts.dictionary_index_bytes)? {
-                    if (d.encoded_size() as f64) < DICT_MAX_RATIO * plain_size as f64 {
-                        best = keep_smaller(best, d);
-                    }
-                }
-            }
-            if data.len() >= FSST_MIN_BYTES && max_len >= FSST_MIN_MAX_LEN {
-                best = keep_smaller(best, fsst(offsets, data, *large)?);
-            }
-        }
-        Page::Bool { .. } | Page::Fsl { .. } => {}
-    }
-    Ok(best)
-}
-
 /// The plain encoding of a page: Flat, Variable or FixedSizeList{Flat}.
 fn plain(page: &Page) -> Result<MiniBlockValues> {
     match page {
@@ -1102,6 +1009,23 @@ pub fn compress_levels(levels: &[u16], chunk_levels: &[usize]) -> Result<(pb21::
     Ok(best)
 }
 
+/// A short name of the outermost compression of `e` (`"flat"`, `"fsst"`, `"rle"`, ...),
+/// for tests and size reports.
+pub fn variant_name(e: &pb21::CompressiveEncoding) -> &'static str {
+    match e.compression.as_ref() {
+        Some(C::Flat(_)) => "flat",
+        Some(C::Variable(_)) => "variable",
+        Some(C::InlineBitpacking(_)) => "inline",
+        Some(C::OutOfLineBitpacking(_)) => "ool",
+        Some(C::Fsst(_)) => "fsst",
+        Some(C::Rle(_)) => "rle",
+        Some(C::General(_)) => "general",
+        Some(C::FixedSizeList(_)) => "fsl",
+        Some(C::ByteStreamSplit(_)) => "bss",
+        _ => "other",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
@@ -1117,20 +1041,7 @@ mod tests {
     use arrow_schema::Field;
     use proptest::prelude::*;
 
-    fn variant_name(e: &pb21::CompressiveEncoding) -> &'static str {
-        match e.compression.as_ref() {
-            Some(C::Flat(_)) => "flat",
-            Some(C::Variable(_)) => "variable",
-            Some(C::InlineBitpacking(_)) => "inline",
-            Some(C::OutOfLineBitpacking(_)) => "ool",
-            Some(C::Fsst(_)) => "fsst",
-            Some(C::Rle(_)) => "rle",
-            Some(C::General(_)) => "general",
-            Some(C::FixedSizeList(_)) => "fsl",
-            Some(C::ByteStreamSplit(_)) => "bss",
-            _ => "other",
-        }
-    }
+    use super::variant_name;
 
     /// Name of the encoding picked (`dict` for dictionaries).
     fn picked(m: &MiniBlockValues) -> &'static str {
@@ -1542,59 +1453,5 @@ mod tests {
         };
         assert!(compress_mini_block(&Int32Array::from(vec![1]), &bad).is_err());
         assert!(compress_levels(&[1, 2], &[3]).is_err());
-    }
-
-    #[test]
-    #[allow(clippy::print_stdout)]
-    fn sample_sizes() {
-        // Printed with --nocapture for the report.
-        let mut x = 7u64;
-        let mut rnd = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
-        let cases: Vec<(&str, ArrayRef)> = vec![
-            ("i32 sorted 10k", Arc::new(Int32Array::from_iter_values(0..10_000))),
-            (
-                "i64 random 10k",
-                Arc::new(Int64Array::from_iter_values((0..10_000).map(|_| rnd() as i64))),
-            ),
-            (
-                "i32 0..999 10k",
-                Arc::new(Int32Array::from_iter_values((0..10_000).map(|_| (rnd() % 1000) as i32))),
-            ),
-            (
-                "str 3 distinct 1000",
-                Arc::new(StringArray::from_iter_values(
-                    (0..1000).map(|i| ["red", "green", "blue"][i % 3]),
-                )),
-            ),
-            (
-                "str distinct 3000",
-                Arc::new(StringArray::from_iter_values(
-                    (0..3000).map(|i| format!("row {i} alpha beta gamma")),
-                )),
-            ),
-        ];
-        for (name, a) in cases {
-            for v2_2 in [false, true] {
-                let m = compress_mini_block(
-                    a.as_ref(),
-                    &EncodeOptions {
-                        v2_2,
-                        ..Default::default()
-                    },
-                )
-                .unwrap();
-                let raw = a.to_data().buffers().iter().map(|b| b.len()).sum::<usize>();
-                println!(
-                    "{name} v2_2={v2_2}: {} {} bytes (arrow {raw})",
-                    picked(&m),
-                    m.encoded_size()
-                );
-            }
-        }
     }
 }

@@ -5,8 +5,7 @@
 //! per symbol (zero padded), then one length byte per symbol. Compressed bytes are codes:
 //! code 255 escapes the following literal byte, any other code `c` stands for symbol `c`.
 
-use std::collections::HashMap;
-
+use super::hashing::{fast_map, FastMap};
 use crate::{corrupt, Result};
 
 const MAGIC: u64 = 0x4653_5354;
@@ -215,13 +214,36 @@ fn max_output(n: usize) -> usize {
 #[derive(Debug, Clone)]
 pub struct Compressor {
     syms: Vec<Sym>,
-    /// By hash of the first three bytes: (symbol word, length, code); length 0 = empty.
-    long: Box<[(u64, u8, u8); LONG_SLOTS]>,
-    /// By the next two bytes (little endian): code and length of the best 1- or 2-byte
-    /// symbol, or length 0 when the first byte must be escaped.
-    short: Box<[(u8, u8); 1 << 16]>,
+    /// By hash of the first three bytes: the symbol there (see [`Long`]).
+    long: Box<[Long; LONG_SLOTS]>,
+    /// By the next two bytes (little endian): the step of the best 1- or 2-byte symbol,
+    /// or of escaping the first byte (see [`step_info`]).
+    short: Box<[u32; 1 << 16]>,
     /// By byte: code and length (1) of its single-byte symbol, length 0 if none.
     byte: [(u8, u8); 256],
+}
+
+/// A slot of the long-symbol table: input words `w` with `w & mask == word` start with
+/// the symbol; `info` is its step (see [`step_info`]). An empty slot has mask 0 and a
+/// word no masked input equals.
+#[derive(Debug, Clone, Copy)]
+struct Long {
+    word: u64,
+    mask: u64,
+    info: u32,
+}
+
+const EMPTY_LONG: Long = Long {
+    word: u64::MAX,
+    mask: 0,
+    info: 0,
+};
+
+/// One greedy step packed in a word: the (up to) two output bytes in bits 0..16, input
+/// bytes consumed in bits 16..20, output bytes produced in bits 20..22.
+#[inline(always)]
+const fn step_info(out: u16, used: u32, produced: u32) -> u32 {
+    out as u32 | (used << 16) | (produced << 20)
 }
 
 /// A symbol: up to 8 bytes held in a little-endian word.
@@ -279,19 +301,6 @@ fn word_at(s: &[u8], i: usize) -> u64 {
     }
 }
 
-/// `MASKS[l]` keeps the low `l` bytes of a word.
-const MASKS: [u64; 9] = [
-    0,
-    0xFF,
-    0xFFFF,
-    0xFF_FFFF,
-    0xFFFF_FFFF,
-    0xFF_FFFF_FFFF,
-    0xFFFF_FFFF_FFFF,
-    0xFF_FFFF_FFFF_FFFF,
-    u64::MAX,
-];
-
 #[inline(always)]
 fn mask(len: u8) -> u64 {
     if len >= 8 {
@@ -314,8 +323,7 @@ impl Compressor {
     /// [`MAX_SYMBOLS`] of them: a long symbol whose hash slot is taken is skipped and the
     /// next candidate gets its code, so the table still fills up.
     fn build(syms: Vec<Sym>) -> Self {
-        // An empty slot holds a word no masked input equals (its mask is 0).
-        let mut long = Box::new([(u64::MAX, 0u8, 0u8); LONG_SLOTS]);
+        let mut long = Box::new([EMPTY_LONG; LONG_SLOTS]);
         let mut kept = Vec::with_capacity(MAX_SYMBOLS);
         for s in syms {
             if kept.len() == MAX_SYMBOLS {
@@ -323,36 +331,41 @@ impl Compressor {
             }
             if s.len >= 3 {
                 let slot = &mut long[long_slot(s.word)];
-                if slot.1 != 0 {
+                if slot.mask != 0 {
                     continue;
                 }
-                *slot = (s.word, s.len, kept.len() as u8);
+                *slot = Long {
+                    word: s.word,
+                    mask: mask(s.len),
+                    info: step_info(kept.len() as u16, u32::from(s.len), 1),
+                };
             }
             kept.push(s);
         }
-        let mut single = [None::<u8>; 256];
-        let mut pairs: HashMap<u16, u8> = HashMap::new();
-        for (c, s) in kept.iter().enumerate() {
-            match s.len {
-                1 => single[(s.word & 0xFF) as usize] = Some(c as u8),
-                2 => {
-                    pairs.insert(s.word as u16, c as u8);
-                }
-                _ => {}
-            }
-        }
         let mut byte = [(0u8, 0u8); 256];
-        for (e, c) in byte.iter_mut().zip(single) {
-            if let Some(c) = c {
-                *e = (c, 1);
+        for (c, s) in kept.iter().enumerate() {
+            if s.len == 1 {
+                byte[(s.word & 0xFF) as usize] = (c as u8, 1);
             }
         }
-        let mut short = Box::new([(0u8, 0u8); 1 << 16]);
-        for (k, e) in short.iter_mut().enumerate() {
-            *e = match pairs.get(&(k as u16)) {
-                Some(c) => (*c, 2),
-                None => byte[k & 0xFF],
-            };
+        // Every two-byte key starts as its first byte's step (its symbol, or its escape);
+        // two-byte symbols then take their own keys.
+        let first: Vec<u32> = byte
+            .iter()
+            .enumerate()
+            .map(|(b, &(c, len))| match len {
+                0 => step_info(u16::from(ESCAPE) | ((b as u16) << 8), 1, 2),
+                _ => step_info(u16::from(c), 1, 1),
+            })
+            .collect();
+        let mut short = Box::new([0u32; 1 << 16]);
+        for row in short.chunks_exact_mut(256) {
+            row.copy_from_slice(&first);
+        }
+        for (c, s) in kept.iter().enumerate() {
+            if s.len == 2 {
+                short[(s.word & 0xFFFF) as usize] = step_info(c as u16, 2, 1);
+            }
         }
         Self {
             syms: kept,
@@ -371,20 +384,21 @@ impl Compressor {
     /// The greedy step on `w`, the next `rest` (≥ 1) input bytes zero padded to a word.
     #[inline(always)]
     fn step_word(&self, w: u64, rest: usize) -> Step {
-        let (sym, len, code) = self.long[long_slot(w)];
-        if len != 0 && usize::from(len) <= rest && w & mask(len) == sym {
-            return Step::Code(code, usize::from(len));
+        let l = self.long[long_slot(w)];
+        let len = ((l.info >> 16) & 15) as usize;
+        if l.mask != 0 && len <= rest && w & l.mask == l.word {
+            return Step::Code(l.info as u8, len);
         }
-        let (code, len) = self.short[(w & 0xFFFF) as usize];
-        match len {
-            2 if rest >= 2 => Step::Code(code, 2),
-            0 => Step::Escape,
+        let info = self.short[(w & 0xFFFF) as usize];
+        match ((info >> 16) & 15, info >> 20) {
+            (_, 2) => Step::Escape,
+            (2, _) if rest >= 2 => Step::Code(info as u8, 2),
             // A two-byte hit at the last byte: fall back to that byte's own symbol.
-            2 => match self.byte[(w & 0xFF) as usize] {
+            (2, _) => match self.byte[(w & 0xFF) as usize] {
                 (c, 1) => Step::Code(c, 1),
                 _ => Step::Escape,
             },
-            _ => Step::Code(code, 1),
+            _ => Step::Code(info as u8, 1),
         }
     }
 
@@ -430,7 +444,7 @@ impl Compressor {
                     table.syms[code - 256]
                 }
             };
-            let mut gains: HashMap<Sym, u64> = HashMap::new();
+            let mut gains: FastMap<Sym, u64> = fast_map(4096);
             let live: Vec<usize> = (0..256 + table.syms.len()).filter(|c| single[*c] > 0).collect();
             for &a in &live {
                 let sa = sym_of(a);
@@ -456,10 +470,18 @@ impl Compressor {
                 }
             }
             let mut ranked: Vec<(Sym, u64)> = gains.into_iter().collect();
-            ranked.sort_unstable_by(|x, y| y.1.cmp(&x.1).then(x.0.word.cmp(&y.0.word)).then(x.0.len.cmp(&y.0.len)));
+            let order = |x: &(Sym, u64), y: &(Sym, u64)| {
+                y.1.cmp(&x.1).then(x.0.word.cmp(&y.0.word)).then(x.0.len.cmp(&y.0.len))
+            };
             // Candidates past the table size stand in for long symbols whose hash slot
-            // an earlier one takes.
-            ranked.truncate(8 * MAX_SYMBOLS);
+            // an earlier one takes. (The order is total, so selecting the best before
+            // sorting them keeps the same list.)
+            let keep = 8 * MAX_SYMBOLS;
+            if ranked.len() > keep {
+                ranked.select_nth_unstable_by(keep, order);
+                ranked.truncate(keep);
+            }
+            ranked.sort_unstable_by(order);
             table = Self::build(ranked.into_iter().map(|(s, _)| s).collect());
         }
         table
@@ -494,29 +516,126 @@ impl Compressor {
         let dst = out.spare_capacity_mut().as_mut_ptr().cast::<u8>();
         let mut at = 0usize;
         let mut i = 0usize;
-        while let Some(chunk) = input.get(i..i + 8) {
-            let w = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
-            let (sym, len, code) = self.long[long_slot(w)];
-            let (scode, slen) = self.short[(w & 0xFFFF) as usize];
-            // Both candidates are looked up and one is selected without a branch: which
-            // one wins is data dependent and would mispredict often.
-            let long_hit = w & MASKS[usize::from(len & 15).min(8)] == sym;
-            let esc = usize::from(slen == 0);
-            let short_word = u16::from(scode) | ((u16::from(ESCAPE) | ((w as u16) << 8)) * esc as u16);
-            // All ones when the long symbol matched, else zero.
-            let hit = 0usize.wrapping_sub(usize::from(long_hit));
-            let word = (usize::from(code) & hit | usize::from(short_word) & !hit) as u16;
-            let used = usize::from(len) & hit | (usize::from(slen) + esc) & !hit;
-            let produced = 1 + (esc & !hit);
+        let src = input.as_ptr();
+        while i + 8 <= input.len() {
+            // Safety: `i + 8 <= input.len()`, so the eight bytes read are inside `input`.
+            let w = u64::from_le(unsafe { src.add(i).cast::<u64>().read_unaligned() });
+            let l = self.long[long_slot(w)];
+            // The long symbol when it matches, else the two-byte table's step (which
+            // knows the single bytes and the escapes).
+            let info = if w & l.mask == l.word {
+                l.info
+            } else {
+                self.short[(w & 0xFFFF) as usize]
+            };
             // Safety: each input byte yields at most two output bytes and a store writes
             // two bytes at `at`, so with `2 * len + 2` reserved every store is in bounds.
-            unsafe { dst.add(at).cast::<u16>().write_unaligned(word.to_le()) };
-            at += produced;
-            i += used;
+            unsafe { dst.add(at).cast::<u16>().write_unaligned((info as u16).to_le()) };
+            at += (info >> 20) as usize;
+            i += ((info >> 16) & 15) as usize;
         }
         // Safety: `at` bytes from `base` were written by the stores above.
         unsafe { out.set_len(base + at) };
-        // The last (< 8) bytes: shifted out of the input's last word when there is one.
+        // The last (< 8) bytes.
+        self.tail(input, i, out);
+    }
+
+    /// Compresses values into Lance's variable-width shape: offsets (`n + 1`, from 0)
+    /// into the concatenated compressed bytes.
+    ///
+    /// The two halves of the values are compressed by two interleaved parses: each
+    /// greedy step waits on the previous one (its table lookups need the position it
+    /// leaves), so two independent chains keep the processor busy while either waits.
+    /// The output is the same as compressing the values one by one.
+    pub fn compress_values<'a>(&self, values: impl IntoIterator<Item = &'a [u8]>) -> (Vec<u64>, Vec<u8>) {
+        let values: Vec<&[u8]> = values.into_iter().collect();
+        let (first, second) = values.split_at(values.len() / 2);
+        let mut a = Lane::new(first);
+        let mut b = Lane::new(second);
+        let mut a_ok = self.advance(&mut a);
+        let mut b_ok = self.advance(&mut b);
+        while a_ok && b_ok {
+            while a.i + 8 <= a.cur.len() && b.i + 8 <= b.cur.len() {
+                self.fast_step(&mut a);
+                self.fast_step(&mut b);
+            }
+            if a.i + 8 > a.cur.len() {
+                a_ok = self.advance(&mut a);
+            }
+            if b.i + 8 > b.cur.len() {
+                b_ok = self.advance(&mut b);
+            }
+        }
+        for (lane, mut ok) in [(&mut a, a_ok), (&mut b, b_ok)] {
+            while ok {
+                while lane.i + 8 <= lane.cur.len() {
+                    self.fast_step(lane);
+                }
+                ok = self.advance(lane);
+            }
+        }
+        let base = a.out.len() as u64;
+        let mut offsets = a.offsets;
+        offsets.extend(b.offsets.iter().skip(1).map(|o| o + base));
+        let mut out = Vec::with_capacity(a.out.len() + b.out.len());
+        out.extend_from_slice(&a.out);
+        out.extend_from_slice(&b.out);
+        (offsets, out)
+    }
+
+    /// One greedy step of `lane` while eight bytes of its value remain (see
+    /// [`Self::compress_into`]).
+    #[inline(always)]
+    fn fast_step(&self, lane: &mut Lane<'_>) {
+        // Safety: the caller checked `lane.i + 8 <= lane.cur.len()`.
+        let w = u64::from_le(unsafe { lane.cur.as_ptr().add(lane.i).cast::<u64>().read_unaligned() });
+        let l = self.long[long_slot(w)];
+        let info = if w & l.mask == l.word {
+            l.info
+        } else {
+            self.short[(w & 0xFFFF) as usize]
+        };
+        let at = lane.out.len();
+        // Safety: `advance` reserved two output bytes per input byte of the value plus two,
+        // and every step consumes at least one byte, so the two-byte store is in bounds;
+        // the bytes up to the new length are written.
+        unsafe {
+            lane.out
+                .as_mut_ptr()
+                .add(at)
+                .cast::<u16>()
+                .write_unaligned((info as u16).to_le());
+            lane.out.set_len(at + (info >> 20) as usize);
+        }
+        lane.i += ((info >> 16) & 15) as usize;
+    }
+
+    /// Finishes `lane`'s current value (its last bytes, step by step) and moves to the
+    /// next value with at least eight bytes, compressing shorter ones on the way; false
+    /// when the lane has no values left.
+    fn advance(&self, lane: &mut Lane<'_>) -> bool {
+        if lane.loaded {
+            self.tail(lane.cur, lane.i, &mut lane.out);
+            lane.offsets.push(lane.out.len() as u64);
+            lane.loaded = false;
+        }
+        while let Some(v) = lane.values.get(lane.next) {
+            lane.next += 1;
+            lane.out.reserve(v.len().saturating_mul(2).saturating_add(2));
+            if v.len() >= 8 {
+                lane.cur = v;
+                lane.i = 0;
+                lane.loaded = true;
+                return true;
+            }
+            self.tail(v, 0, &mut lane.out);
+            lane.offsets.push(lane.out.len() as u64);
+        }
+        false
+    }
+
+    /// Appends the compression of `input[i..]` (the checked steps of the last bytes).
+    fn tail(&self, input: &[u8], mut i: usize, out: &mut Vec<u8>) {
         let last = input.len().checked_sub(8).and_then(|s| input.get(s..)).map(|w| {
             let mut a = [0u8; 8];
             a.copy_from_slice(w);
@@ -540,17 +659,36 @@ impl Compressor {
             }
         }
     }
+}
 
-    /// Compresses values into Lance's variable-width shape: offsets (`n + 1`, from 0)
-    /// into the concatenated compressed bytes.
-    pub fn compress_values<'a>(&self, values: impl IntoIterator<Item = &'a [u8]>) -> (Vec<u64>, Vec<u8>) {
-        let mut offsets = vec![0u64];
-        let mut out = Vec::new();
-        for v in values {
-            self.compress_into(v, &mut out);
-            offsets.push(out.len() as u64);
+/// One of the interleaved parses of [`Compressor::compress_values`].
+struct Lane<'a> {
+    values: &'a [&'a [u8]],
+    /// Index of the next value to load.
+    next: usize,
+    /// The value being compressed (when `loaded`) and the position in it.
+    cur: &'a [u8],
+    i: usize,
+    loaded: bool,
+    out: Vec<u8>,
+    offsets: Vec<u64>,
+}
+
+impl<'a> Lane<'a> {
+    fn new(values: &'a [&'a [u8]]) -> Self {
+        let total: usize = values.iter().map(|v| v.len()).sum();
+        let mut offsets = Vec::with_capacity(values.len() + 1);
+        offsets.push(0);
+        Self {
+            values,
+            next: 0,
+            cur: &[],
+            i: 0,
+            loaded: false,
+            // Compressed text is usually smaller than its input: one allocation up front.
+            out: Vec::with_capacity(total + 16),
+            offsets,
         }
-        (offsets, out)
     }
 }
 
@@ -691,6 +829,25 @@ mod tests {
             let mut values: Vec<Vec<u8>> = words.iter().map(|w| w.as_bytes().to_vec()).collect();
             values.extend(raw);
             check_round_trip(&values);
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn interleaved_values_match_one_by_one(
+            words in prop::collection::vec("[a-z ]{0,30}|\\PC{0,12}", 0..120),
+        ) {
+            let values: Vec<&[u8]> = words.iter().map(|w| w.as_bytes()).collect();
+            let c = Compressor::train(values.iter().copied());
+            let (offsets, data) = c.compress_values(values.iter().copied());
+            let mut want = Vec::new();
+            let mut want_offsets = vec![0u64];
+            for v in &values {
+                c.compress_into(v, &mut want);
+                want_offsets.push(want.len() as u64);
+            }
+            prop_assert_eq!(offsets, want_offsets);
+            prop_assert_eq!(data, want);
         }
     }
 

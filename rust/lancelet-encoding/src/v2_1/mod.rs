@@ -1,4 +1,4 @@
-//! Reading Lance file format 2.1 and 2.2 pages ("structural" encodings).
+//! Reading and writing Lance file format 2.1 and 2.2 pages ("structural" encodings).
 //!
 //! A 2.1+ page is described by a `PageLayout` (mini-block, full-zip, constant or blob)
 //! whose compressive encodings form a tree ([`values`]). Only leaf fields have columns:
@@ -7,10 +7,12 @@
 //! array of its rows along the leaf's path.
 
 pub mod bitpack;
+pub mod blob;
 pub mod compress;
 pub mod encode;
 pub mod fast;
 pub mod fsst;
+pub mod hashing;
 pub mod packed;
 pub mod page;
 pub mod shred;

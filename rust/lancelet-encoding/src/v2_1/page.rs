@@ -36,7 +36,7 @@ pub fn decode_page(
         Some(Layout::MiniBlockLayout(m)) => mini_block(m, buffers, data_type)?,
         Some(Layout::FullZipLayout(f)) => full_zip(f, buffers, data_type)?,
         Some(Layout::ConstantLayout(c)) => constant(c, buffers, num_rows, data_type)?,
-        Some(Layout::BlobLayout(_)) => return Err(Error::Unsupported("blob pages".into())),
+        Some(Layout::BlobLayout(b)) => return super::blob::decode_blob_page(b, buffers, num_rows, path),
         None => return Err(corrupt!("page layout without a variant")),
     };
     finish(path, d, num_rows)

@@ -433,7 +433,20 @@ fn mini_block_of(leaf: &Shredded, compressed: MiniBlockValues, num_items: usize,
     let num_buffers = chunks.first().map(|c| c.buffers.len()).unwrap_or(1);
     let word = if opts.v2_2 { 4 } else { 2 };
     let mut meta = Vec::with_capacity(chunks.len() * word);
-    let mut data = Vec::new();
+    // Room for every chunk (header, padding and buffers) up front: growing an 8 MiB page
+    // by doubling would copy it and fault in fresh memory several times.
+    let level_bytes = |l: &Option<(pb21::CompressiveEncoding, Vec<Vec<u8>>)>| {
+        l.as_ref()
+            .map(|(_, b)| b.iter().map(|x| x.len() + 8).sum::<usize>())
+            .unwrap_or(0)
+    };
+    let room = chunks
+        .iter()
+        .map(|c| 16 + 12 * c.buffers.len() + c.buffers.iter().map(Vec::len).sum::<usize>())
+        .sum::<usize>()
+        + level_bytes(&rep)
+        + level_bytes(&def);
+    let mut data = Vec::with_capacity(room);
     for (ci, chunk) in chunks.iter().enumerate() {
         let start = data.len();
         put_uint(&mut data, if has_levels { per_chunk[ci] } else { 0 }, 2)?;

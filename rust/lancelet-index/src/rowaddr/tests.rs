@@ -42,7 +42,7 @@ fn run_containers_decode_and_encode_without_runs() {
 
 #[test]
 fn pylance_null_map_round_trips_byte_for_byte() {
-    // gb1 of pylance's zonemap.lance in tests/data (null rows of column `i`).
+    // gb1 of pylance's zonemap.lance in tests/data/index (null rows of column `i`).
     let bytes = hex(
         "0300000000000000180000003a30000001000000000003001000000003000a0011001800010000001a00\
          00003a300000010000000000040010000000010008000f0016001d0002000000120000003a30000001\

@@ -1,4 +1,4 @@
-//! pylance's index files (tests/data, made by make_golden.py): our readers answer queries
+//! pylance's index files (tests/data/index, made by make_golden.py): our readers answer queries
 //! on them like a naive scan, and our writers reproduce their contents from the same data.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -17,7 +17,7 @@ use lancelet_index::scalar::{
 
 use super::check;
 
-const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data/index");
 
 struct Source {
     i: ArrayRef,

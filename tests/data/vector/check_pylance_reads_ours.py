@@ -1,9 +1,9 @@
 """Checks that pylance 14 reads and searches vector index files written by lancelet-vector.
 
-1. Export our indexes (built from tests/data/vectors.f32) and our own search answers:
+1. Export our indexes (built from tests/data/vector/vectors.f32) and our own search answers:
      LANCELET_VECTOR_EXPORT=DIR \
        cargo test --release -p lancelet-vector --test roundtrip
-2. Run:  .venv/bin/python rust/lancelet-vector/tests/data/check_pylance_reads_ours.py [dir]
+2. Run:  .venv/bin/python tests/data/vector/check_pylance_reads_ours.py [dir]
 
 For every exported case it writes a pylance dataset holding the same vectors (one fragment,
 so row address = row id), copies our `auxiliary.idx` / `index.idx` into `_indices/{uuid}/`,

@@ -3,7 +3,7 @@
 Each case is written by pylance as a one-fragment dataset with small batches
 (`max_rows_per_group`), and its data file is copied here as `NAME.lance` with
 `NAME.arrow` (Arrow IPC) holding what pylance reads back from it.
-Run with the project's venv: `.venv/bin/python rust/lancelet-file/tests/data/legacy/generate.py`.
+Run with the project's venv: `.venv/bin/python tests/data/file/legacy/generate.py`.
 """
 
 import datetime

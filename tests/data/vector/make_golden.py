@@ -1,6 +1,6 @@
 """Regenerates the pylance-written golden vector indexes used by tests/pylance_golden.rs.
 
-Run from the repository root: .venv/bin/python rust/lancelet-vector/tests/data/make_golden.py
+Run from the repository root: .venv/bin/python tests/data/vector/make_golden.py
 
 For every case it writes `<case>/auxiliary.idx`, `<case>/index.idx` (copied from the index
 directory pylance created) and `<case>/expected.json`: the index type, metric, the queries,

@@ -1,0 +1,106 @@
+"""The namespace commands of the ``lancelet`` command line (see :mod:`lancelet.cli`):
+
+    lancelet ls ROOT                                every namespace and table, with rows, versions, size
+    lancelet namespace serve ROOT [--port N] [--host H]   serve ROOT over the namespace REST protocol
+
+``ROOT`` is a directory namespace's root, or the ``http://`` URI of a namespace server.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any, Iterator, List, Tuple
+
+
+def _client(root: str) -> Any:
+    from .namespace import DirectoryNamespace, RestNamespace
+
+    if root.startswith(("http://", "https://")):
+        return RestNamespace(uri=root)
+    import os
+
+    from . import _paths
+
+    path = _paths.native_path(root)
+    if _paths.is_local(path) and not os.path.isdir(path):
+        raise FileNotFoundError(f"no namespace root at {root}: not a directory")
+    return DirectoryNamespace(root=root)
+
+
+def _walk(ns: Any, parts: List[str]) -> Iterator[Tuple[str, List[str]]]:
+    """``("namespace" | "table", id)`` for everything under ``parts``, depth first, sorted."""
+    from lance_namespace import ListNamespacesRequest, ListTablesRequest
+
+    def pages(call, request_cls, attr):
+        token = None
+        while True:
+            resp = call(request_cls(id=parts, page_token=token))
+            yield from getattr(resp, attr) or []
+            token = resp.page_token
+            if not token:
+                return
+
+    for name in sorted(pages(ns.list_tables, ListTablesRequest, "tables")):
+        yield "table", parts + [name]
+    for name in sorted(pages(ns.list_namespaces, ListNamespacesRequest, "namespaces")):
+        yield "namespace", parts + [name]
+        yield from _walk(ns, parts + [name])
+
+
+def _size(n: int) -> str:
+    from .cli import _size as size
+
+    return size(n)
+
+
+def cmd_ls(args: argparse.Namespace) -> None:
+    """Prints the catalog as an indented tree with each table's rows, versions and size."""
+    from .dataset import dataset
+    from .errors import LanceNotFoundError
+
+    ns = _client(args.root)
+    print(f"{'namespace / table':<40} {'rows':>12} {'versions':>9} {'size':>11}")
+    count = 0
+    for kind, ident in _walk(ns, []):
+        indent = "  " * (len(ident) - 1)
+        if kind == "namespace":
+            print(f"{indent}{ident[-1]}/")
+            continue
+        count += 1
+        label = f"{indent}{ident[-1]}"
+        try:
+            ds = dataset(namespace_client=ns, table_id=ident)
+        except (LanceNotFoundError, ValueError):
+            print(f"{label:<40} {'(declared, no data yet)':>34}")
+            continue
+        size = sum(d.file_size_bytes or 0 for f in ds.get_fragments() for d in f.data_files())
+        print(f"{label:<40} {ds.count_rows():>12} {len(ds.versions()):>9} {_size(size):>11}")
+    if count == 0:
+        print("(no tables)")
+
+
+def cmd_namespace(args: argparse.Namespace) -> None:
+    """``namespace serve``: serves a directory namespace until interrupted."""
+    from .namespace import serve
+
+    serve(args.root, host=args.host, port=args.port, verbose=args.verbose)
+
+
+def add_parsers(sub: Any) -> None:
+    """Adds ``ls`` and ``namespace`` to the command line's subcommands."""
+    p = sub.add_parser("ls", help="namespaces and tables of a catalog, with rows, versions and sizes")
+    p.add_argument("root", help="a directory namespace's root, or http://host:port of a namespace server")
+    p = sub.add_parser("namespace", help="namespace tools: serve a directory over the REST protocol")
+    nsub = p.add_subparsers(dest="ns_cmd", metavar="{serve}", required=True)
+    s = nsub.add_parser("serve", help="serve a directory namespace over the Lance namespace REST protocol")
+    s.add_argument("root", help="the directory namespace's root")
+    s.add_argument("--port", type=int, default=2333, help="port (default 2333; 0 picks a free one)")
+    s.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1, loopback only: there is no authentication)",
+    )
+    s.add_argument("--verbose", action="store_true", help="log every request")
+
+
+COMMANDS = {"ls": cmd_ls, "namespace": cmd_namespace}

@@ -1,0 +1,69 @@
+"""Catalogs of Lance tables (the Lance namespace spec), compatible with pylance 14's
+``lance.namespace``.
+
+* :class:`DirectoryNamespace` keeps a catalog in a directory (the ``__manifest`` table
+  and layout pylance uses, so both libraries share one catalog);
+* :class:`RestNamespace` is a client of the spec's REST protocol;
+* :class:`RestAdapter` serves any namespace over that protocol
+  (``python -m lancelet namespace serve ROOT``).
+
+All of them implement ``lance_namespace.LanceNamespace`` (the spec's own Python package,
+installed with ``pip install lance-namespace``) and take and return its request and
+response models, which this module re-exports (``lancelet.namespace.ListTablesRequest``...).
+Tables are opened and written through a namespace with
+``lancelet.dataset(namespace_client=ns, table_id=[...])`` and
+``lancelet.write_dataset(data, namespace_client=ns, table_id=[...], mode=...)``.
+
+>>> import tempfile, pyarrow as pa, lancelet
+>>> from lancelet.namespace import DirectoryNamespace, CreateNamespaceRequest
+>>> ns = DirectoryNamespace(root=tempfile.mkdtemp())
+>>> _ = ns.create_namespace(CreateNamespaceRequest(id=["sales"]))
+>>> _ = lancelet.write_dataset(pa.table({"x": [1, 2]}), namespace_client=ns, table_id=["sales", "orders"])
+>>> lancelet.dataset(namespace_client=ns, table_id=["sales", "orders"]).count_rows()
+2
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict
+
+try:
+    import lance_namespace as _ln
+except ImportError as _e:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "lancelet.namespace needs the lance-namespace package: pip install 'lance-namespace>=0.13'"
+    ) from _e
+
+from lance_namespace import LanceNamespace
+
+from ._directory import DirectoryNamespace
+from ._rest import RestNamespace
+from ._server import RestAdapter, serve
+
+__all__ = ["LanceNamespace", "DirectoryNamespace", "RestNamespace", "RestAdapter", "serve", "connect"]
+
+#: lancelet's implementations of the spec's short names.
+IMPLS = {"dir": DirectoryNamespace, "rest": RestNamespace}
+
+
+def connect(impl: Any, properties: Dict[str, Any]) -> LanceNamespace:
+    """A namespace client: ``impl`` is ``"dir"`` or ``"rest"`` (lancelet's), a
+    ``LanceNamespace`` subclass, or anything ``lance_namespace.connect`` takes.
+
+    >>> import tempfile
+    >>> from lancelet.namespace import ListTablesRequest
+    >>> connect("dir", {"root": tempfile.mkdtemp()}).list_tables(ListTablesRequest(id=[])).tables
+    []
+    """
+    if isinstance(impl, type) and issubclass(impl, LanceNamespace):
+        return impl(**properties)
+    if isinstance(impl, str) and impl in IMPLS:
+        return IMPLS[impl](**properties)
+    return _ln.connect(impl, properties)
+
+
+def __getattr__(name: str) -> Any:
+    # The spec's request/response models and errors, as pylance's lance.namespace offers them.
+    if not name.startswith("_") and hasattr(_ln, name):
+        return getattr(_ln, name)
+    raise AttributeError(f"module 'lancelet.namespace' has no attribute {name!r}")

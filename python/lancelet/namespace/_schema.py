@@ -1,0 +1,79 @@
+"""Arrow schemas as the namespace spec's JSON models (``JsonArrowSchema``), with the type
+names pylance 14 reports in ``describe_table(load_detailed_metadata=True)``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.types as pt
+
+_SIMPLE = [
+    (pt.is_boolean, "bool"),
+    (pt.is_int8, "int8"),
+    (pt.is_int16, "int16"),
+    (pt.is_int32, "int32"),
+    (pt.is_int64, "int64"),
+    (pt.is_uint8, "uint8"),
+    (pt.is_uint16, "uint16"),
+    (pt.is_uint32, "uint32"),
+    (pt.is_uint64, "uint64"),
+    (pt.is_float16, "float16"),
+    (pt.is_float32, "float32"),
+    (pt.is_float64, "float64"),
+    (pt.is_string, "utf8"),
+    (pt.is_large_string, "large_utf8"),
+    (pt.is_binary, "binary"),
+    (pt.is_large_binary, "large_binary"),
+    (pt.is_date32, "date32"),
+    (pt.is_date64, "date64"),
+    (pt.is_timestamp, "timestamp"),
+    (pt.is_time32, "time32"),
+    (pt.is_time64, "time64"),
+    (pt.is_duration, "duration"),
+    (pt.is_null, "null"),
+]
+
+
+def _field(f: pa.Field) -> Any:
+    from lance_namespace_urllib3_client.models import JsonArrowField
+
+    meta = {k.decode(): v.decode() for k, v in f.metadata.items()} if f.metadata else None
+    return JsonArrowField(name=f.name, nullable=f.nullable, type=_type(f.type), metadata=meta)
+
+
+def _type(t: pa.DataType) -> Any:
+    from lance_namespace_urllib3_client.models import JsonArrowDataType
+
+    for test, name in _SIMPLE:
+        if test(t):
+            return JsonArrowDataType(type=name)
+    if pt.is_fixed_size_list(t):
+        return JsonArrowDataType(type="fixed_size_list", fields=[_field(t.value_field)], length=t.list_size)
+    if pt.is_large_list(t):
+        return JsonArrowDataType(type="large_list", fields=[_field(t.value_field)])
+    if pt.is_list(t):
+        return JsonArrowDataType(type="list", fields=[_field(t.value_field)])
+    if pt.is_map(t):
+        return JsonArrowDataType(type="map", fields=[_field(t.key_field), _field(t.item_field)])
+    if pt.is_struct(t):
+        return JsonArrowDataType(type="struct", fields=[_field(t.field(i)) for i in range(t.num_fields)])
+    if pt.is_decimal(t):
+        return JsonArrowDataType(type=f"decimal{t.bit_width}", length=t.precision * 1000 + t.scale)
+    if pt.is_fixed_size_binary(t):
+        return JsonArrowDataType(type="fixed_size_binary", length=t.byte_width)
+    if pt.is_dictionary(t):
+        return _type(t.value_type)
+    return JsonArrowDataType(type=str(t))
+
+
+def json_schema(schema: pa.Schema) -> Any:
+    """``schema`` as a ``JsonArrowSchema``.
+
+    >>> json_schema(pa.schema([("x", pa.int64())])).fields[0].type.type
+    'int64'
+    """
+    from lance_namespace_urllib3_client.models import JsonArrowSchema
+
+    meta = {k.decode(): v.decode() for k, v in schema.metadata.items()} if schema.metadata else None
+    return JsonArrowSchema(fields=[_field(f) for f in schema], metadata=meta)

@@ -1,0 +1,203 @@
+//! Writing a dataset whose new files go to another base path, and registering base paths
+//! when creating one (pylance's `initial_bases` / `target_bases`).
+//!
+//! New data files go to the target base: under `{base}/data/` when it is a dataset root,
+//! directly inside `{base}/` otherwise, each with the base's id in `base_id`. The dataset's
+//! own root keeps `_versions/` and `_transactions/`. A create (or an overwrite that creates
+//! the dataset) records `initial_bases` in its Overwrite transaction; other writes may only
+//! target bases that exist.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow_array::RecordBatchReader;
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use futures::FutureExt;
+use lancelet_file::io::ReadAt;
+use lancelet_file::schema::to_lance_fields;
+use lancelet_table::commit::{commit, new_transaction, CommitOptions};
+use lancelet_table::naming::ManifestNaming;
+use lancelet_table::object::Location;
+use lancelet_table::pb;
+use lancelet_table::pb::transaction::Operation;
+use lancelet_table::store::{FileMeta, Store};
+
+use crate::write::{commit_options, open_existing, write_fragments_on, WriteMode, WriteParams};
+use crate::{Dataset, Error, Result, DATA_DIR};
+
+/// A store whose `data/` directory is its root: files of a base that is not a dataset root.
+#[derive(Debug)]
+struct FlatStore {
+    inner: Arc<dyn Store>,
+}
+
+fn flat(path: &str) -> &str {
+    path.strip_prefix(DATA_DIR)
+        .and_then(|p| p.strip_prefix('/'))
+        .unwrap_or(path)
+}
+
+impl Store for FlatStore {
+    fn root_display(&self) -> String {
+        self.inner.root_display()
+    }
+    fn read<'a>(&'a self, path: &'a str) -> BoxFuture<'a, lancelet_table::Result<Bytes>> {
+        self.inner.read(flat(path))
+    }
+    fn put<'a>(&'a self, path: &'a str, data: Bytes) -> BoxFuture<'a, lancelet_table::Result<()>> {
+        self.inner.put(flat(path), data)
+    }
+    fn put_if_absent<'a>(&'a self, path: &'a str, data: Bytes) -> BoxFuture<'a, lancelet_table::Result<bool>> {
+        self.inner.put_if_absent(flat(path), data)
+    }
+    fn list<'a>(&'a self, dir: &'a str) -> BoxFuture<'a, lancelet_table::Result<Vec<String>>> {
+        self.inner.list(flat(dir))
+    }
+    fn list_meta<'a>(&'a self, dir: &'a str) -> BoxFuture<'a, lancelet_table::Result<Vec<FileMeta>>> {
+        self.inner.list_meta(flat(dir))
+    }
+    fn delete<'a>(&'a self, path: &'a str) -> BoxFuture<'a, lancelet_table::Result<()>> {
+        self.inner.delete(flat(path))
+    }
+    fn exists<'a>(&'a self, path: &'a str) -> BoxFuture<'a, lancelet_table::Result<bool>> {
+        self.inner.exists(flat(path))
+    }
+    fn open_file<'a>(&'a self, path: &'a str) -> BoxFuture<'a, lancelet_file::Result<Arc<dyn ReadAt>>> {
+        self.inner.open_file(flat(path))
+    }
+    fn local_path(&self, path: &str) -> Option<PathBuf> {
+        self.inner.local_path(flat(path))
+    }
+    fn upload<'a>(&'a self, path: &'a str, local: &'a Path) -> BoxFuture<'a, lancelet_table::Result<u64>> {
+        async move { self.inner.upload(flat(path), local).await }.boxed()
+    }
+}
+
+/// Where new files go: a base path by name (first) or path, among the dataset's bases
+/// and the ones being registered.
+fn find_target<'a>(bases: &'a [pb::BasePath], target: &str) -> Result<&'a pb::BasePath> {
+    let norm = |p: &str| p.strip_prefix("file://").unwrap_or(p).trim_end_matches('/').to_string();
+    bases
+        .iter()
+        .find(|b| b.name.as_deref() == Some(target))
+        .or_else(|| bases.iter().find(|b| norm(&b.path) == norm(target)))
+        .ok_or_else(|| Error::InvalidArgument(format!("target base {target:?} names no base path of the dataset")))
+}
+
+/// Writes `reader` as [`crate::write::write_dataset`] does, registering `initial_bases`
+/// (create only) and putting the new data files in base `target` (a name or a path; the
+/// dataset's own root when `None`).
+pub async fn write_with_bases(
+    loc: &Location,
+    reader: Box<dyn RecordBatchReader + Send>,
+    params: WriteParams,
+    initial_bases: Vec<pb::BasePath>,
+    target: Option<String>,
+    storage_options: std::collections::HashMap<String, String>,
+) -> Result<Dataset> {
+    let existing = open_existing(loc).await?;
+    let appending = params.mode == WriteMode::Append && existing.is_some();
+    if !initial_bases.is_empty() && existing.is_some() {
+        return Err(Error::InvalidArgument(format!(
+            "cannot register new bases when writing to an existing dataset ({:?} mode): only creating a dataset \
+             registers initial_bases; use add_bases",
+            params.mode
+        )));
+    }
+    let mut bases: Vec<pb::BasePath> = existing.as_ref().map(|d| d.base_paths().to_vec()).unwrap_or_default();
+    lancelet_table::bases::add_bases(&mut bases, &initial_bases)?;
+    let (write_loc, base_id) = match &target {
+        None => (loc.clone(), None),
+        Some(t) => {
+            let base = find_target(&bases, t)?;
+            let caches = crate::Caches::default();
+            if let Ok(mut o) = caches.storage_options.lock() {
+                *o = storage_options.clone();
+            }
+            let store = crate::bases::open_store(&base.path, &caches, Some(base.id))?;
+            let store: Arc<dyn Store> = if base.is_dataset_root {
+                store
+            } else {
+                Arc::new(FlatStore { inner: store })
+            };
+            (
+                Location {
+                    store,
+                    local_root: None,
+                },
+                Some(base.id),
+            )
+        }
+    };
+    let (existing, mut staged) = write_fragments_on(&write_loc, existing, reader, &params).await?;
+    for f in &mut staged.fragments {
+        for d in &mut f.files {
+            d.base_id = base_id;
+        }
+    }
+    let result = commit_staged(
+        loc,
+        existing,
+        appending,
+        &staged,
+        &params,
+        initial_bases,
+        &storage_options,
+    )
+    .await;
+    if let Err(e) = &result {
+        if crate::write::nothing_committed(e) {
+            crate::write::remove_fragments(write_loc.store.as_ref(), &staged.fragments).await;
+        }
+    }
+    result
+}
+
+async fn commit_staged(
+    loc: &Location,
+    existing: Option<Dataset>,
+    appending: bool,
+    staged: &crate::write::StagedWrite,
+    params: &WriteParams,
+    initial_bases: Vec<pb::BasePath>,
+    storage_options: &std::collections::HashMap<String, String>,
+) -> Result<Dataset> {
+    let fragments = staged.fragments.clone();
+    let mut version = params.file_version.name().to_string();
+    let op = if appending {
+        if let Some(ds) = &existing {
+            version = ds.data_storage_version();
+        }
+        Operation::Append(pb::transaction::Append { fragments })
+    } else {
+        if let Some(d) = fragments.first().and_then(|f| f.files.first()) {
+            version = format!("{}.{}", d.file_major_version, d.file_minor_version);
+        }
+        Operation::Overwrite(pb::transaction::Overwrite {
+            fragments,
+            schema: to_lance_fields(&staged.schema)?,
+            schema_metadata: staged
+                .schema
+                .metadata()
+                .iter()
+                .map(|(k, v)| (k.clone(), Bytes::from(v.clone().into_bytes())))
+                .collect(),
+            config_upsert_values: Default::default(),
+            initial_bases,
+        })
+    };
+    let read_version = existing.as_ref().map(|d| d.version()).unwrap_or(0);
+    let txn = new_transaction(read_version, op, params.commit_message.as_deref());
+    let opts = commit_options(params, version);
+    let base = existing.as_ref().map(|d| (d.manifest(), d.naming()));
+    let (m, naming) = commit(loc.store.as_ref(), base, &txn, &opts).await?;
+    let root = loc
+        .local_root
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(loc.store.root_display()));
+    Ok(
+        Dataset::from_manifest(loc.store.clone(), root, m, naming, Arc::default(), None)?
+            .with_storage_options(storage_options.clone()),
+    )
+}

@@ -1,0 +1,317 @@
+//! Blob columns of a dataset: where each row's payload lives, and reading byte ranges of it.
+//!
+//! A scan returns blob descriptors (see [`lancelet_file::blob`]); [`Dataset::blob_locations`]
+//! turns the descriptors of chosen rows into [`BlobLocation`]s (a file and a byte range),
+//! checking every range against the size of the file it points into, so a hostile
+//! descriptor gives a corrupt-file error instead of a wild read. [`Dataset::read_blob`]
+//! then fetches just the bytes asked for.
+//!
+//! Payload places, by descriptor:
+//! * v1 `(position, size)`: bytes of the row's data file; `(1, 0)` is null.
+//! * v2 kind 0 (inline): bytes of the data file.
+//! * v2 kind 1 (packed) / 2 (dedicated): a sidecar `data/<stem>/<id>.blob`, where `<stem>`
+//!   is the data file's name without `.lance` and `<id>` the 32-bit `blob_id` with its
+//!   bits reversed, written as 32 `0`/`1` characters ([`sidecar_name`]).
+//! * v2 kind 3 (external): `blob_uri`, absolute when `blob_id` is 0, else relative to the
+//!   manifest's base path with that id; `size` 0 means the whole object.
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{UInt32Type, UInt64Type, UInt8Type};
+use arrow_array::{Array, StructArray};
+use arrow_buffer::Buffer;
+use lancelet_file::blob::kind;
+use lancelet_file::io::ReadAt;
+
+use crate::scan::file_layouts;
+use crate::{Dataset, Error, Result};
+
+pub use lancelet_file::blob::{sidecar_dir, sidecar_name, Descriptor};
+
+/// Where one blob's bytes are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlobLocation {
+    /// A path relative to the dataset root, or (for external blobs) an absolute URI.
+    pub path: String,
+    /// Whether `path` is an external URI.
+    pub external: bool,
+    /// Offset of the first byte in the file.
+    pub position: u64,
+    /// Length in bytes.
+    pub size: u64,
+}
+
+fn descriptors(col: &StructArray, path: &str) -> Result<Vec<Option<Descriptor>>> {
+    let n = col.len();
+    let names: Vec<&str> = col.fields().iter().map(|f| f.name().as_str()).collect();
+    let get_u64 = |name: &str| {
+        col.column_by_name(name)
+            .and_then(|c| c.as_primitive_opt::<UInt64Type>())
+            .ok_or_else(|| Error::corrupt(path, format!("blob descriptor without a u64 {name:?}")))
+    };
+    let pos = get_u64("position")?;
+    let size = get_u64("size")?;
+    if names.len() == 2 {
+        // v1: (1, 0) is the null sentinel.
+        return Ok((0..n)
+            .map(|i| {
+                let null = col.is_null(i) || pos.is_null(i) || (pos.value(i) != 0 && size.value(i) == 0);
+                (!null).then(|| Descriptor {
+                    kind: kind::INLINE,
+                    position: pos.value(i),
+                    size: size.value(i),
+                    blob_id: 0,
+                    uri: String::new(),
+                })
+            })
+            .collect());
+    }
+    let kinds = col
+        .column_by_name("kind")
+        .and_then(|c| c.as_primitive_opt::<UInt8Type>())
+        .ok_or_else(|| Error::corrupt(path, "blob descriptor without a kind"))?;
+    let ids = col
+        .column_by_name("blob_id")
+        .and_then(|c| c.as_primitive_opt::<UInt32Type>())
+        .ok_or_else(|| Error::corrupt(path, "blob descriptor without a blob_id"))?;
+    let uris = col
+        .column_by_name("blob_uri")
+        .and_then(|c| c.as_string_opt::<i32>())
+        .ok_or_else(|| Error::corrupt(path, "blob descriptor without a blob_uri"))?;
+    Ok((0..n)
+        .map(|i| {
+            (!col.is_null(i)).then(|| Descriptor {
+                kind: kinds.value(i),
+                position: pos.value(i),
+                size: size.value(i),
+                blob_id: ids.value(i),
+                uri: uris.value(i).to_string(),
+            })
+        })
+        .collect())
+}
+
+/// Opens an external object by URI (`file://`, a bare absolute path, or any URI
+/// [`crate::open_uri`] accepts).
+async fn open_external(uri: &str) -> Result<Arc<dyn ReadAt>> {
+    let local = uri
+        .strip_prefix("file://")
+        .or_else(|| uri.starts_with('/').then_some(uri));
+    let (dir, name) = match local {
+        Some(p) => {
+            let p = Path::new(p);
+            let (Some(dir), Some(name)) = (p.parent(), p.file_name()) else {
+                return Err(Error::InvalidArgument(format!(
+                    "external blob URI {uri:?} names no file"
+                )));
+            };
+            let store = lancelet_table::store::LocalStore::new(dir);
+            return Ok(store.open_file(&name.to_string_lossy()).await?);
+        }
+        None => match uri.rsplit_once('/') {
+            Some((d, n)) if !n.is_empty() => (d, n),
+            _ => {
+                return Err(Error::InvalidArgument(format!(
+                    "external blob URI {uri:?} names no file"
+                )))
+            }
+        },
+    };
+    let loc = crate::open_uri(dir, &HashMap::new())?;
+    Ok(loc.store.open_file(name).await?)
+}
+
+use lancelet_table::store::Store as _;
+
+/// The field at dotted `path` of `schema` (a top-level name containing dots wins).
+pub(crate) fn find_field(schema: &arrow_schema::Schema, path: &str) -> Option<arrow_schema::FieldRef> {
+    if let Ok(f) = schema.field_with_name(path) {
+        return Some(Arc::new(f.clone()));
+    }
+    let mut parts = path.split('.');
+    let mut f: arrow_schema::FieldRef = Arc::new(schema.field_with_name(parts.next()?).ok()?.clone());
+    for p in parts {
+        let arrow_schema::DataType::Struct(fs) = f.data_type() else {
+            return None;
+        };
+        f = fs.iter().find(|c| c.name() == p)?.clone();
+    }
+    Some(f)
+}
+
+impl Dataset {
+    /// The locations of the blobs of column `column` (a blob column, dotted paths into
+    /// structs allowed) at row `addresses`, one per address; `None` for a null blob.
+    /// Every range is checked against its file's size.
+    pub async fn blob_locations(&self, column: &str, addresses: &[u64]) -> Result<Vec<Option<BlobLocation>>> {
+        if !find_field(self.scan_schema(), column).is_some_and(|f| lancelet_file::blob::is_descriptor(&f)) {
+            return Err(Error::InvalidArgument(format!("{column} is not a blob column")));
+        }
+        let batch = self.take_addresses(addresses, Some(&[column.to_string()])).await?;
+        let root = self.root().display().to_string();
+        let col = batch
+            .column(0)
+            .as_struct_opt()
+            .ok_or_else(|| Error::corrupt(&root, format!("blob column {column} did not read as descriptors")))?;
+        let descs = descriptors(col, &root)?;
+        let path: Vec<&str> = column.split('.').collect();
+        // Data file (relative to data/) holding the column, per fragment.
+        let mut files: HashMap<u64, String> = HashMap::new();
+        let mut sizes: HashMap<(bool, String), u64> = HashMap::new();
+        let bases: Vec<(u32, String)> = self
+            .manifest()
+            .base_paths
+            .iter()
+            .map(|b| (b.id, b.path.clone()))
+            .collect();
+        let mut out = Vec::with_capacity(addresses.len());
+        for (addr, d) in addresses.iter().zip(descs) {
+            let Some(d) = d else {
+                out.push(None);
+                continue;
+            };
+            let frag_id = addr >> 32;
+            let file = match files.get(&frag_id) {
+                Some(f) => f.clone(),
+                None => {
+                    let frag = self
+                        .fragments()
+                        .iter()
+                        .find(|f| f.id == frag_id)
+                        .ok_or_else(|| Error::OutOfRange(format!("row address {addr}: no fragment {frag_id}")))?;
+                    let readers = self.fragment_readers(frag).await?;
+                    let layouts = file_layouts(frag, &readers);
+                    let (i, _) = self
+                        .column_source(frag, &readers, &layouts, &path)
+                        .ok_or_else(|| Error::corrupt(&root, format!("fragment {frag_id} has no data for {column}")))?;
+                    let p = frag.files[i].path.clone();
+                    files.insert(frag_id, p.clone());
+                    p
+                }
+            };
+            let t = lancelet_file::blob::target(&d, &file, &bases, &root)?;
+            if d.size == 0 && d.kind != kind::EXTERNAL {
+                // Empty: nothing to read (and the position may be anything).
+                out.push(Some(BlobLocation {
+                    path: t.path,
+                    external: t.external,
+                    position: 0,
+                    size: 0,
+                }));
+                continue;
+            }
+            let key = (t.external, t.path.clone());
+            let file_size = match sizes.get(&key) {
+                Some(s) => *s,
+                None => {
+                    let s = self.open_blob_file(&t.path, t.external).await?.size().await?;
+                    sizes.insert(key, s);
+                    s
+                }
+            };
+            let (position, size) = lancelet_file::blob::bounded(&d, &t.path, file_size)?;
+            out.push(Some(BlobLocation {
+                path: t.path,
+                external: t.external,
+                position,
+                size,
+            }));
+        }
+        Ok(out)
+    }
+
+    /// Refuses `what` (an operation that rewrites rows) on a dataset with blob columns:
+    /// rows read back hold descriptors, not payloads, so rewriting them would lose the
+    /// blobs.
+    pub fn refuse_blob_rewrite(&self, what: &str) -> Result<()> {
+        if Arc::ptr_eq(self.scan_schema(), self.schema()) {
+            return Ok(());
+        }
+        Err(Error::Unsupported(format!(
+            "{what} a dataset with blob columns is not supported yet"
+        )))
+    }
+
+    async fn open_blob_file(&self, path: &str, external: bool) -> Result<Arc<dyn ReadAt>> {
+        if external {
+            open_external(path).await
+        } else {
+            Ok(self.store().open_file(path).await?)
+        }
+    }
+
+    /// Reads bytes `range` (relative to the blob) of the blob at `loc`.
+    pub async fn read_blob(&self, loc: &BlobLocation, range: Range<u64>) -> Result<Buffer> {
+        if range.start > range.end || range.end > loc.size {
+            return Err(Error::InvalidArgument(format!(
+                "range {}..{} is outside the {}-byte blob",
+                range.start, range.end, loc.size
+            )));
+        }
+        if range.is_empty() {
+            return Ok(Buffer::from_vec(Vec::<u8>::new()));
+        }
+        let io = self.open_blob_file(&loc.path, loc.external).await?;
+        let start = loc.position + range.start;
+        let buf = io.read_range(start..loc.position + range.end).await?;
+        if let Some(stats) = self.io_stats.as_ref() {
+            stats
+                .bytes_read
+                .fetch_add(buf.len() as u64, std::sync::atomic::Ordering::Relaxed);
+            stats.read_requests.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        Ok(buf)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sidecar_names_reverse_the_id_bits() {
+        assert_eq!(sidecar_name(1), "10000000000000000000000000000000.blob");
+        assert_eq!(sidecar_name(2), "01000000000000000000000000000000.blob");
+        assert_eq!(sidecar_name(3), "11000000000000000000000000000000.blob");
+        assert_eq!(sidecar_dir("abc.lance"), "abc");
+    }
+
+    #[test]
+    fn external_paths_stay_in_their_base() {
+        let d = |uri: &str| Descriptor {
+            kind: kind::EXTERNAL,
+            position: 0,
+            size: 0,
+            blob_id: 1,
+            uri: uri.into(),
+        };
+        let bases = [(1, "/x/ext/".to_string())];
+        let t = lancelet_file::blob::target(&d("a.bin"), "f.lance", &bases, "ds").unwrap();
+        assert_eq!(t.path, "/x/ext/a.bin");
+        for bad in ["../a", "a/../../b", "/etc/passwd", "s3://b/k", ""] {
+            assert!(
+                lancelet_file::blob::target(&d(bad), "f.lance", &bases, "ds").is_err(),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn ranges_past_the_file_are_corrupt() {
+        let d = |position, size| Descriptor {
+            kind: kind::INLINE,
+            position,
+            size,
+            blob_id: 0,
+            uri: String::new(),
+        };
+        assert!(lancelet_file::blob::bounded(&d(10, 5), "f", 15).is_ok());
+        assert!(lancelet_file::blob::bounded(&d(10, 6), "f", 15).is_err());
+        assert!(lancelet_file::blob::bounded(&d(u64::MAX, 2), "f", 15).is_err());
+    }
+}

@@ -1,0 +1,605 @@
+//! `merge_insert`: upserts by key, as pylance's `MergeInsertBuilder`.
+//!
+//! A hash join of the source with the dataset (the target) on the key columns:
+//!
+//! 1. the source's key columns are read into a [`keys::KeyTable`] (only keys are held,
+//!    never whole rows: the source is usually the small side);
+//! 2. the target's key columns (with row addresses, and row ids with stable row ids) are
+//!    scanned task by task and looked up in it, keeping only the matched pairs (a row with
+//!    a null key never matches);
+//! 3. the source is streamed again, batch by batch. With `when_matched_update_all`, a matched target row is
+//!    replaced by its source row, where the optional condition holds over
+//!    `source.<column>`/`target.<column>` (the source's missing columns keep the target's
+//!    values); with `when_not_matched_insert_all`, a source row that matched nothing is
+//!    inserted. The new rows are written to new data files as the batches come;
+//! 4. with `when_not_matched_by_source_delete`, target rows no source row matched (and
+//!    where its optional filter holds) are deleted;
+//! 5. one Update transaction tombstones the replaced and deleted rows and adds the new
+//!    files. With stable row ids, updated rows keep their ids (they are written to files
+//!    of their own, before the inserted rows).
+//!
+//! Nothing is committed when nothing changes. Several source rows matching one target row
+//! is an error when updating (the result would be ambiguous). A commit that conflicts with
+//! a concurrent one runs the merge again on the newest version (see [`crate::retry`]), so
+//! the source is given as a function that opens it again (it must give the same rows each
+//! time).
+//!
+//! ```no_run
+//! # async fn demo(ds: lancelet_dataset::Dataset, batches: Vec<arrow_array::RecordBatch>,
+//! #               schema: arrow_schema::SchemaRef) -> lancelet_dataset::Result<()> {
+//! use lancelet_dataset::merge_insert::MergeInsertParams;
+//! let params = MergeInsertParams {
+//!     update: true,
+//!     insert: true,
+//!     ..MergeInsertParams::new(vec!["id".into()])
+//! };
+//! let source = move || -> lancelet_dataset::Result<Box<dyn arrow_array::RecordBatchReader + Send>> {
+//!     let batches = batches.clone().into_iter().map(Ok);
+//!     Ok(Box::new(arrow_array::RecordBatchIterator::new(batches, schema.clone())))
+//! };
+//! let (ds, stats) = ds.merge_insert(&params, &source).await?;
+//! # Ok(()) }
+//! ```
+
+mod condition;
+mod keys;
+
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::UInt64Type;
+use arrow_array::{new_null_array, Array, ArrayRef, RecordBatch, RecordBatchOptions, RecordBatchReader, UInt32Array};
+use arrow_schema::{Schema, SchemaRef};
+
+use self::condition::{Condition, Side};
+use self::keys::{KeyEncoder, KeyTable};
+use crate::retry::RetryPolicy;
+use crate::scan::{Columns, Scan, ScanOptions, ROW_ADDR, ROW_ID};
+use crate::write::{align_schema, dataset_field_ids, FragmentWriter, WriteParams};
+use crate::{Dataset, Error, Result};
+
+/// What a merge-insert does (pylance's builder calls).
+#[derive(Debug, Clone)]
+pub struct MergeInsertParams {
+    /// The key columns the source is joined on.
+    pub on: Vec<String>,
+    /// `when_matched_update_all`: replace matched target rows by their source rows.
+    pub update: bool,
+    /// Only update the matched rows where this SQL condition holds.
+    pub update_condition: Option<String>,
+    /// `when_not_matched_insert_all`: insert source rows that match no target row.
+    pub insert: bool,
+    /// `when_not_matched_by_source_delete`: delete target rows no source row matches.
+    pub delete: bool,
+    /// Only delete those where this SQL filter holds.
+    pub delete_filter: Option<String>,
+    /// How conflicts with concurrent commits are retried (pylance's `conflict_retries`).
+    pub retry: RetryPolicy,
+}
+
+impl MergeInsertParams {
+    /// A merge on `on` that does nothing yet (set `update`, `insert`, `delete`).
+    pub fn new(on: Vec<String>) -> Self {
+        Self {
+            on,
+            update: false,
+            update_condition: None,
+            insert: false,
+            delete: false,
+            delete_filter: None,
+            retry: RetryPolicy::default(),
+        }
+    }
+}
+
+/// What a merge-insert changed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MergeStats {
+    /// Source rows inserted.
+    pub num_inserted_rows: u64,
+    /// Target rows replaced by source rows.
+    pub num_updated_rows: u64,
+    /// Target rows deleted because no source row matched them.
+    pub num_deleted_rows: u64,
+}
+
+/// Opens the source of a merge (again, for a retry after a conflict).
+pub type SourceFn = dyn Fn() -> Result<Box<dyn RecordBatchReader + Send>> + Send + Sync;
+
+impl Dataset {
+    /// Merges the rows `source` opens into this dataset (see the module docs); returns the
+    /// dataset at the new version (this one when nothing changed) and the counts.
+    pub async fn merge_insert(&self, params: &MergeInsertParams, source: &SourceFn) -> Result<(Dataset, MergeStats)> {
+        if params.update {
+            // Updated rows would carry the target's blob descriptors without their payloads.
+            self.refuse_blob_rewrite("updating rows through merge_insert")?;
+        }
+        if params.on.is_empty() {
+            return Err(Error::InvalidArgument(
+                "merge_insert needs the key column(s) to join on".into(),
+            ));
+        }
+        let missing: Vec<&String> = params
+            .on
+            .iter()
+            .filter(|k| self.schema().index_of(k).is_err())
+            .collect();
+        if !missing.is_empty() {
+            return Err(Error::InvalidArgument(format!(
+                "merge_insert key column(s) {missing:?} are not in the dataset"
+            )));
+        }
+        self.execute_with_retry(&params.retry, |ds| async move { ds.merge_once(params, source).await })
+            .await
+    }
+
+    async fn merge_once(&self, params: &MergeInsertParams, source: &SourceFn) -> Result<(Dataset, MergeStats)> {
+        let reader = source()?;
+        let src_schema = reader.schema();
+        let target_schema = self.schema().clone();
+        check_source(&target_schema, &src_schema, params)?;
+        let condition = match (&params.update_condition, params.update) {
+            (Some(sql), true) => Some(Condition::new(sql, &src_schema, &target_schema)?),
+            _ => None,
+        };
+        let stable = self.has_stable_row_ids();
+        // 1. The source's keys; 2. the target's keys stream through them.
+        let (keys, source_rows) = source_keys(reader, &params.on, &target_schema)?;
+        let probe = probe_target(self, Arc::new(keys), params, stable).await?;
+        // 3. The source again: the new rows are written as its batches come.
+        let all: Vec<usize> = (0..target_schema.fields().len()).collect();
+        let ids = dataset_field_ids(&target_schema, &self.manifest().fields, &all)?;
+        let wparams = WriteParams {
+            file_version: self.writable_version("merging rows")?,
+            ..WriteParams::default()
+        };
+        let mut main = FragmentWriter::new(
+            self.store().clone(),
+            target_schema.clone(),
+            ids.clone(),
+            wparams.clone(),
+        )?;
+        // With stable row ids, updated rows fill files of their own (they keep their ids).
+        let mut inserts = match stable {
+            true => Some(FragmentWriter::new(
+                self.store().clone(),
+                target_schema.clone(),
+                ids,
+                wparams,
+            )?),
+            false => None,
+        };
+        let mut join = Join {
+            ds: self,
+            params,
+            condition: condition.as_ref(),
+            schema: &target_schema,
+            stable,
+            gone: Vec::new(),
+            moved: Vec::new(),
+            stats: MergeStats::default(),
+        };
+        let streamed: Result<Vec<lancelet_table::pb::DataFragment>> = async {
+            let (mut start, mut cursor) = (0usize, 0usize);
+            for batch in source()? {
+                let batch = batch?;
+                let end = start + batch.num_rows();
+                let from = cursor;
+                while cursor < probe.pairs.len() && (probe.pairs[cursor].src as usize) < end {
+                    cursor += 1;
+                }
+                let offset = start as u32;
+                let local: Vec<Pair> = probe.pairs[from..cursor]
+                    .iter()
+                    .map(|p| Pair {
+                        src: p.src - offset,
+                        ..*p
+                    })
+                    .collect();
+                start = end;
+                if batch.num_rows() == 0 {
+                    continue;
+                }
+                let (updated, inserted) = join.probe(&batch, &local).await?;
+                if let Some(b) = updated {
+                    main.write(&b)?;
+                    main.upload_pending().await?;
+                }
+                if let Some(b) = inserted {
+                    let w = inserts.as_mut().unwrap_or(&mut main);
+                    w.write(&b)?;
+                    w.upload_pending().await?;
+                }
+            }
+            if start != source_rows {
+                return Err(Error::InvalidArgument(format!(
+                    "the merge source gave {start} rows on its second read but {source_rows} on its first"
+                )));
+            }
+            join.delete_unmatched(&probe).await?;
+            let mut frags = main.finish()?;
+            main.upload_pending().await?;
+            if let Some(w) = inserts.as_mut() {
+                frags.extend(w.finish()?);
+                w.upload_pending().await?;
+            }
+            Ok(frags)
+        }
+        .await;
+        let frags = match streamed {
+            Ok(f) => f,
+            Err(e) => {
+                main.abort().await;
+                if let Some(w) = inserts.as_mut() {
+                    w.abort().await;
+                }
+                return Err(e);
+            }
+        };
+        let Join { gone, moved, stats, .. } = join;
+        if gone.is_empty() && frags.is_empty() {
+            return Ok((self.clone(), stats));
+        }
+        let ds = self.replace_rows(&gone, frags, &moved).await?;
+        Ok((ds, stats))
+    }
+}
+
+/// Source columns must be dataset columns of the same types; missing columns must be
+/// nullable, or (when updating) are taken from the matched target rows.
+fn check_source(target: &Schema, source: &Schema, params: &MergeInsertParams) -> Result<()> {
+    let missing: Vec<&String> = params.on.iter().filter(|k| source.index_of(k).is_err()).collect();
+    if !missing.is_empty() {
+        return Err(Error::SchemaMismatch(format!(
+            "the source has no key column(s) {missing:?}"
+        )));
+    }
+    if params.update {
+        let relaxed: Vec<arrow_schema::Field> = target
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone().with_nullable(true))
+            .collect();
+        align_schema(&Schema::new(relaxed), source)?;
+    } else {
+        align_schema(target, source)?;
+    }
+    Ok(())
+}
+
+/// A source row (by its position) matched with a target row.
+#[derive(Debug, Clone, Copy)]
+struct Pair {
+    src: u32,
+    addr: u64,
+    /// The target row's id (its address without stable row ids).
+    row_id: u64,
+}
+
+/// What the target's key scan found.
+#[derive(Default)]
+struct Probe {
+    /// Matched pairs, by source row (then in target order).
+    pairs: Vec<Pair>,
+    /// Addresses of target rows no source row matched (only for an unfiltered delete).
+    unmatched: Vec<u64>,
+    /// Sorted addresses of matched target rows (only for a filtered delete).
+    matched: Vec<u64>,
+}
+
+/// The key table of the source (`on` columns cast to the target's types): the source's
+/// keys only, never whole rows. Returns it and the number of source rows.
+fn source_keys(reader: Box<dyn RecordBatchReader + Send>, on: &[String], target: &Schema) -> Result<(KeyTable, usize)> {
+    let types = on
+        .iter()
+        .map(|k| target.field_with_name(k).map(|f| f.data_type()))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    let mut table = KeyTable::new(&types);
+    let mut key = Vec::new();
+    let mut rows = 0usize;
+    for batch in reader {
+        let batch = batch?;
+        let enc = KeyEncoder::new(cast_keys(&batch, on, target)?)?;
+        for i in 0..batch.num_rows() {
+            let row = u32::try_from(rows + i)
+                .ok()
+                .filter(|r| *r < u32::MAX)
+                .ok_or_else(|| Error::Unsupported("a merge source of 2^32 rows or more".into()))?;
+            table.insert(&enc, i, row, &mut key);
+        }
+        rows += batch.num_rows();
+    }
+    Ok((table, rows))
+}
+
+/// The key columns of a source batch in the target's types.
+fn cast_keys(batch: &RecordBatch, on: &[String], target: &Schema) -> Result<Vec<ArrayRef>> {
+    let mut keys = Vec::with_capacity(on.len());
+    for k in on {
+        let c = batch
+            .column_by_name(k)
+            .ok_or_else(|| Error::SchemaMismatch(format!("the source has no key column {k:?}")))?;
+        let want = target.field_with_name(k)?.data_type();
+        keys.push(if c.data_type() == want {
+            c.clone()
+        } else {
+            arrow_cast::cast(c, want)?
+        });
+    }
+    Ok(keys)
+}
+
+/// Streams the target's key columns through the source's keys: each scan task probes its
+/// own batch, as many at once as there are cores, and the results are joined in order.
+async fn probe_target(ds: &Dataset, keys: Arc<KeyTable>, params: &MergeInsertParams, stable: bool) -> Result<Probe> {
+    let opts = ScanOptions {
+        columns: Columns::Names(params.on.clone()),
+        with_row_address: true,
+        with_row_id: stable,
+        ..ScanOptions::default()
+    };
+    let scan = Arc::new(Scan::plan(ds, opts).await?);
+    let want = Wanted {
+        update: params.update,
+        unmatched: params.delete && params.delete_filter.is_none(),
+        matched: params.delete && params.delete_filter.is_some(),
+        stable,
+    };
+    let on = Arc::new(params.on.clone());
+    let window = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
+        .max(2);
+    let mut probe = Probe::default();
+    let mut pending = std::collections::VecDeque::new();
+    let mut next = 0;
+    loop {
+        while pending.len() < window && next < scan.num_tasks() {
+            let (s, i, keys, on) = (scan.clone(), next, keys.clone(), on.clone());
+            pending.push_back(tokio::spawn(async move {
+                let b = s.run_task(i).await?;
+                probe_batch(&b, &keys, &on, want)
+            }));
+            next += 1;
+        }
+        let Some(h) = pending.pop_front() else { break };
+        let part = h
+            .await
+            .map_err(|e| Error::InvalidArgument(format!("scan task failed: {e}")))??;
+        probe.pairs.extend(part.pairs);
+        probe.unmatched.extend(part.unmatched);
+        probe.matched.extend(part.matched);
+    }
+    probe.pairs.sort_by_key(|p| p.src);
+    probe.matched.sort_unstable();
+    Ok(probe)
+}
+
+/// What a probe keeps besides the pairs.
+#[derive(Debug, Clone, Copy)]
+struct Wanted {
+    /// Updating: a target row matched twice is an error.
+    update: bool,
+    /// Keep unmatched target rows (an unfiltered delete).
+    unmatched: bool,
+    /// Keep matched target rows (a filtered delete).
+    matched: bool,
+    /// Row ids are not addresses.
+    stable: bool,
+}
+
+/// Looks the keys of one batch of target rows up in the source's keys.
+fn probe_batch(b: &RecordBatch, keys: &KeyTable, on: &[String], want: Wanted) -> Result<Probe> {
+    let enc = KeyEncoder::new(key_columns(b, on)?)?;
+    let addr = column_u64(b, ROW_ADDR)?;
+    let ids = if want.stable {
+        Some(column_u64(b, ROW_ID)?)
+    } else {
+        None
+    };
+    let mut probe = Probe::default();
+    let mut key = Vec::new();
+    for i in 0..b.num_rows() {
+        let a = addr.value(i);
+        let row_id = ids.map_or(a, |x| x.value(i));
+        let mut hits = 0u32;
+        keys.for_each_match(&enc, i, &mut key, |src| {
+            hits += 1;
+            probe.pairs.push(Pair { src, addr: a, row_id });
+        });
+        if hits > 1 && want.update {
+            return Err(Error::InvalidArgument(
+                "ambiguous merge_insert: several source rows match the same target row".into(),
+            ));
+        }
+        if hits == 0 && want.unmatched {
+            probe.unmatched.push(a);
+        } else if hits > 0 && want.matched {
+            probe.matched.push(a);
+        }
+    }
+    Ok(probe)
+}
+
+fn key_columns(b: &RecordBatch, on: &[String]) -> Result<Vec<ArrayRef>> {
+    on.iter()
+        .map(|k| {
+            b.column_by_name(k)
+                .cloned()
+                .ok_or_else(|| Error::SchemaMismatch(format!("no key column {k:?}")))
+        })
+        .collect()
+}
+
+fn column_u64<'a>(b: &'a RecordBatch, name: &str) -> Result<&'a arrow_array::PrimitiveArray<UInt64Type>> {
+    b.column_by_name(name)
+        .and_then(|c| c.as_primitive_opt::<UInt64Type>())
+        .ok_or_else(|| Error::InvalidArgument(format!("the scan returned no {name} column")))
+}
+
+/// The state of one merge while the source streams through the second time.
+struct Join<'a> {
+    ds: &'a Dataset,
+    params: &'a MergeInsertParams,
+    condition: Option<&'a Condition>,
+    schema: &'a SchemaRef,
+    stable: bool,
+    /// Row addresses to tombstone.
+    gone: Vec<u64>,
+    /// Row ids the updated rows keep (stable row ids), in the order they are written.
+    moved: Vec<u64>,
+    stats: MergeStats,
+}
+
+impl Join<'_> {
+    /// One source batch with its matched pairs (`src` relative to the batch): the updated
+    /// rows and the inserted rows to write (in the dataset's schema).
+    async fn probe(
+        &mut self,
+        batch: &RecordBatch,
+        pairs: &[Pair],
+    ) -> Result<(Option<RecordBatch>, Option<RecordBatch>)> {
+        let n = batch.num_rows();
+        let mut has_match = vec![false; n];
+        for p in pairs {
+            has_match[p.src as usize] = true;
+        }
+        let updated = if self.params.update && !pairs.is_empty() {
+            self.updated_rows(batch, pairs).await?
+        } else {
+            None
+        };
+        let inserted = if self.params.insert {
+            let rows: Vec<u32> = (0..n as u32).filter(|&i| !has_match[i as usize]).collect();
+            self.stats.num_inserted_rows += rows.len() as u64;
+            (!rows.is_empty())
+                .then(|| self.assemble(batch, &UInt32Array::from(rows), None))
+                .transpose()?
+        } else {
+            None
+        };
+        Ok((updated, inserted))
+    }
+
+    /// The source rows of the matched pairs where the condition holds, completed with the
+    /// target's values of the columns the source lacks; records the replaced addresses.
+    async fn updated_rows(&mut self, batch: &RecordBatch, pairs: &[Pair]) -> Result<Option<RecordBatch>> {
+        let keep: Vec<usize> = match self.condition {
+            None => (0..pairs.len()).collect(),
+            Some(cond) => {
+                let src_idx = UInt32Array::from(pairs.iter().map(|p| p.src).collect::<Vec<_>>());
+                let mut src_cols = Vec::new();
+                for c in cond.columns(Side::Source) {
+                    let col = batch
+                        .column_by_name(&c)
+                        .ok_or_else(|| Error::InvalidArgument(format!("the source has no column {c:?}")))?;
+                    src_cols.push((c, arrow_select::take::take(col.as_ref(), &src_idx, None)?));
+                }
+                let tgt_names = cond.columns(Side::Target);
+                let mut tgt_cols = Vec::new();
+                if !tgt_names.is_empty() {
+                    let addrs: Vec<u64> = pairs.iter().map(|p| p.addr).collect();
+                    let rows = self.ds.take_addresses(&addrs, Some(&tgt_names)).await?;
+                    for c in tgt_names {
+                        let col = rows
+                            .column_by_name(&c)
+                            .cloned()
+                            .ok_or_else(|| Error::InvalidArgument(format!("the target has no column {c:?}")))?;
+                        tgt_cols.push((c, col));
+                    }
+                }
+                let mask = cond.evaluate(pairs.len(), &src_cols, &tgt_cols)?;
+                (0..pairs.len())
+                    .filter(|&i| mask.is_valid(i) && mask.value(i))
+                    .collect()
+            }
+        };
+        if keep.is_empty() {
+            return Ok(None);
+        }
+        // One output row per source row (its first pair where the condition holds).
+        let mut rows: Vec<u32> = Vec::with_capacity(keep.len());
+        let mut targets: Vec<u64> = Vec::with_capacity(keep.len());
+        for &k in &keep {
+            let p = pairs[k];
+            self.gone.push(p.addr);
+            if rows.last() != Some(&p.src) {
+                rows.push(p.src);
+                targets.push(p.addr);
+                if self.stable {
+                    self.moved.push(p.row_id);
+                }
+            }
+        }
+        self.stats.num_updated_rows += keep.len() as u64;
+        let lacking: Vec<String> = self
+            .schema
+            .fields()
+            .iter()
+            .filter(|f| batch.column_by_name(f.name()).is_none())
+            .map(|f| f.name().clone())
+            .collect();
+        let fill = match lacking.is_empty() {
+            true => None,
+            false => Some(self.ds.take_addresses(&targets, Some(&lacking)).await?),
+        };
+        self.assemble(batch, &UInt32Array::from(rows), fill.as_ref()).map(Some)
+    }
+
+    /// `batch`'s rows `rows` in the dataset's schema: its own columns, `fill`'s for the
+    /// columns it lacks, else nulls.
+    fn assemble(&self, batch: &RecordBatch, rows: &UInt32Array, fill: Option<&RecordBatch>) -> Result<RecordBatch> {
+        let n = rows.len();
+        let mut columns = Vec::with_capacity(self.schema.fields().len());
+        for f in self.schema.fields() {
+            let col = match (
+                batch.column_by_name(f.name()),
+                fill.and_then(|b| b.column_by_name(f.name())),
+            ) {
+                (Some(c), _) => {
+                    let c = arrow_select::take::take(c.as_ref(), rows, None)?;
+                    if c.data_type() == f.data_type() {
+                        c
+                    } else {
+                        arrow_cast::cast(&c, f.data_type())?
+                    }
+                }
+                (None, Some(c)) => c.clone(),
+                (None, None) => new_null_array(f.data_type(), n),
+            };
+            columns.push(col);
+        }
+        let opts = RecordBatchOptions::new().with_row_count(Some(n));
+        RecordBatch::try_new_with_options(self.schema.clone(), columns, &opts)
+            .map_err(|e| Error::SchemaMismatch(format!("the merged rows do not fit the dataset's schema: {e}")))
+    }
+
+    /// `when_not_matched_by_source_delete`: tombstones the target rows no source row
+    /// matched (where the filter holds).
+    async fn delete_unmatched(&mut self, probe: &Probe) -> Result<()> {
+        if !self.params.delete {
+            return Ok(());
+        }
+        let before = self.gone.len();
+        match &self.params.delete_filter {
+            None => self.gone.extend_from_slice(&probe.unmatched),
+            Some(filter) => {
+                let opts = ScanOptions {
+                    columns: Columns::Names(self.params.on.clone()),
+                    filter: Some(filter.clone()),
+                    with_row_address: true,
+                    ..ScanOptions::default()
+                };
+                for b in self.ds.scan_all(opts).await? {
+                    for &a in column_u64(&b, ROW_ADDR)?.values() {
+                        if probe.matched.binary_search(&a).is_err() {
+                            self.gone.push(a);
+                        }
+                    }
+                }
+            }
+        }
+        self.stats.num_deleted_rows = (self.gone.len() - before) as u64;
+        Ok(())
+    }
+}
