@@ -940,6 +940,23 @@ pub(crate) async fn remove_fragments(store: &dyn Store, fragments: &[pb::DataFra
     }
 }
 
+/// The commit options of a write with `params` whose data files are of format `version`.
+pub(crate) fn commit_options(params: &WriteParams, version: String) -> CommitOptions {
+    CommitOptions {
+        naming: if params.enable_v2_manifest_paths {
+            ManifestNaming::V2
+        } else {
+            ManifestNaming::V1
+        },
+        data_format: Some(pb::manifest::DataStorageFormat {
+            file_format: "lance".into(),
+            version,
+        }),
+        enable_stable_row_ids: params.enable_stable_row_ids,
+        ..CommitOptions::default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -960,22 +977,5 @@ mod tests {
             assert!(check_file_tag(bad).is_err(), "{bad:?}");
         }
         assert!(check_file_tag("spark_0123abc").is_ok());
-    }
-}
-
-/// The commit options of a write with `params` whose data files are of format `version`.
-pub(crate) fn commit_options(params: &WriteParams, version: String) -> CommitOptions {
-    CommitOptions {
-        naming: if params.enable_v2_manifest_paths {
-            ManifestNaming::V2
-        } else {
-            ManifestNaming::V1
-        },
-        data_format: Some(pb::manifest::DataStorageFormat {
-            file_format: "lance".into(),
-            version,
-        }),
-        enable_stable_row_ids: params.enable_stable_row_ids,
-        ..CommitOptions::default()
     }
 }
