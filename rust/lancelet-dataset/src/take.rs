@@ -167,12 +167,32 @@ impl Dataset {
         } else {
             projected_schema(self.scan_schema(), &names)?
         };
-        let parts = futures::future::try_join_all(
-            requests
+        let parts = if requests.len() > 1 && n >= PARALLEL_TAKE_ROWS {
+            // Fragments read and decode on the runtime's workers (both cores), not one by one.
+            let handles: Vec<_> = requests
                 .iter()
-                .map(|(f, rows, _)| self.take_rows(f, &names, &schema, rows)),
-        )
-        .await?;
+                .map(|(f, rows, _)| {
+                    let (ds, f, names, schema, rows) =
+                        (self.clone(), (*f).clone(), names.clone(), schema.clone(), rows.clone());
+                    tokio::spawn(async move { ds.take_rows(&f, &names, &schema, &rows).await })
+                })
+                .collect();
+            let mut parts = Vec::with_capacity(handles.len());
+            for h in handles {
+                parts.push(
+                    h.await
+                        .map_err(|e| Error::InvalidArgument(format!("take task failed: {e}")))??,
+                );
+            }
+            parts
+        } else {
+            futures::future::try_join_all(
+                requests
+                    .iter()
+                    .map(|(f, rows, _)| self.take_rows(f, &names, &schema, rows)),
+            )
+            .await?
+        };
         let opts = RecordBatchOptions::new().with_row_count(Some(n));
         if parts.is_empty() {
             return Ok(RecordBatch::try_new_with_options(
@@ -282,6 +302,10 @@ fn schema_order(schema: &arrow_schema::Schema, names: Vec<String>) -> Vec<String
     out.dedup();
     out
 }
+
+/// Rows from which a take over several fragments reads them in parallel tasks (below, the
+/// tasks' start-up costs more than they save).
+const PARALLEL_TAKE_ROWS: usize = 64;
 
 /// The physical row of live offset `off` given a fragment's live ranges.
 pub(crate) fn live_to_physical(live: &[Range<u64>], mut off: u64) -> u64 {
