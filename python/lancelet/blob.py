@@ -235,7 +235,7 @@ def blob_field(
 def blob_array(values: Iterable[Any]) -> BlobArray:
     """A :class:`BlobArray` from bytes, URIs, :class:`Blob` values and ``None``.
 
-    >>> len(blob_array([b"a", "file:///tmp/x.bin", None]))
+    >>> len(blob_array([b"a", "file:///data/x.bin", None]))
     3
     """
     return BlobArray.from_pylist(values)
