@@ -518,13 +518,5 @@ fn params_of(kind: ScalarIndexType, idx: &pb::IndexMetadata) -> ScalarParams {
 
 /// The Arrow type of a (dotted) column path.
 pub(crate) fn arrow_schema_field(schema: &arrow_schema::Schema, path: &str) -> Option<arrow_schema::DataType> {
-    let mut parts = path.split('.');
-    let mut dt = schema.field_with_name(parts.next()?).ok()?.data_type().clone();
-    for p in parts {
-        let arrow_schema::DataType::Struct(fields) = &dt else {
-            return None;
-        };
-        dt = fields.iter().find(|f| f.name() == p)?.data_type().clone();
-    }
-    Some(dt)
+    crate::blob::find_field(schema, path).map(|f| f.data_type().clone())
 }

@@ -37,18 +37,7 @@ pub struct VectorIndexRequest {
 impl Dataset {
     /// The float type of the items of vector column `column` (a dotted path).
     fn vector_value_type(&self, column: &str) -> ivf::ValueType {
-        let mut fields = self.schema().fields().clone();
-        let mut found = None;
-        for part in column.split('.') {
-            let Some(f) = fields.iter().find(|f| f.name() == part).cloned() else {
-                return ivf::ValueType::Float32;
-            };
-            if let arrow_schema::DataType::Struct(children) = f.data_type() {
-                fields = children.clone();
-            }
-            found = Some(f);
-        }
-        match found.as_ref().map(|f| f.data_type()) {
+        match crate::index_build::arrow_schema_field(self.schema(), column) {
             Some(arrow_schema::DataType::FixedSizeList(item, _)) => ivf::ValueType::of_column(item.data_type()),
             _ => ivf::ValueType::Float32,
         }

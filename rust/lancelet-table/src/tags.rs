@@ -161,7 +161,7 @@ async fn write_tag(
 
 /// Creates tag `name` pointing at `version`; fails if the tag exists or the version does not.
 pub async fn create_tag(store: &dyn Store, name: &str, version: u64) -> Result<()> {
-    write_tag(store, name, None, version, None, true).await
+    create_tag_on(store, name, None, version).await
 }
 
 /// Creates tag `name` pointing at `version` of `branch` (main when `None`); `store` is the
@@ -186,16 +186,7 @@ pub async fn update_tag_on(store: &dyn Store, name: &str, branch: Option<&str>, 
 
 /// Moves existing tag `name` to `version`.
 pub async fn update_tag(store: &dyn Store, name: &str, version: u64) -> Result<()> {
-    check_tag_name(name)?;
-    let path = tag_path(name);
-    let old = store.read(&path).await.map_err(|e| match e {
-        Error::NotFound { .. } => Error::InvalidArgument(format!("tag {name:?} does not exist")),
-        e => e,
-    })?;
-    let created = serde_json::from_slice::<Value>(&old)
-        .ok()
-        .and_then(|v| v.get("createdAt").and_then(Value::as_str).map(str::to_string));
-    write_tag(store, name, None, version, created, false).await
+    update_tag_on(store, name, None, version).await
 }
 
 /// Deletes tag `name`; fails if it does not exist.

@@ -60,6 +60,15 @@ async fn probe_named(store: &dyn Store, version: u64, namings: &[ManifestNaming]
     None
 }
 
+/// How manifests newer than one named `naming` may be named (a dataset's naming only ever
+/// changes from V1 to V2).
+fn newer_namings(naming: ManifestNaming) -> &'static [ManifestNaming] {
+    match naming {
+        ManifestNaming::V1 => &[ManifestNaming::V1, ManifestNaming::V2],
+        ManifestNaming::V2 => &[ManifestNaming::V2],
+    }
+}
+
 /// Offsets above a candidate latest version checked for manifests past a gap.
 const GAP_PROBES: u32 = 13;
 
@@ -89,13 +98,7 @@ async fn latest_from_hint(store: &dyn Store) -> Option<VersionEntry> {
     let mut step = 1u64;
     let missing = loop {
         let v = found.version.checked_add(step)?;
-        let namings = [found.naming, ManifestNaming::V2];
-        let namings = if found.naming == ManifestNaming::V2 {
-            &namings[..1]
-        } else {
-            &namings[..]
-        };
-        match probe_named(store, v, namings).await {
+        match probe_named(store, v, newer_namings(found.naming)).await {
             Some(e) => {
                 found = e;
                 step = step.checked_mul(2)?;
@@ -106,13 +109,7 @@ async fn latest_from_hint(store: &dyn Store) -> Option<VersionEntry> {
     let (mut lo, mut hi) = (found.version, missing);
     while hi - lo > 1 {
         let mid = lo + (hi - lo) / 2;
-        let namings = [found.naming, ManifestNaming::V2];
-        let namings = if found.naming == ManifestNaming::V2 {
-            &namings[..1]
-        } else {
-            &namings[..]
-        };
-        match probe_named(store, mid, namings).await {
+        match probe_named(store, mid, newer_namings(found.naming)).await {
             Some(e) => {
                 lo = mid;
                 found = e;
