@@ -741,11 +741,16 @@ def test_lib_searches_pylance_ivf_rq_index(rq_uri, lib):
         assert ours.num_rows == 10
         # lancelet's distances are exact
         _close(_dist(ours), _distances(_IDX_VECS[_ids(ours)], q, "L2"), rtol=1e-4, atol=1e-4)
+        # both probe the same partitions; lancelet ranks every probed row exactly, so each
+        # true neighbour pylance finds (in a probed partition) is in lancelet's answer too
+        found_by_theirs = set(_ids(theirs)) & set(truth)
+        assert found_by_theirs <= set(_ids(ours)), (found_by_theirs, _ids(ours))
         overlaps.append(_overlap(_ids(ours), _ids(theirs)))
         ours_recall.append(_overlap(_ids(ours), truth))
         theirs_recall.append(_overlap(_ids(theirs), truth))
-    assert np.mean(overlaps) >= 0.9, overlaps
-    assert np.mean(ours_recall) >= np.mean(theirs_recall) - 0.02
+    # RaBitQ's approximation (and pylance's random training) varies from build to build
+    assert np.mean(overlaps) >= 0.75, overlaps
+    assert np.mean(ours_recall) >= np.mean(theirs_recall)
     # probing every partition finds the exact answer
     q = _IDX_QUERIES[0]
     assert _ids(_nn(ours_ds, q, 10, nprobes=IDX_PARTS)) == _truth(_IDX_VECS, q, "L2", 10)[0]
