@@ -2,7 +2,7 @@
 //! u64 size prefix). Byte 0 picks the scheme. Any panic is a bug.
 #![no_main]
 
-use lancelet_encoding::v2_1::compress::decompress;
+use lancelet_encoding::v2_1::compression::decompress;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

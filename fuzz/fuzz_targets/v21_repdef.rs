@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, Int32Array};
 use arrow_schema::DataType;
-use lancelet_encoding::v2_1::structure::assemble;
+use lancelet_encoding::v2_1::repdef_decode::assemble;
 use lancelet_encoding::v2_1::PathNode;
 use libfuzzer_sys::fuzz_target;
 

@@ -156,7 +156,7 @@ fn pages(c: &mut Criterion) {
 /// Encoding one page's values ([`compress_mini_block`], the whole strategy: every
 /// candidate encoding is built or sized). Throughput is in bytes of input values.
 fn encode(c: &mut Criterion) {
-    use lancelet_encoding::v2_1::encode::{compress_mini_block, EncodeOptions};
+    use lancelet_encoding::v2_1::values_encode::{compress_mini_block, EncodeOptions};
     let mut g = c.benchmark_group("encode_mini_block");
     let opts = EncodeOptions::default();
     let mut next = xorshift(9);

@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, Int32Array, Int64Array, StringArray};
-use lancelet_encoding::v2_1::encode::{compress_mini_block, variant_name, EncodeOptions, MiniBlockValues};
+use lancelet_encoding::v2_1::values_encode::{compress_mini_block, variant_name, EncodeOptions, MiniBlockValues};
 
 /// The name of the encoding picked (`dict` for a dictionary).
 fn picked(m: &MiniBlockValues) -> &'static str {

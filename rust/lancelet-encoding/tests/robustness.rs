@@ -15,9 +15,9 @@ use arrow_buffer::Buffer;
 use arrow_schema::DataType;
 use common::*;
 use lancelet_encoding::v2_1::bitpack::{decode_inline, decode_out_of_line};
-use lancelet_encoding::v2_1::compress::decompress;
+use lancelet_encoding::v2_1::compression::decompress;
 use lancelet_encoding::v2_1::fsst::{Compressor, SymbolTable};
-use lancelet_encoding::v2_1::structure::assemble;
+use lancelet_encoding::v2_1::repdef_decode::assemble;
 use lancelet_encoding::v2_1::{decode_page, parse_layout, PathNode};
 use lancelet_proto::pb21;
 use prost::Message;
@@ -153,8 +153,8 @@ fn packed_cases() -> Vec<Case> {
     use arrow_array::{Float64Array, StructArray};
     use arrow_buffer::NullBuffer;
     use arrow_schema::{Field, Fields};
-    use lancelet_encoding::v2_1::shred::shred;
-    use lancelet_encoding::v2_1::write::{encode_page, PageOptions};
+    use lancelet_encoding::v2_1::page_encode::{encode_page, PageOptions};
+    use lancelet_encoding::v2_1::repdef_encode::shred;
     let n = 700usize;
     let nulls = Some(NullBuffer::from((0..n).map(|i| i % 9 != 4).collect::<Vec<_>>()));
     let fixed = Fields::from(vec![

@@ -46,7 +46,10 @@ fn write(b: &RecordBatch) -> Vec<u8> {
         Vec::with_capacity(64 << 20),
         "bench",
         b.schema(),
-        WriterOptions::default(),
+        WriterOptions {
+            version: lancelet_file::FileVersion::V2_0,
+            ..WriterOptions::default()
+        },
     )
     .unwrap();
     for start in (0..b.num_rows()).step_by(65536) {

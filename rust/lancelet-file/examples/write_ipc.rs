@@ -15,7 +15,7 @@ fn main() {
     let version: FileVersion = args
         .get(3)
         .map(|v| FileVersion::parse(v).expect("version"))
-        .unwrap_or(FileVersion::V2_2);
+        .unwrap_or(FileVersion::DEFAULT);
     let reader = arrow_ipc::reader::FileReader::try_new(File::open(input).unwrap(), None).unwrap();
     let schema = reader.schema();
     let batches: Vec<_> = reader.map(|b| b.unwrap()).collect();

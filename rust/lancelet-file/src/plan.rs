@@ -166,7 +166,7 @@ fn plan_field(field: &FieldRef, next: &mut usize, depth: usize, columns: Columns
     }
 }
 
-pub use lancelet_encoding::v2_1::shred::is_packed;
+pub use lancelet_encoding::v2_1::path::{is_packed, is_packed_metadata};
 
 /// What a projection keeps of a field: all of it, or some struct children.
 #[derive(Debug, Clone)]

@@ -34,6 +34,8 @@ fn write(batch: &RecordBatch, page_stats: bool) -> Vec<u8> {
         cache_bytes_per_column: 4096,
         page_stats,
         stats_zone_rows: 100,
+        // Written when 2.0 was the writer's default; the statistics do not depend on it.
+        version: lancelet_file::FileVersion::V2_0,
         ..Default::default()
     };
     let mut w = FileWriter::try_new(Vec::new(), "mem", batch.schema(), opts).unwrap();

@@ -200,10 +200,18 @@ fn take_reads_only_the_rows_it_needs() {
     assert!(read < 64, "take of 3 int64 rows read {read} bytes");
 }
 
+/// Options writing file format 2.0 (the writer's default until 2.2 became the default).
+fn v2_0() -> lancelet_file::WriterOptions {
+    lancelet_file::WriterOptions {
+        version: lancelet_file::FileVersion::V2_0,
+        ..Default::default()
+    }
+}
+
 #[test]
 fn empty_file_and_zero_columns() {
     let schema = Arc::new(Schema::new(vec![Field::new("a", DataType::Int32, true)]));
-    let w = lancelet_file::FileWriter::try_new(Vec::new(), "mem", schema, Default::default()).unwrap();
+    let w = lancelet_file::FileWriter::try_new(Vec::new(), "mem", schema, v2_0()).unwrap();
     let (bytes, rows) = w.finish().unwrap();
     assert_eq!(rows, 0);
     let r = common::open(&bytes).unwrap();
@@ -211,7 +219,7 @@ fn empty_file_and_zero_columns() {
     assert_eq!(common::read_all(&r).unwrap().num_rows(), 0);
 
     let empty = Arc::new(Schema::empty());
-    let w = lancelet_file::FileWriter::try_new(Vec::new(), "mem", empty, Default::default()).unwrap();
+    let w = lancelet_file::FileWriter::try_new(Vec::new(), "mem", empty, v2_0()).unwrap();
     let (bytes, _) = w.finish().unwrap();
     let r = common::open(&bytes).unwrap();
     assert_eq!(common::read_all(&r).unwrap().num_columns(), 0);

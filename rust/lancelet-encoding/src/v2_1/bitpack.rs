@@ -1,9 +1,10 @@
-//! FastLanes-style bit unpacking as used by Lance 2.1+ (`InlineBitpacking`,
-//! `OutOfLineBitpacking`).
+//! FastLanes-style bit packing and unpacking as used by Lance 2.1+ (`InlineBitpacking`,
+//! `OutOfLineBitpacking`): [`pack_block`] and [`unpack_block`] for one block, and
+//! [`decode_inline`] / [`decode_out_of_line`] for the chunk layouts the decoder reads.
 //!
 //! Values are packed in blocks of 1024. For an unsigned type of `w` bits a block is cut
 //! into `1024 / w` lanes; lane `l` holds the `w` values at the transposed positions
-//! [`position`]`(row, l)` for `row in 0..w`, packed LSB first into `b` words of `w`
+//! `position(row, l)` for `row in 0..w`, packed LSB first into `b` words of `w`
 //! bits. Word `k` of lane `l` is stored at word index `k * lanes + l`, so a packed block
 //! of bit width `b` is exactly `b * 128` bytes whatever `w` is.
 

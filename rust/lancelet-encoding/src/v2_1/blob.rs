@@ -20,7 +20,7 @@ use arrow_buffer::{Buffer, NullBuffer};
 use arrow_schema::{DataType, Field, Fields};
 use lancelet_proto::pb21::{self, RepDefLayer};
 
-use super::structure::PathNode;
+use super::path::PathNode;
 use crate::{corrupt, Result};
 
 /// Position of the descriptor of a null top-level blob at 2.1+ (definition level 1 in
@@ -54,7 +54,7 @@ pub fn decode_blob_page(
     let leaf = [PathNode::Leaf {
         data_type: data_type.clone(),
     }];
-    let rows = super::page::decode_page(inner, buffers, num_rows, &leaf)?;
+    let rows = super::page_decode::decode_page(inner, buffers, num_rows, &leaf)?;
     let rows = rows
         .as_struct_opt()
         .ok_or_else(|| corrupt!("blob descriptors did not decode as a struct"))?

@@ -13,7 +13,7 @@ use arrow_data::ArrayData;
 use arrow_schema::DataType;
 use lancelet_proto::pb21::{self, compressive_encoding::Compression as C, full_zip_layout::Details};
 
-use super::structure::PathNode;
+use super::path::PathNode;
 use crate::Result;
 
 /// Width in bytes of the primitive items of a fixed-width leaf type (FSL: its items).

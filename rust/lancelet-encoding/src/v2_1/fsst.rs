@@ -1,4 +1,6 @@
-//! FSST decompression with Lance's serialized symbol table.
+//! FSST string compression with Lance's serialized symbol table: [`SymbolTable`] parses
+//! a table and decompresses, [`Compressor`] trains a table on sample values and
+//! compresses.
 //!
 //! Table layout: a little-endian `u64` header (byte 0 = number of symbols, byte 3 bit 0 =
 //! compression enabled, high 32 bits = `"FSST"` as `0x46535354`), then one 8-byte slot
@@ -509,7 +511,7 @@ impl Compressor {
     /// While eight input bytes remain, a step loads them as one word, tries the long
     /// symbol hashed from its first three bytes, then the two-byte table (which also knows
     /// the single bytes and the escapes), and stores its output as one two-byte word into
-    /// `out`'s spare capacity; the last bytes go through the checked [`Self::step`].
+    /// `out`'s spare capacity; the last bytes go through the checked `step`.
     pub fn compress_into(&self, input: &[u8], out: &mut Vec<u8>) {
         out.reserve(input.len().saturating_mul(2).saturating_add(2));
         let base = out.len();

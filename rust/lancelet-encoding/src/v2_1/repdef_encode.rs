@@ -1,6 +1,7 @@
-//! Shredding nested Arrow arrays into Lance 2.1+ repetition / definition levels.
+//! Encoding repetition / definition levels: shredding nested Arrow arrays into leaf
+//! columns (Lance 2.1+).
 //!
-//! The inverse of [`super::structure::assemble`]: every leaf of a field (depth-first, which
+//! The inverse of [`super::repdef_decode::assemble`]: every leaf of a field (depth-first, which
 //! is the 2.1+ column order) becomes one [`Shredded`] column holding its levels and its
 //! visible values. Structs and (large) lists are structural and fold into the levels;
 //! every other type is a leaf, including fixed-size lists and structs marked packed.
@@ -22,7 +23,7 @@ use arrow_buffer::NullBuffer;
 use arrow_schema::{DataType, Field, Fields};
 use lancelet_proto::pb21::RepDefLayer;
 
-use super::structure::PathNode;
+use super::path::is_packed;
 use crate::{Error, Result};
 
 /// One leaf column of a field, shredded into Lance 2.1+ repetition/definition levels.
@@ -44,51 +45,8 @@ pub struct Shredded {
     pub num_rows: usize,
 }
 
-/// Whether a struct field is stored as one packed leaf column (field metadata `packed`
-/// or `lance-encoding:packed` is "true").
-pub fn is_packed(field: &Field) -> bool {
-    let md = field.metadata();
-    ["packed", "lance-encoding:packed"]
-        .iter()
-        .any(|k| md.get(k).is_some_and(|v| v.trim().eq_ignore_ascii_case("true")))
-}
-
-/// The path (outer-most first) of every leaf of `field`, in depth-first order = 2.1+ column order.
-pub fn leaf_paths(field: &Field) -> Vec<Vec<PathNode>> {
-    let mut out = Vec::new();
-    let mut prefix = Vec::new();
-    collect_paths(field, &mut prefix, &mut out);
-    out
-}
-
-fn collect_paths(field: &Field, prefix: &mut Vec<PathNode>, out: &mut Vec<Vec<PathNode>>) {
-    match field.data_type() {
-        DataType::Struct(children) if !is_packed(field) => {
-            for child in children {
-                prefix.push(PathNode::Struct {
-                    child: child.name().clone(),
-                });
-                collect_paths(child, prefix, out);
-                prefix.pop();
-            }
-        }
-        // A map is stored as a list of its entries structs.
-        DataType::List(item) | DataType::LargeList(item) | DataType::Map(item, _) => {
-            prefix.push(PathNode::List {
-                large: matches!(field.data_type(), DataType::LargeList(_)),
-            });
-            collect_paths(item, prefix, out);
-            prefix.pop();
-        }
-        dt => {
-            let mut path = prefix.clone();
-            path.push(PathNode::Leaf { data_type: dt.clone() });
-            out.push(path);
-        }
-    }
-}
-
-/// Shreds `array` (of `field`'s type) into one `Shredded` per leaf, depth-first order (same order as leaf_paths).
+/// Shreds `array` (of `field`'s type) into one `Shredded` per leaf, depth-first order (same
+/// order as [`super::path::leaf_paths`]).
 pub fn shred(field: &Field, array: &dyn Array) -> Result<Vec<Shredded>> {
     let (field, root) = maps_as_lists(field, make_array(array.to_data()))?;
     let field = &field;
@@ -552,7 +510,8 @@ fn gather(leaf: &ArrayRef, idx: &[usize]) -> Result<ArrayRef> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::v2_1::structure::{assemble, count_visible, max_visible_def};
+    use crate::v2_1::path::{leaf_paths, PathNode};
+    use crate::v2_1::repdef_decode::{assemble, count_visible, max_visible_def};
     use arrow_array::builder::{Int32Builder, ListBuilder};
     use arrow_array::{FixedSizeListArray, Int32Array, Int64Array, LargeListArray, ListArray, StringArray};
     use arrow_buffer::{OffsetBuffer, ScalarBuffer};

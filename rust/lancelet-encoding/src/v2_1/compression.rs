@@ -1,7 +1,10 @@
-//! General-purpose buffer decompression (`General` / `BufferCompression`).
+//! General-purpose buffer compression (`General` / `BufferCompression`), both directions.
 //!
 //! * LZ4: a little-endian `u32` uncompressed size, then one raw LZ4 block (no frame).
 //! * ZSTD: a little-endian `u64` uncompressed size, then one zstd frame.
+//!
+//! [`compress`] writes these framings, [`decompress`] reads them back, refusing declared
+//! sizes past [`MAX_DECOMPRESSED`].
 
 use std::io::Read;
 
@@ -22,6 +25,30 @@ pub fn decompress(scheme: i32, buf: &[u8]) -> Result<Vec<u8>> {
         Ok(CompressionScheme::CompressionAlgorithmZstd) => zstd(buf),
         Ok(CompressionScheme::CompressionAlgorithmUnspecified) => Ok(buf.to_vec()),
         Err(_) => Err(Error::Unsupported(format!("buffer compression scheme {scheme}"))),
+    }
+}
+
+/// Default zstd level.
+const ZSTD_DEFAULT_LEVEL: i32 = 3;
+
+/// Compresses one buffer with `scheme`: LZ4 = `u32` size + raw block, zstd = `u64` size +
+/// frame.
+pub fn compress(scheme: CompressionScheme, level: Option<i32>, buf: &[u8]) -> Result<Vec<u8>> {
+    match scheme {
+        CompressionScheme::CompressionAlgorithmLz4 => {
+            if u32::try_from(buf.len()).is_err() {
+                return Err(Error::InvalidInput("an LZ4 buffer over 4 GiB".into()));
+            }
+            Ok(lz4_flex::block::compress_prepend_size(buf))
+        }
+        CompressionScheme::CompressionAlgorithmZstd => {
+            let mut out = (buf.len() as u64).to_le_bytes().to_vec();
+            let frame = zstd::bulk::compress(buf, level.unwrap_or(ZSTD_DEFAULT_LEVEL))
+                .map_err(|e| Error::InvalidInput(format!("zstd compression failed: {e}")))?;
+            out.extend(frame);
+            Ok(out)
+        }
+        CompressionScheme::CompressionAlgorithmUnspecified => Ok(buf.to_vec()),
     }
 }
 
@@ -90,5 +117,20 @@ mod tests {
         lie[..8].copy_from_slice(&u64::MAX.to_le_bytes());
         assert!(decompress(2, &lie).is_err());
         assert!(decompress(7, &buf).is_err());
+    }
+
+    #[test]
+    fn compress_writes_what_decompress_reads() {
+        let data: Vec<u8> = (0..5000u32).flat_map(|i| (i % 17).to_le_bytes()).collect();
+        for scheme in [
+            CompressionScheme::CompressionAlgorithmLz4,
+            CompressionScheme::CompressionAlgorithmZstd,
+            CompressionScheme::CompressionAlgorithmUnspecified,
+        ] {
+            let buf = compress(scheme, None, &data).unwrap();
+            assert_eq!(decompress(scheme as i32, &buf).unwrap(), data, "{scheme:?}");
+        }
+        let zstd = compress(CompressionScheme::CompressionAlgorithmZstd, Some(9), &data).unwrap();
+        assert_eq!(&zstd[..8], &(data.len() as u64).to_le_bytes());
     }
 }

@@ -8,9 +8,54 @@
 
 use std::hash::Hasher;
 
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef};
+use arrow_schema::DataType;
+
 use super::*;
 use crate::v2_1::fsst::TABLE_BYTES;
 use crate::v2_1::hashing::{fast_map, FastHasher, FastMap};
+
+/// Which kind of compression the field metadata asks for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Hint {
+    Auto,
+    None,
+    Fsst,
+    General(CompressionScheme),
+}
+
+pub(super) fn hint(opts: &EncodeOptions) -> Result<Hint> {
+    match opts.compression.as_deref().map(|s| s.trim().to_ascii_lowercase()) {
+        None => Ok(Hint::Auto),
+        Some(s) => match s.as_str() {
+            "" => Ok(Hint::Auto),
+            "none" => Ok(Hint::None),
+            "fsst" => Ok(Hint::Fsst),
+            "zstd" => Ok(Hint::General(CompressionScheme::CompressionAlgorithmZstd)),
+            "lz4" => Ok(Hint::General(CompressionScheme::CompressionAlgorithmLz4)),
+            other => Err(Error::Unsupported(format!(
+                "compression scheme {other:?} (expected zstd, lz4, fsst or none)"
+            ))),
+        },
+    }
+}
+
+/// The plain encoding of a page: Flat, Variable or FixedSizeList{Flat}.
+pub(super) fn plain(page: &Page) -> Result<MiniBlockValues> {
+    match page {
+        Page::Bool { bits, len } => flat_bool(bits, *len),
+        Page::Fixed { width, data, len } => flat(*width, data, *len),
+        Page::Var { offsets, data, large } => variable(offsets, data, *large),
+        Page::Fsl {
+            dim,
+            inner,
+            items,
+            validity,
+            len,
+        } => fixed_size_list((*dim, inner), items, validity.as_deref(), *len),
+    }
+}
 
 /// Bytes one chunk with buffers of these lengths takes, as
 /// [`MiniBlockValues::encoded_size`] counts them (header and padding included).

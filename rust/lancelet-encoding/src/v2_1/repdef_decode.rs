@@ -1,5 +1,6 @@
-//! Rebuilding nested Arrow arrays from repetition / definition levels (Lance 2.1+).
+//! Decoding repetition / definition levels: rebuilding nested Arrow arrays (Lance 2.1+).
 //!
+//! The inverse of [`super::repdef_encode`].
 //! A leaf column stores one *entry* per leaf slot or per null/empty list, each with a
 //! repetition level and a definition level, plus the *visible* values (entries that reach
 //! the leaf, null or not). `layers` describes the nesting inner-most first; the field's
@@ -16,52 +17,12 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, LargeListArray, ListArray, StructArray};
 use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
-use arrow_schema::{DataType, Field, Fields};
+use arrow_schema::{Field, Fields};
 use lancelet_proto::pb21::RepDefLayer;
 
+use super::path::PathNode;
 use super::values::with_validity;
 use crate::{corrupt, Error, Result};
-
-/// One level of a leaf column's path from its top-level field.
-#[derive(Debug, Clone, PartialEq)]
-pub enum PathNode {
-    /// A list (`large`: 64-bit offsets).
-    List {
-        /// Whether this is a large list.
-        large: bool,
-    },
-    /// A struct; `child` names the child the path continues into.
-    Struct {
-        /// The child's name.
-        child: String,
-    },
-    /// The leaf, with its Arrow type.
-    Leaf {
-        /// The leaf's type.
-        data_type: DataType,
-    },
-}
-
-/// The Arrow type of the single-leaf array [`assemble`] builds for `path`.
-pub fn path_type(path: &[PathNode]) -> Result<DataType> {
-    let mut dt: Option<DataType> = None;
-    for node in path.iter().rev() {
-        dt = Some(match (node, dt) {
-            (PathNode::Leaf { data_type }, None) => data_type.clone(),
-            (PathNode::Struct { child }, Some(c)) => DataType::Struct(Fields::from(vec![Field::new(child, c, true)])),
-            (PathNode::List { large }, Some(c)) => {
-                let f = Arc::new(Field::new("item", c, true));
-                if *large {
-                    DataType::LargeList(f)
-                } else {
-                    DataType::List(f)
-                }
-            }
-            _ => return Err(Error::InvalidInput("a path must end with exactly one leaf".into())),
-        });
-    }
-    dt.ok_or_else(|| Error::InvalidInput("empty path".into()))
-}
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Stop {
@@ -358,6 +319,7 @@ fn nulls(valid: Vec<bool>) -> Option<NullBuffer> {
 mod tests {
     use super::*;
     use arrow_array::{Array, Int32Array};
+    use arrow_schema::DataType;
 
     fn int_leaf() -> PathNode {
         PathNode::Leaf {

@@ -1,4 +1,4 @@
-//! Structural layouts of Lance 2.1+ pages: mini-block, full-zip and constant.
+//! Decoding the structural layouts of Lance 2.1+ pages: mini-block, full-zip and constant.
 //!
 //! Each decoder turns a page's buffers into repetition levels, definition levels and the
 //! visible values; [`decode_page`] then rebuilds the Arrow array of the page's rows.
@@ -8,8 +8,10 @@ use arrow_buffer::Buffer;
 use arrow_schema::DataType;
 use lancelet_proto::pb21::{self, page_layout::Layout};
 
-use super::structure::{assemble, count_visible, max_visible_def, PathNode};
-use super::values::{decode_block, decode_chunk, decode_levels, fixed_bits, fixed_from_bytes, var_value, Values};
+use super::path::PathNode;
+use super::repdef_decode::{assemble, count_visible, max_visible_def};
+use super::values::Values;
+use super::values_decode::{decode_block, decode_chunk, decode_levels, fixed_bits, fixed_from_bytes, var_value};
 use crate::{corrupt, Error, Result};
 
 /// Levels and visible values of one page.
@@ -21,7 +23,7 @@ struct Decoded {
 }
 
 /// Decodes one page holding `num_rows` top-level rows of the leaf column at the end of
-/// `path`, returning the array [`super::structure::path_type`] describes.
+/// `path`, returning the array [`super::path::path_type`] describes.
 pub fn decode_page(
     layout: &pb21::PageLayout,
     buffers: &[Buffer],
@@ -57,6 +59,37 @@ pub fn decode_mini_block_rows_from_chunk(
         return Err(Error::InvalidInput("not a mini-block page".into()));
     };
     let mut d = mini_block(m, buffers, data_type)?;
+    drop_leading_levels(&mut d, path)?;
+    finish(path, d, num_rows)
+}
+
+/// [`decode_mini_block_rows_from_chunk`], keeping only the rows at `rows` (positions
+/// among the rows that start in these chunks, in any order, repeats allowed): their
+/// levels and values are picked before the array is assembled, so a take of a few rows
+/// out of chunks of thousands assembles only those.
+pub fn decode_mini_block_rows_from_chunk_selected(
+    layout: &pb21::PageLayout,
+    buffers: &[Buffer],
+    path: &[PathNode],
+    rows: &[u64],
+) -> Result<ArrayRef> {
+    let data_type = leaf_type(path)?;
+    let Some(Layout::MiniBlockLayout(m)) = layout.layout.as_ref() else {
+        return Err(Error::InvalidInput("not a mini-block page".into()));
+    };
+    let max_rep = path.iter().filter(|n| matches!(n, PathNode::List { .. })).count();
+    if let Some(d) = mini_block_of(m, buffers, data_type, None, Some((rows, max_rep)))? {
+        return finish(path, d, rows.len() as u64);
+    }
+    let mut d = mini_block(m, buffers, data_type)?;
+    drop_leading_levels(&mut d, path)?;
+    select_rows(&mut d, path, rows)?;
+    finish(path, d, rows.len() as u64)
+}
+
+/// Drops the levels before the first row that starts in the chunks (the end of a row
+/// begun in an earlier chunk), and the values they carry.
+fn drop_leading_levels(d: &mut Decoded, path: &[PathNode]) -> Result<()> {
     let max_rep = path.iter().filter(|n| matches!(n, PathNode::List { .. })).count();
     if let Some(rep) = d.rep.as_mut() {
         let skip = rep.iter().position(|r| usize::from(*r) == max_rep).unwrap_or(rep.len());
@@ -75,7 +108,186 @@ pub fn decode_mini_block_rows_from_chunk(
             d.values = d.values.slice(visible, d.values.len() - visible);
         }
     }
-    finish(path, d, num_rows)
+    Ok(())
+}
+
+/// [`pick_rows`] of ascending `rows`: one pass over the levels up to the last row asked
+/// for, remembering only where those rows start.
+fn pick_sorted_rows(
+    rep: &[u16],
+    def: Option<&[u16]>,
+    max_visible: u16,
+    max_rep: usize,
+    rows: &[u64],
+    nvalues: usize,
+) -> Result<Picked> {
+    let mut out = Picked {
+        rep: Vec::new(),
+        def: def.map(|_| Vec::new()),
+        items: Vec::new(),
+    };
+    let emit = |levels: std::ops::Range<usize>, values: std::ops::Range<usize>, out: &mut Picked| {
+        out.rep.extend_from_slice(&rep[levels.clone()]);
+        if let (Some(d), Some(od)) = (def, out.def.as_mut()) {
+            od.extend_from_slice(&d[levels]);
+        }
+        out.items.extend(values.start as u64..values.end as u64);
+    };
+    let max_rep = u16::try_from(max_rep).unwrap_or(u16::MAX);
+    let mut next = 0usize;
+    // The row being walked (counting from 0 at the first row start), with its first
+    // level and value.
+    let mut row: Option<(u64, usize, usize)> = None;
+    let mut v = 0usize;
+    for (i, &r) in rep.iter().enumerate() {
+        if r == max_rep {
+            if let Some((n, l0, v0)) = row {
+                while next < rows.len() && rows[next] == n {
+                    emit(l0..i, v0..v, &mut out);
+                    next += 1;
+                }
+            }
+            if next == rows.len() {
+                break;
+            }
+            let n = row.map_or(0, |(n, _, _)| n + 1);
+            row = Some((n, i, v));
+        }
+        if def.is_none_or(|d| d.get(i).is_some_and(|d| *d <= max_visible)) {
+            v += 1;
+        }
+    }
+    if next < rows.len() {
+        if let Some((n, l0, v0)) = row {
+            while next < rows.len() && rows[next] == n {
+                emit(l0..rep.len(), v0..v, &mut out);
+                next += 1;
+            }
+        }
+    }
+    if v > nvalues {
+        return Err(corrupt!("levels carry {v} values but the chunks hold {nvalues}"));
+    }
+    if next < rows.len() {
+        return Err(corrupt!(
+            "row {} asked of chunks whose levels start fewer rows",
+            rows[next]
+        ));
+    }
+    Ok(out)
+}
+
+/// Keeps the levels and values of the rows at `rows` (in that order) of a page with
+/// repetition levels whose levels start with a row.
+fn select_rows(d: &mut Decoded, path: &[PathNode], rows: &[u64]) -> Result<()> {
+    let Some(rep) = d.rep.as_ref() else {
+        return Err(Error::InvalidInput("row selection needs repetition levels".into()));
+    };
+    let max_rep = path.iter().filter(|n| matches!(n, PathNode::List { .. })).count();
+    let picked = pick_rows(rep, d.def.as_deref(), &d.layers, max_rep, rows, d.values.len())?;
+    let take: Vec<u32> = picked
+        .items
+        .iter()
+        .map(|&k| u32::try_from(k).map_err(|_| corrupt!("more than 2^32 values in chunks")))
+        .collect::<Result<_>>()?;
+    d.values = arrow_select::take::take(d.values.as_ref(), &arrow_array::UInt32Array::from(take), None)?;
+    d.rep = Some(picked.rep);
+    d.def = picked.def;
+    Ok(())
+}
+
+/// The levels and value positions of some rows of levels with repetition.
+struct Picked {
+    rep: Vec<u16>,
+    def: Option<Vec<u16>>,
+    /// Positions of the rows' values among the visible values.
+    items: Vec<u64>,
+}
+
+/// Picks the rows at `rows` (in that order; a row starts at a repetition level of
+/// `max_rep`, so levels before the first such one belong to no row) out of levels `rep`
+/// and `def` carrying `nvalues` visible values.
+fn pick_rows(
+    rep: &[u16],
+    def: Option<&[u16]>,
+    layers: &[i32],
+    max_rep: usize,
+    rows: &[u64],
+    nvalues: usize,
+) -> Result<Picked> {
+    let max_visible = max_visible_def(layers)?;
+    if def.is_some_and(|d| d.len() != rep.len()) {
+        return Err(corrupt!(
+            "{} definition levels for {} repetition levels",
+            def.map_or(0, <[u16]>::len),
+            rep.len()
+        ));
+    }
+    if rows.windows(2).all(|w| w[0] <= w[1]) {
+        return pick_sorted_rows(rep, def, max_visible, max_rep, rows, nvalues);
+    }
+    // Per row: its first level and its first value.
+    let mut level_at = Vec::new();
+    let mut value_at = Vec::new();
+    let mut v = 0usize;
+    for (i, r) in rep.iter().enumerate() {
+        if usize::from(*r) == max_rep {
+            level_at.push(i);
+            value_at.push(v);
+        }
+        if def.is_none_or(|d| d[i] <= max_visible) {
+            v += 1;
+        }
+    }
+    if v > nvalues {
+        return Err(corrupt!("levels carry {v} values but the chunks hold {nvalues}"));
+    }
+    level_at.push(rep.len());
+    value_at.push(v);
+    let nrows = level_at.len() - 1;
+    let mut out = Picked {
+        rep: Vec::new(),
+        def: def.map(|_| Vec::new()),
+        items: Vec::new(),
+    };
+    for &r in rows {
+        let r = usize::try_from(r)
+            .ok()
+            .filter(|r| *r < nrows)
+            .ok_or_else(|| corrupt!("row {r} asked of chunks whose levels start {nrows} rows"))?;
+        let levels = level_at[r]..level_at[r + 1];
+        out.rep.extend_from_slice(&rep[levels.clone()]);
+        if let (Some(d), Some(od)) = (def, out.def.as_mut()) {
+            od.extend_from_slice(&d[levels]);
+        }
+        out.items.extend(value_at[r] as u64..value_at[r + 1] as u64);
+    }
+    Ok(out)
+}
+
+/// Decodes only the rows `rows` (ascending, page-local) of a mini-block page without
+/// lists, into an array of `rows.len()` rows: chunks holding none of them are not decoded,
+/// and of the others only the rows asked for are kept before the values are joined,
+/// looked up in a dictionary and assembled (a take of a few rows per chunk then costs the
+/// chunks' decoding, not the page's). `None` when the page is not of that kind (lists,
+/// values that cannot be picked one by one, rows out of order): decode it whole instead.
+pub fn decode_mini_block_selected(
+    layout: &pb21::PageLayout,
+    buffers: &[Buffer],
+    path: &[PathNode],
+    rows: &[u64],
+) -> Result<Option<ArrayRef>> {
+    let data_type = leaf_type(path)?;
+    let Some(Layout::MiniBlockLayout(m)) = layout.layout.as_ref() else {
+        return Ok(None);
+    };
+    if m.rep_compression.is_some() || !rows.windows(2).all(|w| w[0] <= w[1]) {
+        return Ok(None);
+    }
+    match mini_block_of(m, buffers, data_type, Some(rows), None)? {
+        Some(d) => finish(path, d, rows.len() as u64).map(Some),
+        None => Ok(None),
+    }
 }
 
 fn leaf_type(path: &[PathNode]) -> Result<&DataType> {
@@ -137,6 +349,22 @@ fn slice<'a>(buf: &'a [u8], at: usize, len: usize, what: &str) -> Result<&'a [u8
 }
 
 fn mini_block(m: &pb21::MiniBlockLayout, buffers: &[Buffer], dt: &DataType) -> Result<Decoded> {
+    mini_block_of(m, buffers, dt, None, None)?.ok_or_else(|| corrupt!("mini-block page could not be decoded"))
+}
+
+/// The levels and values of a mini-block page, or (`select`) of its rows at those
+/// ascending positions only (a page without repetition levels: one item per row), or
+/// (`list_rows`: positions, in any order, among the rows that start in the page, and the
+/// repetition level that starts a row) of those rows of a page with lists, picked before
+/// the values are looked up in a dictionary and made an array; `None` when the values
+/// cannot be picked row by row.
+fn mini_block_of(
+    m: &pb21::MiniBlockLayout,
+    buffers: &[Buffer],
+    dt: &DataType,
+    select: Option<&[u64]>,
+    list_rows: Option<(&[u64], usize)>,
+) -> Result<Option<Decoded>> {
     let meta = buffer(buffers, 0, "chunk metadata")?;
     let data = buffer(buffers, 1, "chunk data")?;
     let value_enc = m
@@ -158,6 +386,8 @@ fn mini_block(m: &pb21::MiniBlockLayout, buffers: &[Buffer], dt: &DataType) -> R
     let mut defs: Vec<u16> = Vec::new();
     let mut parts: Vec<Values> = Vec::new();
     let (mut pos, mut seen) = (0usize, 0usize);
+    // The next row of `select` to find.
+    let mut next = 0usize;
     let nchunks = meta.len() / word;
     for ci in 0..nchunks {
         let mut at = ci * word;
@@ -178,9 +408,21 @@ fn mini_block(m: &pb21::MiniBlockLayout, buffers: &[Buffer], dt: &DataType) -> R
         };
         let chunk = slice(data, pos, nbytes, "chunk")?;
         pos += nbytes;
+        let first = seen;
         seen = seen.saturating_add(nvals);
         if seen > num_items {
             return Err(corrupt!("chunks hold more than the page's {num_items} values"));
+        }
+        // The chunk-local positions of the selected rows in this chunk.
+        let picked: Option<Vec<u64>> = select.map(|s| {
+            let from = next;
+            while next < s.len() && s[next] < seen as u64 {
+                next += 1;
+            }
+            s[from..next].iter().map(|r| r - first as u64).collect()
+        });
+        if picked.as_ref().is_some_and(Vec::is_empty) {
+            continue;
         }
         let mut at = 0usize;
         let nlev = read_le(chunk, &mut at, 2)?;
@@ -195,7 +437,12 @@ fn mini_block(m: &pb21::MiniBlockLayout, buffers: &[Buffer], dt: &DataType) -> R
             at = align8(at + sz);
         }
         if let (Some(enc), Some(sz)) = (def_enc, dsz) {
-            defs.extend(decode_levels(enc, slice(chunk, at, sz, "definition levels")?, nlev)?);
+            let levels = decode_levels(enc, slice(chunk, at, sz, "definition levels")?, nlev)?;
+            match &picked {
+                None => defs.extend(levels),
+                Some(p) if levels.len() == nvals => defs.extend(p.iter().map(|&i| levels[i as usize])),
+                Some(_) => return Ok(None),
+            }
             at = align8(at + sz);
         }
         let mut vbufs = Vec::with_capacity(num_buffers);
@@ -204,13 +451,47 @@ fn mini_block(m: &pb21::MiniBlockLayout, buffers: &[Buffer], dt: &DataType) -> R
             at = align8(at + sz);
         }
         if nvals > 0 || !vbufs.iter().all(|b| b.is_empty()) {
-            parts.push(decode_chunk(value_enc, &vbufs, nvals)?);
+            let part = decode_chunk(value_enc, &vbufs, nvals)?;
+            parts.push(match &picked {
+                None => part,
+                Some(p) if part.len() == nvals && matches!(part, Values::Fixed { .. } | Values::Var { .. }) => {
+                    part.take(p)?
+                }
+                Some(_) => return Ok(None),
+            });
         }
     }
     if seen != num_items {
         return Err(corrupt!("chunks hold {seen} values but the page has {num_items}"));
     }
+    // What the page decodes to: its items, or the rows selected.
+    let num_items = match select {
+        Some(s) if next < s.len() => {
+            return Err(corrupt!("row {} is past the page's {num_items} rows", s[next]));
+        }
+        Some(s) => s.len(),
+        None => num_items,
+    };
     let mut values = Values::concat(parts)?;
+    let (mut reps, mut defs) = (reps, defs);
+    let mut num_items = num_items;
+    if let Some((rows, max_rep)) = list_rows {
+        if rep_enc.is_none() || !matches!(values, Values::Fixed { .. } | Values::Var { .. }) {
+            return Ok(None);
+        }
+        let picked = pick_rows(
+            &reps,
+            def_enc.map(|_| &defs[..]),
+            &m.layers,
+            max_rep,
+            rows,
+            values.len(),
+        )?;
+        values = values.take(&picked.items)?;
+        num_items = picked.items.len();
+        reps = picked.rep;
+        defs = picked.def.unwrap_or_default();
+    }
     if let Some(dict_enc) = m.dictionary.as_ref() {
         let n = to_usize(m.num_dictionary_items, "dictionary size")?;
         let dict = decode_block(dict_enc, buffer(buffers, 2, "dictionary")?, n)?;
@@ -223,12 +504,12 @@ fn mini_block(m: &pb21::MiniBlockLayout, buffers: &[Buffer], dt: &DataType) -> R
                         array.len()
                     ));
                 }
-                return Ok(Decoded {
+                return Ok(Some(Decoded {
                     layers: m.layers.clone(),
                     rep: rep_enc.map(|_| reps),
                     def: def_enc.map(|_| defs),
                     values: array,
-                });
+                }));
             }
         }
         let indices = match values {
@@ -253,12 +534,12 @@ fn mini_block(m: &pb21::MiniBlockLayout, buffers: &[Buffer], dt: &DataType) -> R
             values.len()
         ));
     }
-    Ok(Decoded {
+    Ok(Some(Decoded {
         layers: m.layers.clone(),
         rep: rep_enc.map(|_| reps),
         def: def_enc.map(|_| defs),
         values: values.into_array(dt)?,
-    })
+    }))
 }
 
 fn full_zip(f: &pb21::FullZipLayout, buffers: &[Buffer], dt: &DataType) -> Result<Decoded> {
@@ -329,7 +610,7 @@ fn full_zip(f: &pb21::FullZipLayout, buffers: &[Buffer], dt: &DataType) -> Resul
                         None
                     });
                 }
-                super::values::var_packed_rows(vp, &rows)?
+                super::packed_decode::var_packed_rows(vp, &rows)?
             } else {
                 let mut offsets = vec![0u64];
                 let mut bytes = Vec::new();

@@ -1,4 +1,5 @@
-//! Writing Lance 2.1 / 2.2 pages: the structural layouts around compressed values.
+//! Encoding Lance 2.1 / 2.2 pages: the structural layouts around compressed values (the
+//! inverse of [`super::page_decode`]).
 //!
 //! [`encode_page`] takes one leaf column's shredded page ([`Shredded`]: levels plus
 //! visible values) and picks its layout:
@@ -9,7 +10,7 @@
 //!   contiguous byte range: each entry's control word (repetition and definition level)
 //!   is zipped with its value, and a repetition index gives each row's byte offset;
 //! * **mini-block** otherwise: values compressed into chunks of a power-of-two number of
-//!   values ([`super::encode`]), each chunk carrying its slice of the levels, with a
+//!   values ([`super::values_encode`]), each chunk carrying its slice of the levels, with a
 //!   repetition index of rows per chunk when the column has lists.
 //!
 //! Field metadata `lance-encoding:structural-encoding` (`miniblock` / `fullzip`) forces a
@@ -22,10 +23,10 @@ use arrow_buffer::Buffer;
 use arrow_schema::DataType;
 use lancelet_proto::pb21::{self, compressive_encoding::Compression as C, page_layout::Layout, RepDefLayer};
 
-use super::encode::{compress_levels, compress_mini_block, EncodeOptions, MiniBlockValues};
 use super::fsst::Compressor;
-use super::shred::Shredded;
-use super::structure::max_visible_def;
+use super::repdef_decode::max_visible_def;
+use super::repdef_encode::Shredded;
+use super::values_encode::{compress_levels, compress_mini_block, EncodeOptions, MiniBlockValues};
 use crate::{Error, Result};
 
 /// Values at least this wide go to full-zip pages.
@@ -157,17 +158,17 @@ type Built = (pb21::PageLayout, Vec<Buffer>);
 /// rows (variable-width or fixed-size-list fields, or wide rows) are zipped whole
 /// (`VariablePackedStruct`, file format 2.2 only), as pylance 14 does.
 fn packed_struct(leaf: &Shredded, rows: &arrow_array::StructArray, opts: &PageOptions) -> Result<Built> {
-    super::packed::check_fields(rows)?;
-    let fixed = super::packed::fixed_widths(rows.fields());
+    super::packed_encode::check_fields(rows)?;
+    let fixed = super::packed_encode::fixed_widths(rows.fields());
     let row: usize = fixed.iter().flatten().sum();
     let narrow = row < FULL_ZIP_MIN_BYTES || opts.structural == Some(Structural::MiniBlock);
     match fixed {
         Some(widths) if narrow && opts.structural != Some(Structural::FullZip) => {
-            let compressed = super::packed::mini_block_rows(rows, &widths)?;
+            let compressed = super::packed_encode::mini_block_rows(rows, &widths)?;
             mini_block_of(leaf, compressed, rows.len(), opts)
         }
         _ if opts.v2_2 => {
-            let (offsets, data, encoding) = super::packed::zipped_rows(rows)?;
+            let (offsets, data, encoding) = super::packed_encode::zipped_rows(rows)?;
             let bits = if data.len() > u32::MAX as usize { 64 } else { 32 };
             let zv = ZipValues::Var {
                 offsets,

@@ -1,5 +1,6 @@
-//! Packed structs (field metadata `packed: true`) at 2.1+: one leaf column holding whole
-//! struct rows instead of one column per field.
+//! Encoding packed structs (field metadata `packed: true`, see [`super::path::is_packed`])
+//! at 2.1+: one leaf column holding whole struct rows instead of one column per field.
+//! The inverse of [`super::packed_decode`].
 //!
 //! * Fields that are all fixed width (integers, floats, dates, times, decimals,
 //!   fixed-size binary) are stored row-major: each row is its fields' little-endian bytes
@@ -19,7 +20,7 @@ use arrow_buffer::{Buffer, NullBuffer};
 use arrow_schema::{DataType, Fields};
 use lancelet_proto::pb21::{self, compressive_encoding::Compression as C, variable_packed_struct::field_encoding};
 
-use super::encode::{flat, flat_enc, MiniBlockValues};
+use super::values_encode::{flat, flat_enc, MiniBlockValues};
 use crate::{Error, Result};
 
 /// Bytes of a field stored by value in a row, if it is fixed width.
