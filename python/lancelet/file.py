@@ -12,6 +12,13 @@ Example::
     reader.read_all(batch_size=1024).to_table()
     reader.take_rows([1, 0]).to_table()
 
+Paths may also be ``file://``, ``memory://`` or ``s3://`` URIs, configured by the same
+``storage_options`` as datasets::
+
+    with LanceFileWriter("memory://scratch/points.lance") as w:
+        w.write_batch(pa.table({"x": [1.0, 2.0]}))
+    LanceFileReader("memory://scratch/points.lance").read_all().to_table()
+
 Results cross from Rust to Python through the Arrow C stream interface, so the
 buffers pyarrow sees are the ones the reader decoded: nothing is copied.
 """
@@ -53,13 +60,29 @@ def stable_version() -> str:
     return DEFAULT_VERSION
 
 
+def _uri(path: Any) -> str:
+    """A local path (``~`` expanded) or a ``file://``, ``memory://`` or ``s3://`` URI."""
+    path = os.fspath(path) if isinstance(path, os.PathLike) else str(path)
+    return os.path.expanduser(path) if path.startswith("~") else path
+
+
 def _local_path(path: Any, storage_options: Optional[Dict[str, str]]) -> str:
+    """A local path for the file session (which works on local directories only)."""
     path = str(path)
     if "://" in path and not path.startswith("file://"):
-        raise UnsupportedFeatureError(f"only local files are supported by lancelet.file for now, got {path!r}")
+        raise UnsupportedFeatureError(f"LanceFileSession works on local directories only, got {path!r}")
     if storage_options:
         raise InvalidArgumentError(f"storage_options are not used for local files: {sorted(storage_options)}")
     return os.path.expanduser(path) if path.startswith("~") else path
+
+
+def _storage_options(uri: str, storage_options: Optional[Dict[str, str]]) -> Optional[Dict[str, str]]:
+    """The options for an object store URI; on local paths they are ignored, as pylance does."""
+    if storage_options is None or "://" not in uri or uri.startswith("file://"):
+        return None
+    if not isinstance(storage_options, dict):
+        raise InvalidArgumentError(f"storage_options must be a dict, got {type(storage_options).__name__}")
+    return {str(k): str(v) for k, v in storage_options.items()}
 
 
 class ReaderResults:
@@ -182,9 +205,10 @@ class LanceFileReader:
     Parameters
     ----------
     path:
-        A local path (or ``file://`` URI).
+        A local path, or a ``file://``, ``memory://`` or ``s3://`` URI.
     storage_options:
-        Must be empty for local files (object stores come with the dataset layer).
+        Object store options, as for datasets (``aws_endpoint``, ``aws_region``,
+        ``aws_access_key_id``, ``allow_http``, ...); ignored for local files (as in pylance).
     columns:
         Columns to read: top-level names, or dotted paths into structs (``"point.x"``).
         All columns when None.
@@ -199,7 +223,8 @@ class LanceFileReader:
     ):
         _reject_unknown(kwargs, {"namespace_client", "table_id", "_inner_reader"})
         self.path = str(path)
-        self._reader = _native.FileReader.open(_local_path(path, storage_options))
+        uri = _uri(path)
+        self._reader = _native.FileReader.open(uri, _storage_options(uri, storage_options))
         self._columns = list(columns) if columns is not None else None
         if self._columns is not None:
             # Validate names now so a typo fails at open, not at the first read.
@@ -339,7 +364,8 @@ class LanceFileWriter:
     Parameters
     ----------
     path:
-        Local path (or ``file://`` URI) of the file to create.
+        Where to create the file: a local path, or a ``file://``, ``memory://`` or
+        ``s3://`` URI.
     schema:
         Schema of the file; inferred from the first batch when None.
     version:
@@ -354,7 +380,7 @@ class LanceFileWriter:
         Memory for buffering columns before they are written (split evenly among the
         top-level fields; 8 MiB per column when None).
     storage_options:
-        Must be empty for local files.
+        Object store options, as for datasets; ignored for local files (as in pylance).
     page_stats:
         Also record per-zone null counts, minimums and maximums of every orderable column
         (lancelet's own extra global buffer, which pylance ignores), for filtered reads to
@@ -375,7 +401,8 @@ class LanceFileWriter:
         **kwargs: Any,
     ):
         _reject_unknown(kwargs, {"namespace_client", "table_id", "keep_original_array", "_inner_writer"})
-        self.path = _local_path(path, storage_options)
+        self.path = _uri(path)
+        self._storage_options = _storage_options(self.path, storage_options)
         self._version = DEFAULT_VERSION if version is None else version
         if data_cache_bytes is not None:
             _check_int("data_cache_bytes", data_cache_bytes, positive=True)
@@ -394,7 +421,14 @@ class LanceFileWriter:
 
     def _open(self, schema: pa.Schema) -> None:
         self._writer = _native.FileWriter(
-            self.path, schema, self._version, self._max_page_bytes, True, self._data_cache_bytes, self._page_stats
+            self.path,
+            schema,
+            self._version,
+            self._max_page_bytes,
+            True,
+            self._data_cache_bytes,
+            self._page_stats,
+            self._storage_options,
         )
         for k, v in self._metadata.items():
             self._writer.add_schema_metadata(k, v)

@@ -42,6 +42,9 @@ pub enum Error {
     /// An Arrow error while assembling results.
     #[error(transparent)]
     Arrow(#[from] arrow_schema::ArrowError),
+    /// A bug: a task panicked or was cancelled.
+    #[error("internal error: {0}")]
+    Internal(String),
 }
 
 /// Result alias for this crate.
@@ -58,6 +61,31 @@ impl Error {
             context: shorten(context.into()),
             source,
         }
+    }
+}
+
+impl From<lancelet_io::Error> for Error {
+    fn from(e: lancelet_io::Error) -> Self {
+        Self::File(e.into())
+    }
+}
+
+impl From<tokio::task::JoinError> for Error {
+    /// A read, take, scan or search task that panicked (or was cancelled) is a bug, never
+    /// the caller's bad argument.
+    fn from(e: tokio::task::JoinError) -> Self {
+        let what = if e.is_panic() {
+            let payload = e.into_panic();
+            let msg = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_string());
+            format!("a task panicked: {msg}")
+        } else {
+            format!("a task failed: {e}")
+        };
+        Self::Internal(what)
     }
 }
 
@@ -83,5 +111,25 @@ fn shorten(text: String) -> String {
     match text.char_indices().nth(MAX_CONTEXT_CHARS) {
         None => text,
         Some((cut, _)) => format!("{}... ({} characters in all)", &text[..cut], text.chars().count()),
+    }
+}
+
+#[cfg(test)]
+mod join_tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_panicked_task_is_an_internal_error() {
+        let handle = tokio::spawn(async {
+            if std::hint::black_box(true) {
+                panic!("boom");
+            }
+            Ok::<u64, Error>(1)
+        });
+        let got: Result<u64> = async { handle.await? }.await;
+        match got {
+            Err(Error::Internal(m)) => assert!(m.contains("boom"), "{m}"),
+            other => panic!("expected an internal error, got {other:?}"),
+        }
     }
 }

@@ -42,10 +42,32 @@ pub enum Error {
     /// An error from Arrow while assembling arrays.
     #[error(transparent)]
     Arrow(#[from] ArrowError),
+    /// A bug: a read task panicked or was cancelled.
+    #[error("internal error: {0}")]
+    Internal(String),
 }
 
 /// Result alias for this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl From<lancelet_io::Error> for Error {
+    /// Storage errors keep their kind; an object store's error stays the source of the
+    /// `std::io::Error` this layer carries.
+    fn from(e: lancelet_io::Error) -> Self {
+        use lancelet_io::Error as E;
+        match e {
+            E::NotFound { path } => Self::NotFound { path },
+            E::Corrupt { path, message } => Self::Corrupt { path, message },
+            E::InvalidArgument(m) => Self::InvalidArgument(m),
+            E::Unsupported(m) => Self::Unsupported(m),
+            E::Io { path, source } => Self::Io { path, source },
+            E::ObjectStore { ref path, .. } | E::AlreadyExists { ref path } => Self::Io {
+                path: path.clone(),
+                source: e.into_io_error(),
+            },
+        }
+    }
+}
 
 impl Error {
     /// A corrupt-file error.

@@ -26,7 +26,9 @@ pub enum FileVersion {
 
 impl FileVersion {
     /// The version written when none is asked for: 2.2, pylance 14's default ("stable").
-    /// The one place this default is set (datasets, `LanceFileWriter`, `stable_version()`).
+    /// The one place this default is set: datasets, [`crate::WriterOptions::default`],
+    /// `LanceFileWriter` and `stable_version()` (through `lancelet._native.DEFAULT_FILE_VERSION`)
+    /// all use it.
     pub const DEFAULT: FileVersion = FileVersion::V2_2;
 
     /// The `(major, minor)` pair written in the footer.
@@ -54,7 +56,9 @@ impl FileVersion {
         match s {
             "2.0" => Ok(Self::V2_0),
             "2.1" => Ok(Self::V2_1),
-            "2.2" | "stable" => Ok(Self::V2_2),
+            "2.2" => Ok(Self::V2_2),
+            // pylance's "stable" is the version written by default.
+            "stable" => Ok(Self::DEFAULT),
             "0.1" | "legacy" => Err(Error::Unsupported("writing legacy (0.1) files".into())),
             other => Err(Error::InvalidArgument(format!(
                 "unknown Lance file version {other:?} (expected \"2.0\", \"2.1\" or \"2.2\")"

@@ -5,8 +5,11 @@
 //! one `ColumnMetadata` protobuf per column, the column-metadata and global-buffer
 //! offset tables, and a 40-byte footer ending in `LANC`. [`writer::FileWriter`]
 //! streams batches into that layout; [`reader::FileReader`] opens it through the
-//! [`io::ReadAt`] trait and reads projections, row ranges and arbitrary rows. Legacy
-//! (0.1) files are read too, through [`legacy`], behind the same reader.
+//! [`io::ReadAt`] trait (from `lancelet_io`, so any local, memory or S3 object) and reads
+//! projections, row ranges and arbitrary rows. Legacy (0.1) files are read too, through
+//! [`legacy`], behind the same reader. The reader and writer are split by format version
+//! (`reader/v2_0.rs`, `reader/v2_1.rs`, `writer/v2_0.rs`, `writer/v2_1.rs`), as the
+//! encoding crate is.
 
 pub mod blob;
 pub mod error;

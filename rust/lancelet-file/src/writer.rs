@@ -20,9 +20,7 @@ use arrow_buffer::Buffer;
 use arrow_schema::{DataType, SchemaRef};
 use lancelet_encoding::v2_0::encode::{encode_leaf, encode_list_offsets, struct_header, EncodeOptions};
 use lancelet_encoding::v2_0::{pb as pb20, ARRAY_ENCODING_TYPE_URL, COLUMN_ENCODING_TYPE_URL};
-use lancelet_encoding::v2_1::shred::has_nested;
-use lancelet_encoding::v2_1::write::PageOptions;
-use lancelet_encoding::v2_1::PAGE_LAYOUT_TYPE_URL;
+use lancelet_encoding::v2_1::{has_nested, PageOptions, PAGE_LAYOUT_TYPE_URL};
 use lancelet_encoding::EncodedPage;
 use lancelet_proto::{pbfile, pbfile2};
 use prost::Message;
@@ -33,7 +31,10 @@ use crate::plan::{plan_schema, plan_schema_v21, FieldPlan};
 use crate::schema::to_lance_fields;
 use crate::stats::{supports as stats_supports, zone_stats, FileStats, ZoneStats, PAGE_STATS_KEY};
 
+mod check;
 mod parallel;
+mod v2_0;
+mod v2_1;
 
 use parallel::{encode_job, run_ordered, PageJob};
 
@@ -97,7 +98,7 @@ impl Default for WriterOptions {
         Self {
             cache_bytes_per_column: DEFAULT_CACHE_BYTES_PER_COLUMN,
             max_page_bytes: DEFAULT_MAX_PAGE_BYTES,
-            version: FileVersion::V2_0,
+            version: FileVersion::DEFAULT,
             encode: EncodeOptions::default(),
             page_stats: false,
             stats_zone_rows: crate::stats::DEFAULT_ZONE_ROWS,
@@ -319,52 +320,6 @@ impl<W: Write> FileWriter<W> {
         Ok(self.extra_global_buffers.len() as u32)
     }
 
-    /// Checks a batch against the file schema without writing anything.
-    pub fn check_batch(&self, batch: &RecordBatch) -> Result<Vec<ArrayRef>> {
-        let mut cols = Vec::with_capacity(self.schema.fields().len());
-        for field in self.schema.fields() {
-            let col = batch.column_by_name(field.name()).ok_or_else(|| {
-                Error::SchemaMismatch(format!(
-                    "the batch has no column {:?} required by the file schema",
-                    field.name()
-                ))
-            })?;
-            if !col.data_type().equals_datatype(field.data_type()) {
-                return Err(Error::SchemaMismatch(format!(
-                    "column {:?} is {} in the batch but {} in the file schema",
-                    field.name(),
-                    col.data_type(),
-                    field.data_type()
-                )));
-            }
-            if !field.is_nullable() && col.null_count() > 0 {
-                return Err(Error::SchemaMismatch(format!(
-                    "column {:?} is declared non-nullable but the batch has {} nulls",
-                    field.name(),
-                    col.null_count()
-                )));
-            }
-            if self.opts.version == FileVersion::V2_0 {
-                check_no_struct_nulls(field.name(), col.as_ref())?;
-            }
-            check_dictionary_keys(field.name(), col.as_ref())?;
-            cols.push(col.clone());
-        }
-        if batch.num_columns() != self.schema.fields().len() {
-            let extra: Vec<_> = batch
-                .schema()
-                .fields()
-                .iter()
-                .filter(|f| self.schema.field_with_name(f.name()).is_err())
-                .map(|f| f.name().clone())
-                .collect();
-            return Err(Error::SchemaMismatch(format!(
-                "the batch has columns not in the file schema: {extra:?}"
-            )));
-        }
-        Ok(cols)
-    }
-
     /// Buffers a batch, writing pages for columns that passed the page size.
     /// A batch that does not match the schema is refused before anything is buffered.
     pub fn write_batch(&mut self, batch: &RecordBatch) -> Result<()> {
@@ -402,185 +357,6 @@ impl<W: Write> FileWriter<W> {
         }
     }
 
-    fn push(&mut self, plan: &FieldPlan, array: &ArrayRef) -> Result<()> {
-        match plan {
-            FieldPlan::Leaf { column, .. } => self.push_leaf(*column, array.clone()),
-            FieldPlan::Struct { column, children, .. } => {
-                self.columns[*column].struct_rows += array.len() as u64;
-                let s = array.as_struct();
-                for (child, col) in children.iter().zip(s.columns()) {
-                    self.push(child, col)?;
-                }
-                Ok(())
-            }
-            FieldPlan::List { column, item, .. } => {
-                let (items, ends_valid) = match array.data_type() {
-                    DataType::List(_) => list_parts(array.as_list::<i32>()),
-                    DataType::LargeList(_) => list_parts(array.as_list::<i64>()),
-                    dt => return Err(Error::InvalidArgument(format!("expected a list array, got {dt}"))),
-                };
-                {
-                    let acc = &mut self.columns[*column].list;
-                    let base = acc.items;
-                    for (end, valid) in &ends_valid {
-                        acc.ends.push(base + end);
-                        acc.valid.push(*valid);
-                    }
-                    acc.items += items.len() as u64;
-                }
-                self.push(item, &items)?;
-                if self.columns[*column].list.ends.len() as u64 * 8 > self.opts.cache_bytes_per_column {
-                    self.flush_list(*column)?;
-                }
-                Ok(())
-            }
-        }
-    }
-
-    fn push_leaf(&mut self, column: usize, array: ArrayRef) -> Result<()> {
-        let bytes = array.to_data().get_slice_memory_size()? as u64;
-        let state = &mut self.columns[column];
-        state.pending_bytes += bytes;
-        state.pending.push(array);
-        if state.pending_bytes > self.opts.cache_bytes_per_column {
-            self.flush_leaf(column)?;
-        }
-        Ok(())
-    }
-
-    fn flush_leaf(&mut self, column: usize) -> Result<()> {
-        let pending = std::mem::take(&mut self.columns[column].pending);
-        self.columns[column].pending_bytes = 0;
-        if pending.is_empty() {
-            return Ok(());
-        }
-        if pending.len() > 1 {
-            // Several buffered arrays (each small) make one page.
-            let refs: Vec<&dyn Array> = pending.iter().map(|a| a.as_ref()).collect();
-            let array = arrow_select::concat::concat(&refs)?;
-            return self.encode_and_write(column, &array);
-        }
-        // One array: cut it into equal pages no larger than `max_page_bytes`.
-        for array in pending {
-            let bytes = array.to_data().get_slice_memory_size()? as u64;
-            let parts = (bytes.div_ceil(self.opts.max_page_bytes) as usize).clamp(1, array.len().max(1));
-            let rows = array.len().div_ceil(parts).max(1);
-            let mut start = 0;
-            loop {
-                let len = rows.min(array.len() - start);
-                self.encode_and_write(column, &array.slice(start, len))?;
-                start += len;
-                if start >= array.len() {
-                    break;
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// 2.1+: buffers one batch's columns, then flushes the fields that passed the cache
-    /// size (together, so that their pages are encoded in parallel).
-    fn push_fields(&mut self, cols: &[ArrayRef]) -> Result<()> {
-        let mut full = Vec::new();
-        for (i, array) in cols.iter().enumerate() {
-            let bytes = array.to_data().get_slice_memory_size()? as u64;
-            let state = &mut self.fields[i];
-            state.pending_bytes += bytes;
-            state.pending.push(array.clone());
-            if state.pending_bytes > self.opts.cache_bytes_per_column {
-                full.push(i);
-            }
-        }
-        self.flush_fields(&full)
-    }
-
-    /// 2.1+: writes the buffered rows of the top-level fields `which` (in that order) as
-    /// pages of one page per leaf column each (several when they pass the page size).
-    /// The pages are encoded on [`WriterOptions::threads`] threads and written in order.
-    fn flush_fields(&mut self, which: &[usize]) -> Result<()> {
-        let mut jobs = Vec::new();
-        let mut firsts = Vec::new();
-        let mut total_bytes = 0u64;
-        let step = usize::try_from(self.opts.stats_zone_rows).unwrap_or(usize::MAX);
-        for &i in which {
-            let pending = std::mem::take(&mut self.fields[i].pending);
-            self.fields[i].pending_bytes = 0;
-            if pending.is_empty() {
-                continue;
-            }
-            let array = if pending.len() == 1 {
-                pending.into_iter().next().unwrap_or_else(|| unreachable!())
-            } else {
-                let refs: Vec<&dyn Array> = pending.iter().map(|a| a.as_ref()).collect();
-                arrow_select::concat::concat(&refs)?
-            };
-            let field = self.plan_schema.fields()[i].clone();
-            let blob_v1 = self.blob_v1.get(i).copied().unwrap_or(false);
-            let first = self.fields[i].first_column;
-            let stats = self.stats_columns.get(first).copied().unwrap_or(false);
-            let bytes = array.to_data().get_slice_memory_size()? as u64;
-            total_bytes += bytes;
-            let limit = if has_lists(field.data_type()) {
-                V21_PAGE_BYTES
-            } else {
-                V21_FLAT_PAGE_BYTES
-            };
-            let page_bytes = self.opts.max_page_bytes.min(limit);
-            let parts = (bytes.div_ceil(page_bytes) as usize).clamp(1, array.len().max(1));
-            let rows = array.len().div_ceil(parts).max(1);
-            let mut start = 0;
-            while start < array.len() {
-                let len = rows.min(array.len() - start);
-                let zone_rows = &mut self.columns[first].zone_rows;
-                jobs.push(PageJob {
-                    field: field.clone(),
-                    rows: array.slice(start, len),
-                    leaves: self.fields[i].leaves.clone(),
-                    zones: stats.then_some((step, *zone_rows)),
-                    blob_v1,
-                });
-                if stats {
-                    *zone_rows += len as u64;
-                }
-                firsts.push(first);
-                start += len;
-            }
-        }
-        // Small flushes (a few rows per field) are encoded faster than threads start.
-        let threads = if total_bytes < PARALLEL_MIN_BYTES {
-            1
-        } else {
-            parallel::threads_for(self.opts.threads, jobs.len())
-        };
-        let path = self.path.clone();
-        let mut firsts = firsts.into_iter();
-        run_ordered(
-            jobs,
-            threads,
-            |job| encode_job(job, &path),
-            |encoded| {
-                let encoded = encoded?;
-                let first = firsts.next().unwrap_or_default();
-                self.columns[first].zones.extend(encoded.zones);
-                for (k, page) in encoded.pages.into_iter().enumerate() {
-                    let encoding = direct_encoding(PAGE_LAYOUT_TYPE_URL, page.layout.encode_to_vec());
-                    self.write_page_buffers(first + k, &page.buffers, page.num_rows, encoding)?;
-                }
-                Ok(())
-            },
-        )
-    }
-
-    fn encode_and_write(&mut self, column: usize, array: &ArrayRef) -> Result<()> {
-        self.record_zones(column, array);
-        if crate::blob::is_v1_descriptor_column(self.plan_schema.as_ref(), &self.plans, column) {
-            let page = crate::blob::v1_page_2_0(array)?;
-            return self.write_page(column, page);
-        }
-        let page = encode_leaf(array, &self.opts.encode).map_err(|e| Error::from_encoding(&self.path, e))?;
-        self.write_page(column, page)
-    }
-
     /// Records the statistics zones of `array`, the next rows of `column`, if it keeps them.
     fn record_zones(&mut self, column: usize, array: &ArrayRef) {
         if self.stats_columns.get(column).copied().unwrap_or(false) {
@@ -596,20 +372,6 @@ impl<W: Write> FileWriter<W> {
                 start += len;
             }
         }
-    }
-
-    fn flush_list(&mut self, column: usize) -> Result<()> {
-        let acc = std::mem::take(&mut self.columns[column].list);
-        if acc.ends.is_empty() {
-            return Ok(());
-        }
-        let page = encode_list_offsets(&acc.ends, &acc.valid, acc.items);
-        self.write_page(column, page)
-    }
-
-    fn write_page(&mut self, column: usize, page: EncodedPage<pb20::ArrayEncoding>) -> Result<()> {
-        let encoding = direct_encoding(ARRAY_ENCODING_TYPE_URL, page.encoding.encode_to_vec());
-        self.write_page_buffers(column, &page.buffers, page.num_rows, encoding)
     }
 
     fn write_page_buffers(
@@ -801,121 +563,6 @@ fn mark_stats_columns(plan: &FieldPlan, out: &mut [bool], top_only: bool) {
         }
         FieldPlan::Struct { .. } | FieldPlan::List { .. } => {}
     }
-}
-
-fn check_no_struct_nulls(name: &str, array: &dyn Array) -> Result<()> {
-    if !contains_struct(array.data_type()) {
-        return Ok(());
-    }
-    match array.data_type() {
-        DataType::Struct(fields) => {
-            let s = array.as_struct();
-            if s.null_count() > 0 {
-                return Err(Error::InvalidArgument(format!(
-                    "the struct field {name:?} contains {} null value(s), but Lance file format 2.0 \
-                     does not store struct validity",
-                    s.null_count()
-                )));
-            }
-            for (f, c) in fields.iter().zip(s.columns()) {
-                check_no_struct_nulls(f.name(), c.as_ref())?;
-            }
-            Ok(())
-        }
-        DataType::List(f) => reachable_items(array.as_list::<i32>())
-            .iter()
-            .try_for_each(|items| check_no_struct_nulls(f.name(), items.as_ref())),
-        DataType::LargeList(f) => reachable_items(array.as_list::<i64>())
-            .iter()
-            .try_for_each(|items| check_no_struct_nulls(f.name(), items.as_ref())),
-        _ => Ok(()),
-    }
-}
-
-fn contains_struct(dt: &DataType) -> bool {
-    match dt {
-        DataType::Struct(_) => true,
-        DataType::List(f) | DataType::LargeList(f) => contains_struct(f.data_type()),
-        _ => false,
-    }
-}
-
-/// The items under non-null lists (values under null list slots are never read back).
-fn reachable_items<O: arrow_array::OffsetSizeTrait>(l: &arrow_array::GenericListArray<O>) -> Vec<ArrayRef> {
-    if l.null_count() == 0 {
-        return vec![visible_values(l)];
-    }
-    let offsets = l.value_offsets();
-    let mut out: Vec<ArrayRef> = Vec::new();
-    let mut run: Option<(usize, usize)> = None;
-    for i in 0..l.len() {
-        let (s, e) = (offsets[i].as_usize(), offsets[i + 1].as_usize());
-        if l.is_valid(i) && e > s {
-            run = match run {
-                Some((rs, re)) if re == s => Some((rs, e)),
-                Some((rs, re)) => {
-                    out.push(l.values().slice(rs, re - rs));
-                    Some((s, e))
-                }
-                None => Some((s, e)),
-            };
-        }
-    }
-    if let Some((rs, re)) = run {
-        out.push(l.values().slice(rs, re - rs));
-    }
-    out
-}
-
-/// A dictionary with null keys is stored with an extra null item; refuse a batch whose
-/// key type cannot index that item before anything is buffered.
-fn check_dictionary_keys(name: &str, array: &dyn Array) -> Result<()> {
-    let DataType::Dictionary(key, _) = array.data_type() else {
-        return Ok(());
-    };
-    let dict = array.as_any_dictionary();
-    if dict.keys().null_count() == 0 {
-        return Ok(());
-    }
-    let max_key: u64 = match key.as_ref() {
-        DataType::Int8 => i8::MAX as u64,
-        DataType::Int16 => i16::MAX as u64,
-        DataType::Int32 => i32::MAX as u64,
-        DataType::UInt8 => u8::MAX as u64,
-        DataType::UInt16 => u16::MAX as u64,
-        DataType::UInt32 => u32::MAX as u64,
-        _ => u64::MAX,
-    };
-    if dict.values().len() as u64 > max_key {
-        return Err(Error::InvalidArgument(format!(
-            "dictionary column {name:?} has null keys and {} values: the extra null item Lance 2.0 \
-             stores for nulls does not fit its {key} keys",
-            dict.values().len()
-        )));
-    }
-    Ok(())
-}
-
-fn visible_values<O: arrow_array::OffsetSizeTrait>(l: &arrow_array::GenericListArray<O>) -> ArrayRef {
-    let offsets = l.value_offsets();
-    let first = offsets.first().map(|o| o.as_usize()).unwrap_or(0);
-    let last = offsets.last().map(|o| o.as_usize()).unwrap_or(0);
-    l.values().slice(first, last - first)
-}
-
-/// The items referenced by a list array and, per list, its end (relative to the first
-/// item) and validity.
-fn list_parts<O: arrow_array::OffsetSizeTrait>(l: &arrow_array::GenericListArray<O>) -> (ArrayRef, Vec<(u64, bool)>) {
-    let offsets = l.value_offsets();
-    let first = offsets.first().map(|o| o.as_usize()).unwrap_or(0);
-    let items = visible_values(l);
-    let ends = offsets
-        .iter()
-        .skip(1)
-        .enumerate()
-        .map(|(i, o)| ((o.as_usize() - first) as u64, l.is_valid(i)))
-        .collect();
-    (items, ends)
 }
 
 fn direct_encoding(type_url: &str, value: Vec<u8>) -> pbfile2::Encoding {

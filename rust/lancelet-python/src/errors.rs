@@ -81,6 +81,7 @@ impl CoreError for lancelet_dataset::Error {
             D::Unsupported(_) => Kind::Unsupported,
             D::AlreadyExists(_) => Kind::AlreadyExists,
             D::NotFound(_) => Kind::NotFound,
+            D::Internal(_) => Kind::Internal,
         }
     }
 }
@@ -114,6 +115,7 @@ pub fn kind_of(e: &Error) -> Kind {
         Error::InvalidArgument(_) => Kind::InvalidArgument,
         // Arrow refuses what it was given (a cast that does not fit, a bad batch).
         Error::Arrow(_) => Kind::InvalidArgument,
+        Error::Internal(_) => Kind::Internal,
     }
 }
 
@@ -175,6 +177,7 @@ mod tests {
                 Error::Arrow(arrow_schema::ArrowError::CastError("x".into())),
                 "InvalidArgumentError",
             ),
+            (Error::Internal("x".into()), "InternalError"),
         ];
         for (e, name) in cases {
             assert_eq!(kind_of(&e).class_name(), name);
@@ -236,6 +239,7 @@ mod tests {
             (D::Unsupported("x".into()), "UnsupportedFeatureError"),
             (D::AlreadyExists("x".into()), "DatasetAlreadyExistsError"),
             (D::NotFound("x".into()), "LanceNotFoundError"),
+            (D::Internal("x".into()), "InternalError"),
             (
                 D::Arrow(arrow_schema::ArrowError::CastError("x".into())),
                 "InvalidArgumentError",

@@ -1,38 +1,29 @@
-//! `lancelet._native.FileReader` / `FileWriter`: single Lance files.
+//! `lancelet._native.FileReader` / `FileWriter`: single Lance files, named by a local path
+//! or a `file://`, `memory://` or `s3://` URI with pylance-style `storage_options`.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::BufWriter;
-use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow_array::ffi::FFI_ArrowSchema;
 use arrow_array::RecordBatch;
 use arrow_schema::{ArrowError, Schema};
-use lancelet_file::io::LocalFile;
+use lancelet_dataset::readahead::Readahead;
 use lancelet_file::{FileReader, FileVersion, FileWriter, PageCache, WriterOptions};
+use lancelet_io::{FileTarget, ObjectStoreStore, Storage};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule, PyCapsuleMethods, PyDict, PyList};
 
-use crate::arrow_ffi::{import_batch, schema_capsule, stream_error, BatchStream, ErrorSlot, FnReader};
+use crate::arrow_ffi::{import_batch, schema_capsule, BatchStream, ErrorSlot, FnReader};
 use crate::errors;
-use crate::runtime::{block_on, run_detached, runtime, spawner};
-
-/// A batch read in flight on the runtime of process `pid`.
-struct Pending {
-    pid: u32,
-    range: Range<u64>,
-    handle: tokio::task::JoinHandle<lancelet_file::Result<RecordBatch>>,
-}
+use crate::runtime::{block_on, runtime, spawner, task_failed, wait_task};
 
 /// An open Lance file.
 #[pyclass(module = "lancelet._native", name = "FileReader", frozen)]
 pub struct PyFileReader {
     inner: Arc<FileReader>,
-}
-
-fn local_path(path: &str) -> String {
-    path.strip_prefix("file://").unwrap_or(path).to_string()
 }
 
 impl PyFileReader {
@@ -48,12 +39,14 @@ fn py_runtime(py: Python<'_>) -> PyResult<Arc<tokio::runtime::Runtime>> {
 
 #[pymethods]
 impl PyFileReader {
-    /// Opens a local file.
+    /// Opens a file: a local path, or a `file://`, `memory://` or `s3://` URI configured
+    /// by `storage_options` (as for datasets).
     #[staticmethod]
-    fn open(py: Python<'_>, path: String) -> PyResult<Self> {
-        let path = local_path(&path);
+    #[pyo3(signature = (path, storage_options=None))]
+    fn open(py: Python<'_>, path: String, storage_options: Option<HashMap<String, String>>) -> PyResult<Self> {
+        let options = storage_options.unwrap_or_default();
         let inner = block_on(py, async move {
-            let io = Arc::new(LocalFile::open(&path)?);
+            let io = lancelet_io::open_file(&path, &options).await?;
             FileReader::open(io).await
         })?;
         Ok(Self { inner: Arc::new(inner) })
@@ -104,66 +97,36 @@ impl PyFileReader {
         let slot = ErrorSlot::default();
         let err_slot = slot.clone();
         // Once started, one batch is read ahead on the runtime while the consumer handles
-        // the current one.
-        // The runtime is looked up per batch: a stream created before a fork and consumed in
-        // the child must not wait on the parent's runtime, whose threads did not survive.
-        let read = move |range: Range<u64>| -> Result<Pending, ArrowError> {
-            let rt = runtime().map_err(|e| ArrowError::ExternalError(Box::new(e)))?;
-            let spawn = spawner(&rt);
+        // the current one; it starts when the current one is done, so consecutive batches
+        // of one page find it in the cache rather than both fetching it.
+        let num_batches = usize::try_from((end - start).div_ceil(batch_size)).unwrap_or(usize::MAX);
+        let mut batches = Readahead::new(num_batches, 1, crate::runtime::handle, move |i| {
             let (reader, projection, cache) = (reader.clone(), projection.clone(), cache.clone());
-            let r = range.clone();
-            let handle = rt.spawn(async move {
+            let first = start.saturating_add((i as u64).saturating_mul(batch_size));
+            let r = first..end.min(first.saturating_add(batch_size));
+            Box::pin(async move {
+                // Looked up per batch: a stream created before a fork and consumed in the
+                // child must use the child's runtime.
+                let rt = runtime().map_err(|e| lancelet_file::Error::Internal(format!("cannot start runtime: {e}")))?;
+                let spawn = spawner(&rt);
                 let batch = reader
                     .read_ranges_parallel(&projection, &[r], Some(cache), &spawn)
                     .await?;
                 lancelet_file::blob::v1_bytes(&reader, batch).await
-            });
-            Ok(Pending {
-                pid: std::process::id(),
-                range,
-                handle,
             })
-        };
-        let mut cursor = start;
-        let mut next_range = move || {
-            (cursor < end).then(|| {
-                let stop = end.min(cursor.saturating_add(batch_size));
-                let r = cursor..stop;
-                cursor = stop;
-                r
-            })
-        };
-        // Nothing is read until the first batch is asked for.
-        let mut pending = None;
-        let mut started = false;
+        });
         let next = move || -> Option<Result<RecordBatch, ArrowError>> {
-            if !started {
-                started = true;
-                pending = next_range().map(&read);
-            }
-            let mut task = match pending.take()? {
+            let task = match batches.next_task()? {
                 Ok(t) => t,
-                Err(e) => return Some(Err(e)),
-            };
-            if task.pid != std::process::id() {
-                // Forked since this read was launched: its runtime is gone in this process.
-                let range = task.range.clone();
-                std::mem::forget(task);
-                task = match read(range) {
-                    Ok(t) => t,
-                    Err(e) => return Some(Err(e)),
-                };
-            }
-            let res = match runtime() {
-                Ok(rt) => rt.block_on(task.handle),
                 Err(e) => return Some(Err(ArrowError::ExternalError(Box::new(e)))),
             };
-            pending = next_range().map(&read);
-            Some(match res {
-                Ok(Ok(batch)) => Ok(batch),
-                Ok(Err(e)) => Err(stream_error(&err_slot, e)),
-                Err(e) => Err(ArrowError::ExternalError(Box::new(e))),
-            })
+            let batch = wait_task(&err_slot, task, task_failed);
+            if batch.is_ok() {
+                if let Err(e) = batches.prefetch() {
+                    return Some(Err(ArrowError::ExternalError(Box::new(e))));
+                }
+            }
+            Some(batch)
         };
         Ok(BatchStream::new(Box::new(FnReader { schema, next }), slot))
     }
@@ -264,12 +227,22 @@ impl PyFileReader {
     }
 }
 
-/// Writes one Lance file; it appears at its path only when `close` succeeds.
+/// Where a finished file goes: renamed into place on local disk, or uploaded.
+enum Destination {
+    Local(PathBuf),
+    Object { store: ObjectStoreStore, key: String },
+}
+
+/// Writes one Lance file; it appears at its path only when `close` succeeds. The file is
+/// written to a temporary local file first: next to the target on local disk (then
+/// renamed), in the temporary directory for object stores (then uploaded, in parts when
+/// large).
 #[pyclass(module = "lancelet._native", name = "FileWriter")]
 pub struct PyFileWriter {
     inner: Option<FileWriter<BufWriter<File>>>,
     tmp: PathBuf,
-    target: PathBuf,
+    target: Destination,
+    display: String,
 }
 
 pub(crate) fn import_schema(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Schema> {
@@ -285,7 +258,7 @@ pub(crate) fn import_schema(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<
 impl PyFileWriter {
     #[new]
     #[pyo3(signature = (path, schema, version=None, max_page_bytes=None, dictionary=true, data_cache_bytes=None,
-        page_stats=false))]
+        page_stats=false, storage_options=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -296,6 +269,7 @@ impl PyFileWriter {
         dictionary: bool,
         data_cache_bytes: Option<u64>,
         page_stats: bool,
+        storage_options: Option<HashMap<String, String>>,
     ) -> PyResult<Self> {
         let schema = Arc::new(import_schema(py, schema)?);
         let version = match version {
@@ -315,12 +289,24 @@ impl PyFileWriter {
             opts.cache_bytes_per_column = (c / schema.fields().len().max(1) as u64).max(1);
         }
         opts.encode.dictionary = dictionary;
-        let target = PathBuf::from(local_path(&path));
-        let tmp = temp_path(&target);
-        let display = target.display().to_string();
-        let (writer, tmp) = run_detached(py, move || {
-            let file = File::create(&tmp).map_err(|e| lancelet_file::Error::io(&display, e))?;
-            let w = FileWriter::try_new(BufWriter::with_capacity(1 << 20, file), &display, schema, opts);
+        let target = lancelet_io::file_target(&path, &storage_options.unwrap_or_default())
+            .map_err(|e| errors::to_py(py, lancelet_file::Error::from(e)))?;
+        let (target, tmp, display) = match target {
+            FileTarget::Local(p) => {
+                let tmp = temp_path(&p);
+                let display = p.display().to_string();
+                (Destination::Local(p), tmp, display)
+            }
+            FileTarget::Object { store, key } => {
+                let name = Path::new(&key).file_name().map(PathBuf::from).unwrap_or_default();
+                let tmp = temp_path(&std::env::temp_dir().join(name));
+                (Destination::Object { store, key }, tmp, path)
+            }
+        };
+        let shown = display.clone();
+        let (writer, tmp) = block_on(py, async move {
+            let file = File::create(&tmp).map_err(|e| lancelet_file::Error::io(&shown, e))?;
+            let w = FileWriter::try_new(BufWriter::with_capacity(1 << 20, file), &shown, schema, opts);
             if w.is_err() {
                 let _ = std::fs::remove_file(&tmp);
             }
@@ -330,6 +316,7 @@ impl PyFileWriter {
             inner: Some(writer),
             tmp,
             target,
+            display,
         })
     }
 
@@ -340,7 +327,7 @@ impl PyFileWriter {
             .inner
             .as_mut()
             .ok_or_else(|| errors::invalid(py, "the writer is closed"))?;
-        run_detached(py, || writer.write_batch(&batch))
+        block_on(py, async { writer.write_batch(&batch) })
     }
 
     /// Writes a global buffer now; returns its index (1, 2, ...).
@@ -349,7 +336,7 @@ impl PyFileWriter {
             .inner
             .as_mut()
             .ok_or_else(|| errors::invalid(py, "the writer is closed"))?;
-        run_detached(py, || writer.add_global_buffer(&data))
+        block_on(py, async { writer.add_global_buffer(&data) })
     }
 
     /// Adds a key/value pair to the schema metadata.
@@ -369,9 +356,9 @@ impl PyFileWriter {
             return Ok(None);
         };
         let tmp = self.tmp.clone();
-        let target = self.target.clone();
-        let res = run_detached(py, move || {
-            let display = target.display().to_string();
+        let display = self.display.clone();
+        let target = &self.target;
+        let res = block_on(py, async move {
             let (out, rows) = writer.finish()?;
             let file = out
                 .into_inner()
@@ -382,7 +369,15 @@ impl PyFileWriter {
                 .map_err(|e| lancelet_file::Error::io(&display, e))?
                 .len();
             drop(file);
-            std::fs::rename(&tmp, &target).map_err(|e| lancelet_file::Error::io(&display, e))?;
+            match target {
+                Destination::Local(path) => {
+                    std::fs::rename(&tmp, path).map_err(|e| lancelet_file::Error::io(&display, e))?;
+                }
+                Destination::Object { store, key } => {
+                    store.upload(key, &tmp).await?;
+                    let _ = std::fs::remove_file(&tmp);
+                }
+            }
             Ok::<_, lancelet_file::Error>((rows, size))
         });
         if res.is_err() {

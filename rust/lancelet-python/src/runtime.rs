@@ -5,17 +5,23 @@
 //! a forked child that finds the parent's runtime leaks it (dropping it could block on
 //! threads that do not exist) and builds a fresh one.
 //!
-//! Every blocking call goes through [`block_on`], which releases the GIL, runs the future
-//! on the runtime, wakes every 50 ms to let Python handle signals (so Ctrl-C interrupts a
-//! long read) and turns a panic into an `InternalError` instead of aborting.
+//! Every blocking call goes through one wait ([`block_on`] for methods, [`wait_task`] for
+//! the batches of a stream), which releases the GIL, runs the future inside the runtime,
+//! runs Python's signal handlers every 50 ms (so Ctrl-C interrupts a long read or write)
+//! and turns a panic into an `InternalError` instead of aborting. Synchronous work inside a
+//! wait (a write pulling its input) looks for Ctrl-C with [`interrupted`].
 
+use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use arrow_schema::ArrowError;
 use pyo3::prelude::*;
 use tokio::runtime::Runtime;
+use tokio::task::{JoinError, JoinHandle};
 
+use crate::arrow_ffi::{stream_error, ErrorSlot};
 use crate::errors;
 
 struct Owned {
@@ -57,48 +63,154 @@ pub fn runtime() -> std::io::Result<Arc<Runtime>> {
     Ok(rt)
 }
 
-/// Runs `fut` to completion with the GIL released, honouring Ctrl-C.
-pub fn block_on<F, T, E>(py: Python<'_>, fut: F) -> PyResult<T>
-where
-    F: Future<Output = Result<T, E>> + Send + 'static,
-    T: Send + 'static,
-    E: errors::CoreError,
-{
-    let rt = runtime().map_err(|e| errors::make(py, errors::Kind::Internal, format!("cannot start runtime: {e}")))?;
-    let mut handle = rt.spawn(fut);
-    loop {
-        let step =
-            py.detach(|| rt.block_on(async { tokio::time::timeout(Duration::from_millis(50), &mut handle).await }));
-        match step {
-            Ok(Ok(Ok(v))) => return Ok(v),
-            Ok(Ok(Err(e))) => return Err(errors::to_py(py, e)),
-            Ok(Err(join)) => {
-                return Err(match join.try_into_panic() {
-                    Ok(payload) => errors::from_panic(py, payload),
-                    Err(e) => errors::make(py, errors::Kind::Internal, format!("task failed: {e}")),
-                })
-            }
-            Err(_elapsed) => {
-                if let Err(e) = py.check_signals() {
-                    handle.abort();
-                    return Err(e);
-                }
-            }
+/// How often a wait looks for Ctrl-C.
+const SIGNAL_POLL: Duration = Duration::from_millis(50);
+
+thread_local! {
+    /// The exception a signal handler raised during the current wait on this thread
+    /// (Ctrl-C's `KeyboardInterrupt`), kept until the wait returns it.
+    static INTERRUPT: RefCell<Option<PyErr>> = const { RefCell::new(None) };
+    /// When this thread last ran Python's signal handlers.
+    static LAST_CHECK: Cell<Option<Instant>> = const { Cell::new(None) };
+}
+
+/// Whether a signal handler raised (Ctrl-C) since the current wait began; runs Python's
+/// signal handlers at most every 50 ms. For glue code that works synchronously inside
+/// [`block_on`] (a write pulling its input batches): on `true` it stops with any error,
+/// and [`block_on`] raises the handler's exception instead of that error.
+pub fn interrupted() -> bool {
+    if INTERRUPT.with(|i| i.borrow().is_some()) {
+        return true;
+    }
+    let now = Instant::now();
+    if LAST_CHECK.with(|c| c.get().is_some_and(|t| now.duration_since(t) < SIGNAL_POLL)) {
+        return false;
+    }
+    LAST_CHECK.with(|c| c.set(Some(now)));
+    match Python::attach(|py| py.check_signals()) {
+        Ok(()) => false,
+        Err(e) => {
+            INTERRUPT.with(|i| *i.borrow_mut() = Some(e));
+            true
         }
     }
 }
 
-/// Runs CPU work with the GIL released, turning panics into `InternalError`.
-pub fn run_detached<T: Send, E: errors::CoreError, F: FnOnce() -> Result<T, E> + Send>(
-    py: Python<'_>,
-    f: F,
-) -> PyResult<T> {
-    let res = py.detach(|| std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)));
-    match res {
-        Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => Err(errors::to_py(py, e)),
-        Err(payload) => Err(errors::from_panic(py, payload)),
+/// How a wait ended.
+enum Waited<T, E> {
+    Done(Result<T, E>),
+    Interrupted(PyErr),
+    Panicked(Box<dyn std::any::Any + Send>),
+    NoRuntime(std::io::Error),
+}
+
+/// The one way glue code waits: runs `fut` to completion on this thread, inside the
+/// runtime, with the GIL released, running Python's signal handlers every 50 ms (so Ctrl-C
+/// stops it: the future is dropped, its spawned work aborted where it is joined) and
+/// catching panics. The future is polled on this thread, not a worker, so it may pull input
+/// that must be produced here (a Python generator) and borrow from the caller.
+fn wait<F, T, E>(py: Python<'_>, fut: F) -> Waited<T, E>
+where
+    F: Future<Output = Result<T, E>> + Send,
+    T: Send,
+    E: Send,
+{
+    let rt = match runtime() {
+        Ok(rt) => rt,
+        Err(e) => return Waited::NoRuntime(e),
+    };
+    let outer = INTERRUPT.with(|i| i.borrow_mut().take());
+    let ran = py.detach(|| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            rt.block_on(async {
+                let mut fut = std::pin::pin!(fut);
+                let mut tick = tokio::time::interval(SIGNAL_POLL);
+                tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                loop {
+                    tokio::select! {
+                        biased;
+                        done = &mut fut => return Some(done),
+                        _ = tick.tick() => {
+                            if interrupted() {
+                                return None;
+                            }
+                        }
+                    }
+                }
+            })
+        }))
+    });
+    let raised = INTERRUPT.with(|i| std::mem::replace(&mut *i.borrow_mut(), outer));
+    match (ran, raised) {
+        (Err(payload), _) => Waited::Panicked(payload),
+        // Work that saw the interrupt stopped with some error: the exception is the answer.
+        (Ok(Some(Err(_))) | Ok(None), Some(e)) => Waited::Interrupted(e),
+        (Ok(Some(done)), _) => Waited::Done(done),
+        (Ok(None), None) => Waited::Panicked(Box::new("a wait ended without an outcome")),
     }
+}
+
+/// Runs `fut` to completion with the GIL released, honouring Ctrl-C (see [`wait`]); core
+/// errors become their `lancelet.errors` exceptions and panics `InternalError`.
+pub fn block_on<F, T, E>(py: Python<'_>, fut: F) -> PyResult<T>
+where
+    F: Future<Output = Result<T, E>> + Send,
+    T: Send,
+    E: errors::CoreError,
+{
+    match wait(py, fut) {
+        Waited::Done(Ok(v)) => Ok(v),
+        Waited::Done(Err(e)) => Err(errors::to_py(py, e)),
+        Waited::Interrupted(e) => Err(e),
+        Waited::Panicked(payload) => Err(errors::from_panic(py, payload)),
+        Waited::NoRuntime(e) => Err(errors::make(
+            py,
+            errors::Kind::Internal,
+            format!("cannot start runtime: {e}"),
+        )),
+    }
+}
+
+/// Waits for a task of a stream handed to Python (a scan's or a file's batches) through
+/// [`wait`], from whatever thread consumes the stream. The typed error behind a failure is
+/// kept in `slot`; an interrupt is handed back to Python (its next bytecode raises
+/// `KeyboardInterrupt`) and ends the stream.
+pub fn wait_task<T, E>(
+    slot: &ErrorSlot,
+    task: JoinHandle<Result<T, E>>,
+    failed: fn(JoinError) -> E,
+) -> Result<T, ArrowError>
+where
+    T: Send + 'static,
+    E: errors::CoreError,
+{
+    Python::attach(|py| match wait(py, async move { task.await.map_err(failed)? }) {
+        Waited::Done(Ok(v)) => Ok(v),
+        Waited::Done(Err(e)) => Err(stream_error(slot, e)),
+        Waited::Interrupted(e) => {
+            let message = e.to_string();
+            if e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
+                // SAFETY: called with the GIL held; it only flags SIGINT as pending.
+                unsafe { pyo3::ffi::PyErr_SetInterrupt() };
+            }
+            Err(ArrowError::ExternalError(format!("interrupted: {message}").into()))
+        }
+        Waited::Panicked(payload) => {
+            let e = errors::from_panic(py, payload);
+            Err(stream_error(slot, lancelet_file::Error::Internal(e.to_string())))
+        }
+        Waited::NoRuntime(e) => Err(ArrowError::ExternalError(Box::new(e))),
+    })
+}
+
+/// The runtime's handle, for [`lancelet_dataset::readahead::Readahead`].
+pub fn handle() -> std::io::Result<tokio::runtime::Handle> {
+    runtime().map(|rt| rt.handle().clone())
+}
+
+/// A task that panicked or was cancelled: an internal error, never the caller's fault.
+pub fn task_failed(e: JoinError) -> lancelet_file::Error {
+    lancelet_file::Error::Internal(format!("a column read task failed: {e}"))
 }
 
 /// A [`lancelet_file::Spawner`] that runs column reads as tasks on `rt`.
@@ -106,14 +218,7 @@ pub fn spawner(rt: &Arc<Runtime>) -> lancelet_file::Spawner {
     let handle = rt.handle().clone();
     Arc::new(move |fut| {
         let task = handle.spawn(fut);
-        Box::pin(async move {
-            match task.await {
-                Ok(res) => res,
-                Err(e) => Err(lancelet_file::Error::InvalidArgument(format!(
-                    "column read task failed: {e}"
-                ))),
-            }
-        })
+        Box::pin(async move { task.await.map_err(task_failed)? })
     })
 }
 
@@ -138,4 +243,31 @@ pub fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(set_worker_threads, m)?)?;
     m.add_function(wrap_pyfunction!(_runtime_pid, m)?)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panicked_column_read_is_an_internal_error() {
+        let rt = Arc::new(
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .build()
+                .unwrap(),
+        );
+        let spawn = spawner(&rt);
+        let got = rt.block_on(spawn(Box::pin(async {
+            if std::hint::black_box(true) {
+                panic!("decoder bug");
+            }
+            Ok(arrow_array::new_empty_array(&arrow_schema::DataType::Int32))
+        })));
+        assert!(matches!(got, Err(lancelet_file::Error::Internal(_))), "{got:?}");
+        assert_eq!(
+            crate::errors::kind_of(&got.unwrap_err()) as u8,
+            crate::errors::Kind::Internal as u8
+        );
+    }
 }

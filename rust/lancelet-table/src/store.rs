@@ -4,19 +4,23 @@
 //! tags) through the [`Store`] trait, with paths relative to the dataset root. The one
 //! operation that makes commits safe is [`Store::put_if_absent`]: it creates a file only if
 //! no file of that name exists, atomically, so two writers can never both create the same
-//! version. [`LocalStore`] implements it with a hard link from a fully written temporary
-//! file, so readers never observe a partially written manifest.
+//! version.
+//!
+//! The stores themselves live in [`lancelet_io`] ([`LocalStore`], and
+//! [`lancelet_io::ObjectStoreStore`] for `memory://` and `s3://`): every
+//! [`lancelet_io::Storage`] is a [`Store`], with storage errors turned into this crate's
+//! [`Error`] (an object store's error kept as the source). [`Store`] adds what only the
+//! table layer needs: its error type, and whether versions may be found by probing.
 
 use std::fmt::Debug;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::SystemTime;
 
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use futures::FutureExt;
-use lancelet_file::io::{LocalFile, ReadAt};
+use lancelet_file::io::ReadAt;
+pub use lancelet_io::{FileMeta, LocalStore};
 
 use crate::{Error, Result};
 
@@ -56,220 +60,94 @@ pub trait Store: Debug + Send + Sync {
     fn upload<'a>(&'a self, path: &'a str, local: &'a Path) -> BoxFuture<'a, Result<u64>>;
 }
 
-/// A file found by [`Store::list_meta`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileMeta {
-    /// The file name (not the path).
-    pub name: String,
-    /// Its size in bytes.
-    pub size: u64,
-    /// When it was last written.
-    pub modified: SystemTime,
-}
-
-/// A [`Store`] over a local directory.
-#[derive(Debug, Clone)]
-pub struct LocalStore {
-    root: PathBuf,
-}
-
-impl LocalStore {
-    /// A store rooted at `root` (which need not exist yet).
-    pub fn new(root: impl Into<PathBuf>) -> Self {
-        Self { root: root.into() }
-    }
-
-    /// The root directory.
-    pub fn root(&self) -> &Path {
-        &self.root
-    }
-
-    fn full(&self, path: &str) -> PathBuf {
-        self.root.join(path)
-    }
-
-    /// The entries of directory `dir` (none when it does not exist).
-    fn entries(&self, dir: &str) -> Result<Vec<std::fs::DirEntry>> {
-        let p = self.full(dir);
-        match std::fs::read_dir(&p) {
-            Ok(entries) => entries.map(|e| e.map_err(|e| io_err(&p, e))).collect(),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
-            Err(e) => Err(io_err(&p, e)),
-        }
-    }
-
-    /// `path` under the root, refused when a symbolic link inside the dataset would take
-    /// a read outside it (a dataset must never make lancelet read elsewhere).
-    fn contained(&self, path: &str) -> Result<PathBuf> {
-        let p = self.full(path);
-        let (Ok(real), Ok(root)) = (std::fs::canonicalize(&p), std::fs::canonicalize(&self.root)) else {
-            // Missing files fail when opened, with the usual not-found error.
-            return Ok(p);
-        };
-        if real.starts_with(&root) {
-            Ok(p)
-        } else {
-            Err(Error::corrupt(
-                &p.display().to_string(),
-                "a symbolic link leads outside the dataset directory",
-            ))
+impl From<lancelet_io::Error> for Error {
+    /// Storage errors keep their kind; an object store's error stays the source of the
+    /// `std::io::Error` [`Error::Io`] carries.
+    fn from(e: lancelet_io::Error) -> Self {
+        use lancelet_io::Error as E;
+        match e {
+            E::NotFound { path } => Error::NotFound { path },
+            E::AlreadyExists { path } => Error::AlreadyExists(path),
+            E::Corrupt { path, message } => Error::Corrupt { path, message },
+            E::InvalidArgument(m) => Error::InvalidArgument(m),
+            E::Unsupported(m) => Error::Unsupported(m),
+            E::Io { path, source } => Error::Io { path, source },
+            E::ObjectStore { ref path, .. } => Error::Io {
+                path: path.clone(),
+                source: e.into_io_error(),
+            },
         }
     }
 }
 
-fn io_err(path: &Path, source: std::io::Error) -> Error {
-    if source.kind() == std::io::ErrorKind::NotFound {
-        Error::NotFound {
-            path: path.display().to_string(),
-        }
-    } else {
-        Error::Io {
-            path: path.display().to_string(),
-            source,
-        }
-    }
-}
-
-/// Writes `data` to a new temporary file next to `target` and syncs it.
-fn write_temp(target: &Path, data: &[u8]) -> Result<PathBuf> {
-    let dir = target.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
-    let name = target.file_name().and_then(|n| n.to_str()).unwrap_or("file");
-    let tmp = dir.join(format!(".{name}.{}.tmp", uuid::Uuid::new_v4().simple()));
-    let mut f = std::fs::File::create(&tmp).map_err(|e| io_err(&tmp, e))?;
-    let written = f.write_all(data).and_then(|_| f.sync_data());
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(io_err(&tmp, e));
-    }
-    Ok(tmp)
-}
-
-impl Store for LocalStore {
+/// Every storage of [`lancelet_io`] serves the table layer, with its errors converted.
+impl<T: lancelet_io::Storage> Store for T {
     fn root_display(&self) -> String {
-        self.root.display().to_string()
+        lancelet_io::Storage::root_display(self)
     }
 
     fn read<'a>(&'a self, path: &'a str) -> BoxFuture<'a, Result<Bytes>> {
-        async move {
-            let p = self.contained(path)?;
-            std::fs::read(&p).map(Bytes::from).map_err(|e| io_err(&p, e))
-        }
-        .boxed()
+        lancelet_io::Storage::read(self, path)
+            .map(|r| r.map_err(Error::from))
+            .boxed()
     }
 
     fn put<'a>(&'a self, path: &'a str, data: Bytes) -> BoxFuture<'a, Result<()>> {
-        async move {
-            let p = self.full(path);
-            let tmp = write_temp(&p, &data)?;
-            std::fs::rename(&tmp, &p).map_err(|e| {
-                let _ = std::fs::remove_file(&tmp);
-                io_err(&p, e)
-            })
-        }
-        .boxed()
+        lancelet_io::Storage::put(self, path, data)
+            .map(|r| r.map_err(Error::from))
+            .boxed()
     }
 
     fn put_if_absent<'a>(&'a self, path: &'a str, data: Bytes) -> BoxFuture<'a, Result<bool>> {
-        async move {
-            let p = self.full(path);
-            if p.exists() {
-                return Ok(false);
-            }
-            // The content is complete on disk before the name appears; `link` fails if the
-            // name exists, which is the atomic test-and-set the commit protocol needs.
-            let tmp = write_temp(&p, &data)?;
-            let res = std::fs::hard_link(&tmp, &p);
-            let _ = std::fs::remove_file(&tmp);
-            match res {
-                Ok(()) => Ok(true),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
-                Err(e) => Err(io_err(&p, e)),
-            }
-        }
-        .boxed()
+        lancelet_io::Storage::put_if_absent(self, path, data)
+            .map(|r| r.map_err(Error::from))
+            .boxed()
     }
 
     fn list<'a>(&'a self, dir: &'a str) -> BoxFuture<'a, Result<Vec<String>>> {
-        async move {
-            let mut out: Vec<String> = self
-                .entries(dir)?
-                .into_iter()
-                .filter_map(|e| e.file_name().to_str().map(str::to_string))
-                .collect();
-            out.sort();
-            Ok(out)
-        }
-        .boxed()
+        lancelet_io::Storage::list(self, dir)
+            .map(|r| r.map_err(Error::from))
+            .boxed()
     }
 
     fn list_meta<'a>(&'a self, dir: &'a str) -> BoxFuture<'a, Result<Vec<FileMeta>>> {
-        async move {
-            let mut out = Vec::new();
-            for e in self.entries(dir)? {
-                let Ok(meta) = e.metadata() else { continue };
-                let Some(name) = e.file_name().to_str().map(str::to_string) else {
-                    continue;
-                };
-                if meta.is_file() {
-                    let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
-                    out.push(FileMeta {
-                        name,
-                        size: meta.len(),
-                        modified,
-                    });
-                }
-            }
-            out.sort_by(|a, b| a.name.cmp(&b.name));
-            Ok(out)
-        }
-        .boxed()
+        lancelet_io::Storage::list_meta(self, dir)
+            .map(|r| r.map_err(Error::from))
+            .boxed()
     }
 
     fn delete<'a>(&'a self, path: &'a str) -> BoxFuture<'a, Result<()>> {
-        async move {
-            let p = self.full(path);
-            match std::fs::remove_file(&p) {
-                Ok(()) => Ok(()),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-                Err(e) => Err(io_err(&p, e)),
-            }
-        }
-        .boxed()
+        lancelet_io::Storage::delete(self, path)
+            .map(|r| r.map_err(Error::from))
+            .boxed()
     }
 
     fn exists<'a>(&'a self, path: &'a str) -> BoxFuture<'a, Result<bool>> {
-        async move { Ok(self.full(path).exists()) }.boxed()
+        lancelet_io::Storage::exists(self, path)
+            .map(|r| r.map_err(Error::from))
+            .boxed()
     }
 
     fn open_file<'a>(&'a self, path: &'a str) -> BoxFuture<'a, lancelet_file::Result<Arc<dyn ReadAt>>> {
-        async move {
-            let p = self
-                .contained(path)
-                .map_err(|e| lancelet_file::Error::corrupt(path, e.to_string()))?;
-            let file: Arc<dyn ReadAt> = Arc::new(LocalFile::open(&p.display().to_string())?);
-            Ok(file)
-        }
-        .boxed()
+        lancelet_io::Storage::open_file(self, path)
+            .map(|r| r.map_err(lancelet_file::Error::from))
+            .boxed()
     }
 
     fn local_path(&self, path: &str) -> Option<PathBuf> {
-        Some(self.full(path))
+        lancelet_io::Storage::local_path(self, path)
     }
 
+    /// Probing `_versions/` costs a `stat` per manifest on local disk (cheap) but a
+    /// request per manifest on an object store, where one listing is cheaper.
     fn probes_versions(&self) -> bool {
-        true
+        lancelet_io::Storage::local_path(self, "").is_some()
     }
 
     fn upload<'a>(&'a self, path: &'a str, local: &'a Path) -> BoxFuture<'a, Result<u64>> {
-        async move {
-            let p = self.full(path);
-            if let Some(dir) = p.parent() {
-                std::fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
-            }
-            std::fs::copy(local, &p).map_err(|e| io_err(&p, e))
-        }
-        .boxed()
+        lancelet_io::Storage::upload(self, path, local)
+            .map(|r| r.map_err(Error::from))
+            .boxed()
     }
 }
 

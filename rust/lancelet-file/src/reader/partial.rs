@@ -27,6 +27,10 @@ use super::{FileReader, PageInfo};
 use crate::error::Result;
 use crate::io::read_ranges;
 
+/// Rows of the chunks read for a take are decoded one by one (rather than the chunks
+/// whole) when they are fewer than the chunks' rows divided by this.
+const SELECT_BELOW: u64 = 4;
+
 /// One mini-block chunk: its byte range within the chunk data buffer and its rows.
 struct Chunk {
     offset: u64,
@@ -196,21 +200,69 @@ impl FileReader {
             n += chunks[k].rows;
         }
         let (layout, buffers) = Self::chunk_page(m, meta.as_slice(), word, &chunks, &picked, chunk_bufs, rest);
-        let array = v2_1::decode_page(&layout, &buffers, n, path).map_err(self.enc_err())?;
-        locals
+        // Each range's first row in the smaller page.
+        let offsets = locals
             .iter()
             .map(|r| {
                 let k = first_chunk(r.start);
                 let at = picked
                     .binary_search(&k)
                     .map_err(|_| self.corrupt("a row range lost its chunk"))?;
-                let offset = starts[at] + (r.start - chunks[k].first_row);
+                Ok(starts[at] + (r.start - chunks[k].first_row))
+            })
+            .collect::<Result<Vec<u64>>>()?;
+        if let Some(arrays) = self.decode_selected(&layout, &buffers, path, locals, &offsets, n)? {
+            return Ok(arrays);
+        }
+        let array = v2_1::decode_page(&layout, &buffers, n, path).map_err(self.enc_err())?;
+        locals
+            .iter()
+            .zip(&offsets)
+            .map(|(r, &offset)| {
                 if offset + len_of(r) > array.len() as u64 {
                     return Err(self.corrupt("mini-block chunks decoded to fewer rows than they declare"));
                 }
                 Ok(array.slice(offset as usize, len_of(r) as usize))
             })
             .collect()
+    }
+
+    /// The ranges of a smaller page of `n` rows (starting at `offsets`), decoded row by
+    /// row when they are a small part of it (a take), else `None`.
+    fn decode_selected(
+        &self,
+        layout: &pb21::PageLayout,
+        buffers: &[Buffer],
+        path: &[PathNode],
+        locals: &[Range<u64>],
+        offsets: &[u64],
+        n: u64,
+    ) -> Result<Option<Vec<ArrayRef>>> {
+        let wanted: u64 = locals.iter().map(len_of).sum();
+        let ascending = offsets.windows(2).zip(locals).all(|(o, r)| o[0] + len_of(r) <= o[1]);
+        if wanted.saturating_mul(SELECT_BELOW) >= n || !ascending {
+            return Ok(None);
+        }
+        let rows: Vec<u64> = locals
+            .iter()
+            .zip(offsets)
+            .flat_map(|(r, &o)| o..o + len_of(r))
+            .collect();
+        let Some(array) = v2_1::decode_mini_block_selected(layout, buffers, path, &rows).map_err(self.enc_err())?
+        else {
+            return Ok(None);
+        };
+        let mut at = 0usize;
+        Ok(Some(
+            locals
+                .iter()
+                .map(|r| {
+                    let len = len_of(r) as usize;
+                    at += len;
+                    array.slice(at - len, len)
+                })
+                .collect(),
+        ))
     }
 
     /// Rows of a mini-block page with lists, found through its repetition index: per
@@ -322,6 +374,28 @@ impl FileReader {
                 .checked_sub(first_row)
                 .ok_or_else(|| self.corrupt("repetition index counts fewer rows than it skips"))?;
             let (layout, buffers) = Self::chunk_page(m, meta, word, &chunks, &picked, &bufs, rest);
+            let wanted: u64 = members.iter().map(|&i| len_of(&spans[i].2)).sum();
+            if wanted.saturating_mul(SELECT_BELOW) < rows {
+                // A few rows of these chunks (a take): only theirs are assembled.
+                let mut sel = Vec::with_capacity(wanted as usize);
+                for &i in members {
+                    let r = &spans[i].2;
+                    let from = r
+                        .start
+                        .checked_sub(first_row)
+                        .ok_or_else(|| self.corrupt("a row range starts before its chunks"))?;
+                    sel.extend(from..from + len_of(r));
+                }
+                let array = v2_1::decode_mini_block_rows_from_chunk_selected(&layout, &buffers, path, &sel)
+                    .map_err(self.enc_err())?;
+                let mut at = 0usize;
+                for &i in members {
+                    let len = len_of(&spans[i].2) as usize;
+                    out[i] = Some(array.slice(at, len));
+                    at += len;
+                }
+                continue;
+            }
             let array =
                 v2_1::decode_mini_block_rows_from_chunk(&layout, &buffers, rows, path).map_err(self.enc_err())?;
             for &i in members {

@@ -12,8 +12,7 @@ use std::sync::{Condvar, Mutex};
 
 use arrow_array::ArrayRef;
 use arrow_schema::FieldRef;
-use lancelet_encoding::v2_1::shred::shred;
-use lancelet_encoding::v2_1::write::{encode_page, EncodedPage21, PageOptions};
+use lancelet_encoding::v2_1::{encode_page, shred, EncodedPage21, PageOptions};
 
 use crate::error::{Error, Result};
 use crate::stats::{zone_stats, ZoneStats};
