@@ -179,10 +179,7 @@ impl Dataset {
                 .collect();
             let mut parts = Vec::with_capacity(handles.len());
             for h in handles {
-                parts.push(
-                    h.await
-                        .map_err(|e| Error::InvalidArgument(format!("take task failed: {e}")))??,
-                );
+                parts.push(h.await.map_err(Error::from)??);
             }
             parts
         } else {

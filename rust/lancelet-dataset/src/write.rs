@@ -12,13 +12,14 @@ use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use lancelet_file::schema::to_lance_fields;
 use lancelet_file::{FileVersion, FileWriter, WriterOptions};
-use lancelet_table::commit::{commit, new_transaction, CommitOptions};
+use lancelet_table::commit::{commit_when, new_transaction, CommitOptions};
 use lancelet_table::naming::ManifestNaming;
 use lancelet_table::object::Location;
 use lancelet_table::pb;
 use lancelet_table::pb::transaction::Operation;
 use lancelet_table::store::Store;
 
+use crate::durable::{SyncingFile, Syncs};
 use crate::{Caches, Dataset, Error, Result, VersionRef, DATA_DIR};
 
 /// How a write treats an existing dataset.
@@ -90,6 +91,8 @@ pub struct WriteParams {
     pub enable_stable_row_ids: bool,
     /// How blob v2 columns are written (see [`crate::blob_write`]).
     pub blob: crate::blob_write::BlobWriteOptions,
+    /// More properties recorded in the transaction (pylance's `transaction_properties`).
+    pub transaction_properties: std::collections::HashMap<String, String>,
 }
 
 impl std::fmt::Debug for WriteParams {
@@ -122,6 +125,7 @@ impl Default for WriteParams {
             file_tag: None,
             enable_stable_row_ids: false,
             blob: Default::default(),
+            transaction_properties: Default::default(),
         }
     }
 }
@@ -254,6 +258,8 @@ pub struct FragmentWriter {
     /// Completed files to upload (object stores only).
     uploads: Vec<PendingUpload>,
     progress: WriteProgress,
+    /// The final syncs of the files closed so far, running in the background.
+    syncs: Syncs,
 }
 
 /// The data file being written.
@@ -263,7 +269,7 @@ struct OpenFile {
     local: std::path::PathBuf,
     /// Whether `local` is a temporary file to upload once complete.
     upload: bool,
-    writer: FileWriter<BufWriter<File>>,
+    writer: FileWriter<BufWriter<SyncingFile>>,
     /// Writes the blob v2 columns' values and descriptors, if there are any.
     blobs: Option<crate::blob_write::BlobEncoder>,
 }
@@ -337,6 +343,7 @@ impl FragmentWriter {
             done: Vec::new(),
             uploads: Vec::new(),
             progress: WriteProgress::default(),
+            syncs: Syncs::default(),
         })
     }
 
@@ -352,7 +359,7 @@ impl FragmentWriter {
         let display = path.display().to_string();
         let f = File::create(&path).map_err(|e| lancelet_file::Error::io(&display, e))?;
         let mut w = FileWriter::try_new(
-            BufWriter::with_capacity(1 << 20, f),
+            BufWriter::with_capacity(1 << 20, SyncingFile::new(f)),
             &display,
             self.file_schema.clone(),
             self.params.writer.clone(),
@@ -408,8 +415,9 @@ impl FragmentWriter {
         let file = out
             .into_inner()
             .map_err(|e| lancelet_file::Error::io(&name, e.into_error()))?;
-        file.sync_data().map_err(|e| lancelet_file::Error::io(&name, e))?;
-        let size = file.metadata().map_err(|e| lancelet_file::Error::io(&name, e))?.len();
+        // The file's sync runs in the background; a commit waits for it before publishing.
+        let (size, synced) = file.close().map_err(|e| lancelet_file::Error::io(&name, e))?;
+        self.syncs.push(name.clone(), synced);
         let (major, minor) = match self.params.file_version {
             FileVersion::V2_0 => (2, 0),
             other => {
@@ -467,6 +475,11 @@ impl FragmentWriter {
         }
     }
 
+    /// Closes the data file being written, if any: the next rows start a new one.
+    pub(crate) fn cut(&mut self) -> Result<()> {
+        self.close_file()
+    }
+
     /// Writes one batch (already in the file schema), cutting files at the row limit.
     pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
         let mut offset = 0usize;
@@ -496,10 +509,19 @@ impl FragmentWriter {
         Ok(())
     }
 
-    /// Closes the last file and returns the fragments written.
+    /// Closes the last file and returns the fragments written, once every file is synced
+    /// to disk.
     pub fn finish(&mut self) -> Result<Vec<pb::DataFragment>> {
+        let (done, mut syncs) = self.finish_unsynced()?;
+        wait_synced(&mut syncs)?;
+        Ok(done)
+    }
+
+    /// Closes the last file and returns the fragments written, and the syncs of their
+    /// files still running: wait for them before any manifest names the files.
+    pub(crate) fn finish_unsynced(&mut self) -> Result<(Vec<pb::DataFragment>, Syncs)> {
         self.close_file()?;
-        Ok(self.done.clone())
+        Ok((self.done.clone(), std::mem::take(&mut self.syncs)))
     }
 
     /// Completed files that still have to be uploaded to the store (object stores only).
@@ -519,6 +541,7 @@ impl FragmentWriter {
 
     /// Removes every file written so far (after a failure).
     pub async fn abort(&mut self) {
+        let _ = self.syncs.wait();
         if let Some(open) = self.current.take() {
             let _ = std::fs::remove_file(open.local);
             for s in open.blobs.iter().flat_map(|b| b.sidecars()) {
@@ -628,9 +651,31 @@ pub async fn write_fragments(
 pub async fn write_fragments_on(
     loc: &Location,
     existing: Option<Dataset>,
-    mut reader: Box<dyn RecordBatchReader + Send>,
+    reader: Box<dyn RecordBatchReader + Send>,
     params: &WriteParams,
 ) -> Result<(Option<Dataset>, StagedWrite)> {
+    let (existing, staged, mut syncs) = write_fragments_syncing(loc, existing, reader, params).await?;
+    if let Err(e) = wait_synced(&mut syncs) {
+        remove_fragments(loc.store.as_ref(), &staged.fragments).await;
+        return Err(e);
+    }
+    Ok((existing, staged))
+}
+
+/// Waits for data file syncs, naming the file whose sync failed.
+fn wait_synced(syncs: &mut Syncs) -> Result<()> {
+    syncs
+        .wait()
+        .map_err(|(name, e)| Error::File(lancelet_file::Error::io(&name, e)))
+}
+
+/// [`write_fragments_on`] returning while the files' syncs may still run.
+async fn write_fragments_syncing(
+    loc: &Location,
+    existing: Option<Dataset>,
+    mut reader: Box<dyn RecordBatchReader + Send>,
+    params: &WriteParams,
+) -> Result<(Option<Dataset>, StagedWrite, Syncs)> {
     let data_schema = reader.schema();
     let mode = params.mode;
     if mode == WriteMode::Create && existing.is_some() {
@@ -704,6 +749,7 @@ pub async fn write_fragments_on(
         }
     };
     let mut writer = FragmentWriter::new(loc.store.clone(), file_schema.clone(), field_ids, params.clone())?;
+    let mut syncs = Syncs::default();
     let pumped: Result<Vec<pb::DataFragment>> = async {
         for batch in reader.by_ref() {
             let batch = batch?;
@@ -718,7 +764,8 @@ pub async fn write_fragments_on(
             writer.write(&reorder_columns(&batch, order.as_deref(), &file_schema)?)?;
             writer.upload_pending().await?;
         }
-        let fragments = writer.finish()?;
+        let (fragments, mut pending) = writer.finish_unsynced()?;
+        syncs.append(&mut pending);
         writer.upload_pending().await?;
         Ok(fragments)
     }
@@ -726,6 +773,7 @@ pub async fn write_fragments_on(
     let fragments = match pumped {
         Ok(f) => f,
         Err(e) => {
+            let _ = syncs.wait();
             writer.abort().await;
             return Err(e);
         }
@@ -737,6 +785,7 @@ pub async fn write_fragments_on(
             schema: file_schema,
             appending,
         },
+        syncs,
     ))
 }
 
@@ -746,14 +795,23 @@ pub async fn write_dataset(
     reader: Box<dyn RecordBatchReader + Send>,
     params: WriteParams,
 ) -> Result<Dataset> {
-    let (existing, staged) = write_fragments(loc, reader, &params).await?;
+    let existing = open_existing(loc).await?;
+    let (existing, staged, syncs) = write_fragments_syncing(loc, existing, reader, &params).await?;
     let op = if staged.appending {
         CommitKind::Append
     } else {
         CommitKind::Overwrite(staged.schema.clone())
     };
     let created = existing.is_none();
-    match commit_fragments_on(loc, existing, op, staged.fragments.clone(), &params).await {
+    // The files' syncs overlap the commit's preparation; the manifest waits for them (and
+    // a commit that fails first drops them, which waits too).
+    let mut syncs = syncs;
+    let ready = move || {
+        syncs
+            .wait()
+            .map_err(|(name, source)| lancelet_table::Error::Io { path: name, source })
+    };
+    match commit_fragments_on_when(loc, existing, op, staged.fragments.clone(), &params, ready).await {
         Ok(ds) => Ok(ds),
         Err(e) => {
             if nothing_committed(&e) {
@@ -849,6 +907,19 @@ pub(crate) async fn commit_fragments_on(
     fragments: Vec<pb::DataFragment>,
     params: &WriteParams,
 ) -> Result<Dataset> {
+    commit_fragments_on_when(loc, existing, kind, fragments, params, || Ok(())).await
+}
+
+/// [`commit_fragments_on`], calling `ready` before the manifest is written (see
+/// [`commit_when`]).
+async fn commit_fragments_on_when(
+    loc: &Location,
+    existing: Option<Dataset>,
+    kind: CommitKind,
+    fragments: Vec<pb::DataFragment>,
+    params: &WriteParams,
+    ready: impl FnOnce() -> lancelet_table::Result<()> + Send,
+) -> Result<Dataset> {
     let store = loc.store.clone();
     // The dataset's file format after this commit: an append keeps it; an overwrite takes
     // its files' (or, with no files, the one asked for, or the existing one by default).
@@ -889,13 +960,14 @@ pub(crate) async fn commit_fragments_on(
         }
     };
     let read_version = existing.as_ref().map(|d| d.version()).unwrap_or(0);
-    let txn = new_transaction(read_version, op, params.commit_message.as_deref());
+    let mut txn = new_transaction(read_version, op, params.commit_message.as_deref());
+    txn.transaction_properties.extend(params.transaction_properties.clone());
     let opts = commit_options(params, version);
     if let (Some(ds), Some(op)) = (&existing, &txn.operation) {
         crate::check_fragment_id_room(ds.manifest(), op, &display_root(loc).display().to_string())?;
     }
     let base = existing.as_ref().map(|d| (d.manifest(), d.naming()));
-    let (m, naming) = commit(store.as_ref(), base, &txn, &opts).await?;
+    let (m, naming) = commit_when(store.as_ref(), base, &txn, &opts, ready).await?;
     Dataset::from_manifest(store, display_root(loc), m, naming, Arc::default(), None)
 }
 

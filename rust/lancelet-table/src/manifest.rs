@@ -67,8 +67,17 @@ pub fn encode_manifest_with_transaction(manifest: &pb::Manifest, txn: &pb::Trans
 /// indices) at offset 0, then the transaction, then the manifest. Sets the manifest's
 /// `index_section` and `transaction_section` offsets accordingly.
 pub fn encode_manifest_file(manifest: &pb::Manifest, txn: &pb::Transaction, indices: &[pb::IndexMetadata]) -> Vec<u8> {
+    encode_manifest_file_setting(&mut manifest.clone(), txn, indices)
+}
+
+/// [`encode_manifest_file`] of a manifest of one's own, whose section offsets are set in
+/// place (no copy of a manifest of thousands of fragments).
+pub fn encode_manifest_file_setting(
+    m: &mut pb::Manifest,
+    txn: &pb::Transaction,
+    indices: &[pb::IndexMetadata],
+) -> Vec<u8> {
     let mut out = Vec::new();
-    let mut m = manifest.clone();
     m.index_section = None;
     if !indices.is_empty() {
         out = crate::indices::encode_index_section(indices);
@@ -78,7 +87,7 @@ pub fn encode_manifest_file(manifest: &pb::Manifest, txn: &pb::Transaction, indi
     m.transaction_section = Some(out.len() as u64);
     out.extend_from_slice(&(t.len() as u32).to_le_bytes());
     out.extend_from_slice(&t);
-    encode_sections(out, &m)
+    encode_sections(out, m)
 }
 
 /// The transaction stored inline in a manifest file, when it has one.

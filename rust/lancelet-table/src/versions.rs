@@ -85,14 +85,7 @@ async fn latest_from_hint(store: &dyn Store) -> Option<VersionEntry> {
     if !store.probes_versions() {
         return None;
     }
-    let hint = store
-        .read(&format!("{VERSIONS_DIR}/{LATEST_VERSION_HINT}"))
-        .await
-        .ok()?;
-    let hinted = serde_json::from_slice::<serde_json::Value>(&hint)
-        .ok()?
-        .get("version")?
-        .as_u64()?;
+    let hinted = read_hint(store).await?;
     let mut found = probe(store, hinted).await?;
     // Exponential search for a missing version above, then binary search below it.
     let mut step = 1u64;
@@ -121,6 +114,69 @@ async fn latest_from_hint(store: &dyn Store) -> Option<VersionEntry> {
     // changes from V1 to V2.)
     for k in 1..GAP_PROBES {
         if probe_named(store, found.version.checked_add(1u64 << k)?, &[found.naming])
+            .await
+            .is_some()
+        {
+            return None;
+        }
+    }
+    Some(found)
+}
+
+/// The version the latest-version hint names, if it is readable.
+async fn read_hint(store: &dyn Store) -> Option<u64> {
+    let hint = store
+        .read(&format!("{VERSIONS_DIR}/{LATEST_VERSION_HINT}"))
+        .await
+        .ok()?;
+    serde_json::from_slice::<serde_json::Value>(&hint)
+        .ok()?
+        .get("version")?
+        .as_u64()
+}
+
+/// Newer versions followed one by one before a commit lists `_versions/` instead.
+const MAX_PROBED_NEWER: usize = 64;
+
+/// The versions committed after `after` (a version that exists, named `naming`; 0 for a
+/// dataset without versions), oldest first: what a commit read at `after` must check
+/// itself against. On stores where a check is cheap this costs a few existence checks
+/// instead of listing `_versions/` (thousands of manifests in a long-lived table): versions
+/// are committed one after another, so the newer ones are `after + 1, after + 2, ...` up
+/// to the first missing one. A gap (versions right above `after` removed by a cleanup
+/// while newer ones stay) shows as a hint above the versions found or as a manifest at a
+/// power-of-two offset past them; either, or more than a few dozen newer versions, falls
+/// back to listing.
+pub async fn versions_after(store: &dyn Store, after: u64, naming: ManifestNaming) -> Result<Vec<VersionEntry>> {
+    if store.probes_versions() && after > 0 {
+        if let Some(found) = probe_newer(store, after, naming).await {
+            return Ok(found);
+        }
+    }
+    let mut all = list_versions(store).await?;
+    all.retain(|e| e.version > after);
+    Ok(all)
+}
+
+async fn probe_newer(store: &dyn Store, after: u64, naming: ManifestNaming) -> Option<Vec<VersionEntry>> {
+    let mut found: Vec<VersionEntry> = Vec::new();
+    loop {
+        let last = found.last().map_or(naming, |e| e.naming);
+        let v = after.checked_add(found.len() as u64 + 1)?;
+        match probe_named(store, v, newer_namings(last)).await {
+            Some(e) => found.push(e),
+            None => break,
+        }
+        if found.len() > MAX_PROBED_NEWER {
+            return None;
+        }
+    }
+    let (top, top_naming) = found.last().map_or((after, naming), |e| (e.version, e.naming));
+    if read_hint(store).await.is_some_and(|h| h > top) {
+        return None;
+    }
+    for k in 1..GAP_PROBES {
+        if probe_named(store, top.checked_add(1u64 << k)?, newer_namings(top_naming))
             .await
             .is_some()
         {
@@ -180,14 +236,32 @@ pub async fn read_version(store: &dyn Store, version: Option<u64>) -> Result<(pb
 
 /// Records `version` as the latest in the hint file pylance 14 keeps (best effort: the
 /// listing, not the hint, is the source of truth).
+///
+/// On local disk the file is replaced (a new file renamed over it) without waiting for
+/// the disk, as pylance does: after a power loss the hint may be old, newer than the last
+/// manifest that survived, or unreadable, and readers handle each (they follow it up to
+/// the newest manifest, and list `_versions/` when it names none or does not parse).
 pub async fn write_latest_hint(store: &dyn Store, version: u64) {
+    let rel = format!("{VERSIONS_DIR}/{LATEST_VERSION_HINT}");
     let body = format!("{{\"version\":{version}}}");
-    let _ = store
-        .put(
-            &format!("{VERSIONS_DIR}/{LATEST_VERSION_HINT}"),
-            body.into_bytes().into(),
-        )
-        .await;
+    if let Some(path) = store.local_path(&rel) {
+        if replace_unsynced(&path, body.as_bytes()).is_ok() {
+            return;
+        }
+    }
+    let _ = store.put(&rel, body.into_bytes().into()).await;
+}
+
+/// Replaces the file at `path` with `data` atomically (readers see the old or the new
+/// content), without syncing.
+fn replace_unsynced(path: &std::path::Path, data: &[u8]) -> std::io::Result<()> {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
+    let tmp = path.with_file_name(format!(".{name}.{}.tmp", uuid::Uuid::new_v4().simple()));
+    let res = std::fs::write(&tmp, data).and_then(|_| std::fs::rename(&tmp, path));
+    if res.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    res
 }
 
 #[cfg(test)]
@@ -257,6 +331,67 @@ mod tests {
         let (_d, s) = store_with(&[], &[1, 3, 7, 8, 9], Some("{\"version\":3}"));
         assert!(latest_from_hint(&s).await.is_none());
         assert_eq!(latest(&s).await, 9);
+    }
+
+    #[tokio::test]
+    async fn the_versions_after_one_are_found_with_or_without_a_gap() {
+        let after = |s: &LocalStore, v: u64| {
+            let s = s.clone();
+            async move {
+                versions_after(&s, v, ManifestNaming::V2)
+                    .await
+                    .unwrap()
+                    .iter()
+                    .map(|e| e.version)
+                    .collect::<Vec<_>>()
+            }
+        };
+        let (_d, s) = store_with(&[], &(1..=30).collect::<Vec<_>>(), Some("{\"version\":30}"));
+        assert_eq!(after(&s, 30).await, Vec::<u64>::new());
+        assert_eq!(after(&s, 27).await, vec![28, 29, 30]);
+        assert_eq!(after(&s, 0).await, (1..=30).collect::<Vec<_>>());
+        // Versions 4..=6 cleaned up while 3 (tagged) stays: 7.. are still found.
+        for hint in ["{\"version\":9}", "{\"version\":3}", "not json"] {
+            let (_d, s) = store_with(&[], &[1, 3, 7, 8, 9], Some(hint));
+            assert_eq!(after(&s, 3).await, vec![7, 8, 9], "hint {hint}");
+        }
+        // A stale hint below newer versions that follow without a gap.
+        let (_d, s) = store_with(&[], &(1..=12).collect::<Vec<_>>(), Some("{\"version\":2}"));
+        assert_eq!(after(&s, 10).await, vec![11, 12]);
+        // A switch from V1 to V2 names.
+        let (_d, s) = store_with(&[1, 2, 3], &[4, 5], None);
+        assert_eq!(
+            versions_after(&s, 2, ManifestNaming::V1)
+                .await
+                .unwrap()
+                .iter()
+                .map(|e| (e.version, e.naming))
+                .collect::<Vec<_>>(),
+            vec![
+                (3, ManifestNaming::V1),
+                (4, ManifestNaming::V2),
+                (5, ManifestNaming::V2)
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn the_hint_is_replaced_in_place() {
+        let (d, s) = store_with(&[], &[1, 2], None);
+        write_latest_hint(&s, 2).await;
+        write_latest_hint(&s, 7).await;
+        let dir = d.path().join(VERSIONS_DIR);
+        assert_eq!(
+            std::fs::read_to_string(dir.join(LATEST_VERSION_HINT)).unwrap(),
+            "{\"version\":7}"
+        );
+        // No temporary file is left behind.
+        let names: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with('.'))
+            .collect();
+        assert!(names.is_empty(), "{names:?}");
     }
 
     #[tokio::test]
