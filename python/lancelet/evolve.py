@@ -10,12 +10,12 @@ half-way resumes where it stopped instead of starting again.
 
 from __future__ import annotations
 
-import json
 import os
-from typing import Any, Callable, Dict, Iterator, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 import pyarrow as pa
 
+from . import _native
 from .errors import InvalidArgumentError, LanceIOError
 
 __all__ = ["BatchUDF", "batch_udf"]
@@ -71,55 +71,21 @@ def batch_udf(output_schema: Optional[pa.Schema] = None, checkpoint_file: Option
     return wrap
 
 
-class _Checkpoint:
-    """Finished fragments of one backfill, kept in a JSON file keyed by dataset and version."""
+def _callback(udf: BatchUDF) -> Callable[[Any], pa.RecordBatch]:
+    """``udf`` as the native backfill calls it: with a one-batch stream."""
 
-    def __init__(self, path: Optional[str], uri: str, version: int):
-        self.path, self.key = path, {"uri": uri, "version": version}
-        self.done: Dict[int, Any] = {}
-        self.schema: Optional[pa.Schema] = None
-        if path and os.path.exists(path):
-            with open(path) as f:
-                saved = json.load(f)
-            if saved.get("key") == self.key:
-                self.done = {int(k): v for k, v in saved["done"].items()}
-                if saved.get("schema"):
-                    self.schema = pa.ipc.read_schema(pa.py_buffer(bytes.fromhex(saved["schema"])))
+    def call(stream: Any) -> pa.RecordBatch:
+        return udf(pa.RecordBatchReader.from_stream(stream).read_next_batch())
 
-    def record(self, fragment_id: int, file: Any, schema: pa.Schema) -> None:
-        self.done[fragment_id] = file
-        self.schema = schema
-        if not self.path:
-            return
-        body = {
-            "key": self.key,
-            "schema": schema.serialize().to_pybytes().hex(),
-            "done": {str(k): v for k, v in self.done.items()},
-        }
-        tmp = f"{self.path}.tmp"
-        with open(tmp, "w") as f:
-            json.dump(body, f)
-        os.replace(tmp, self.path)
-
-    def clear(self) -> None:
-        if self.path and os.path.exists(self.path):
-            os.remove(self.path)
-
-
-def _outputs(udf: BatchUDF, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    for batch in batches:
-        yield udf(batch)
+    return call
 
 
 def udf_schema(native: Any, udf: BatchUDF, read_columns: Optional[List[str]]) -> Optional[pa.Schema]:
     """The new columns' schema: declared, or from running ``udf`` on a first small batch."""
     if udf.output_schema is not None:
         return udf.output_schema
-    for frag in native.fragments():
-        stream = native.scan(columns=read_columns, fragments=[frag["id"]], include_deleted=True, limit=16)
-        for batch in pa.RecordBatchReader.from_stream(stream):
-            return udf(batch).schema
-    return None
+    found = _native.backfill_schema(native, _callback(udf), read_columns)
+    return None if found is None else pa.schema(found)
 
 
 def fragment_file(
@@ -133,16 +99,7 @@ def fragment_file(
 ) -> Dict[str, Any]:
     """Runs ``udf`` over one fragment (deleted rows included) and writes its new columns as
     one data file, not committed; returns it as fragment metadata (a dict)."""
-    stream = native.scan(columns=read_columns, fragments=[fragment_id], include_deleted=True, batch_size=batch_size)
-    outputs = _outputs(udf, iter(pa.RecordBatchReader.from_stream(stream)))
-    failure: List[BaseException] = []
-    reader = pa.RecordBatchReader.from_batches(schema, _guarded(outputs, schema, failure))
-    try:
-        return native.write_column_file(fragment_id, reader, file_tag=file_tag)
-    except Exception:
-        if failure:  # the UDF's own error, not the stream error wrapping it
-            raise failure[0] from None
-        raise
+    return _native.backfill_fragment(native, fragment_id, _callback(udf), schema, read_columns, batch_size, file_tag)
 
 
 def commit_files(native: Any, schema: pa.Schema, files: List[Dict[str, Any]]) -> Any:
@@ -160,56 +117,16 @@ def commit_files(native: Any, schema: pa.Schema, files: List[Dict[str, Any]]) ->
 
 def backfill(ds: Any, udf: BatchUDF, read_columns: Optional[List[str]], batch_size: Optional[int]) -> Any:
     """Runs ``udf`` over every fragment of ``ds`` and commits the new columns; returns the
-    new native dataset."""
-    native = ds._native
-    ckpt = _Checkpoint(udf.checkpoint_file, ds.uri, ds.version)
-    schema = ckpt.schema or udf_schema(native, udf, read_columns)
-    if schema is None:
-        raise InvalidArgumentError(
-            "the dataset has no rows to run the UDF on; give it an output_schema "
-            "or add all-null columns with pyarrow fields"
-        )
-    written: List[str] = []
-    files = []
-    try:
-        for frag in native.fragments():
-            fid = frag["id"]
-            if fid in ckpt.done:
-                files.append(ckpt.done[fid])
-                continue
-            file = fragment_file(native, fid, udf, read_columns, batch_size, schema)
-            written.extend(f["path"] for f in file["files"])
-            ckpt.record(fid, file, schema)
-            files.append(file)
-    except BaseException:
-        if not udf.checkpoint_file:
-            native.remove_data_files(written)
-        raise
-    try:
-        new = commit_files(native, schema, files)
-    except LanceIOError:
-        raise
-    except BaseException:
-        ckpt.clear()
-        raise
-    ckpt.clear()
-    return new
-
-
-def _guarded(
-    outputs: Iterator[pa.RecordBatch], schema: pa.Schema, failure: List[BaseException]
-) -> Iterator[pa.RecordBatch]:
-    try:
-        for b in outputs:
-            yield _conform(b, schema)
-    except BaseException as e:
-        failure.append(e)
-        raise
-
-
-def _conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
-    if batch.schema.equals(schema):
-        return batch
-    if batch.schema.names != schema.names:
-        raise InvalidArgumentError(f"the UDF returned columns {batch.schema.names}, earlier {schema.names}")
-    return batch.cast(schema)
+    new native dataset. The fragments, batches, writes, checkpoint and cleanup are driven
+    natively; ``udf`` is called back with each batch. Without a checkpoint file a failure
+    removes every file written; with one, finished fragments stay recorded for a resumed
+    run on the same version."""
+    return _native.backfill(
+        ds._native,
+        _callback(udf),
+        read_columns,
+        batch_size,
+        udf.output_schema,
+        udf.checkpoint_file,
+        ds.uri,
+    )

@@ -5,6 +5,7 @@
 //! - [`store`]: the small-file storage the table layer writes through, with the atomic
 //!   put-if-absent commits rely on.
 //! - [`versions`]: finding and reading the versions of a dataset.
+//! - [`asof`]: the newest version committed at or before a time.
 //! - [`deletion`]: deletion files (Arrow IPC and roaring bitmaps).
 //! - [`commit`]: transactions, applying them to a manifest, conflict detection and the
 //!   commit loop.
@@ -15,6 +16,7 @@
 //!   branches (`_refs/branches/`, `tree/{branch}/`).
 //! - [`rowids`]: stable row ids, per-row versions and the row id index.
 
+pub mod asof;
 pub mod bases;
 pub mod branches;
 pub mod commit;

@@ -59,7 +59,7 @@ fn hash_bytes(bytes: &[u8]) -> u64 {
 /// Encodes the key columns of each row: every column's value bytes one after another
 /// (strings and binaries with their length first), or `None` for a row where a key is
 /// null (such rows never match, as in pylance).
-pub(super) struct KeyEncoder {
+pub(crate) struct KeyEncoder {
     columns: Vec<KeyColumn>,
     nulls: Option<NullBuffer>,
 }
@@ -121,7 +121,7 @@ impl KeyColumn {
 
 impl KeyEncoder {
     /// An encoder of `columns` (all of one length).
-    pub(super) fn new(columns: Vec<ArrayRef>) -> Result<Self> {
+    pub(crate) fn new(columns: Vec<ArrayRef>) -> Result<Self> {
         let mut nulls: Option<NullBuffer> = None;
         let mut prepared = Vec::with_capacity(columns.len());
         for c in &columns {
@@ -136,7 +136,7 @@ impl KeyEncoder {
 
     /// Row `i`'s key as a word (one key column of at most eight bytes), `None` when null.
     #[inline]
-    pub(super) fn word(&self, i: usize) -> Option<u64> {
+    pub(crate) fn word(&self, i: usize) -> Option<u64> {
         if self.nulls.as_ref().is_some_and(|n| n.is_null(i)) {
             return None;
         }
@@ -154,7 +154,7 @@ impl KeyEncoder {
 
     /// Appends row `i`'s key to `out` (cleared first); false when a key of the row is null.
     #[inline]
-    pub(super) fn encode(&self, i: usize, out: &mut Vec<u8>) -> bool {
+    pub(crate) fn encode(&self, i: usize, out: &mut Vec<u8>) -> bool {
         out.clear();
         if self.nulls.as_ref().is_some_and(|n| n.is_null(i)) {
             return false;
@@ -173,7 +173,7 @@ fn bytes_of(v: &[u8], out: &mut Vec<u8>) {
 
 /// Keys of any types, as encoded bytes.
 #[derive(Default)]
-pub(super) struct ByteTable {
+pub(crate) struct ByteTable {
     arena: Vec<u8>,
     /// Where entry `i`'s key starts in `arena` (it ends where entry `i + 1`'s starts).
     starts: Vec<u64>,
@@ -244,7 +244,7 @@ impl Hasher for WordHasher {
 /// Keys of one column of at most eight bytes (integers, dates, timestamps...), held as
 /// words: no encoding to bytes, no arena.
 #[derive(Default)]
-pub(super) struct WordTable {
+pub(crate) struct WordTable {
     heads: HashMap<u64, u32, BuildHasherDefault<WordHasher>>,
     keys: Vec<u64>,
     next: Vec<u32>,
@@ -277,7 +277,7 @@ impl WordTable {
 }
 
 /// The join's key table: key -> the row ordinals that have it.
-pub(super) enum KeyTable {
+pub(crate) enum KeyTable {
     /// One key column of at most eight bytes.
     Word(WordTable),
     /// Anything else.
@@ -286,7 +286,7 @@ pub(super) enum KeyTable {
 
 impl KeyTable {
     /// A table for keys of `types`.
-    pub(super) fn new(types: &[&DataType]) -> Self {
+    pub(crate) fn new(types: &[&DataType]) -> Self {
         match types {
             [t] if t.primitive_width().is_some_and(|w| w <= 8) => Self::Word(WordTable::default()),
             _ => Self::Bytes(ByteTable::with_capacity(0)),
@@ -294,7 +294,7 @@ impl KeyTable {
     }
 
     /// Adds row `i` of `enc` as `ordinal` (rows with a null key are skipped).
-    pub(super) fn insert(&mut self, enc: &KeyEncoder, i: usize, ordinal: u32, scratch: &mut Vec<u8>) {
+    pub(crate) fn insert(&mut self, enc: &KeyEncoder, i: usize, ordinal: u32, scratch: &mut Vec<u8>) {
         match self {
             Self::Word(t) => {
                 if let Some(k) = enc.word(i) {
@@ -311,7 +311,7 @@ impl KeyTable {
 
     /// Calls `f` with each ordinal whose key equals row `i` of `enc`'s (none for a null key).
     #[inline]
-    pub(super) fn for_each_match(&self, enc: &KeyEncoder, i: usize, scratch: &mut Vec<u8>, f: impl FnMut(u32)) {
+    pub(crate) fn for_each_match(&self, enc: &KeyEncoder, i: usize, scratch: &mut Vec<u8>, f: impl FnMut(u32)) {
         match self {
             Self::Word(t) => {
                 if let Some(k) = enc.word(i) {

@@ -1,0 +1,180 @@
+//! UDF backfills (`add_columns` with a Python function): module functions of
+//! `lancelet._native` taking a `Dataset`. `lancelet_dataset::backfill` drives the
+//! fragments, batches, writes, checkpoint and cleanup; Python is only called back with
+//! each batch (as a one-batch stream) and returns the new columns' batch.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use arrow_array::RecordBatch;
+use lancelet_dataset::backfill::BackfillOptions;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::arrow_ffi::{import_batch, BatchStream};
+use crate::dataset::{one_batch, wrap, PyDataset};
+use crate::fragment_meta::fragment_dict;
+use crate::runtime::block_on;
+
+/// A Python callable `stream -> pyarrow.RecordBatch`, remembering the exception it raised.
+struct PyUdf {
+    func: Py<PyAny>,
+    failure: Mutex<Option<PyErr>>,
+}
+
+impl PyUdf {
+    fn new(func: Bound<'_, PyAny>) -> Self {
+        Self {
+            func: func.unbind(),
+            failure: Mutex::new(None),
+        }
+    }
+
+    /// Calls the function on `batch`, outside the runtime's context (the function may
+    /// itself read a lancelet dataset, which blocks on the runtime).
+    ///
+    /// The GIL is taken with `PyGILState_Ensure` directly rather than `Python::attach`:
+    /// pyo3 would count this thread as attached for the whole call, but Python code in
+    /// the UDF may release the GIL (pyarrow does while reading a stream) and re-enter
+    /// lancelet from C, where `Python::attach` would then trust that stale count and
+    /// detach a thread that holds no GIL.
+    fn call(&self, batch: RecordBatch) -> lancelet_dataset::Result<RecordBatch> {
+        let res = tokio::task::block_in_place(|| {
+            // SAFETY: the interpreter is running (this is called from a Python call), and
+            // the state is released below on every path before returning.
+            let gstate = unsafe { pyo3::ffi::PyGILState_Ensure() };
+            // SAFETY: the GIL is held until `PyGILState_Release` below, and nothing
+            // borrowed from `py` outlives this closure.
+            let py = unsafe { Python::assume_attached() };
+            let out = (|| -> PyResult<RecordBatch> {
+                // Bound values (not `Py`) so that they are released here, with the GIL.
+                let stream = Bound::new(py, one_batch(batch))?;
+                let out = self.func.bind(py).call1((stream,))?;
+                import_batch(py, &out)
+            })();
+            let out = out.map_err(|e| {
+                let message = e.to_string();
+                (e, message)
+            });
+            // SAFETY: matches the `PyGILState_Ensure` above.
+            unsafe { pyo3::ffi::PyGILState_Release(gstate) };
+            out
+        });
+        res.map_err(|(e, message)| {
+            if let Ok(mut slot) = self.failure.lock() {
+                *slot = Some(e);
+            }
+            lancelet_dataset::Error::InvalidArgument(format!("the UDF failed: {message}"))
+        })
+    }
+
+    /// The function's own exception when it raised one, else `e`.
+    fn error(&self, e: PyErr) -> PyErr {
+        self.failure.lock().ok().and_then(|mut s| s.take()).unwrap_or(e)
+    }
+}
+
+fn import_schema(py: Python<'_>, schema: Option<Bound<'_, PyAny>>) -> PyResult<Option<arrow_schema::SchemaRef>> {
+    schema
+        .map(|s| crate::file::import_schema(py, &s).map(Arc::new))
+        .transpose()
+}
+
+/// Adds the columns `udf` computes to dataset `d` and commits them; returns the dataset
+/// at the new version. `udf` takes a one-batch stream of `read_columns` (all when None)
+/// and returns a `pyarrow.RecordBatch`. With `checkpoint_file`, finished fragments are
+/// recorded there (keyed by `checkpoint_key` and the version) and a failed run resumes.
+#[pyfunction]
+#[pyo3(signature = (d, udf, read_columns=None, batch_size=None, output_schema=None, checkpoint_file=None,
+    checkpoint_key=None))]
+#[allow(clippy::too_many_arguments)]
+fn backfill(
+    py: Python<'_>,
+    d: &Bound<'_, PyDataset>,
+    udf: Bound<'_, PyAny>,
+    read_columns: Option<Vec<String>>,
+    batch_size: Option<usize>,
+    output_schema: Option<Bound<'_, PyAny>>,
+    checkpoint_file: Option<PathBuf>,
+    checkpoint_key: Option<String>,
+) -> PyResult<PyDataset> {
+    let opts = BackfillOptions {
+        read_columns,
+        batch_size,
+        output_schema: import_schema(py, output_schema)?,
+        checkpoint: checkpoint_file,
+        checkpoint_key,
+    };
+    let udf = PyUdf::new(udf);
+    let ds = d.get().inner.clone();
+    let (f, o) = (&udf, &opts);
+    let out = block_on(py, async move {
+        let mut call = |b: RecordBatch| f.call(b);
+        ds.backfill(&mut call, o).await
+    });
+    Ok(wrap(out.map_err(|e| udf.error(e))?))
+}
+
+/// The schema of `udf`'s output on the first rows of `d` (an empty stream carrying it), or
+/// `None` when `d` has no rows.
+#[pyfunction]
+#[pyo3(signature = (d, udf, read_columns=None))]
+fn backfill_schema(
+    py: Python<'_>,
+    d: &Bound<'_, PyDataset>,
+    udf: Bound<'_, PyAny>,
+    read_columns: Option<Vec<String>>,
+) -> PyResult<Option<BatchStream>> {
+    let udf = PyUdf::new(udf);
+    let ds = d.get().inner.clone();
+    let f = &udf;
+    let out = block_on(py, async move {
+        let mut call = |b: RecordBatch| f.call(b);
+        ds.backfill_schema(&mut call, read_columns.as_deref()).await
+    });
+    let schema = out.map_err(|e| udf.error(e))?;
+    Ok(schema.map(|s| one_batch(RecordBatch::new_empty(s))))
+}
+
+/// Runs `udf` over fragment `fragment_id` of `d` and writes its new columns (conformed to
+/// `schema`) as one uncommitted data file; returns it as a fragment dict holding only it.
+#[pyfunction]
+#[pyo3(signature = (d, fragment_id, udf, schema, read_columns=None, batch_size=None, file_tag=None))]
+#[allow(clippy::too_many_arguments)]
+fn backfill_fragment<'py>(
+    py: Python<'py>,
+    d: &Bound<'py, PyDataset>,
+    fragment_id: u64,
+    udf: Bound<'py, PyAny>,
+    schema: Bound<'py, PyAny>,
+    read_columns: Option<Vec<String>>,
+    batch_size: Option<usize>,
+    file_tag: Option<String>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let schema = Arc::new(crate::file::import_schema(py, &schema)?);
+    let udf = PyUdf::new(udf);
+    let ds = d.get().inner.clone();
+    let (f, s) = (&udf, &schema);
+    let inner = ds.clone();
+    let out = block_on(py, async move {
+        let mut call = |b: RecordBatch| f.call(b);
+        inner
+            .backfill_fragment(fragment_id, &mut call, read_columns.as_deref(), batch_size, s, file_tag)
+            .await
+    });
+    let file = out.map_err(|e| udf.error(e))?;
+    let frag = lancelet_table::pb::DataFragment {
+        id: fragment_id,
+        files: vec![file],
+        physical_rows: ds.fragment(fragment_id).map(|f| f.physical_rows).unwrap_or(0),
+        ..Default::default()
+    };
+    fragment_dict(py, &frag)
+}
+
+pub fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(backfill, m)?)?;
+    m.add_function(wrap_pyfunction!(backfill_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(backfill_fragment, m)?)?;
+    Ok(())
+}
