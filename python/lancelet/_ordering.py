@@ -159,8 +159,8 @@ def ordered_stream(scanner: Any) -> _TableStream:
     """Runs ``scanner`` (a LanceScanner with ``_order`` and/or ``_rowoffset`` set): its rows
     sorted by ``_order`` and with the ``_rowoffset`` column where it was asked for."""
     from . import _native, _rowoffset
-    from .dataset import ScanStatistics, _reporting
     from .file import ReaderResults
+    from .scanner import ScanStatistics, _reporting
 
     order: Optional[List[ColumnOrdering]] = scanner._order
     spec = scanner._rowoffset

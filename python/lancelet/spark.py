@@ -551,7 +551,7 @@ def _commit(
     created first. One native call: an I/O error is never followed by a second commit of
     the same fragments (the first may have landed)."""
     from . import _paths
-    from .dataset import _native_uri, _storage_options
+    from ._argcheck import _native_uri, _storage_options
 
     if overwrite:
         kind = "overwrite" if read_version is not None else "create"

@@ -1,0 +1,325 @@
+"""Scans of a dataset version: :class:`LanceScanner` and the handling of
+:meth:`lancelet.LanceDataset.scanner`'s options.
+
+``ds.scanner(...)`` checks its options here (:func:`make_scanner`): options pylance uses
+only to tune its own execution are accepted and ignored, options for features lancelet
+lacks raise ``UnsupportedFeatureError``, anything else is a ``TypeError``. A
+:class:`LanceScanner` holds the checked options and runs the native scan each time it is
+read; :class:`ScanStatistics` reports what a run did. Vector queries (``nearest=``) are
+planned by ``_nearest``, ``order_by`` and ``_rowoffset`` by ``_ordering``/``_rowoffset``.
+
+>>> ds.scanner(columns=["id"], filter="id > 10", limit=5).to_table()  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union, cast
+
+import pyarrow as pa
+
+from . import _native, _ordering, _rowoffset
+from . import blob as _blob
+from ._argcheck import _U64_MAX, _Columns, _filter, _names
+from ._counters import _Counters
+from .errors import InvalidArgumentError, UnsupportedFeatureError
+from .file import ReaderResults
+from .fragment import LanceFragment
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .dataset import LanceDataset
+
+__all__ = ["LanceScanner", "ScanStatistics"]
+
+# Scanner options pylance accepts that only tune its own execution; accepted and ignored.
+_IGNORED_SCAN_OPTIONS = {
+    "batch_size_bytes",
+    "batch_readahead",
+    "fragment_readahead",
+    "io_buffer_size",
+    "late_materialization",
+    "prefilter",
+    "fast_search",
+    "disable_scoring_autoprojection",
+}
+# Scanner options taken from **kwargs and handled (pylance names them as keyword arguments).
+_HANDLED_SCAN_KWARGS = {"use_scalar_index", "order_by", "blob_handling", "strict_batch_size"}
+# Scanner options for features lancelet does not have yet.
+_UNSUPPORTED_SCAN_OPTIONS = {
+    "full_text_query",
+    "index_segments",
+    "include_deleted_rows",
+    "row_addr_allowlist",
+    "row_addr_blocklist",
+}
+
+
+class ScanStatistics(_Counters):
+    """What one scan did: I/O issued and rows seen (``scanner.scan_stats``,
+    ``scan_stats_callback``). ``bytes_read``/``iops`` count data file reads after
+    coalescing; ``rows_scanned`` is the live rows the scan covered, ``rows_matched`` those
+    that passed the filter (before offset/limit)."""
+
+    __slots__ = ("bytes_read", "iops", "tasks", "rows_scanned", "rows_matched")
+
+    def __init__(
+        self, bytes_read: int = 0, iops: int = 0, tasks: int = 0, rows_scanned: int = 0, rows_matched: int = 0
+    ):
+        self.bytes_read = bytes_read
+        self.iops = iops
+        self.tasks = tasks
+        self.rows_scanned = rows_scanned
+        self.rows_matched = rows_matched
+
+    # pylance's counters of index work; lancelet does not count index work (always 0).
+    indices_loaded = 0
+    parts_loaded = 0
+    index_comparisons = 0
+
+
+def _reporting(reader: pa.RecordBatchReader, stats: Any, callback: Callable) -> pa.RecordBatchReader:
+    """``reader``, calling ``callback`` with the scan's statistics once it is exhausted."""
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        yield from reader
+        callback(ScanStatistics(**stats.snapshot()))
+
+    return pa.RecordBatchReader.from_batches(reader.schema, batches())
+
+
+def _fragment_id(f: Any) -> int:
+    if isinstance(f, LanceFragment):
+        return f.fragment_id
+    if isinstance(f, bool) or not isinstance(f, int) or not 0 <= f <= _U64_MAX:
+        raise InvalidArgumentError(f"fragments must be LanceFragment objects or fragment ids, got {f!r}")
+    return f
+
+
+def make_scanner(
+    ds: "LanceDataset",
+    columns: _Columns = None,
+    filter: Optional[str] = None,
+    limit: Optional[int] = None,
+    offset: Optional[int] = None,
+    nearest: Optional[Dict[str, Any]] = None,
+    batch_size: Optional[int] = None,
+    batch_size_bytes: Optional[int] = None,
+    batch_readahead: Optional[int] = None,
+    fragment_readahead: Optional[int] = None,
+    scan_in_order: Optional[bool] = None,
+    fragments: Optional[Iterable[Union[LanceFragment, int]]] = None,
+    index_segments: Optional[Iterable[Any]] = None,
+    full_text_query: Optional[Any] = None,
+    *,
+    prefilter: Optional[bool] = None,
+    with_row_id: Optional[bool] = None,
+    with_row_address: Optional[bool] = None,
+    use_stats: Optional[bool] = None,
+    scan_stats_callback: Optional[Callable[[ScanStatistics], None]] = None,
+    **kwargs: Any,
+) -> "LanceScanner":
+    """``ds.scanner(...)`` once the dataset's ``default_scan_options`` are applied: the
+    options checked (see :meth:`lancelet.LanceDataset.scanner`) and the scanner planned.
+    The readahead and size hints are accepted and ignored."""
+    del batch_size_bytes, batch_readahead, fragment_readahead, scan_in_order
+    if nearest is not None:
+        from ._nearest import NearestScanner
+
+        # A NearestScanner has LanceScanner's reading methods (to_table, to_batches, ...).
+        return cast(
+            "LanceScanner",
+            NearestScanner(
+                ds,
+                nearest,
+                columns=columns,
+                filter=_filter(filter),
+                prefilter=prefilter,
+                fast_search=kwargs.get("fast_search"),
+                limit=limit,
+                offset=offset,
+                with_row_id=with_row_id,
+            ),
+        )
+    for name, value in (("index_segments", index_segments), ("full_text_query", full_text_query)):
+        if value is not None:
+            raise UnsupportedFeatureError(f"scanner option {name!r} is not supported yet")
+    for k in kwargs:
+        if k in _UNSUPPORTED_SCAN_OPTIONS:
+            if kwargs[k] is not None:
+                raise UnsupportedFeatureError(f"scanner option {k!r} is not supported yet")
+        elif k not in _IGNORED_SCAN_OPTIONS and k not in _HANDLED_SCAN_KWARGS:
+            raise TypeError(f"scanner() got an unexpected keyword argument {k!r}")
+    use_scalar_index = kwargs.get("use_scalar_index")
+    order = _ordering.orderings(kwargs.get("order_by"))
+    blob_binary = _blob.wants_binary(kwargs.get("blob_handling"))
+    scanner = LanceScanner(
+        ds,
+        columns=columns,
+        filter=filter,
+        limit=limit,
+        offset=offset,
+        batch_size=batch_size,
+        fragments=fragments,
+        with_row_id=bool(with_row_id),
+        with_row_address=bool(with_row_address) or blob_binary,
+        use_stats=True if use_stats is None else bool(use_stats),
+        scan_stats_callback=scan_stats_callback,
+        use_scalar_index=True if use_scalar_index is None else bool(use_scalar_index),
+    )
+    if blob_binary:  # blob_handling="all_binary": bytes instead of descriptors
+        scanner._blob_binary = bool(with_row_address)
+    scanner._order = order
+    scanner._rowoffset = _rowoffset.plan_scan(scanner._kwargs)
+    if kwargs.get("strict_batch_size") and batch_size is not None:
+        scanner._strict_batch_size = True
+    return scanner
+
+
+class LanceScanner:
+    """A planned read of a dataset version (see :meth:`LanceDataset.scanner`)."""
+
+    def __init__(
+        self,
+        ds: "LanceDataset",
+        columns: _Columns = None,
+        filter: Optional[str] = None,
+        limit: Optional[int] = None,
+        offset: Optional[int] = None,
+        batch_size: Optional[int] = None,
+        fragments: Optional[Iterable[Union[LanceFragment, int]]] = None,
+        with_row_id: bool = False,
+        with_row_address: bool = False,
+        scan_stats_callback: Optional[Callable[[ScanStatistics], None]] = None,
+        use_stats: bool = True,
+        use_scalar_index: bool = True,
+    ):
+        for name, v in (("limit", limit), ("offset", offset)):
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
+                raise InvalidArgumentError(f"{name} must be a non-negative integer, got {v!r}")
+        if batch_size is not None and (
+            isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0
+        ):
+            raise InvalidArgumentError(f"batch_size must be a positive integer, got {batch_size!r}")
+        # Counts past what the native layer holds mean "no limit" / "skip everything".
+        limit = None if limit is None else min(limit, _U64_MAX)
+        offset = None if offset is None else min(offset, _U64_MAX)
+        batch_size = None if batch_size is None else min(batch_size, 2**63 - 1)
+        self._ds = ds
+        self._stats_callback = scan_stats_callback
+        self._stats: Optional[Any] = None
+        self._kwargs: Dict[str, Any] = dict(
+            filter=_filter(filter),
+            limit=limit,
+            offset=offset,
+            batch_size=batch_size,
+            with_row_id=with_row_id,
+            with_row_address=with_row_address,
+            use_stats=use_stats,
+            use_scalar_index=use_scalar_index,
+        )
+        if isinstance(columns, dict):
+            items = list(columns.items())
+            if not all(isinstance(k, str) and isinstance(v, str) for k, v in items):
+                raise InvalidArgumentError("columns as a dict maps output names to SQL expressions (strings)")
+            self._kwargs["exprs"] = items
+        else:
+            self._kwargs["columns"] = _names(columns)
+        if fragments is not None:
+            if not isinstance(fragments, Iterable):
+                raise InvalidArgumentError(
+                    f"fragments must be a list of LanceFragment objects or fragment ids, got {type(fragments).__name__}"
+                )
+            self._kwargs["fragments"] = [_fragment_id(f) for f in fragments]
+
+    #: ``order_by`` as a list of ColumnOrdering (None: scan order); see ``_ordering``.
+    _order: Optional[List[Any]] = None
+    #: Where the ``_rowoffset`` column goes (None: not asked for); see ``_rowoffset``.
+    _rowoffset: Optional[Tuple[int, bool]] = None
+    #: For ``blob_handling="all_binary"``: whether the caller asked for ``_rowaddr``.
+    _blob_binary: Optional[bool] = None
+    #: ``strict_batch_size=True``: batches of exactly ``batch_size`` rows (see ``_rebatch``).
+    _strict_batch_size: bool = False
+
+    def _stream(self) -> Any:
+        if self._strict_batch_size and self._kwargs.get("batch_size"):
+            from ._rebatch import exact
+
+            return exact(ReaderResults(self._stream_unbatched()).to_batches(), self._kwargs["batch_size"])
+        return self._stream_unbatched()
+
+    def _stream_unbatched(self) -> Any:
+        if self._blob_binary is not None:
+            return _blob.binary_reader(self._ds, self._stream_plain(), self._blob_binary)
+        return self._stream_plain()
+
+    def _stream_plain(self) -> Any:
+        if self._order or self._rowoffset:
+            return _ordering.ordered_stream(self)
+        self._stats = _native.ScanStats()
+        stream = self._ds._native.scan(stats=self._stats, **self._kwargs)
+        if self._stats_callback is None:
+            return stream
+        return _reporting(pa.RecordBatchReader.from_stream(stream), self._stats, self._stats_callback)
+
+    def __reduce__(self) -> tuple:
+        # The same scan of the same dataset version (the dataset pickles by reference).
+        from ._dropin import reopen_scanner
+
+        extra = {
+            k: getattr(self, k)
+            for k in ("_order", "_rowoffset", "_blob_binary", "_strict_batch_size")
+            if k in self.__dict__
+        }
+        return reopen_scanner, (self._ds, self._kwargs, self._stats_callback, extra)
+
+    def explain_plan(self, verbose: bool = False) -> str:
+        """A readable plan of this scan: the version, the columns read, the filter, the
+        scalar indexes that narrow it (``ScalarIndexQuery: query=[id = 5]@id_idx(BTree)``)
+        and how many rows its tasks cover.
+
+        >>> print(ds.scanner(filter="id = 5").explain_plan())  # doctest: +SKIP
+        """
+        del verbose
+        return self._ds._native.scan(explain=True, **self._kwargs)
+
+    def analyze_plan(self) -> str:
+        """The plan, followed by what running it did (rows and bytes read)."""
+        plan = self.explain_plan()
+        self.to_table()
+        return plan + repr(self.scan_stats) + "\n"
+
+    @property
+    def scan_stats(self) -> ScanStatistics:
+        """What the most recent execution of this scanner did so far (zeros before one)."""
+        return ScanStatistics(**self._stats.snapshot()) if self._stats is not None else ScanStatistics()
+
+    @property
+    def projected_schema(self) -> pa.Schema:
+        """The schema of the results."""
+        return pa.schema(self._stream())
+
+    @property
+    def dataset_schema(self) -> pa.Schema:
+        """The schema of the dataset."""
+        return self._ds.schema
+
+    def to_table(self) -> pa.Table:
+        """The results as a ``pyarrow.Table``."""
+        return ReaderResults(self._stream()).to_table()
+
+    def to_reader(self) -> pa.RecordBatchReader:
+        """The results as a ``pyarrow.RecordBatchReader``."""
+        return ReaderResults(self._stream()).to_batches()
+
+    def to_batches(self) -> Iterator[pa.RecordBatch]:
+        """The results as an iterator of ``pyarrow.RecordBatch``."""
+        return iter(self.to_reader())
+
+    def count_rows(self) -> int:
+        """How many rows the scan returns."""
+        k = self._kwargs
+        if k["limit"] is None and not k["offset"] and k.get("use_scalar_index", True):
+            return self._ds._native.count_rows(k["filter"], k.get("fragments"))
+        return sum(b.num_rows for b in self.to_batches())
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        return self._stream().__arrow_c_stream__(requested_schema)
