@@ -294,18 +294,26 @@ def test_v1_input_at_2_2_becomes_v2(tmp_path, writer, reader):
     assert all_bytes(r, "img", len(V1_VALUES)) == V1_VALUES
 
 
-def test_rewrites_of_blob_rows_are_refused(tmp_path):
-    """Compaction and update would rewrite descriptors without their payloads: refused,
-    and the blobs stay readable."""
+def test_rewrites_of_blob_rows_keep_their_payloads(tmp_path):
+    """Compaction and update rewrite blob v2 rows with their payloads placed anew (more
+    cases, both ways, in tests/test_blob_updates.py); blob v1 rewrites stay refused, and
+    the blobs stay readable."""
     uri = str(tmp_path / "c.lance")
     for _ in range(2):
         lancelet.write_dataset(v2_table(lancelet), uri, mode="append")
     ds = lancelet.dataset(uri)
+    ds.optimize.compact_files()
+    ds.update({"id": "id + 1"})
+    for mod in LIBS.values():
+        assert all_bytes(mod.dataset(uri), "b", 2 * len(V2_VALUES)) == V2_VALUES * 2
+    v1 = str(tmp_path / "v1.lance")
+    for _ in range(2):
+        lancelet.write_dataset(v1_table(), v1, mode="append", data_storage_version="2.1")
     with pytest.raises(lancelet.UnsupportedFeatureError):
-        ds.optimize.compact_files()
+        lancelet.dataset(v1).optimize.compact_files()
     with pytest.raises(lancelet.UnsupportedFeatureError):
-        ds.update({"id": "id + 1"})
-    assert all_bytes(lancelet.dataset(uri), "b", len(V2_VALUES)) == V2_VALUES
+        lancelet.dataset(v1).update({"id": "id + 1"})
+    assert all_bytes(lancelet.dataset(v1), "img", len(V1_VALUES)) == V1_VALUES
 
 
 def test_cleanup_removes_sidecars_of_removed_files_only(tmp_path):

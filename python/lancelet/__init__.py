@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from . import errors, file, fragment, progress
+from . import errors, file, fragment, progress, schema
 from ._branches import DatasetBasePath
 from ._native import __version__, set_worker_threads
 from .blob import Blob, BlobArray, BlobFile, BlobType, blob_array, blob_field
@@ -20,6 +20,7 @@ from .dataset import (
     LanceOperation,
     LanceScanner,
     ScanStatistics,
+    Transaction,
     dataset,
     write_dataset,
 )
@@ -49,6 +50,7 @@ __all__ = [
     "LanceScanner",
     "LanceFragment",
     "LanceOperation",
+    "Transaction",
     "ScanStatistics",
     "CleanupStats",
     "BatchUDF",
@@ -57,6 +59,7 @@ __all__ = [
     "write_fragments",
     "fragment",
     "progress",
+    "schema",
     "CommitConflictError",
     "DatasetAlreadyExistsError",
     "RowIndexError",

@@ -87,7 +87,7 @@ class DatasetBasePath:
 
 def reference_args(reference: Reference) -> Dict[str, Any]:
     """The native form of a version reference (see :data:`Reference`)."""
-    from .dataset import _as_int, _check_int_version
+    from ._argcheck import _as_int, _check_int_version
 
     if reference is None:
         return {"kind": "latest"}
@@ -198,19 +198,32 @@ class Tags:
     def list(self) -> Dict[str, Dict[str, Any]]:
         """Every tag: ``{name: {"branch", "version", "created_at", "updated_at",
         "manifest_size", "metadata"}}``."""
-        from .dataset import _parse_time
+        from ._argcheck import _parse_time
 
         out: Dict[str, Dict[str, Any]] = {}
-        for name, version, size, branch, created, updated in _native.ds_tags(self._ds._native):
+        for name, version, size, branch, created, updated, metadata in _native.ds_tags(self._ds._native):
             out[name] = {
                 "branch": branch,
                 "version": version,
                 "created_at": _parse_time(created),
                 "updated_at": _parse_time(updated),
                 "manifest_size": size,
-                "metadata": {},
+                "metadata": dict(metadata),
             }
         return out
+
+    def replace_metadata(self, tag: str, metadata: Dict[str, str]) -> None:
+        """Replaces the whole metadata map of existing ``tag`` (its version and times stay;
+        moving a tag with :meth:`update` keeps its metadata), as in pylance.
+
+        >>> ds.tags.replace_metadata("v1", {"owner": "ml-team"})  # doctest: +SKIP
+        """
+        name = _paths.check_tag_name(tag)
+        if not isinstance(metadata, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()
+        ):
+            raise InvalidArgumentError(f"tag metadata must be a dict of strings, got {metadata!r}")
+        _native.ds_replace_tag_metadata(self._ds._native, name, dict(metadata))
 
     def list_ordered(self, order: Optional[str] = None) -> List[Tuple[str, Dict[str, Any]]]:
         """Tags ordered by version: ``order="desc"`` (the default) or ``"asc"``."""
@@ -273,7 +286,8 @@ def clone(
     storage_options: Optional[Dict[str, str]] = None,
 ) -> "LanceDataset":
     """See :meth:`LanceDataset.shallow_clone` and :meth:`LanceDataset.deep_clone`."""
-    from .dataset import LanceDataset, _native_uri, _storage_options
+    from ._argcheck import _native_uri, _storage_options
+    from .dataset import LanceDataset
 
     options = storage_options if storage_options is not None else ds._storage_options
     path = _native_uri(target_path, options)
@@ -347,7 +361,8 @@ def write_with_bases(
     commit_message: Optional[str],
 ) -> "LanceDataset":
     """``write_dataset`` with ``initial_bases`` (creating) and/or ``target_bases``."""
-    from .dataset import LanceDataset, _storage_options
+    from ._argcheck import _storage_options
+    from .dataset import LanceDataset
     from .errors import UnsupportedFeatureError
 
     initial = kwargs.get("initial_bases") or []

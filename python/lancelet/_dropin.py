@@ -38,7 +38,8 @@ def reopen_dataset(
 ) -> Any:
     """A pickled dataset, opened again at its version."""
     from . import _native
-    from .dataset import LanceDataset, _storage_options
+    from ._argcheck import _storage_options
+    from .dataset import LanceDataset
 
     ds = LanceDataset.__new__(LanceDataset)
     ds._init(uri, path, _native.Dataset.open(path, version, _storage_options(storage_options, path)))
@@ -47,15 +48,18 @@ def reopen_dataset(
     return ds
 
 
-def reopen_scanner(ds: Any, kwargs: Dict[str, Any], stats_callback: Any) -> Any:
-    """A pickled scanner: the same scan of the same dataset version."""
-    from .dataset import LanceScanner
+def reopen_scanner(ds: Any, kwargs: Dict[str, Any], stats_callback: Any, extra: Optional[Dict[str, Any]] = None) -> Any:
+    """A pickled scanner: the same scan of the same dataset version (with its ordering,
+    ``_rowoffset`` and batching options in ``extra``)."""
+    from .scanner import LanceScanner
 
     scanner = LanceScanner.__new__(LanceScanner)
     scanner._ds = ds
     scanner._kwargs = dict(kwargs)
     scanner._stats_callback = stats_callback
     scanner._stats = None
+    for k, v in (extra or {}).items():
+        setattr(scanner, k, v)
     return scanner
 
 
@@ -77,7 +81,8 @@ def check_default_scan_options(options: Any) -> Optional[Dict[str, Any]]:
 
 
 def _scanner_options() -> set:
-    from .dataset import _HANDLED_SCAN_KWARGS, _IGNORED_SCAN_OPTIONS, _UNSUPPORTED_SCAN_OPTIONS, LanceDataset
+    from .dataset import LanceDataset
+    from .scanner import _HANDLED_SCAN_KWARGS, _IGNORED_SCAN_OPTIONS, _UNSUPPORTED_SCAN_OPTIONS
 
     params = inspect.signature(LanceDataset.scanner).parameters
     named = {n for n, p in params.items() if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL) and n != "self"}
@@ -103,7 +108,7 @@ def scanner_with_defaults(ds: Any, explicit: Dict[str, Any]) -> Any:
 
 def is_stream(data: Any) -> bool:
     """Whether ``add_columns`` should take ``data`` as the new columns' rows."""
-    from .dataset import _is_pandas
+    from ._inputs import _is_pandas
 
     if isinstance(data, (pa.RecordBatchReader, pa.Table, pa.RecordBatch)) or _is_pandas(data):
         return True
@@ -175,7 +180,7 @@ def add_columns_from_stream(ds: Any, data: Any, reader_schema: Optional[pa.Schem
     the new values of the dataset's live rows, in order, as pylance's ``add_columns``
     takes a reader. Each fragment gets one new data file; one commit adds them all.
     Returns the new native dataset."""
-    from .dataset import _as_reader
+    from ._inputs import _as_reader
     from .evolve import commit_files
 
     reader = _as_reader(data, reader_schema)

@@ -21,7 +21,31 @@ def merge_insert(
     delete: bool = False,
     delete_filter: Optional[str] = None,
     conflict_retries: int = 10,
+    target_base: Optional[str] = None,
 ) -> Tuple["Dataset", Dict[str, int]]: ...
+
+# merge, asof, UDF backfills (rust/lancelet-python/src/merge_columns.rs, asof.rs, backfill.rs)
+def merge_columns(d: "Dataset", data: Any, left_on: str, right_on: Optional[str] = None) -> "Dataset": ...
+def version_asof(d: "Dataset", cutoff_micros: int) -> Optional[int]: ...
+def backfill(
+    d: "Dataset",
+    udf: Any,
+    read_columns: Optional[List[str]] = None,
+    batch_size: Optional[int] = None,
+    output_schema: Any = None,
+    checkpoint_file: Optional[str] = None,
+    checkpoint_key: Optional[str] = None,
+) -> "Dataset": ...
+def backfill_schema(d: "Dataset", udf: Any, read_columns: Optional[List[str]] = None) -> Optional["BatchStream"]: ...
+def backfill_fragment(
+    d: "Dataset",
+    fragment_id: int,
+    udf: Any,
+    schema: Any,
+    read_columns: Optional[List[str]] = None,
+    batch_size: Optional[int] = None,
+    file_tag: Optional[str] = None,
+) -> Dict[str, Any]: ...
 
 # Indexes (rust/lancelet-python/src/index.rs)
 def list_indices(ds: "Dataset") -> List[Dict[str, Any]]: ...
@@ -106,7 +130,21 @@ def ds_create_branch(
 def ds_list_branches(d: "Dataset") -> List[Tuple[str, Optional[str], int, str]]: ...
 def ds_delete_branch(d: "Dataset", name: str) -> None: ...
 def ds_replace_branch_metadata(d: "Dataset", name: str, metadata: str) -> None: ...
-def ds_tags(d: "Dataset") -> List[Tuple[str, int, int, Optional[str], Optional[str], Optional[str]]]: ...
+def ds_commit_operation(
+    uri: str,
+    kind: str,
+    args: Dict[str, Any],
+    read_version: Optional[int] = None,
+    properties: Optional[Dict[str, str]] = None,
+    storage_options: Optional[Dict[str, str]] = None,
+    max_retries: Optional[int] = None,
+) -> "Dataset": ...
+def ds_read_transaction(d: "Dataset", version: Optional[int] = None) -> Optional[Dict[str, Any]]: ...
+def ds_fragment_delete(d: "Dataset", id: int, predicate: str) -> Optional[Dict[str, Any]]: ...
+def ds_tags(
+    d: "Dataset",
+) -> List[Tuple[str, int, int, Optional[str], Optional[str], Optional[str], Dict[str, str]]]: ...
+def ds_replace_tag_metadata(d: "Dataset", name: str, metadata: Dict[str, str]) -> None: ...
 def ds_set_tag(
     d: "Dataset", name: str, version: int, branch_given: bool, branch: Optional[str] = None, update: bool = False
 ) -> None: ...
@@ -147,7 +185,7 @@ class BatchStream:
 @final
 class FileReader:
     @staticmethod
-    def open(path: str) -> "FileReader": ...
+    def open(path: str, storage_options: Optional[Dict[str, str]] = None) -> "FileReader": ...
     def num_rows(self) -> int: ...
     def __arrow_c_schema__(self) -> Any: ...
     def read_range(
@@ -174,6 +212,7 @@ class FileWriter:
         dictionary: bool = True,
         data_cache_bytes: Optional[int] = None,
         page_stats: bool = False,
+        storage_options: Optional[Dict[str, str]] = None,
     ) -> "FileWriter": ...
     def write_batch(self, batch: Any) -> None: ...
     def add_global_buffer(self, data: bytes) -> int: ...
@@ -207,6 +246,7 @@ class Dataset:
         storage_options: Optional[Dict[str, str]] = None,
         enable_stable_row_ids: bool = False,
         blob_options: Optional[Tuple[Optional[int], bool, bool]] = None,
+        transaction_properties: Optional[Dict[str, str]] = None,
     ) -> "Dataset": ...
     @staticmethod
     def write_fragments(
@@ -231,6 +271,7 @@ class Dataset:
         data_storage_version: Optional[str] = None,
         commit_message: Optional[str] = None,
         storage_options: Optional[Dict[str, str]] = None,
+        transaction_properties: Optional[Dict[str, str]] = None,
     ) -> "Dataset": ...
     @staticmethod
     def remove_tagged_files(

@@ -18,27 +18,65 @@ conflict (then :class:`~lancelet.CommitConflictError`). lancelet writes Lance fi
 2.0, 2.1 and 2.2 (2.2 by default, as pylance 14) and reads datasets of those formats and of
 the legacy format 0.1 written by pylance. URIs may be local
 paths, ``memory://name`` or ``s3://bucket/prefix`` (with ``storage_options``).
+
+This module holds :func:`dataset`, :func:`write_dataset` and :class:`LanceDataset`; the
+rest of the dataset API lives beside it (and is importable from here too, as from
+pylance's ``lance.dataset``):
+
+- ``scanner.py``: :class:`LanceScanner`, the checks of ``scanner()``'s options, ``ScanStatistics``;
+- ``fragment.py``: :class:`LanceFragment`, ``FragmentMetadata``, ``write_fragments``;
+- ``optimize.py``: ``ds.optimize`` (compaction, index optimization) and version cleanup;
+- ``indices.py``: index building and statistics (``LanceDataset`` inherits ``IndexMethods``);
+- ``_branches.py``: tags, branches, clones and base paths; ``_delta.py``: change data feeds;
+- ``_argcheck.py``: argument checks; ``_inputs.py``: data and ``progress=`` as write calls take them.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import operator
 import os
-from collections import namedtuple
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union, cast
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 import pyarrow as pa
 
-from . import _branches, _dropin, _expressions, _namespace_io, _native, _ordering, _paths, _rowoffset
+# (`from m import x as x`: helpers that moved from here to m, importable from here as before.)
+from . import _branches, _dropin, _expressions, _namespace_io, _native, _operations, _paths, _rowoffset
 from . import blob as _blob
+from ._argcheck import (
+    _alterations,
+    _check_int_version,
+    _check_version,
+    _Columns,
+    _exprs,
+    _filter,
+    _indices,
+    _names,
+    _native_uri,
+    _retry_args,
+    _storage_options,
+)
+from ._argcheck import _as_int as _as_int
+from ._argcheck import _check_write_args as _check_write_args
+from ._argcheck import _parse_time as _parse_time
 from ._arrow_dataset import ArrowDatasetBase
+from ._branches import Branches, DatasetBasePath
+from ._delta import DatasetDelta, change_feed, delta_between
+from ._inputs import WriteProgress, _as_reader, _progress_callback
+from ._inputs import _is_pandas as _is_pandas
 from ._ordering import ColumnOrdering
-from .errors import InvalidArgumentError, RowIndexError, UnsupportedFeatureError
+from .errors import InvalidArgumentError, UnsupportedFeatureError
+from .evolve import BatchUDF, batch_udf
 from .file import ReaderResults
-from .fragment import DataFile, FragmentMetadata
+from .fragment import DataFile, FragmentMetadata, LanceFragment
 from .indices import IndexMethods, index_stats
+from .merge import MergeInsertBuilder
+from .optimize import CleanupStats, CompactionMetrics, DatasetOptimizer, cleanup_versions
+from .scanner import _HANDLED_SCAN_KWARGS as _HANDLED_SCAN_KWARGS
+from .scanner import _IGNORED_SCAN_OPTIONS as _IGNORED_SCAN_OPTIONS
+from .scanner import _UNSUPPORTED_SCAN_OPTIONS as _UNSUPPORTED_SCAN_OPTIONS
+from .scanner import LanceScanner, ScanStatistics, make_scanner
+from .scanner import _reporting as _reporting
 
 __all__ = [
     "dataset",
@@ -47,110 +85,25 @@ __all__ = [
     "LanceScanner",
     "LanceFragment",
     "LanceOperation",
+    "Transaction",
     "ColumnOrdering",
     "CleanupStats",
     "CompactionMetrics",
+    "DataFile",
+    "DatasetDelta",
     "DatasetOptimizer",
+    "FragmentMetadata",
+    "LanceStats",
     "ScanStatistics",
     "Tags",
     "WriteProgress",
+    # pylance's lance.dataset offers these too (they live in the modules named above).
+    "BatchUDF",
+    "batch_udf",
+    "Branches",
+    "DatasetBasePath",
+    "MergeInsertBuilder",
 ]
-
-#: What a ``progress`` callback of :func:`write_dataset` receives.
-WriteProgress = namedtuple("WriteProgress", ["rows_written", "bytes_written", "files_written"])
-
-_Columns = Optional[Union[List[str], Dict[str, str]]]
-
-# Scanner options pylance accepts that only tune its own execution; accepted and ignored.
-_IGNORED_SCAN_OPTIONS = {
-    "batch_size_bytes",
-    "batch_readahead",
-    "fragment_readahead",
-    "io_buffer_size",
-    "late_materialization",
-    "prefilter",
-    "fast_search",
-    "strict_batch_size",
-    "disable_scoring_autoprojection",
-}
-# Scanner options taken from **kwargs and handled (pylance names them as keyword arguments).
-_HANDLED_SCAN_KWARGS = {"use_scalar_index", "order_by", "blob_handling"}
-# Scanner options for features lancelet does not have yet.
-_UNSUPPORTED_SCAN_OPTIONS = {
-    "full_text_query",
-    "index_segments",
-    "include_deleted_rows",
-    "row_addr_allowlist",
-    "row_addr_blocklist",
-}
-
-
-def _native_uri(uri: Any, storage_options: Optional[Dict[str, str]]) -> str:
-    """The dataset URI as the native layer takes it: a local path, ``file://``,
-    ``memory://name`` or ``s3://bucket/prefix`` (checked there, with the options)."""
-    if isinstance(uri, LanceDataset):
-        uri = uri.uri
-    if not isinstance(uri, (str, os.PathLike)):
-        raise TypeError(f"a dataset URI is a string or path, got {type(uri).__name__}")
-    uri = os.fspath(uri) if isinstance(uri, os.PathLike) else str(uri)
-    if isinstance(uri, bytes):
-        raise TypeError("a dataset URI is a string or path, got bytes")
-    _storage_options(storage_options)  # checked; options a store does not use are dropped later
-    return _paths.native_path(uri)
-
-
-#: Storage options that apply to every kind of store.
-_STORE_INDEPENDENT_OPTIONS = {"manifest_store"}
-
-#: Largest value of the native layer's unsigned 64-bit counts (limits, offsets, versions).
-_U64_MAX = 2**64 - 1
-
-
-def _storage_options(options: Optional[Dict[str, str]], path: Optional[str] = None) -> Optional[Dict[str, str]]:
-    """``storage_options`` checked to be string keys and values (``None`` if empty). With
-    the dataset's native ``path``: local and in-memory datasets keep only the options that
-    apply to every store; the rest are ignored, as pylance ignores them."""
-    if not options:
-        return None
-    if not isinstance(options, dict):
-        raise InvalidArgumentError(f"storage_options must be a dict, got {type(options).__name__}")
-    out = {}
-    for k, v in options.items():
-        if not isinstance(k, str):
-            raise InvalidArgumentError(f"storage option names are strings, got {k!r}")
-        out[k] = v if isinstance(v, str) else (str(v).lower() if isinstance(v, bool) else str(v))
-    if path is not None and not _paths.takes_store_options(path):
-        out = {k: v for k, v in out.items() if k.lower() in _STORE_INDEPENDENT_OPTIONS or _branches.is_base_option(k)}
-    return out or None
-
-
-def _check_version(version: Any) -> Any:
-    if version is None or isinstance(version, str):
-        return version
-    version = _as_int(version)
-    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-        raise InvalidArgumentError(f"version must be a positive integer or a tag name, got {version!r}")
-    return _version_in_range(version)
-
-
-#: Version numbers are signed 64-bit in the native layer (and in pylance's manifests).
-_MAX_VERSION = 2**63 - 1
-
-
-def _version_in_range(version: int) -> int:
-    if version > _MAX_VERSION:
-        raise InvalidArgumentError(f"version {version} is out of range: version numbers are at most 2**63 - 1")
-    return version
-
-
-def _as_int(value: Any) -> Any:
-    """``value`` as a Python int when it is an integer of another type (numpy's); else unchanged."""
-    if isinstance(value, (int, str, float)) or value is None or not hasattr(value, "__index__"):
-        return value
-    try:
-        return operator.index(value)
-    except TypeError:
-        return value
 
 
 def dataset(
@@ -173,7 +126,8 @@ def dataset(
     ``lance_namespace.LanceNamespace``, e.g. :class:`lancelet.namespace.DirectoryNamespace`).
 
     ``version`` is a version number or a tag name (the latest version when None);
-    ``asof`` opens the newest version committed at or before a time.
+    ``asof`` opens the newest version committed before a time (a ``datetime``, naive
+    meaning local time, or an ISO string).
     ``default_scan_options`` is a dict of :meth:`LanceDataset.scanner` arguments used by
     every scan of the dataset (``to_table``, ``to_batches``, ``head``, ``scanner``...) unless
     the call gives them; like pylance, ``count_rows``, ``take`` and fragment scans ignore
@@ -192,156 +146,6 @@ def dataset(
             raise InvalidArgumentError("pass version= or asof=, not both")
         ds = ds._asof(asof)
     return ds
-
-
-def _as_reader(data: Any, schema: Optional[pa.Schema]) -> pa.RecordBatchReader:
-    """Any supported input as a stream of batches (nothing is materialized)."""
-    if schema is not None and not isinstance(schema, pa.Schema):
-        raise TypeError(f"schema must be a pyarrow.Schema, got {type(schema).__name__}")
-    if isinstance(data, LanceDataset):
-        data = data.to_batches()
-    if isinstance(data, pa.RecordBatchReader):
-        reader = data
-    elif isinstance(data, pa.Table):
-        reader = data.to_reader()
-    elif isinstance(data, pa.RecordBatch):
-        reader = pa.RecordBatchReader.from_batches(data.schema, [data])
-    elif _is_pandas(data):
-        reader = pa.Table.from_pandas(data, schema=schema).to_reader()
-    elif isinstance(data, dict):
-        # Columns by name, as pylance takes them.
-        reader = (pa.table(data) if schema is None else pa.Table.from_pydict(data, schema=schema)).to_reader()
-    elif isinstance(data, (list, tuple)) and data and all(isinstance(row, dict) for row in data):
-        # Rows as dicts, as pylance takes them.
-        reader = pa.Table.from_pylist(list(data), schema=schema).to_reader()
-    elif isinstance(data, (list, tuple)):
-        batches = [b if isinstance(b, pa.RecordBatch) else _to_batch(b) for b in data]
-        if schema is None and not batches:
-            raise InvalidArgumentError("cannot write an empty list of batches without schema=")
-        reader = pa.RecordBatchReader.from_batches(schema or batches[0].schema, batches)
-    elif hasattr(data, "__arrow_c_stream__"):
-        reader = pa.RecordBatchReader.from_stream(data)
-    elif hasattr(data, "__arrow_c_array__"):
-        reader = pa.RecordBatchReader.from_batches(*_one(pa.record_batch(data)))
-    elif isinstance(data, (Iterator, Iterable)) and not isinstance(data, (str, bytes, dict)):
-        it = iter(data)
-        if schema is None:
-            try:
-                first = _to_batch(next(it))
-            except StopIteration:
-                raise InvalidArgumentError("cannot write an empty iterator without schema=") from None
-            schema = first.schema
-            it = _chain_first(first, it)
-        reader = pa.RecordBatchReader.from_batches(schema, (_to_batch(b) for b in it))
-    else:
-        raise TypeError(
-            f"cannot write {type(data).__name__}: pass a pyarrow Table, RecordBatch, RecordBatchReader, "
-            "a list or iterator of RecordBatches, a dict of columns, a list of row dicts, a pandas DataFrame, "
-            "or an object with __arrow_c_stream__"
-        )
-    if schema is not None and reader.schema != schema:
-        reader = reader.cast(schema) if hasattr(reader, "cast") else reader
-    return reader
-
-
-def _one(batch: pa.RecordBatch):
-    return batch.schema, [batch]
-
-
-def _chain_first(first: pa.RecordBatch, rest: Iterator) -> Iterator:
-    yield first
-    yield from rest
-
-
-def _to_batch(b: Any) -> pa.RecordBatch:
-    if isinstance(b, pa.RecordBatch):
-        return b
-    if isinstance(b, pa.Table):
-        return b.combine_chunks().to_batches()[0] if b.num_rows else pa.RecordBatch.from_pylist([], schema=b.schema)
-    if hasattr(b, "__arrow_c_array__"):
-        return pa.record_batch(b)
-    raise TypeError(f"expected RecordBatches, got {type(b).__name__}")
-
-
-def _is_pandas(data: Any) -> bool:
-    mod = type(data).__module__
-    return mod.startswith("pandas") and type(data).__name__ == "DataFrame"
-
-
-def _progress_callback(progress: Any) -> Optional[Callable]:
-    if progress is None or progress is False:
-        return None
-    if progress is True:
-        try:
-            from tqdm.auto import tqdm
-        except ImportError:
-            import warnings
-
-            warnings.warn(
-                "progress=True needs tqdm, which is not installed (pip install 'lancelet[progress]'); "
-                "writing without a progress bar",
-                stacklevel=3,
-            )
-            return None
-        bar = tqdm(unit=" rows", desc="writing")
-
-        def update(rows: int, nbytes: int, files: int) -> None:
-            bar.update(rows - bar.n)
-            bar.set_postfix(files=files, MB=round(nbytes / 1e6, 1), refresh=False)
-
-        update.close = bar.close  # type: ignore[attr-defined]
-        return update
-    from .progress import FragmentWriteProgress, _FragmentReporter
-
-    if isinstance(progress, FragmentWriteProgress):
-        return _FragmentReporter(progress)
-    if callable(progress):
-        return lambda rows, nbytes, files: progress(WriteProgress(rows, nbytes, files))
-    raise InvalidArgumentError("progress must be True, False, None, a callable or a FragmentWriteProgress")
-
-
-def _check_write_args(
-    mode: str,
-    data_storage_version: Optional[str],
-    max_rows_per_file: Any,
-    max_rows_per_group: Any,
-    max_bytes_per_file: Any,
-    kwargs: Dict[str, Any],
-    caller: str,
-) -> None:
-    """Checks the arguments :func:`write_dataset` and ``write_fragments`` share."""
-    unknown = set(kwargs) - {
-        "data_cache_bytes",
-        "max_page_bytes",
-        "commit_lock",
-        "auto_cleanup_options",
-        "enable_stable_row_ids",
-        "use_legacy_format",
-        *_blob.WRITE_OPTIONS,
-        *_branches.WRITE_OPTIONS,
-    }
-    if unknown:
-        raise TypeError(f"{caller}() got unexpected keyword arguments {sorted(unknown)}")
-    if kwargs.get("enable_stable_row_ids") and caller != "write_dataset":
-        raise UnsupportedFeatureError(
-            f"{caller}() cannot enable stable row ids; create the dataset with "
-            "write_dataset(..., enable_stable_row_ids=True) first"
-        )
-    if mode not in ("create", "append", "overwrite"):
-        raise InvalidArgumentError(f'mode must be "create", "append" or "overwrite", got {mode!r}')
-    if data_storage_version not in (None, "2.0", "2.1", "2.2", "stable"):
-        if data_storage_version in ("2.3", "next", "legacy", "0.1"):
-            raise UnsupportedFeatureError(
-                f'lancelet writes data_storage_version "2.0", "2.1" and "2.2" ("stable"), not {data_storage_version!r}'
-            )
-        raise InvalidArgumentError(f"unknown data_storage_version {data_storage_version!r}")
-    for name, value in (
-        ("max_rows_per_file", max_rows_per_file),
-        ("max_rows_per_group", max_rows_per_group),
-        ("max_bytes_per_file", max_bytes_per_file),
-    ):
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= _U64_MAX:
-            raise InvalidArgumentError(f"{name} must be a positive integer below 2**64, got {value!r}")
 
 
 def write_dataset(
@@ -378,7 +182,9 @@ def write_dataset(
     a callable receives :data:`WriteProgress` tuples; a
     :class:`lancelet.progress.FragmentWriteProgress` is told about each new fragment.
     ``data_obj`` may also be a dict of columns or a list of row dicts, as in pylance.
-    ``transaction_properties`` are accepted but not recorded yet (a warning says so).
+    ``transaction_properties`` (a dict of strings) are recorded in the transaction, with
+    ``commit_message`` under pylance's ``"__lance_commit_message"`` key; read them back with
+    :meth:`LanceDataset.read_transaction`.
 
     ``enable_stable_row_ids=True`` (when creating) gives every row a move-stable ``_rowid``
     that survives updates and compaction, and records the version each row was created
@@ -393,18 +199,7 @@ def write_dataset(
         mode, data_storage_version, max_rows_per_file, max_rows_per_group, max_bytes_per_file, kwargs, "write_dataset"
     )
     uri, storage_options = _namespace_io.resolve_write(uri, namespace_client, table_id, mode, storage_options)
-    if transaction_properties:
-        import warnings
-
-        if not isinstance(transaction_properties, dict):
-            raise InvalidArgumentError(
-                f"transaction_properties must be a dict, got {type(transaction_properties).__name__}"
-            )
-        warnings.warn(
-            "transaction_properties are not recorded by lancelet yet: the commit is made without them "
-            "(commit_message= is recorded)",
-            stacklevel=2,
-        )
+    properties = _operations.properties(transaction_properties, None)
     path = _native_uri(uri, storage_options)
     _paths.check_write_target(path)
     if _branches.uses_bases(kwargs):  # initial_bases / target_bases: see docs/branches.md
@@ -438,6 +233,7 @@ def write_dataset(
                 storage_options=_storage_options(storage_options, path),
                 enable_stable_row_ids=bool(kwargs.get("enable_stable_row_ids", False)),
                 blob_options=_blob.write_options(kwargs),
+                transaction_properties=properties or None,
             ),
         )
     finally:
@@ -479,39 +275,28 @@ class LanceStats:
 Tags = _branches.Tags
 
 
-def _parse_time(s: Optional[str]) -> Optional[_dt.datetime]:
-    """An RFC 3339 time as written in tag files (nanoseconds cut to microseconds)."""
-    if not s:
-        return None
-    body = s[:-1] + "+00:00" if s.endswith("Z") else s
-    if "." in body:
-        head, rest = body.split(".", 1)
-        digits = "".join(c for c in rest if c.isdigit())
-        body = head + "." + digits[:6].ljust(6, "0") + rest[len(digits) :]
-    try:
-        return _dt.datetime.fromisoformat(body)
-    except ValueError:
-        return None
-
-
-def _tag_name(tag: Any) -> str:
-    return _paths.check_tag_name(tag)
-
-
-def _check_int_version(version: Any) -> int:
-    version = _as_int(version)
-    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-        raise InvalidArgumentError(f"version must be a positive integer, got {version!r}")
-    return _version_in_range(version)
-
-
 class LanceOperation:
-    """Operations :meth:`LanceDataset.commit` applies, as in pylance."""
+    """Operations :meth:`LanceDataset.commit` applies, as in pylance: ``Append``,
+    ``Overwrite``, ``Delete``, ``Update``, ``Merge``, ``Project``, ``Restore``,
+    ``DataReplacement``, ``Rewrite`` and ``UpdateConfig`` (see :mod:`lancelet._operations`)."""
 
-    class BaseOperation:
-        """An operation to commit."""
+    BaseOperation = _operations.BaseOperation
+    Delete = _operations.Delete
+    Update = _operations.Update
+    Merge = _operations.Merge
+    Project = _operations.Project
+    Restore = _operations.Restore
+    DataReplacementGroup = _operations.DataReplacementGroup
+    DataReplacement = _operations.DataReplacement
+    RewriteGroup = _operations.RewriteGroup
+    RewrittenIndex = _operations.RewrittenIndex
+    Rewrite = _operations.Rewrite
+    CreateIndex = _operations.CreateIndex
+    UpdateMap = _operations.UpdateMap
+    UpdateConfig = _operations.UpdateConfig
+    Clone = _operations.Clone
 
-    class Append(BaseOperation):
+    class Append(_operations.BaseOperation):
         """Adds ``fragments`` (written with :func:`lancelet.fragment.write_fragments`) to the dataset."""
 
         def __init__(self, fragments: Iterable[FragmentMetadata]):
@@ -523,11 +308,16 @@ class LanceOperation:
         def __repr__(self) -> str:
             return f"LanceOperation.Append(fragments={self.fragments})"
 
-    class Overwrite(BaseOperation):
+        def __eq__(self, other: object) -> bool:
+            return isinstance(other, LanceOperation.Append) and self.fragments == other.fragments
+
+    class Overwrite(_operations.BaseOperation):
         """Replaces the dataset's rows with ``fragments`` and its schema with ``new_schema``
         (creating the dataset if absent)."""
 
-        def __init__(self, new_schema: pa.Schema, fragments: Iterable[FragmentMetadata]):
+        def __init__(self, new_schema: Any, fragments: Iterable[FragmentMetadata]):
+            if isinstance(new_schema, _operations.LanceSchema):
+                new_schema = new_schema.to_pyarrow()
             if not isinstance(new_schema, pa.Schema):
                 raise TypeError(f"new_schema must be a pyarrow.Schema, got {type(new_schema).__name__}")
             self.new_schema = new_schema
@@ -536,225 +326,16 @@ class LanceOperation:
         def __repr__(self) -> str:
             return f"LanceOperation.Overwrite(new_schema={self.new_schema}, fragments={self.fragments})"
 
-
-class _Counters:
-    """Named integer counters with ``to_dict`` and a readable ``repr``."""
-
-    __slots__: tuple = ()
-
-    def __init__(self, **counts: int):
-        for k in self.__slots__:
-            setattr(self, k, int(counts.get(k, 0)))
-
-    def to_dict(self) -> Dict[str, int]:
-        """The counters as a dict."""
-        return {k: getattr(self, k) for k in self.__slots__}
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(" + ", ".join(f"{k}={v}" for k, v in self.to_dict().items()) + ")"
-
-
-class ScanStatistics(_Counters):
-    """What one scan did: I/O issued and rows seen (``scanner.scan_stats``,
-    ``scan_stats_callback``). ``bytes_read``/``iops`` count data file reads after
-    coalescing; ``rows_scanned`` is the live rows the scan covered, ``rows_matched`` those
-    that passed the filter (before offset/limit)."""
-
-    __slots__ = ("bytes_read", "iops", "tasks", "rows_scanned", "rows_matched")
-
-    def __init__(
-        self, bytes_read: int = 0, iops: int = 0, tasks: int = 0, rows_scanned: int = 0, rows_matched: int = 0
-    ):
-        self.bytes_read = bytes_read
-        self.iops = iops
-        self.tasks = tasks
-        self.rows_scanned = rows_scanned
-        self.rows_matched = rows_matched
-
-    # pylance's names for index work; lancelet has no indices yet.
-    indices_loaded = 0
-    parts_loaded = 0
-    index_comparisons = 0
-
-
-class CleanupStats(_Counters):
-    """What :meth:`LanceDataset.cleanup_old_versions` removed (pylance's names)."""
-
-    __slots__ = (
-        "bytes_removed",
-        "old_versions",
-        "data_files_removed",
-        "transaction_files_removed",
-        "index_files_removed",
-        "deletion_files_removed",
-        "failed_deletes",
-    )
-
-
-def _positive_int(name: str, value: Any) -> Optional[int]:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise InvalidArgumentError(f"{name} must be a positive integer, got {value!r}")
-    return value
-
-
-class CompactionMetrics(_Counters):
-    """What :meth:`DatasetOptimizer.compact_files` did (pylance's names)."""
-
-    __slots__ = ("fragments_removed", "fragments_added", "files_removed", "files_added")
-
-
-class DatasetOptimizer:
-    """``dataset.optimize``: maintenance that rewrites data without changing the rows."""
-
-    def __init__(self, ds: "LanceDataset"):
-        self._ds = ds
-
-    def optimize_indices(
-        self,
-        num_indices_to_merge: Optional[int] = None,
-        index_names: Optional[List[str]] = None,
-        retrain: bool = False,
-        **kwargs: Any,
-    ) -> None:
-        """Brings scalar indexes up to date with fragments added since they were built:
-        ``num_indices_to_merge=0`` adds a delta segment per index over the unindexed
-        fragments; otherwise each index is rebuilt as one segment over every fragment
-        (``retrain`` is accepted: scalar indexes have nothing to train beyond that).
-
-        >>> ds.optimize.optimize_indices(num_indices_to_merge=0)  # doctest: +SKIP
-        """
-        del retrain, kwargs
-        if num_indices_to_merge is not None and (
-            isinstance(num_indices_to_merge, bool)
-            or not isinstance(num_indices_to_merge, int)
-            or num_indices_to_merge < 0
-        ):
-            raise InvalidArgumentError(
-                f"num_indices_to_merge must be a non-negative integer, got {num_indices_to_merge!r}"
+        def __eq__(self, other: object) -> bool:
+            return (
+                isinstance(other, LanceOperation.Overwrite)
+                and self.new_schema == other.new_schema
+                and self.fragments == other.fragments
             )
-        if index_names is not None:
-            index_names = list(index_names)
-        self._ds._native = _native.optimize_indices(self._ds._native, num_indices_to_merge, index_names)
-
-    def compact_files(
-        self,
-        *,
-        target_rows_per_fragment: Optional[int] = None,
-        max_rows_per_group: Optional[int] = None,
-        max_bytes_per_file: Optional[int] = None,
-        materialize_deletions: Optional[bool] = None,
-        materialize_deletions_threshold: Optional[float] = None,
-        defer_index_remap: Optional[bool] = None,
-        num_threads: Optional[int] = None,
-        batch_size: Optional[int] = None,
-        **kwargs: Any,
-    ) -> CompactionMetrics:
-        """Merges small adjacent fragments and drops deleted rows, as a new version (a
-        Rewrite transaction) keeping the rows and their order.
-
-        A fragment is rewritten when it has fewer than ``target_rows_per_fragment`` live rows
-        (default 1024 * 1024) and a neighbour to merge with, or when more than
-        ``materialize_deletions_threshold`` (default 0.1) of its rows are deleted and
-        ``materialize_deletions`` (default True). Defaults may also come from the table
-        config keys ``lance.compaction.<option>``. A concurrent delete on the rewritten
-        fragments makes the commit fail with ``CommitConflictError``; appends do not.
-        ``max_rows_per_group``, ``max_bytes_per_file``, ``defer_index_remap`` and
-        ``num_threads`` are accepted for pylance compatibility.
-        """
-        del max_rows_per_group, max_bytes_per_file, defer_index_remap, num_threads
-        unknown = set(kwargs) - {
-            "compaction_mode",
-            "binary_copy_read_batch_bytes",
-            "max_source_fragments",
-            "max_source_rows",
-            "max_source_bytes",
-            "excluded_fragment_ids",
-            "data_storage_version",
-        }
-        if unknown:
-            raise InvalidArgumentError(f"unknown compact_files options {sorted(unknown)}")
-        config = self._ds.config()
-
-        def pick(name: str, value: Any, parse: Callable[[str], Any]) -> Any:
-            if value is None and f"lance.compaction.{name}" in config:
-                return parse(config[f"lance.compaction.{name}"])
-            return value
-
-        target = _positive_int(
-            "target_rows_per_fragment", pick("target_rows_per_fragment", target_rows_per_fragment, int)
-        )
-        batch_size = _positive_int("batch_size", pick("batch_size", batch_size, int))
-        materialize = pick("materialize_deletions", materialize_deletions, lambda v: v.lower() == "true")
-        threshold = pick("materialize_deletions_threshold", materialize_deletions_threshold, float)
-        if threshold is not None and (isinstance(threshold, bool) or not 0 <= float(threshold) <= 1):
-            raise InvalidArgumentError(f"materialize_deletions_threshold must be in [0, 1], got {threshold!r}")
-        native, counts = self._ds._native.compact_files(
-            target_rows_per_fragment=target,
-            materialize_deletions=None if materialize is None else bool(materialize),
-            materialize_deletions_threshold=None if threshold is None else float(threshold),
-            batch_size=batch_size,
-        )
-        self._ds._native = native
-        return CompactionMetrics(**counts)
 
 
-def _check_delta_version(version: Any, name: str) -> int:
-    if isinstance(version, bool) or not isinstance(version, int) or not 0 <= version <= _U64_MAX:
-        raise InvalidArgumentError(f"{name} must be a version number, got {version!r}")
-    return version
-
-
-class DatasetDelta:
-    """The differences between two versions (from :meth:`LanceDataset.delta`): rows
-    inserted or updated after the begin version up to the end version, and ids of rows
-    deleted in between. As in pylance, the rows are read from the dataset ``delta`` was
-    called on; the versions bound the ranges of ``_row_created_at_version`` and
-    ``_row_last_updated_at_version``."""
-
-    def __init__(self, ds: "LanceDataset", begin: int, end: int, columns: Optional[List[str]] = None) -> None:
-        if begin > end:
-            raise InvalidArgumentError(f"begin version {begin} is after end version {end}")
-        self._ds = ds
-        self._begin = begin
-        self._end = end
-        self._columns = columns
-        self._result: Optional[Tuple[pa.Table, pa.Table, Optional[List[int]]]] = None
-
-    def _compute(self) -> Tuple[pa.Table, pa.Table, Optional[List[int]]]:
-        if self._result is None:
-            inserted, updated, deleted = self._ds._native.changes(self._begin, self._end, self._columns)
-            self._result = (ReaderResults(inserted).to_table(), ReaderResults(updated).to_table(), deleted)
-        return self._result
-
-    @staticmethod
-    def _reader(table: pa.Table) -> pa.RecordBatchReader:
-        return pa.RecordBatchReader.from_batches(table.schema, table.to_batches())
-
-    def get_inserted_rows(self) -> pa.RecordBatchReader:
-        """Rows created after the begin version and by the end version, with
-        ``_rowid``, ``_row_created_at_version`` and ``_row_last_updated_at_version``."""
-        return self._reader(self._compute()[0])
-
-    def get_updated_rows(self) -> pa.RecordBatchReader:
-        """Rows that existed at the begin version and were updated after it."""
-        return self._reader(self._compute()[1])
-
-    def get_deleted_row_ids(self) -> pa.RecordBatchReader:
-        """The ``_rowid`` of rows live at the begin version and gone at the end version.
-        Needs stable row ids."""
-        deleted = self._compute()[2]
-        if deleted is None:
-            raise UnsupportedFeatureError(
-                f"deleted row ids need stable row ids, which version {self._end} does not use"
-            )
-        return self._reader(pa.table({"_rowid": pa.array(deleted, pa.uint64())}))
-
-    def list_transactions(self) -> List[Dict[str, Any]]:
-        """The versions after the begin version up to the end version, as
-        :meth:`LanceDataset.versions` describes them."""
-        return [v for v in self._ds.versions() if self._begin < v["version"] <= self._end]
+#: pylance's ``Transaction``: an operation, its read version and its properties.
+Transaction = _operations.Transaction
 
 
 class LanceDataset(IndexMethods, ArrowDatasetBase):
@@ -841,7 +422,7 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
 
     @property
     def data_storage_version(self) -> str:
-        """The Lance file format of the data files, e.g. ``"2.0"``."""
+        """The Lance file format of the data files, e.g. ``"2.2"``."""
         return self._native.data_storage_version()
 
     @property
@@ -946,7 +527,11 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
         """Every version, oldest first: ``{"version", "timestamp", "metadata"}``."""
         out = []
         for v, secs, nanos, rows, meta in self._native.versions():
-            ts = _dt.datetime.fromtimestamp(secs + nanos / 1e9)
+            # pylance 14 splits the nanosecond count in float arithmetic (which loses up to
+            # a few hundred ns at today's epochs) and drops the sub-microsecond rest; the
+            # same steps give the same datetime.
+            total = secs * 1_000_000_000 + nanos
+            ts = _dt.datetime.fromtimestamp(total // 1e9) + _dt.timedelta(microseconds=(total % 1e9) // 1e3)
             metadata = {"total_rows": str(rows), **meta}
             out.append({"version": v, "timestamp": ts, "metadata": metadata})
         return out
@@ -954,7 +539,7 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
     @staticmethod
     def commit(
         base_uri: Union[str, Path, "LanceDataset"],
-        operation: LanceOperation.BaseOperation,
+        operation: Union[_operations.BaseOperation, "Transaction"],
         read_version: Optional[int] = None,
         commit_lock: Any = None,
         storage_options: Optional[Dict[str, str]] = None,
@@ -970,6 +555,10 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
 
         ``read_version`` is the version the fragments were planned against; concurrent
         commits since then are checked for conflicts and retried as for any write.
+        ``operation`` is any :class:`LanceOperation` (Append, Overwrite, Delete, Update, Merge,
+        Project, Restore, DataReplacement, Rewrite, UpdateConfig) or a :class:`Transaction`
+        (its read version and properties are used). ``commit_message`` is recorded in the
+        transaction's properties as pylance records it.
 
         >>> op = lancelet.LanceOperation.Append(frags)  # doctest: +SKIP
         >>> ds = lancelet.LanceDataset.commit("/tmp/items.lance", op, read_version=3)  # doctest: +SKIP
@@ -981,18 +570,36 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
                 "commit() cannot enable stable row ids; create the dataset with "
                 "write_dataset(..., enable_stable_row_ids=True)"
             )
+        txn_props: Optional[Dict[str, str]] = None
+        if isinstance(operation, _operations.Transaction):
+            if read_version is None:
+                read_version = operation.read_version
+            txn_props = operation.transaction_properties
+            operation = operation.operation
         if read_version is not None:
             read_version = _check_int_version(read_version)
+        props = _operations.properties(txn_props, None)
         uri = base_uri.uri if isinstance(base_uri, LanceDataset) else base_uri
         path = _native_uri(uri, storage_options)
         _paths.check_write_target(path)
-        frags = [f.to_json() for f in operation.fragments] if hasattr(operation, "fragments") else None
+        if not isinstance(operation, (LanceOperation.Overwrite, LanceOperation.Append)):
+            native = _operations.commit_other(
+                path,
+                operation,
+                read_version,
+                _operations.properties(props, commit_message),
+                _storage_options(storage_options, path),
+                max_retries,
+            )
+            ds = LanceDataset.__new__(LanceDataset)
+            ds._init(os.fspath(uri) if isinstance(uri, os.PathLike) else str(uri), path, native)
+            ds._storage_options = _storage_options(storage_options)
+            return ds
+        frags = [f.to_json() for f in operation.fragments]
         if isinstance(operation, LanceOperation.Overwrite):
             kind, schema = "overwrite", operation.new_schema
-        elif isinstance(operation, LanceOperation.Append):
-            kind, schema = "append", None
         else:
-            raise UnsupportedFeatureError(f"lancelet cannot commit {type(operation).__name__} operations yet")
+            kind, schema = "append", None
         native = _native.Dataset.commit(
             path,
             kind,
@@ -1002,11 +609,34 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
             enable_v2_manifest_paths=True if enable_v2_manifest_paths is None else bool(enable_v2_manifest_paths),
             commit_message=commit_message,
             storage_options=_storage_options(storage_options, path),
+            transaction_properties=props or None,
         )
         ds = LanceDataset.__new__(LanceDataset)
         ds._init(os.fspath(uri) if isinstance(uri, os.PathLike) else str(uri), path, native)
         ds._storage_options = _storage_options(storage_options)
         return ds
+
+    def read_transaction(self, version: Optional[int] = None) -> Optional["Transaction"]:
+        """The transaction that created ``version`` (this version when None): its
+        operation (a :class:`LanceOperation`), read version, uuid and
+        ``transaction_properties`` (a commit message is under ``"__lance_commit_message"``);
+        None when the version names no transaction file.
+
+        >>> ds.read_transaction(1).transaction_properties  # doctest: +SKIP
+        {'__lance_commit_message': 'first load'}
+        """
+        if version is not None:
+            version = _check_int_version(version)
+        return _operations.read_transaction(self, version, LanceOperation)
+
+    def get_transactions(self, recent_transactions: int = 10) -> List[Optional["Transaction"]]:
+        """The transactions of the last ``recent_transactions`` versions, newest first
+        (None for a version without one).
+
+        >>> [type(t.operation).__name__ for t in ds.get_transactions(2)]  # doctest: +SKIP
+        ['Delete', 'Append']
+        """
+        return _operations.get_transactions(self, recent_transactions, LanceOperation)
 
     def checkout_version(self, version: Union[int, str, Tuple[Optional[str], Optional[int]]]) -> "LanceDataset":
         """The same dataset at another version (a number or a tag name), or a version of a
@@ -1053,24 +683,16 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
         ``delete_rate_limit`` caps deletions per second and ``delete_concurrency`` how
         many run at once.
         """
-        if older_than is not None and not isinstance(older_than, _dt.timedelta):
-            raise InvalidArgumentError(f"older_than must be a datetime.timedelta, got {type(older_than).__name__}")
-        if versions is not None:
-            if isinstance(versions, (str, bytes)) or not all(
-                isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in versions
-            ):
-                raise InvalidArgumentError(f"versions must be a list of version numbers, got {versions!r}")
-            versions = list(versions)
-        counts = self._native.cleanup_old_versions(
-            older_than=None if older_than is None else older_than.total_seconds(),
-            retain_versions=_positive_int("retain_versions", retain_versions),
-            delete_unverified=bool(delete_unverified),
-            error_if_tagged_old_versions=bool(error_if_tagged_old_versions),
-            delete_rate_limit=_positive_int("delete_rate_limit", delete_rate_limit),
+        return cleanup_versions(
+            self,
+            older_than,
+            retain_versions,
+            delete_unverified=delete_unverified,
+            error_if_tagged_old_versions=error_if_tagged_old_versions,
+            delete_rate_limit=delete_rate_limit,
             versions=versions,
-            delete_concurrency=_positive_int("delete_concurrency", delete_concurrency),
+            delete_concurrency=delete_concurrency,
         )
-        return CleanupStats(**counts)
 
     def config(self) -> Dict[str, str]:
         """The table config stored in the manifest (``key -> value``)."""
@@ -1096,13 +718,15 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
     def _asof(self, asof: Union[_dt.datetime, str]) -> "LanceDataset":
         if isinstance(asof, str):
             asof = _dt.datetime.fromisoformat(asof)
-        cutoff = asof.timestamp()
-        best = None
-        for v, secs, nanos, _, _ in self._native.versions():
-            if secs + nanos / 1e9 <= cutoff:
-                best = v
+        # Whole microseconds since the epoch (a naive time is local, as in
+        # datetime.timestamp()). As in pylance, a version counts when the time its
+        # versions() shows is before the cutoff; the search (newest first) is native.
+        aware = asof if asof.tzinfo is not None else asof.astimezone()
+        since = aware - _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+        micros = (since.days * 86400 + since.seconds) * 1_000_000 + since.microseconds
+        best = _native.version_asof(self._native, micros)
         if best is None:
-            raise InvalidArgumentError(f"no version of {self.uri} was committed at or before {asof}")
+            raise InvalidArgumentError(f"{asof} is earlier than the first version of {self.uri}")
         return self.checkout_version(best)
 
     # -- reading ----------------------------------------------------------------------
@@ -1139,96 +763,47 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
         scan_stats_callback: Optional[Callable[[ScanStatistics], None]] = None,
         **kwargs: Any,
     ) -> "LanceScanner":
-        """A scan of this version (pylance's signature; vector and full-text search are not
-        supported yet, and the readahead/size hints are accepted and ignored).
+        """A scan of this version (pylance's signature; full-text search is not supported
+        yet, and the readahead/size hints are accepted and ignored).
 
         ``columns``: names (``"s.a"`` selects a struct child) or ``{name: SQL expression}``;
         ``filter``: a SQL predicate (``"a > 1 AND name LIKE 'x%'"``); ``limit``/``offset``
         apply after the filter; ``fragments`` restricts (and orders) the fragments read;
         ``with_row_id``/``with_row_address`` append ``_rowid``/``_rowaddr``;
-        ``scan_stats_callback`` receives a :class:`ScanStatistics` when a run ends (also
+        ``nearest`` runs a vector search (``{"column": ..., "q": ..., "k": ...}`` as in
+        pylance, exact or through an IVF index); ``scan_stats_callback`` receives a :class:`ScanStatistics` when a run ends (also
         readable as ``scanner.scan_stats``); ``use_stats=False`` reads every row the
         filter could touch instead of skipping fragments and row ranges that the data
         files' zone statistics (null count, min, max) prove cannot match.
 
         >>> ds.scanner(columns=["id"], filter="id > 10", limit=5).to_table()  # doctest: +SKIP
         """
-        if self._default_scan_options:
-            from ._dropin import scanner_with_defaults
-
-            return scanner_with_defaults(
-                self,
-                dict(
-                    columns=columns,
-                    filter=filter,
-                    limit=limit,
-                    offset=offset,
-                    nearest=nearest,
-                    batch_size=batch_size,
-                    batch_size_bytes=batch_size_bytes,
-                    batch_readahead=batch_readahead,
-                    fragment_readahead=fragment_readahead,
-                    scan_in_order=scan_in_order,
-                    fragments=fragments,
-                    index_segments=index_segments,
-                    full_text_query=full_text_query,
-                    prefilter=prefilter,
-                    with_row_id=with_row_id,
-                    with_row_address=with_row_address,
-                    use_stats=use_stats,
-                    scan_stats_callback=scan_stats_callback,
-                    **kwargs,
-                ),
-            )
-        if nearest is not None:
-            from ._nearest import NearestScanner
-
-            # A NearestScanner has LanceScanner's reading methods (to_table, to_batches, ...).
-            return cast(
-                "LanceScanner",
-                NearestScanner(
-                    self,
-                    nearest,
-                    columns=columns,
-                    filter=_filter(filter),
-                    prefilter=prefilter,
-                    fast_search=kwargs.get("fast_search"),
-                    limit=limit,
-                    offset=offset,
-                    with_row_id=with_row_id,
-                ),
-            )
-        for name, value in (("index_segments", index_segments), ("full_text_query", full_text_query)):
-            if value is not None:
-                raise UnsupportedFeatureError(f"scanner option {name!r} is not supported yet")
-        for k in kwargs:
-            if k in _UNSUPPORTED_SCAN_OPTIONS:
-                if kwargs[k] is not None:
-                    raise UnsupportedFeatureError(f"scanner option {k!r} is not supported yet")
-            elif k not in _IGNORED_SCAN_OPTIONS and k not in _HANDLED_SCAN_KWARGS:
-                raise TypeError(f"scanner() got an unexpected keyword argument {k!r}")
-        use_scalar_index = kwargs.get("use_scalar_index")
-        order = _ordering.orderings(kwargs.get("order_by"))
-        blob_binary = _blob.wants_binary(kwargs.get("blob_handling"))
-        scanner = LanceScanner(
-            self,
+        options = dict(
             columns=columns,
             filter=filter,
             limit=limit,
             offset=offset,
+            nearest=nearest,
             batch_size=batch_size,
+            batch_size_bytes=batch_size_bytes,
+            batch_readahead=batch_readahead,
+            fragment_readahead=fragment_readahead,
+            scan_in_order=scan_in_order,
             fragments=fragments,
-            with_row_id=bool(with_row_id),
-            with_row_address=bool(with_row_address) or blob_binary,
-            use_stats=True if use_stats is None else bool(use_stats),
+            index_segments=index_segments,
+            full_text_query=full_text_query,
+            prefilter=prefilter,
+            with_row_id=with_row_id,
+            with_row_address=with_row_address,
+            use_stats=use_stats,
             scan_stats_callback=scan_stats_callback,
-            use_scalar_index=True if use_scalar_index is None else bool(use_scalar_index),
+            **kwargs,
         )
-        if blob_binary:  # blob_handling="all_binary": bytes instead of descriptors
-            scanner._blob_binary = bool(with_row_address)
-        scanner._order = order
-        scanner._rowoffset = _rowoffset.plan_scan(scanner._kwargs)
-        return scanner
+        if self._default_scan_options:
+            from ._dropin import scanner_with_defaults
+
+            return scanner_with_defaults(self, options)
+        return make_scanner(self, **options)
 
     def to_table(self, columns: _Columns = None, filter: Optional[str] = None, **kwargs: Any) -> pa.Table:
         """The rows as a ``pyarrow.Table`` (same options as :meth:`scanner`)."""
@@ -1350,18 +925,7 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
         >>> d = ds.delta(begin_version=1, end_version=3)  # doctest: +SKIP
         >>> d.get_inserted_rows().read_all()  # doctest: +SKIP
         """
-        if compared_against is not None and (begin_version is not None or end_version is not None):
-            raise ValueError("give either compared_against or begin_version and end_version, not both")
-        if compared_against is not None:
-            begin, end = _check_delta_version(compared_against, "compared_against"), self.version
-        elif begin_version is not None and end_version is not None:
-            begin = _check_delta_version(begin_version, "begin_version")
-            end = _check_int_version(end_version)
-        else:
-            raise ValueError("delta() needs compared_against, or both begin_version and end_version")
-        if begin > end:
-            begin, end = end, begin
-        return DatasetDelta(self, begin, end)
+        return delta_between(self, compared_against, begin_version, end_version)
 
     def changes(
         self, begin_version: int, end_version: Optional[int] = None, columns: Optional[List[str]] = None
@@ -1377,17 +941,7 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
         >>> ch = ds.changes(3)  # doctest: +SKIP
         >>> ch["updated"].column("_rowid")  # doctest: +SKIP
         """
-        if not self.has_stable_row_ids:
-            raise UnsupportedFeatureError(
-                "changes() needs stable row ids: create the dataset with enable_stable_row_ids=True"
-            )
-        end = self.version if end_version is None else _check_int_version(end_version)
-        d = DatasetDelta(self, _check_delta_version(begin_version, "begin_version"), end, columns)
-        return {
-            "inserted": d.get_inserted_rows().read_all(),
-            "updated": d.get_updated_rows().read_all(),
-            "deleted": d.get_deleted_row_ids().read_all(),
-        }
+        return change_feed(self, begin_version, end_version, columns)
 
     def get_fragments(self, filter: Optional[str] = None) -> List["LanceFragment"]:
         """The fragments of this version."""
@@ -1570,322 +1124,7 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
         ``float32``, a vector's ``float32`` items to ``float16``); a value that does not fit
         the new type is an error. Top-level columns only.
         """
-        if not alterations:
-            raise InvalidArgumentError("alter_columns needs at least one alteration")
-        out = []
-        for a in alterations:
-            if not isinstance(a, dict) or not isinstance(a.get("path"), str):
-                raise InvalidArgumentError(f'an alteration is a dict with a "path", got {a!r}')
-            unknown = set(a) - {"path", "name", "nullable", "data_type"}
-            if unknown:
-                raise InvalidArgumentError(f"unknown alteration keys {sorted(unknown)}")
-            data_type = a.get("data_type")
-            if data_type is not None and not isinstance(data_type, pa.DataType):
-                raise TypeError(f"data_type must be a pyarrow.DataType, got {type(data_type).__name__}")
-            name, nullable = a.get("name"), a.get("nullable")
-            if name is not None and not isinstance(name, str):
-                raise InvalidArgumentError(f"a new column name is a string, got {name!r}")
-            if nullable is not None and not isinstance(nullable, bool):
-                raise InvalidArgumentError(f"nullable is True or False, got {nullable!r}")
-            out.append(
-                (a["path"], name, nullable, None if data_type is None else pa.schema([pa.field("type", data_type)]))
-            )
-        self._native = self._native.alter_columns(out)
+        self._native = self._native.alter_columns(_alterations(alterations))
 
     def __repr__(self) -> str:
         return f"LanceDataset(uri={self.uri!r}, version={self.version})"
-
-
-def _retry_args(retries: int, timeout: Optional[_dt.timedelta]) -> Tuple[int, Optional[float]]:
-    """``(conflict_retries, retry_timeout in seconds)`` checked, for the native writes that
-    run again on the newest version after a retryable conflict (as pylance does)."""
-    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
-        raise InvalidArgumentError(f"conflict_retries takes a non-negative integer, got {retries!r}")
-    if timeout is not None and not isinstance(timeout, _dt.timedelta):
-        raise InvalidArgumentError(f"retry_timeout takes a datetime.timedelta, got {type(timeout).__name__}")
-    return min(retries, 2**32 - 1), None if timeout is None else max(timeout.total_seconds(), 0.0)
-
-
-def _filter(filter: Any) -> Optional[str]:
-    if filter is None or isinstance(filter, str):
-        return filter
-    if _expressions.is_expression(filter):
-        return _expressions.to_sql(filter)  # pc.field("a") > 5, as pylance takes
-    if type(filter).__module__.startswith("pyarrow"):
-        # pylance also takes pyarrow.compute expressions.
-        raise UnsupportedFeatureError(f"filters must be SQL strings, got {type(filter).__name__}")
-    raise InvalidArgumentError(f"filters must be SQL strings, got {type(filter).__name__}")
-
-
-def _exprs(columns: Dict[str, Any]) -> List[Tuple[str, str]]:
-    """``{name: SQL expression}`` as a checked list of pairs."""
-    items = list(columns.items())
-    if not all(isinstance(k, str) and isinstance(v, str) for k, v in items):
-        raise InvalidArgumentError("columns as a dict maps output names to SQL expressions (strings)")
-    return items
-
-
-def _names(columns: Any) -> Optional[List[str]]:
-    if columns is None:
-        return None
-    if isinstance(columns, (str, bytes)) or not isinstance(columns, Iterable):
-        raise InvalidArgumentError(f"columns must be a list of column names, got {type(columns).__name__}")
-    names = list(columns)
-    seen = set()
-    for c in names:
-        if not isinstance(c, str):
-            raise InvalidArgumentError(f"columns must be a list of column names, got {c!r} in it")
-        if c in seen:
-            raise InvalidArgumentError(f"column {c!r} is selected twice")
-        seen.add(c)
-    return names
-
-
-def _indices(indices: Any, what: str = "row index", bound: int = 2**63) -> List[int]:
-    """Row indices (``what``) as a list of ints in ``[0, bound)``."""
-    if isinstance(indices, (pa.Array, pa.ChunkedArray)):
-        indices = indices.to_pylist()
-    elif hasattr(indices, "tolist"):
-        indices = indices.tolist()
-    if isinstance(indices, (str, bytes, dict)) or not isinstance(indices, Iterable):
-        raise TypeError(f"indices must be a list of integers, got {type(indices).__name__}")
-    out = []
-    for i in indices:
-        i = _as_int(i)  # numpy integers too
-        if isinstance(i, bool) or not isinstance(i, int):
-            raise InvalidArgumentError(f"row indices must be integers, got {i!r}")
-        if i < 0:
-            raise RowIndexError(f"{what} {i} is negative")
-        if i >= bound:
-            raise RowIndexError(f"{what} {i} is out of range")
-        out.append(i)
-    return out
-
-
-def _reporting(reader: pa.RecordBatchReader, stats: Any, callback: Callable) -> pa.RecordBatchReader:
-    """``reader``, calling ``callback`` with the scan's statistics once it is exhausted."""
-
-    def batches() -> Iterator[pa.RecordBatch]:
-        yield from reader
-        callback(ScanStatistics(**stats.snapshot()))
-
-    return pa.RecordBatchReader.from_batches(reader.schema, batches())
-
-
-def _fragment_id(f: Any) -> int:
-    if isinstance(f, LanceFragment):
-        return f.fragment_id
-    if isinstance(f, bool) or not isinstance(f, int) or not 0 <= f <= _U64_MAX:
-        raise InvalidArgumentError(f"fragments must be LanceFragment objects or fragment ids, got {f!r}")
-    return f
-
-
-class LanceScanner:
-    """A planned read of a dataset version (see :meth:`LanceDataset.scanner`)."""
-
-    def __init__(
-        self,
-        ds: LanceDataset,
-        columns: _Columns = None,
-        filter: Optional[str] = None,
-        limit: Optional[int] = None,
-        offset: Optional[int] = None,
-        batch_size: Optional[int] = None,
-        fragments: Optional[Iterable[Union["LanceFragment", int]]] = None,
-        with_row_id: bool = False,
-        with_row_address: bool = False,
-        scan_stats_callback: Optional[Callable[[ScanStatistics], None]] = None,
-        use_stats: bool = True,
-        use_scalar_index: bool = True,
-    ):
-        for name, v in (("limit", limit), ("offset", offset)):
-            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
-                raise InvalidArgumentError(f"{name} must be a non-negative integer, got {v!r}")
-        if batch_size is not None and (
-            isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0
-        ):
-            raise InvalidArgumentError(f"batch_size must be a positive integer, got {batch_size!r}")
-        # Counts past what the native layer holds mean "no limit" / "skip everything".
-        limit = None if limit is None else min(limit, _U64_MAX)
-        offset = None if offset is None else min(offset, _U64_MAX)
-        batch_size = None if batch_size is None else min(batch_size, 2**63 - 1)
-        self._ds = ds
-        self._stats_callback = scan_stats_callback
-        self._stats: Optional[Any] = None
-        self._kwargs: Dict[str, Any] = dict(
-            filter=_filter(filter),
-            limit=limit,
-            offset=offset,
-            batch_size=batch_size,
-            with_row_id=with_row_id,
-            with_row_address=with_row_address,
-            use_stats=use_stats,
-            use_scalar_index=use_scalar_index,
-        )
-        if isinstance(columns, dict):
-            items = list(columns.items())
-            if not all(isinstance(k, str) and isinstance(v, str) for k, v in items):
-                raise InvalidArgumentError("columns as a dict maps output names to SQL expressions (strings)")
-            self._kwargs["exprs"] = items
-        else:
-            self._kwargs["columns"] = _names(columns)
-        if fragments is not None:
-            if not isinstance(fragments, Iterable):
-                raise InvalidArgumentError(
-                    f"fragments must be a list of LanceFragment objects or fragment ids, got {type(fragments).__name__}"
-                )
-            self._kwargs["fragments"] = [_fragment_id(f) for f in fragments]
-
-    #: ``order_by`` as a list of ColumnOrdering (None: scan order); see ``_ordering``.
-    _order: Optional[List[Any]] = None
-    #: Where the ``_rowoffset`` column goes (None: not asked for); see ``_rowoffset``.
-    _rowoffset: Optional[Tuple[int, bool]] = None
-    #: For ``blob_handling="all_binary"``: whether the caller asked for ``_rowaddr``.
-    _blob_binary: Optional[bool] = None
-
-    def _stream(self) -> Any:
-        if self._blob_binary is not None:
-            return _blob.binary_reader(self._ds, self._stream_plain(), self._blob_binary)
-        return self._stream_plain()
-
-    def _stream_plain(self) -> Any:
-        if self._order or self._rowoffset:
-            return _ordering.ordered_stream(self)
-        self._stats = _native.ScanStats()
-        stream = self._ds._native.scan(stats=self._stats, **self._kwargs)
-        if self._stats_callback is None:
-            return stream
-        return _reporting(pa.RecordBatchReader.from_stream(stream), self._stats, self._stats_callback)
-
-    def __reduce__(self) -> tuple:
-        # The same scan of the same dataset version (the dataset pickles by reference).
-        from ._dropin import reopen_scanner
-
-        return reopen_scanner, (self._ds, self._kwargs, self._stats_callback)
-
-    def explain_plan(self, verbose: bool = False) -> str:
-        """A readable plan of this scan: the version, the columns read, the filter, the
-        scalar indexes that narrow it (``ScalarIndexQuery: query=[id = 5]@id_idx(BTree)``)
-        and how many rows its tasks cover.
-
-        >>> print(ds.scanner(filter="id = 5").explain_plan())  # doctest: +SKIP
-        """
-        del verbose
-        return self._ds._native.scan(explain=True, **self._kwargs)
-
-    def analyze_plan(self) -> str:
-        """The plan, followed by what running it did (rows and bytes read)."""
-        plan = self.explain_plan()
-        self.to_table()
-        return plan + repr(self.scan_stats) + "\n"
-
-    @property
-    def scan_stats(self) -> ScanStatistics:
-        """What the most recent execution of this scanner did so far (zeros before one)."""
-        return ScanStatistics(**self._stats.snapshot()) if self._stats is not None else ScanStatistics()
-
-    @property
-    def projected_schema(self) -> pa.Schema:
-        """The schema of the results."""
-        return pa.schema(self._stream())
-
-    @property
-    def dataset_schema(self) -> pa.Schema:
-        """The schema of the dataset."""
-        return self._ds.schema
-
-    def to_table(self) -> pa.Table:
-        """The results as a ``pyarrow.Table``."""
-        return ReaderResults(self._stream()).to_table()
-
-    def to_reader(self) -> pa.RecordBatchReader:
-        """The results as a ``pyarrow.RecordBatchReader``."""
-        return ReaderResults(self._stream()).to_batches()
-
-    def to_batches(self) -> Iterator[pa.RecordBatch]:
-        """The results as an iterator of ``pyarrow.RecordBatch``."""
-        return iter(self.to_reader())
-
-    def count_rows(self) -> int:
-        """How many rows the scan returns."""
-        k = self._kwargs
-        if k["limit"] is None and not k["offset"] and k.get("use_scalar_index", True):
-            return self._ds._native.count_rows(k["filter"], k.get("fragments"))
-        return sum(b.num_rows for b in self.to_batches())
-
-    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
-        return self._stream().__arrow_c_stream__(requested_schema)
-
-
-class LanceFragment:
-    """One fragment of a dataset version: a set of rows stored in its own data files."""
-
-    def __init__(self, ds: LanceDataset, meta: Dict[str, Any]):
-        self._ds = ds
-        self._meta = FragmentMetadata(meta)
-
-    @property
-    def fragment_id(self) -> int:
-        """The fragment's id."""
-        return self._meta.id
-
-    @property
-    def physical_rows(self) -> int:
-        """Rows stored, including deleted ones."""
-        return self._meta.physical_rows
-
-    @property
-    def num_deletions(self) -> int:
-        """Rows deleted."""
-        return self._meta.num_deletions
-
-    @property
-    def metadata(self) -> FragmentMetadata:
-        """The fragment's manifest entry."""
-        return self._meta
-
-    @property
-    def schema(self) -> pa.Schema:
-        """The dataset's schema."""
-        return self._ds.schema
-
-    def count_rows(self, filter: Optional[str] = None) -> int:
-        """Live rows (matching ``filter`` when given)."""
-        if filter is None:
-            return self._meta.num_rows
-        return self._ds._native.count_rows(_filter(filter), [self.fragment_id])
-
-    def data_files(self) -> List[DataFile]:
-        """The fragment's data files."""
-        return self.metadata.files
-
-    def deletion_file(self) -> Optional[str]:
-        """The path of the deletion file, relative to the dataset root (None if no deletions)."""
-        d = self._meta.deletion_file
-        return d.path if d else None
-
-    def scanner(self, **kwargs: Any) -> LanceScanner:
-        """A scan of this fragment only (the dataset's ``default_scan_options`` do not
-        apply, as in pylance)."""
-        return self._ds._plain().scanner(fragments=[self.fragment_id], **kwargs)
-
-    def __reduce__(self) -> tuple:
-        # The dataset (reopened at its version) and this fragment's manifest entry.
-        return LanceFragment, (self._ds, self._meta._meta)
-
-    def to_table(self, **kwargs: Any) -> pa.Table:
-        """The fragment's rows as a table."""
-        return self.scanner(**kwargs).to_table()
-
-    def to_batches(self, **kwargs: Any) -> Iterator[pa.RecordBatch]:
-        """The fragment's rows as batches."""
-        return self.scanner(**kwargs).to_batches()
-
-    def take(self, indices: Union[List[int], pa.Array], columns: _Columns = None) -> pa.Table:
-        """Rows at offsets ``indices`` among this fragment's live rows."""
-        return ReaderResults(
-            self._ds._native.fragment_take(self.fragment_id, _indices(indices), _names(columns))
-        ).to_table()
-
-    def __repr__(self) -> str:
-        return f"LanceFragment(id={self.fragment_id}, physical_rows={self.physical_rows})"

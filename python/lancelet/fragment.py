@@ -10,25 +10,36 @@ as one version with :meth:`lancelet.LanceDataset.commit`::
 
 The JSON form is pylance's (``FragmentMetadata.to_json()``), so fragments can be committed
 by either library.
+
+A committed fragment of a dataset version is a :class:`LanceFragment`
+(``ds.get_fragments()``): its rows can be counted, scanned and taken on their own.
 """
 
 from __future__ import annotations
 
 import json
 from collections import namedtuple
-from typing import Any, Callable, Dict, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Union
 
 import pyarrow as pa
 
 from . import _native, _paths
+from ._argcheck import _check_write_args, _Columns, _filter, _indices, _names, _native_uri, _storage_options
+from ._inputs import _as_reader, _progress_callback
+from .errors import UnsupportedFeatureError
+from .file import ReaderResults
 
-__all__ = ["FragmentMetadata", "DataFile", "DeletionFile", "write_fragments"]
+if TYPE_CHECKING:  # pragma: no cover
+    from .dataset import LanceDataset
+    from .scanner import LanceScanner
+
+__all__ = ["LanceFragment", "FragmentMetadata", "DataFile", "DeletionFile", "write_fragments"]
 
 #: One data file of a fragment.
 DataFile = namedtuple(
     "DataFile",
     ["path", "fields", "column_indices", "file_major_version", "file_minor_version", "file_size_bytes", "base_id"],
-    defaults=[None],
+    defaults=[None, 0, 0, None, None],  # pylance's defaults
 )
 
 #: A fragment's deletion file (``path`` is relative to the dataset root).
@@ -106,6 +117,103 @@ class FragmentMetadata:
         )
 
 
+class LanceFragment:
+    """One fragment of a dataset version: a set of rows stored in its own data files."""
+
+    def __init__(self, ds: "LanceDataset", meta: Dict[str, Any]):
+        self._ds = ds
+        self._meta = FragmentMetadata(meta)
+
+    @property
+    def fragment_id(self) -> int:
+        """The fragment's id."""
+        return self._meta.id
+
+    @property
+    def physical_rows(self) -> int:
+        """Rows stored, including deleted ones."""
+        return self._meta.physical_rows
+
+    @property
+    def num_deletions(self) -> int:
+        """Rows deleted."""
+        return self._meta.num_deletions
+
+    @property
+    def metadata(self) -> FragmentMetadata:
+        """The fragment's manifest entry."""
+        return self._meta
+
+    @property
+    def schema(self) -> pa.Schema:
+        """The dataset's schema."""
+        return self._ds.schema
+
+    def count_rows(self, filter: Optional[str] = None) -> int:
+        """Live rows (matching ``filter`` when given)."""
+        if filter is None:
+            return self._meta.num_rows
+        return self._ds._native.count_rows(_filter(filter), [self.fragment_id])
+
+    def data_files(self) -> List[DataFile]:
+        """The fragment's data files."""
+        return self.metadata.files
+
+    def deletion_file(self) -> Optional[str]:
+        """The path of the deletion file, relative to the dataset root (None if no deletions)."""
+        d = self._meta.deletion_file
+        return d.path if d else None
+
+    def scanner(self, **kwargs: Any) -> "LanceScanner":
+        """A scan of this fragment only (the dataset's ``default_scan_options`` do not
+        apply, as in pylance)."""
+        return self._ds._plain().scanner(fragments=[self.fragment_id], **kwargs)
+
+    def __reduce__(self) -> tuple:
+        # The dataset (reopened at its version) and this fragment's manifest entry.
+        return LanceFragment, (self._ds, self._meta._meta)
+
+    def to_table(self, **kwargs: Any) -> pa.Table:
+        """The fragment's rows as a table."""
+        return self.scanner(**kwargs).to_table()
+
+    def to_batches(self, **kwargs: Any) -> Iterator[pa.RecordBatch]:
+        """The fragment's rows as batches."""
+        return self.scanner(**kwargs).to_batches()
+
+    def take(self, indices: Union[List[int], pa.Array], columns: _Columns = None) -> pa.Table:
+        """Rows at offsets ``indices`` among this fragment's live rows. ``columns`` may name
+        ``_rowoffset``: each row's position among the live rows of the whole dataset version,
+        as fragment scans give it.
+
+        >>> ds.get_fragments()[1].take([0, 2], columns=["a", "_rowoffset"])  # doctest: +SKIP
+        """
+        from . import _rowoffset
+
+        idx = _indices(indices)
+        names, pos = _rowoffset.split(_names(columns))
+        table = ReaderResults(self._ds._native.fragment_take(self.fragment_id, idx, names)).to_table()
+        if pos is None:
+            return table
+        base = _rowoffset.RowOffsets(self._ds._native)._base[self.fragment_id]
+        return _rowoffset.take_with_offsets(table, [base + i for i in idx], pos)
+
+    def delete(self, predicate: Any) -> Optional[FragmentMetadata]:
+        """Deletes this fragment's rows matching ``predicate`` (SQL or a pyarrow compute
+        expression) without committing: returns the fragment's metadata with a new deletion
+        file (unchanged when nothing matched), or None when no row would be left. Commit the
+        results with ``LanceOperation.Delete``, as in pylance.
+
+        >>> new = ds.get_fragments()[0].delete("a > 1")  # doctest: +SKIP
+        """
+        from . import _operations
+
+        return _operations.fragment_delete(self, predicate)
+
+    def __repr__(self) -> str:
+        return f"LanceFragment(id={self.fragment_id}, physical_rows={self.physical_rows})"
+
+
 def write_fragments(
     data: Any,
     dataset_uri: Any,
@@ -133,11 +241,7 @@ def write_fragments(
 
     >>> frags = lancelet.fragment.write_fragments(table, "/tmp/items.lance")  # doctest: +SKIP
     """
-    from .dataset import _as_reader, _check_write_args, _native_uri, _progress_callback, _storage_options
-
     if return_transaction:
-        from .errors import UnsupportedFeatureError
-
         raise UnsupportedFeatureError("return_transaction=True is not supported; commit a LanceOperation instead")
     _check_write_args(
         mode, data_storage_version, max_rows_per_file, max_rows_per_group, max_bytes_per_file, kwargs, "write_fragments"

@@ -19,23 +19,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from . import _native
-from ._views import without_views
 from .errors import InvalidArgumentError
 
 if TYPE_CHECKING:  # pragma: no cover
     from .dataset import LanceDataset
 
 __all__ = ["MergeInsertBuilder", "merge_columns"]
-
-
-def _positions(n: int) -> pa.Array:
-    """0, 1, ..., n - 1 as int64, without a Python loop."""
-    if n == 0:
-        return pa.array([], pa.int64())
-    return pc.subtract(pc.cumulative_sum(pa.nulls(n, pa.int64()).fill_null(1)), 1)
 
 
 class MergeInsertBuilder:
@@ -57,6 +48,7 @@ class MergeInsertBuilder:
         self._delete_expr: Optional[str] = None
         self._condition: Optional[str] = None
         self._retries = 10
+        self._target_base: Optional[str] = None
 
     def when_matched_update_all(self, condition: Optional[str] = None) -> "MergeInsertBuilder":
         """Replace each matched target row by its source row; with a SQL ``condition``
@@ -92,6 +84,35 @@ class MergeInsertBuilder:
         self._retries = max_retries
         return self
 
+    def target_bases(self, bases: List[str]) -> "MergeInsertBuilder":
+        """Write the merge's new data files to base path ``bases[0]`` (a base registered in
+        the dataset, by name or path; the dataset's URI means its own root), as pylance's
+        ``target_bases`` does. Deletion files stay at the root. lancelet writes to one base:
+        a list of several is refused.
+
+        >>> ds.merge_insert("id").when_not_matched_insert_all() \\
+        ...     .target_bases(["archive"]).execute(rows)  # doctest: +SKIP
+        """
+        if isinstance(bases, str):
+            bases = [bases]
+        if not isinstance(bases, (list, tuple)) or not all(isinstance(b, str) for b in bases):
+            raise InvalidArgumentError(f"target_bases takes a list of base names or paths, got {bases!r}")
+        if len(bases) != 1:
+            from .errors import UnsupportedFeatureError
+
+            raise UnsupportedFeatureError(
+                f"merge_insert writes to one target base; got {len(bases)} (spreading files over bases is not supported)"
+            )
+        self._target_base = bases[0]
+        return self
+
+    def target_all_bases(self, include_primary: bool = True) -> "MergeInsertBuilder":
+        """Spreading new files over every base is not supported: name one base with
+        :meth:`target_bases`."""
+        from .errors import UnsupportedFeatureError
+
+        raise UnsupportedFeatureError("target_all_bases is not supported; name one base with target_bases")
+
     def execute(self, data_obj: Any, *, schema: Optional[pa.Schema] = None) -> Dict[str, int]:
         """Runs the merge with ``data_obj`` (anything ``write_dataset`` takes) as the source;
         returns ``{"num_inserted_rows", "num_updated_rows", "num_deleted_rows"}``. Nothing is
@@ -103,7 +124,7 @@ class MergeInsertBuilder:
         ...     .when_not_matched_insert_all().execute(new_rows)  # doctest: +SKIP
         {'num_inserted_rows': 5, 'num_updated_rows': 5, 'num_deleted_rows': 0}
         """
-        from .dataset import _as_reader
+        from ._inputs import _as_reader
 
         native, counts = _native.merge_insert(
             self._ds._native,
@@ -115,6 +136,7 @@ class MergeInsertBuilder:
             delete=self._delete,
             delete_filter=self._delete_expr,
             conflict_retries=self._retries,
+            target_base=self._target_base,
         )
         self._ds._native = native
         return dict(counts)
@@ -125,53 +147,11 @@ def merge_columns(
 ) -> Any:
     """``LanceDataset.merge``: joins ``data_obj`` to ``ds`` on ``left_on`` = ``right_on``
     and adds its other columns, one new data file per fragment, committed as a Merge.
-    Returns the new native dataset."""
-    from .dataset import _as_reader
-    from .evolve import commit_files
+    Returns the new native dataset. The join runs natively
+    (``lancelet_dataset::merge_columns``): ``data_obj`` is streamed once, only its keys
+    are held in a hash table, and its other columns are spilled to a file past a budget."""
+    from ._inputs import _as_reader
 
     if not isinstance(left_on, str) or (right_on is not None and not isinstance(right_on, str)):
         raise TypeError("merge joins on one column: left_on and right_on are column names (str)")
-    right_on = left_on if right_on is None else right_on
-    if left_on not in ds.schema.names:
-        raise InvalidArgumentError(
-            f"column {left_on!r} does not exist in the dataset (merge joins on a top-level column)"
-        )
-    right = without_views(_as_reader(data_obj, schema).read_all())
-    if right_on not in right.column_names:
-        raise InvalidArgumentError(f"column {right_on!r} does not exist in the data to merge")
-    new_cols = [n for n in right.column_names if n != right_on]
-    clash = [n for n in new_cols if n in ds.schema.names]
-    if clash:
-        raise InvalidArgumentError(f"column(s) {clash} exist in both the dataset and the data to merge")
-    if not new_cols:
-        raise InvalidArgumentError("the data to merge has no columns besides the key")
-    if right.num_rows == 0:
-        raise InvalidArgumentError("the data to merge has no rows")
-    left_type, right_type = ds.schema.field(left_on).type, right.schema.field(right_on).type
-    if left_type != right_type:
-        raise InvalidArgumentError(
-            f"the key columns differ in type: {left_on!r} is {left_type} in the dataset, "
-            f"{right_on!r} is {right_type} in the data to merge"
-        )
-    # When a key repeats, its last row wins (as in pylance): look keys up in reverse order.
-    rev = right.take(pc.subtract(right.num_rows - 1, _positions(right.num_rows)))
-    keys, values = rev[right_on].combine_chunks(), rev.select(new_cols)
-    out_schema = values.schema
-    native = ds._native
-
-    def joined(fragment_id: int):
-        stream = native.scan(columns=[left_on], fragments=[fragment_id], include_deleted=True)
-        for batch in pa.RecordBatchReader.from_stream(stream):
-            # Null keys match null keys, as in pylance.
-            at = pc.index_in(batch.column(0), value_set=keys, skip_nulls=False)
-            yield from values.take(at).combine_chunks().to_batches()
-
-    files: List[Dict[str, Any]] = []
-    try:
-        for frag in native.fragments():
-            reader = pa.RecordBatchReader.from_batches(out_schema, joined(frag["id"]))
-            files.append(native.write_column_file(frag["id"], reader))
-    except BaseException:
-        native.remove_data_files([f["path"] for frag in files for f in frag["files"]])
-        raise
-    return commit_files(native, out_schema, files)
+    return _native.merge_columns(ds._native, _as_reader(data_obj, schema), left_on, right_on)

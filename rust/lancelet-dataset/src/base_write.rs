@@ -84,6 +84,26 @@ fn find_target<'a>(bases: &'a [pb::BasePath], target: &str) -> Result<&'a pb::Ba
         .ok_or_else(|| Error::InvalidArgument(format!("target base {target:?} names no base path of the dataset")))
 }
 
+impl Dataset {
+    /// Where new data files of a write targeting base `target` (a base's name or path; the
+    /// dataset's own URI means its root) go: the store to write them to and the `base_id`
+    /// they record (`None`: the dataset's root).
+    pub fn target_base_store(&self, target: &str) -> Result<(Arc<dyn Store>, Option<u32>)> {
+        let norm = |p: &str| p.strip_prefix("file://").unwrap_or(p).trim_end_matches('/').to_string();
+        if norm(target) == norm(&self.root().display().to_string()) {
+            return Ok((self.store().clone(), None));
+        }
+        let base = find_target(self.base_paths(), target)?;
+        let store = crate::bases::open_store(&base.path, &self.caches, Some(base.id))?;
+        let store: Arc<dyn Store> = if base.is_dataset_root {
+            store
+        } else {
+            Arc::new(FlatStore { inner: store })
+        };
+        Ok((store, Some(base.id)))
+    }
+}
+
 /// Writes `reader` as [`crate::write::write_dataset`] does, registering `initial_bases`
 /// (create only) and putting the new data files in base `target` (a name or a path; the
 /// dataset's own root when `None`).
@@ -187,7 +207,8 @@ async fn commit_staged(
         })
     };
     let read_version = existing.as_ref().map(|d| d.version()).unwrap_or(0);
-    let txn = new_transaction(read_version, op, params.commit_message.as_deref());
+    let mut txn = new_transaction(read_version, op, params.commit_message.as_deref());
+    txn.transaction_properties.extend(params.transaction_properties.clone());
     let opts = commit_options(params, version);
     let base = existing.as_ref().map(|d| (d.manifest(), d.naming()));
     let (m, naming) = commit(loc.store.as_ref(), base, &txn, &opts).await?;

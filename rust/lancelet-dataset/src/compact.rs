@@ -1,10 +1,11 @@
 //! Compaction: merging small fragments and materializing deletions (a Rewrite transaction).
 //!
-//! A fragment is a candidate when it has fewer live rows than the target, or (with
+//! A fragment is a candidate when it has fewer physical rows than the target, or (with
 //! `materialize_deletions`) more than `materialize_deletions_threshold` of its rows
-//! deleted. Runs of adjacent candidates are rewritten together, in order, into fragments
-//! of up to the target rows; a lone candidate is only rewritten when it has deletions to
-//! drop (rewriting it alone would merge nothing). Insertion order is kept. Each run is a
+//! deleted. Runs of adjacent candidates are cut into groups as pylance 14 cuts them (see
+//! [`plan_groups`]) and each group is rewritten, in order, into fragments of about the
+//! target rows; a lone small fragment is left alone (rewriting it would merge nothing).
+//! Insertion order is kept (pylance moves the new fragments to the end). Each run is a
 //! rewrite group: the old fragments it replaces must be unchanged at commit, so a
 //! concurrent delete on them conflicts, while appends do not.
 
@@ -57,57 +58,84 @@ pub struct CompactionMetrics {
     pub files_added: u64,
 }
 
-/// Groups of adjacent fragments (indices into `frags`) to rewrite together. Candidates
-/// are binned in order until a bin holds the target rows; a short bin at the end of a run
-/// joins the bin before it when they are adjacent, else it stands alone if rewriting it
-/// merges something or drops deletions.
+/// Groups of adjacent fragments (indices into `frags`) to rewrite together, planned as
+/// pylance 14 plans them:
+///
+/// - a fragment is a candidate when it has more than `materialize_deletions_threshold` of
+///   its rows deleted (it is rewritten even alone), or fewer *physical* rows than the
+///   target (it is merged with its neighbours);
+/// - runs of adjacent candidates form bins; a bin of one fragment that is only small is
+///   left alone (rewriting it would merge nothing);
+/// - a bin is cut into groups in order: fragments are taken until their live rows reach the
+///   target, and the rest becomes its own group only if it holds the target rows too
+///   (otherwise the whole rest is one group).
 pub fn plan_groups(frags: &[pb::DataFragment], opts: &CompactionOptions) -> Vec<Vec<usize>> {
+    plan_groups_by_index(frags, opts, &vec![Vec::new(); frags.len()])
+}
+
+/// [`plan_groups`] where fragment `i` is covered by the indexes `coverage[i]` (their uuids,
+/// sorted): as in pylance, a run of candidates is also cut where that set changes, so no
+/// group mixes fragments an index covers with fragments it does not.
+pub fn plan_groups_by_index(
+    frags: &[pb::DataFragment],
+    opts: &CompactionOptions,
+    coverage: &[Vec<String>],
+) -> Vec<Vec<usize>> {
+    let target = opts.target_rows_per_fragment;
     let deleted_share = |f: &pb::DataFragment| {
         let deleted = f.physical_rows.saturating_sub(live_rows(f));
         deleted as f64 / f.physical_rows.max(1) as f64
     };
-    let has_deletions = |f: &pb::DataFragment| f.deletion_file.is_some() && live_rows(f) < f.physical_rows;
-    let candidate = |f: &pb::DataFragment| {
-        live_rows(f) < opts.target_rows_per_fragment
-            || (opts.materialize_deletions && deleted_share(f) > opts.materialize_deletions_threshold)
-    };
-    let mut groups: Vec<Vec<usize>> = Vec::new();
-    let mut bin: Vec<usize> = Vec::new();
-    let mut bin_rows = 0u64;
-    let flush = |bin: &mut Vec<usize>, groups: &mut Vec<Vec<usize>>| {
-        let Some(&first) = bin.first() else { return };
-        match groups.last_mut() {
-            Some(prev) if prev.last().is_some_and(|&l| l + 1 == first) => prev.append(bin),
-            _ if bin.len() > 1 || has_deletions(&frags[first]) => groups.push(std::mem::take(bin)),
-            _ => bin.clear(),
-        }
-    };
+    // (fragments, whether one of them is rewritten for its deletions)
+    let mut bins: Vec<(Vec<usize>, bool)> = Vec::new();
+    let mut current: Option<(Vec<usize>, bool)> = None;
     for (i, f) in frags.iter().enumerate() {
-        if !candidate(f) {
-            flush(&mut bin, &mut groups);
-            bin_rows = 0;
-            continue;
-        }
-        bin.push(i);
-        bin_rows += live_rows(f);
-        if bin_rows >= opts.target_rows_per_fragment {
-            if bin.len() > 1 || has_deletions(f) {
-                groups.push(std::mem::take(&mut bin));
-            } else {
-                bin.clear();
+        let itself = opts.materialize_deletions && deleted_share(f) > opts.materialize_deletions_threshold;
+        if itself || f.physical_rows < target {
+            let same = |bin: &(Vec<usize>, bool)| bin.0.first().is_none_or(|&j| coverage.get(j) == coverage.get(i));
+            if current.as_ref().is_some_and(|b| !same(b)) {
+                bins.extend(current.take());
             }
-            bin_rows = 0;
+            let bin = current.get_or_insert_with(|| (Vec::new(), false));
+            bin.0.push(i);
+            bin.1 |= itself;
+        } else if let Some(bin) = current.take() {
+            bins.push(bin);
         }
     }
-    flush(&mut bin, &mut groups);
+    bins.extend(current);
+    let mut groups = Vec::new();
+    for (bin, itself) in bins {
+        if bin.len() == 1 && !itself {
+            continue;
+        }
+        let mut rest: &[usize] = &bin;
+        loop {
+            let (mut n, mut rows) = (0usize, 0u64);
+            while rows < target && n < rest.len() {
+                rows += live_rows(&frags[rest[n]]);
+                n += 1;
+            }
+            let remaining: u64 = rest[n..].iter().map(|&i| live_rows(&frags[i])).sum();
+            if n < rest.len() && remaining >= target {
+                groups.push(rest[..n].to_vec());
+                rest = &rest[n..];
+            } else {
+                groups.push(rest.to_vec());
+                break;
+            }
+        }
+    }
     groups
 }
 
-/// Rows per output file for a group of `rows` live rows: as many files as whole targets
-/// fit (at least one), evenly filled.
-pub fn rows_per_file(rows: u64, target: u64) -> u64 {
+/// Rows of each output file for a group of `rows` live rows, as pylance 14 cuts them: as
+/// many files as whole targets fit (at least one), the rows spread evenly (the first files
+/// take one more row when they do not divide).
+pub fn file_sizes(rows: u64, target: u64) -> Vec<u64> {
     let files = (rows / target.max(1)).max(1);
-    rows.div_ceil(files).max(1)
+    let (base, extra) = (rows / files, rows % files);
+    (0..files).map(|i| base + u64::from(i < extra)).collect()
 }
 
 impl Dataset {
@@ -120,7 +148,9 @@ impl Dataset {
                 "target_rows_per_fragment and batch_size must be positive".into(),
             ));
         }
-        self.refuse_blob_rewrite("compacting")?;
+        self.refuse_unrewritable_blobs("compacting")?;
+        // Blob v2 values are read back and placed anew in the new files (re-packed).
+        let blobs = self.has_blob_v2_columns();
         if !(0.0..=1.0).contains(&opts.materialize_deletions_threshold) {
             return Err(Error::InvalidArgument(format!(
                 "materialize_deletions_threshold must be between 0 and 1, got {}",
@@ -128,7 +158,21 @@ impl Dataset {
             )));
         }
         let frags = self.fragments();
-        let groups = plan_groups(frags, opts);
+        let indices = self.indices().await?;
+        let mut coverage: Vec<Vec<String>> = vec![Vec::new(); frags.len()];
+        for idx in indices.iter() {
+            let bitmap = lancelet_table::indices::fragment_bitmap(idx).map_err(|e| Error::corrupt("_indices", e))?;
+            let uuid = format!("{:?}", idx.uuid);
+            for (i, f) in frags.iter().enumerate() {
+                if u32::try_from(f.id).is_ok_and(|id| bitmap.contains(id)) {
+                    coverage[i].push(uuid.clone());
+                }
+            }
+        }
+        for c in &mut coverage {
+            c.sort_unstable();
+        }
+        let groups = plan_groups_by_index(frags, opts, &coverage);
         if groups.is_empty() {
             return Ok((self.clone(), CompactionMetrics::default()));
         }
@@ -158,14 +202,22 @@ impl Dataset {
                         columns,
                         fragments: Some(old.iter().map(|f| f.id).collect()),
                         batch_size: opts.batch_size,
+                        with_row_address: blobs,
                         ..ScanOptions::default()
                     },
                 )
                 .await?;
                 let rows: u64 = old.iter().map(live_rows).sum();
+                let sizes = file_sizes(rows, opts.target_rows_per_fragment);
+                let (mut file, mut in_file) = (0usize, 0u64);
                 let params = WriteParams {
-                    max_rows_per_file: rows_per_file(rows, opts.target_rows_per_fragment),
+                    max_rows_per_file: u64::MAX,
                     file_version: version,
+                    // Rewritten rows keep the external blobs they referenced.
+                    blob: crate::blob_write::BlobWriteOptions {
+                        allow_external_outside_bases: true,
+                        ..Default::default()
+                    },
                     ..WriteParams::default()
                 };
                 let mut writer = FragmentWriter::new(self.store().clone(), schema.clone(), ids.clone(), params)?;
@@ -175,15 +227,41 @@ impl Dataset {
                         if batch.num_rows() == 0 {
                             continue;
                         }
+                        if blobs {
+                            batch = self.materialize_blobs(&batch).await?;
+                        }
                         if stable {
-                            let n = schema.fields().len();
-                            for (k, v) in lineage.iter_mut().enumerate() {
-                                let col = batch.column(n + k).as_primitive::<arrow_array::types::UInt64Type>();
+                            for (v, name) in lineage.iter_mut().zip([ROW_ID, ROW_CREATED_AT, ROW_UPDATED_AT]) {
+                                let col = batch
+                                    .column_by_name(name)
+                                    .and_then(|c| c.as_primitive_opt::<arrow_array::types::UInt64Type>())
+                                    .ok_or_else(|| Error::InvalidArgument(format!("compaction read no {name}")))?;
                                 v.extend_from_slice(col.values());
                             }
+                        }
+                        if stable || blobs {
+                            // Only the dataset's columns are written (in its schema's order).
+                            let n = schema.fields().len();
                             batch = RecordBatch::try_new(schema.clone(), batch.columns()[..n].to_vec())?;
                         }
-                        writer.write(&batch)?;
+                        // Files are cut at `sizes` (the last one takes whatever is left).
+                        let mut offset = 0usize;
+                        while offset < batch.num_rows() {
+                            let want = if file + 1 < sizes.len() {
+                                sizes[file] - in_file
+                            } else {
+                                u64::MAX
+                            };
+                            let take = want.min((batch.num_rows() - offset) as u64);
+                            writer.write(&batch.slice(offset, take as usize))?;
+                            offset += take as usize;
+                            in_file += take;
+                            if take == want {
+                                writer.cut()?;
+                                file += 1;
+                                in_file = 0;
+                            }
+                        }
                         writer.upload_pending().await?;
                     }
                     let mut new = writer.finish()?;
@@ -320,15 +398,54 @@ mod tests {
         let groups = plan_groups(&f, &opts(120));
         let sizes: Vec<usize> = groups.iter().map(Vec::len).collect();
         assert_eq!(sizes, vec![3, 3, 3, 3, 3, 4]);
-        assert_eq!(rows_per_file(405, 200), 203);
-        assert_eq!(rows_per_file(180, 120), 180);
-        assert_eq!(rows_per_file(50, 1000), 50);
+        assert_eq!(file_sizes(405, 200), vec![203, 202]);
+        assert_eq!(file_sizes(180, 120), vec![180]);
+        assert_eq!(file_sizes(50, 1000), vec![50]);
+        // pylance 14: 705 rows at target 100 -> 5 files of 101 and 2 of 100.
+        assert_eq!(file_sizes(705, 100), vec![101, 101, 101, 101, 101, 100, 100]);
     }
 
     #[test]
     fn a_lone_small_fragment_stays_unless_it_has_deletions() {
         let f = [frag(0, 1000, 0), frag(1, 10, 0), frag(2, 1000, 0), frag(3, 10, 2)];
         assert_eq!(plan_groups(&f, &opts(100)), vec![vec![3]]);
+    }
+
+    #[test]
+    fn runs_are_cut_where_index_coverage_changes() {
+        // pylance 14: ten 10-row fragments, the first five indexed, target 100 -> 50 + 50.
+        let f: Vec<_> = (0..10).map(|i| frag(i, 10, 0)).collect();
+        let cov: Vec<Vec<String>> = (0..10)
+            .map(|i| if i < 5 { vec!["idx".to_string()] } else { vec![] })
+            .collect();
+        assert_eq!(
+            plan_groups_by_index(&f, &opts(100), &cov),
+            vec![vec![0, 1, 2, 3, 4], vec![5, 6, 7, 8, 9]]
+        );
+    }
+
+    #[test]
+    fn candidates_are_judged_by_physical_rows_as_in_pylance() {
+        // 100 stored rows with 10 deleted (not above 10%), target 100: none is small.
+        let f: Vec<_> = (0..3).map(|i| frag(i, 100, 10)).collect();
+        assert!(plan_groups(&f, &opts(100)).is_empty());
+    }
+
+    #[test]
+    fn a_short_rest_stays_in_the_last_group() {
+        // pylance 14: ten 10-row fragments, target 35 -> fragments of 40 and 60 rows.
+        let f: Vec<_> = (0..10).map(|i| frag(i, 10, 0)).collect();
+        let sizes: Vec<usize> = plan_groups(&f, &opts(35)).iter().map(Vec::len).collect();
+        assert_eq!(sizes, vec![4, 6]);
+        // A lone small fragment at the end of a run of big ones stays.
+        let f = [
+            frag(0, 100, 0),
+            frag(1, 5, 0),
+            frag(2, 5, 0),
+            frag(3, 100, 0),
+            frag(4, 5, 0),
+        ];
+        assert_eq!(plan_groups(&f, &opts(50)), vec![vec![1, 2]]);
     }
 
     #[test]
@@ -358,8 +475,10 @@ mod tests {
             proptest::prop_assert!(flat.windows(2).all(|w| w[0] < w[1]));
             for g in &groups {
                 proptest::prop_assert!(g.windows(2).all(|w| w[1] == w[0] + 1));
-                let per = rows_per_file(g.iter().map(|&i| live_rows(&f[i])).sum(), target);
-                proptest::prop_assert!(per >= 1);
+                let rows: u64 = g.iter().map(|&i| live_rows(&f[i])).sum();
+                let sizes = file_sizes(rows, target);
+                proptest::prop_assert_eq!(sizes.iter().sum::<u64>(), rows);
+                proptest::prop_assert!(sizes.iter().all(|&n| n + 1 >= sizes[0] && n <= sizes[0]));
             }
         }
     }

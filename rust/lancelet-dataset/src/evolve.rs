@@ -473,8 +473,18 @@ impl Dataset {
 
     /// Adds columns computed by SQL expressions over existing ones (`(name, expression)`),
     /// one new data file per fragment.
+    /// When every expression is a typed null (`CAST(NULL AS type)`), no data is written:
+    /// the columns only join the schema, as pylance does.
     pub async fn add_columns_sql(&self, exprs: &[(String, String)], batch_size: usize) -> Result<Self> {
         use futures::StreamExt;
+        if !exprs.is_empty() && exprs.iter().all(|(_, e)| is_typed_null(e)) {
+            let opts = ScanOptions {
+                columns: Columns::Exprs(exprs.to_vec()),
+                ..ScanOptions::default()
+            };
+            let scan = Scan::plan(self, opts).await?;
+            return self.add_null_columns(scan.schema()).await;
+        }
         let mut files = Vec::new();
         let mut fields = None;
         let result: Result<()> = async {
@@ -559,6 +569,15 @@ fn cast_batch(batch: &arrow_array::RecordBatch, target: &Arc<Schema>) -> Result<
         })
         .collect::<Result<Vec<_>>>()?;
     Ok(arrow_array::RecordBatch::try_new(target.clone(), columns)?)
+}
+
+/// Whether SQL `expr` is `CAST(NULL AS type)`: a column of it is null in every row.
+fn is_typed_null(expr: &str) -> bool {
+    use lancelet_expr::{Expr, ScalarValue};
+    matches!(
+        lancelet_expr::parse(expr),
+        Ok(Expr::Cast { expr, .. }) if matches!(*expr, Expr::Literal(ScalarValue::Null))
+    )
 }
 
 #[cfg(test)]

@@ -405,9 +405,7 @@ impl Dataset {
                 next += 1;
             }
             let Some(h) = pending.pop_front() else { break };
-            let part = h
-                .await
-                .map_err(|e| Error::InvalidArgument(format!("search task failed: {e}")))??;
+            let part = h.await.map_err(Error::from)??;
             for (d, a) in part {
                 top.push(d, a);
             }

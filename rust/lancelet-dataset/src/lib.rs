@@ -9,20 +9,27 @@
 //! - [`take`] and [`delete`]: random access by row offset and deletion by predicate.
 //! - [`cleanup`]: removing old versions and the files only they use.
 //! - [`compact`]: merging small fragments and dropping deleted rows.
+//!   [`compact_config`] resolves its options from `lance.compaction.*` config keys.
 //! - [`evolve`]: adding, dropping and altering columns without rewriting data.
+//!   [`backfill`] adds columns a user function computes (with checkpoints), and
+//!   [`merge_columns`] adds columns joined on a key (`merge`).
 //! - [`update`]: setting columns by SQL in the rows a predicate selects.
 //! - [`branch`] and [`base_write`]: branches, shallow and deep clones, tags on branches, and
 //!   writes whose files go to other base paths (files are found through `base_id` everywhere).
 
+pub mod backfill;
 pub mod base_write;
 mod bases;
 pub mod blob;
+mod blob_rewrite;
 pub mod blob_write;
 pub mod branch;
 pub mod cleanup;
 pub mod compact;
+pub mod compact_config;
 pub mod condition;
 pub mod delete;
+mod durable;
 mod error;
 pub mod evolve;
 pub mod index;
@@ -31,12 +38,15 @@ mod index_query;
 pub mod intent;
 pub mod knn;
 pub mod lineage;
+pub mod merge_columns;
 pub mod merge_insert;
 mod prune;
+pub mod readahead;
 pub mod retry;
 pub mod scan;
 pub mod take;
 pub mod update;
+pub mod user_ops;
 pub mod vector_build;
 pub mod views;
 pub mod write;

@@ -35,15 +35,24 @@ impl Dataset {
         if updates.is_empty() {
             return Err(Error::InvalidArgument("update needs at least one column to set".into()));
         }
-        self.refuse_blob_rewrite("updating rows")?;
+        self.refuse_unrewritable_blobs("updating rows in")?;
         let version = self.writable_version("updating rows")?;
         let stable = self.has_stable_row_ids();
         let schema = self.schema().clone();
         for (col, _) in updates {
-            if schema.field_with_name(col).is_err() {
-                return Err(Error::InvalidArgument(format!(
-                    "update sets column {col:?}, which does not exist (top-level columns only)"
-                )));
+            match schema.field_with_name(col) {
+                Err(_) => {
+                    return Err(Error::InvalidArgument(format!(
+                        "update sets column {col:?}, which does not exist (top-level columns only)"
+                    )))
+                }
+                // As in pylance 14: rows with blobs move, but blob values are not set by SQL.
+                Ok(f) if lancelet_file::blob::is_blob_v2(f) => {
+                    return Err(Error::Unsupported(format!(
+                        "direct updates to column {col:?} containing blob v2 values are not supported"
+                    )))
+                }
+                Ok(_) => {}
             }
         }
         let exprs: Vec<(String, String)> = schema
@@ -90,8 +99,14 @@ impl Dataset {
         let ids = dataset_field_ids(&schema, &self.manifest().fields, &all)?;
         let params = WriteParams {
             file_version: version,
+            // Moved rows keep the external blobs they referenced, wherever those are.
+            blob: crate::blob_write::BlobWriteOptions {
+                allow_external_outside_bases: true,
+                ..Default::default()
+            },
             ..WriteParams::default()
         };
+        let blobs = self.has_blob_v2_columns();
         let mut writer = FragmentWriter::new(self.store().clone(), schema.clone(), ids, params)?;
         let mut written = Vec::new();
         let staged: Result<(Vec<pb::DataFragment>, Vec<pb::DataFragment>, Vec<u64>)> = async {
@@ -99,6 +114,13 @@ impl Dataset {
                 if batch.num_rows() == 0 {
                     continue;
                 }
+                let materialized;
+                let batch = if blobs {
+                    materialized = self.materialize_blobs(batch).await?;
+                    &materialized
+                } else {
+                    batch
+                };
                 let columns = schema
                     .fields()
                     .iter()

@@ -116,19 +116,39 @@ fn ds_replace_branch_metadata(
     block_on(py, async move { ds.replace_branch_metadata(&name, value).await })
 }
 
-/// `(name, version, manifest_size, branch, created_at, updated_at)` of every tag of the
+/// `(name, version, manifest_size, branch, created_at, updated_at, metadata)` of every tag of the
 /// dataset's root.
 #[pyfunction]
 #[allow(clippy::type_complexity)]
 fn ds_tags(
     py: Python<'_>,
     d: &Bound<'_, PyDataset>,
-) -> PyResult<Vec<(String, u64, u64, Option<String>, Option<String>, Option<String>)>> {
+) -> PyResult<
+    Vec<(
+        String,
+        u64,
+        u64,
+        Option<String>,
+        Option<String>,
+        Option<String>,
+        std::collections::BTreeMap<String, String>,
+    )>,
+> {
     let ds = ds(d);
     let tags = block_on(py, async move { ds.all_tags().await })?;
     Ok(tags
         .into_iter()
-        .map(|t| (t.name, t.version, t.manifest_size, t.branch, t.created_at, t.updated_at))
+        .map(|t| {
+            (
+                t.name,
+                t.version,
+                t.manifest_size,
+                t.branch,
+                t.created_at,
+                t.updated_at,
+                t.metadata,
+            )
+        })
         .collect())
 }
 

@@ -20,9 +20,9 @@ fn condition_columns(py: Python<'_>, sql: &str) -> PyResult<Vec<Vec<String>>> {
 #[pyfunction]
 fn evaluate_condition(py: Python<'_>, batch: Bound<'_, PyAny>, sql: &str) -> PyResult<BatchStream> {
     let batch = import_batch(py, &batch)?;
-    let mask = py
-        .detach(|| lancelet_dataset::condition::evaluate_condition(&batch, sql))
-        .map_err(|e| errors::to_py(py, e))?;
+    let mask = crate::runtime::block_on(py, async {
+        lancelet_dataset::condition::evaluate_condition(&batch, sql)
+    })?;
     let schema = Arc::new(Schema::new(vec![Field::new("mask", DataType::Boolean, false)]));
     let out = RecordBatch::try_new(schema.clone(), vec![Arc::new(mask) as ArrayRef])
         .map_err(|e| errors::invalid(py, e.to_string()))?;

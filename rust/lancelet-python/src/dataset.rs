@@ -7,18 +7,18 @@ use std::sync::Arc;
 use arrow_array::ffi_stream::{FFI_ArrowArrayStream, RecordBatchStreamReader};
 use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::ArrowError;
+use lancelet_dataset::readahead::Readahead;
 use lancelet_dataset::scan::{Columns, Limiter, Scan, ScanOptions};
 use lancelet_dataset::write::{write_dataset, CommitKind, WriteMode, WriteParams, WriteProgress};
 use lancelet_dataset::{open_uri, Dataset, Location, VersionRef};
 use lancelet_file::FileVersion;
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyCapsuleMethods, PyDict};
-use tokio::task::JoinHandle;
 
-use crate::arrow_ffi::{schema_capsule, stream_error, BatchStream, ErrorSlot, FnReader};
+use crate::arrow_ffi::{schema_capsule, BatchStream, ErrorSlot, FnReader};
 use crate::errors;
 use crate::fragment_meta::{fragment_dict, fragment_from_dict};
-use crate::runtime::{block_on, runtime, spawner};
+use crate::runtime::{block_on, runtime, spawner, wait_task};
 
 /// Counters of one scan, filled in while it runs: pass one to `Dataset.scan(stats=...)`.
 #[pyclass(module = "lancelet._native", name = "ScanStats", frozen)]
@@ -127,6 +127,10 @@ impl Iterator for OutsideRuntime {
     type Item = Result<RecordBatch, ArrowError>;
 
     fn next(&mut self) -> Option<Self::Item> {
+        // The write stops (and cleans up) on this error; `block_on` raises the interrupt.
+        if crate::runtime::interrupted() {
+            return Some(Err(ArrowError::ExternalError("interrupted".into())));
+        }
         let inner = &mut self.0;
         tokio::task::block_in_place(move || inner.next())
     }
@@ -181,38 +185,10 @@ pub(crate) fn write_params(
     })
 }
 
-/// Runs a write whose input may be a Python generator: it is pulled on this thread (with
-/// the GIL released; pyarrow takes it back while producing each batch), not on a worker.
-pub(crate) fn pull_on_this_thread<T, F>(py: Python<'_>, fut: F) -> PyResult<T>
-where
-    F: std::future::Future<Output = lancelet_dataset::Result<T>> + Send,
-    T: Send,
-{
-    let rt = runtime().map_err(|e| errors::make(py, errors::Kind::Internal, e.to_string()))?;
-    let res = py.detach(|| std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| rt.block_on(fut))));
-    match res {
-        Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => Err(errors::to_py(py, e)),
-        Err(payload) => Err(errors::from_panic(py, payload)),
-    }
-}
-
-/// A scan task running on the runtime, remembered with the process that launched it.
-struct Pending {
-    pid: u32,
-    task: usize,
-    handle: JoinHandle<lancelet_dataset::Result<RecordBatch>>,
-}
-
-fn launch(scan: &Arc<Scan>, task: usize) -> Result<Pending, ArrowError> {
-    let rt = runtime().map_err(|e| ArrowError::ExternalError(Box::new(e)))?;
-    let scan = scan.clone();
-    Ok(Pending {
-        pid: std::process::id(),
-        task,
-        handle: rt.spawn(async move { scan.run_task(task).await }),
-    })
-}
+/// Runs a write whose input may be a Python generator: [`block_on`] polls the future on
+/// this thread (with the GIL released; pyarrow takes it back while producing each batch),
+/// not on a worker.
+pub(crate) use crate::runtime::block_on as pull_on_this_thread;
 
 /// Scan tasks in flight on object stores.
 const REMOTE_READAHEAD: usize = 4;
@@ -233,8 +209,11 @@ fn scan_stream(scan: Arc<Scan>) -> BatchStream {
         cores.max(REMOTE_READAHEAD)
     };
     let mut limiter: Limiter = scan.limiter();
-    let mut next_task = 0usize;
-    let mut pending: VecDeque<Pending> = VecDeque::new();
+    let task_scan = scan.clone();
+    let mut tasks = Readahead::new(scan.num_tasks(), window, crate::runtime::handle, move |i| {
+        let scan = task_scan.clone();
+        Box::pin(async move { scan.run_task(i).await })
+    });
     let mut ready: VecDeque<RecordBatch> = VecDeque::new();
     let next = move || -> Option<Result<RecordBatch, ArrowError>> {
         loop {
@@ -244,31 +223,13 @@ fn scan_stream(scan: Arc<Scan>) -> BatchStream {
             if limiter.done() {
                 return None;
             }
-            while pending.len() < window && next_task < scan.num_tasks() {
-                match launch(&scan, next_task) {
-                    Ok(p) => pending.push_back(p),
-                    Err(e) => return Some(Err(e)),
-                }
-                next_task += 1;
-            }
-            let mut p = pending.pop_front()?;
-            if p.pid != std::process::id() {
-                // Forked since the task started: its runtime is gone in this process.
-                let task = p.task;
-                std::mem::forget(p);
-                p = match launch(&scan, task) {
-                    Ok(p) => p,
-                    Err(e) => return Some(Err(e)),
-                };
-            }
-            let res = match runtime() {
-                Ok(rt) => rt.block_on(p.handle),
+            let task = match tasks.next_task()? {
+                Ok(t) => t,
                 Err(e) => return Some(Err(ArrowError::ExternalError(Box::new(e)))),
             };
-            match res {
-                Ok(Ok(batch)) => ready.extend(limiter.push(batch)),
-                Ok(Err(e)) => return Some(Err(stream_error(&err_slot, e))),
-                Err(e) => return Some(Err(ArrowError::ExternalError(Box::new(e)))),
+            match wait_task(&err_slot, task, lancelet_dataset::Error::from) {
+                Ok(batch) => ready.extend(limiter.push(batch)),
+                Err(e) => return Some(Err(e)),
             }
         }
     };
@@ -320,7 +281,7 @@ impl PyDataset {
     #[staticmethod]
     #[pyo3(signature = (uri, data, mode="create", max_rows_per_file=1024*1024, max_bytes_per_file=90*1024*1024*1024,
         enable_v2_manifest_paths=true, data_storage_version=None, commit_message=None, progress=None,
-        storage_options=None, enable_stable_row_ids=false, blob_options=None))]
+        storage_options=None, enable_stable_row_ids=false, blob_options=None, transaction_properties=None))]
     #[allow(clippy::too_many_arguments)]
     fn write(
         py: Python<'_>,
@@ -336,6 +297,7 @@ impl PyDataset {
         storage_options: Option<HashMap<String, String>>,
         enable_stable_row_ids: bool,
         blob_options: Option<(Option<u64>, bool, bool)>,
+        transaction_properties: Option<HashMap<String, String>>,
     ) -> PyResult<Self> {
         let mut params = write_params(
             py,
@@ -348,6 +310,7 @@ impl PyDataset {
             progress,
         )?;
         params.enable_stable_row_ids = enable_stable_row_ids;
+        params.transaction_properties = transaction_properties.unwrap_or_default();
         if let Some((pack, ingest, outside)) = blob_options {
             params.blob.pack_file_size_threshold = pack;
             params.blob.ingest_external = ingest;
@@ -410,7 +373,7 @@ impl PyDataset {
     /// an append planned at that version.
     #[staticmethod]
     #[pyo3(signature = (uri, kind, fragments, schema=None, read_version=None, enable_v2_manifest_paths=true,
-        data_storage_version=None, commit_message=None, storage_options=None))]
+        data_storage_version=None, commit_message=None, storage_options=None, transaction_properties=None))]
     #[allow(clippy::too_many_arguments)]
     fn commit(
         py: Python<'_>,
@@ -423,6 +386,7 @@ impl PyDataset {
         data_storage_version: Option<String>,
         commit_message: Option<String>,
         storage_options: Option<HashMap<String, String>>,
+        transaction_properties: Option<HashMap<String, String>>,
     ) -> PyResult<Self> {
         use lancelet_dataset::intent::CommitIntent;
         let intent = match (kind, schema.as_ref()) {
@@ -461,6 +425,8 @@ impl PyDataset {
             commit_message,
             None,
         )?;
+        let mut params = params;
+        params.transaction_properties = transaction_properties.unwrap_or_default();
         let loc = location(py, &uri, storage_options)?;
         let ds = block_on(py, async move {
             match intent {
@@ -760,18 +726,18 @@ impl PyDataset {
             .map_err(|e| errors::to_py(py, e))?;
         // The batches are pulled here, outside the runtime: producing them may run lancelet
         // scans (a UDF reading the dataset), which block on the runtime themselves.
-        let pulled: lancelet_dataset::Result<()> = py.detach(|| {
+        let pulled: PyResult<()> = block_on(py, async {
             for batch in reader {
-                writer.write(&batch?)?;
+                writer.write(&batch.map_err(lancelet_dataset::Error::from)?)?;
             }
-            Ok(())
+            Ok::<(), lancelet_dataset::Error>(())
         });
         if let Err(e) = pulled {
             let _ = block_on(py, async move {
                 writer.abort().await;
                 Ok::<(), lancelet_dataset::Error>(())
             });
-            return Err(errors::to_py(py, e));
+            return Err(e);
         }
         let file = block_on(py, async move { ds.finish_column_file(fragment_id, writer).await })?;
         let frag = lancelet_table::pb::DataFragment {
@@ -904,16 +870,16 @@ impl PyDataset {
         target_rows_per_fragment: Option<u64>,
         materialize_deletions: Option<bool>,
         materialize_deletions_threshold: Option<f64>,
-        batch_size: Option<usize>,
+        batch_size: Option<u64>,
     ) -> PyResult<(Self, Bound<'py, PyDict>)> {
-        let d = lancelet_dataset::compact::CompactionOptions::default();
-        let opts = lancelet_dataset::compact::CompactionOptions {
-            target_rows_per_fragment: target_rows_per_fragment.unwrap_or(d.target_rows_per_fragment),
-            materialize_deletions: materialize_deletions.unwrap_or(d.materialize_deletions),
-            materialize_deletions_threshold: materialize_deletions_threshold
-                .unwrap_or(d.materialize_deletions_threshold),
-            batch_size: batch_size.unwrap_or(d.batch_size),
+        // The caller's options; the rest come from `lance.compaction.*` config or defaults.
+        let args = lancelet_dataset::compact_config::CompactionArgs {
+            target_rows_per_fragment,
+            materialize_deletions,
+            materialize_deletions_threshold,
+            batch_size,
         };
+        let opts = self.inner.compaction_options(&args).map_err(|e| errors::to_py(py, e))?;
         let ds = self.inner.clone();
         let (ds, m) = block_on(py, async move { ds.compact_files(&opts).await })?;
         let out = counts_dict(

@@ -6,6 +6,8 @@
 //! C data interface without copying ([`arrow_ffi`]).
 
 mod arrow_ffi;
+mod asof;
+mod backfill;
 mod blob;
 mod branches;
 mod condition;
@@ -15,6 +17,8 @@ mod file;
 mod fragment_meta;
 mod index;
 mod merge;
+mod merge_columns;
+mod operations;
 mod runtime;
 
 use pyo3::prelude::*;
@@ -32,5 +36,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     branches::init(m)?;
     blob::init(m)?;
     merge::init(m)?;
+    merge_columns::init(m)?;
+    asof::init(m)?;
+    backfill::init(m)?;
+    operations::init(m)?;
     Ok(())
 }

@@ -25,6 +25,8 @@ pub struct Tag {
     pub created_at: Option<String>,
     /// Last update time (RFC 3339), as recorded.
     pub updated_at: Option<String>,
+    /// The tag's metadata (string values; see [`replace_tag_metadata`]).
+    pub metadata: std::collections::BTreeMap<String, String>,
 }
 
 impl Tag {
@@ -124,6 +126,15 @@ fn parse_tag(name: &str, bytes: &[u8], path: &str) -> Result<Tag> {
         branch: v.get("branch").and_then(Value::as_str).map(str::to_string),
         created_at: v.get("createdAt").and_then(Value::as_str).map(str::to_string),
         updated_at: v.get("updatedAt").and_then(Value::as_str).map(str::to_string),
+        metadata: v
+            .get("metadata")
+            .and_then(Value::as_object)
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
+                    .collect()
+            })
+            .unwrap_or_default(),
     })
 }
 
@@ -133,6 +144,7 @@ async fn write_tag(
     branch: Option<&str>,
     version: u64,
     created_at: Option<String>,
+    metadata: Value,
     create: bool,
 ) -> Result<()> {
     check_tag_name(name)?;
@@ -145,7 +157,7 @@ async fn write_tag(
         "createdAt": created_at.unwrap_or_else(|| now.clone()),
         "updatedAt": now,
         "manifestSize": size,
-        "metadata": {},
+        "metadata": metadata,
     });
     let bytes = serde_json::to_vec_pretty(&body).map_err(|e| Error::InvalidArgument(e.to_string()))?;
     let path = tag_path(name);
@@ -167,7 +179,7 @@ pub async fn create_tag(store: &dyn Store, name: &str, version: u64) -> Result<(
 /// Creates tag `name` pointing at `version` of `branch` (main when `None`); `store` is the
 /// dataset root, where every tag lives.
 pub async fn create_tag_on(store: &dyn Store, name: &str, branch: Option<&str>, version: u64) -> Result<()> {
-    write_tag(store, name, branch, version, None, true).await
+    write_tag(store, name, branch, version, None, json!({}), true).await
 }
 
 /// Moves existing tag `name` to `version` of `branch` (main when `None`).
@@ -178,15 +190,45 @@ pub async fn update_tag_on(store: &dyn Store, name: &str, branch: Option<&str>, 
         Error::NotFound { .. } => Error::InvalidArgument(format!("tag {name:?} does not exist")),
         e => e,
     })?;
-    let created = serde_json::from_slice::<Value>(&old)
-        .ok()
+    let old = serde_json::from_slice::<Value>(&old).ok();
+    let created = old
+        .as_ref()
         .and_then(|v| v.get("createdAt").and_then(Value::as_str).map(str::to_string));
-    write_tag(store, name, branch, version, created, false).await
+    // Moving a tag keeps its metadata, as in pylance.
+    let metadata = old
+        .as_ref()
+        .and_then(|v| v.get("metadata").cloned())
+        .filter(Value::is_object)
+        .unwrap_or_else(|| json!({}));
+    write_tag(store, name, branch, version, created, metadata, false).await
 }
 
 /// Moves existing tag `name` to `version`.
 pub async fn update_tag(store: &dyn Store, name: &str, version: u64) -> Result<()> {
     update_tag_on(store, name, None, version).await
+}
+
+/// Replaces the metadata of existing tag `name` (the whole map); the tag's version and
+/// times are left as they are, as pylance's `tags.replace_metadata` does.
+pub async fn replace_tag_metadata(
+    store: &dyn Store,
+    name: &str,
+    metadata: &std::collections::BTreeMap<String, String>,
+) -> Result<()> {
+    check_tag_name(name)?;
+    let path = tag_path(name);
+    let old = store.read(&path).await.map_err(|e| match e {
+        Error::NotFound { .. } => Error::InvalidArgument(format!("tag {name:?} does not exist")),
+        e => e,
+    })?;
+    let mut body: Value =
+        serde_json::from_slice(&old).map_err(|e| Error::corrupt(&path, format!("tag file is not JSON: {e}")))?;
+    let Some(obj) = body.as_object_mut() else {
+        return Err(Error::corrupt(&path, "tag file is not a JSON object"));
+    };
+    obj.insert("metadata".into(), json!(metadata));
+    let bytes = serde_json::to_vec_pretty(&body).map_err(|e| Error::InvalidArgument(e.to_string()))?;
+    store.put(&path, bytes.into()).await
 }
 
 /// Deletes tag `name`; fails if it does not exist.

@@ -42,7 +42,7 @@
 //! ```
 
 mod condition;
-mod keys;
+pub(crate) mod keys;
 
 use std::sync::Arc;
 
@@ -75,6 +75,9 @@ pub struct MergeInsertParams {
     pub delete_filter: Option<String>,
     /// How conflicts with concurrent commits are retried (pylance's `conflict_retries`).
     pub retry: RetryPolicy,
+    /// The base path new data files go to (pylance's `target_bases`, one base: a name or a
+    /// path); the dataset's root when `None`.
+    pub target_base: Option<String>,
 }
 
 impl MergeInsertParams {
@@ -88,6 +91,7 @@ impl MergeInsertParams {
             delete: false,
             delete_filter: None,
             retry: RetryPolicy::default(),
+            target_base: None,
         }
     }
 }
@@ -111,8 +115,7 @@ impl Dataset {
     /// dataset at the new version (this one when nothing changed) and the counts.
     pub async fn merge_insert(&self, params: &MergeInsertParams, source: &SourceFn) -> Result<(Dataset, MergeStats)> {
         if params.update {
-            // Updated rows would carry the target's blob descriptors without their payloads.
-            self.refuse_blob_rewrite("updating rows through merge_insert")?;
+            self.refuse_unrewritable_blobs("updating rows through merge_insert in")?;
         }
         if params.on.is_empty() {
             return Err(Error::InvalidArgument(
@@ -149,24 +152,25 @@ impl Dataset {
         // 3. The source again: the new rows are written as its batches come.
         let all: Vec<usize> = (0..target_schema.fields().len()).collect();
         let ids = dataset_field_ids(&target_schema, &self.manifest().fields, &all)?;
-        let wparams = WriteParams {
+        let mut wparams = WriteParams {
             file_version: self.writable_version("merging rows")?,
             ..WriteParams::default()
         };
-        let mut main = FragmentWriter::new(
-            self.store().clone(),
-            target_schema.clone(),
-            ids.clone(),
-            wparams.clone(),
-        )?;
+        // Updated rows keep the external blobs of the target rows they replace, wherever
+        // those are (as pylance does); new external values from the source must still be
+        // under a registered base, so the exception holds only when the source has none.
+        if params.update && self.has_blob_v2_columns() {
+            wparams.blob.allow_external_outside_bases =
+                !crate::blob_rewrite::has_external_blobs(source()?, &target_schema)?;
+        }
+        let (store, base_id) = match &params.target_base {
+            Some(t) => self.target_base_store(t)?,
+            None => (self.store().clone(), None),
+        };
+        let mut main = FragmentWriter::new(store.clone(), target_schema.clone(), ids.clone(), wparams.clone())?;
         // With stable row ids, updated rows fill files of their own (they keep their ids).
         let mut inserts = match stable {
-            true => Some(FragmentWriter::new(
-                self.store().clone(),
-                target_schema.clone(),
-                ids,
-                wparams,
-            )?),
+            true => Some(FragmentWriter::new(store.clone(), target_schema.clone(), ids, wparams)?),
             false => None,
         };
         let mut join = Join {
@@ -227,7 +231,12 @@ impl Dataset {
         }
         .await;
         let frags = match streamed {
-            Ok(f) => f,
+            Ok(mut f) => {
+                for d in f.iter_mut().flat_map(|f| f.files.iter_mut()) {
+                    d.base_id = base_id;
+                }
+                f
+            }
             Err(e) => {
                 main.abort().await;
                 if let Some(w) = inserts.as_mut() {
@@ -363,9 +372,7 @@ async fn probe_target(ds: &Dataset, keys: Arc<KeyTable>, params: &MergeInsertPar
             next += 1;
         }
         let Some(h) = pending.pop_front() else { break };
-        let part = h
-            .await
-            .map_err(|e| Error::InvalidArgument(format!("scan task failed: {e}")))??;
+        let part = h.await.map_err(Error::from)??;
         probe.pairs.extend(part.pairs);
         probe.unmatched.extend(part.unmatched);
         probe.matched.extend(part.matched);
@@ -541,7 +548,14 @@ impl Join<'_> {
             .collect();
         let fill = match lacking.is_empty() {
             true => None,
-            false => Some(self.ds.take_addresses(&targets, Some(&lacking)).await?),
+            false => {
+                let taken = self.ds.take_addresses(&targets, Some(&lacking)).await?;
+                // Blob values the source lacks come from the target rows' blobs.
+                Some(match self.ds.has_blob_v2_columns() {
+                    true => self.ds.materialize_blobs_at(&taken, &targets).await?,
+                    false => taken,
+                })
+            }
         };
         self.assemble(batch, &UInt32Array::from(rows), fill.as_ref()).map(Some)
     }
