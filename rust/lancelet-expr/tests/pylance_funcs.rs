@@ -118,6 +118,9 @@ fn list_subscripts_match_pylance() {
     assert_eq!(ints(&b, "l[0]"), vec![None, None, None]);
     assert_eq!(ints(&b, "l[3]"), vec![Some(3), None, None]);
     assert_eq!(ints(&b, "l[-1]"), vec![Some(3), Some(4), None]);
+    // the most negative index is out of range (it once overflowed negating it)
+    assert_eq!(ints(&b, "l[-9223372036854775808]"), vec![None, None, None]);
+    assert_eq!(ints(&b, "l[-3]"), vec![Some(1), None, None]);
     assert_eq!(ints(&b, "l[id]"), vec![Some(1), None, None]);
     assert_eq!(ints(&b, "l[1+1]"), vec![Some(2), None, None]);
     assert_eq!(ints(&b, "array_element(l, 2)"), vec![Some(2), None, None]);

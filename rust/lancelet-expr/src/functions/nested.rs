@@ -79,7 +79,8 @@ pub(crate) fn array_element(list: &Value, index: &Value, rows: usize) -> Result<
                 let len = i64::try_from(len).ok()?;
                 let offset = if i > 0 && i <= len {
                     i - 1
-                } else if i < 0 && -i <= len {
+                } else if i < 0 && i >= -len {
+                    // (-i would overflow for i64::MIN; -len cannot, len >= 0)
                     len + i
                 } else {
                     return None;
