@@ -7,6 +7,8 @@
 //! per symbol (zero padded), then one length byte per symbol. Compressed bytes are codes:
 //! code 255 escapes the following literal byte, any other code `c` stands for symbol `c`.
 
+use std::cell::RefCell;
+
 use super::hashing::{fast_map, FastMap};
 use crate::{corrupt, Result};
 
@@ -74,6 +76,29 @@ impl SymbolTable {
             invalid,
             n,
             enabled,
+        })
+    }
+
+    /// Runs `f` on the parsed form of `table`. The last table parsed on this thread is
+    /// kept, so the chunks of one page (and the values of a full-zip page), which share
+    /// one table, parse it once: a hit costs one comparison of the serialized bytes.
+    pub fn with_parsed<R>(table: &[u8], f: impl FnOnce(&SymbolTable) -> Result<R>) -> Result<R> {
+        thread_local! {
+            static LAST: RefCell<Option<(Vec<u8>, SymbolTable)>> = const { RefCell::new(None) };
+        }
+        LAST.with(|last| {
+            // A nested call (none today) must not find the cell borrowed: it parses afresh.
+            let Ok(mut last) = last.try_borrow_mut() else {
+                return f(&Self::parse(table)?);
+            };
+            if let Some((bytes, parsed)) = last.as_ref() {
+                if bytes.as_slice() == table {
+                    return f(parsed);
+                }
+            }
+            let parsed = Self::parse(table)?;
+            let (_, kept) = last.insert((table.to_vec(), parsed));
+            f(kept)
         })
     }
 
@@ -938,5 +963,27 @@ mod tests {
         let mut t = table(&[b"abc"]);
         t[16] = 9;
         assert!(SymbolTable::parse(&t).is_err());
+    }
+
+    #[test]
+    fn the_kept_table_is_used_only_for_the_same_bytes() {
+        let decode = |t: &[u8], codes: &[u8]| {
+            SymbolTable::with_parsed(t, |p| {
+                let mut out = Vec::new();
+                p.decompress_into(codes, &mut out)?;
+                Ok(out)
+            })
+        };
+        let (a, b) = (table(&[b"ab", b"cd"]), table(&[b"xyz", b"w"]));
+        assert_eq!(decode(&a, &[0, 1]).unwrap(), b"abcd");
+        assert_eq!(decode(&a, &[1, 0]).unwrap(), b"cdab");
+        assert_eq!(decode(&b, &[0, 1]).unwrap(), b"xyzw");
+        assert_eq!(decode(&a, &[1]).unwrap(), b"cd");
+        // A bad table is an error every time, and does not displace nor poison the kept one.
+        assert!(decode(&[0u8; 16], &[0]).is_err());
+        assert!(decode(&[0u8; 16], &[0]).is_err());
+        assert_eq!(decode(&b, &[1, 1]).unwrap(), b"ww");
+        // Codes past the kept table are still rejected.
+        assert!(decode(&b, &[7]).is_err());
     }
 }

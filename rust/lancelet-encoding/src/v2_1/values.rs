@@ -147,6 +147,12 @@ impl Values {
 
     /// Concatenates parts (at least one expected; none gives an empty `Fixed`).
     pub fn concat(parts: Vec<Values>) -> Result<Values> {
+        // Bytes and offsets of all parts, reserved once instead of regrown part by part.
+        let (bytes, offsets) = parts.iter().fold((0usize, 0usize), |(b, o), p| match p {
+            Self::Var { offsets, data } => (b + data.len(), o + offsets.len()),
+            Self::Fixed { data, .. } => (b + data.len(), o),
+            _ => (b, o),
+        });
         let mut it = parts.into_iter();
         let Some(mut first) = it.next() else {
             return Ok(Self::Fixed {
@@ -155,6 +161,14 @@ impl Values {
                 len: 0,
             });
         };
+        match &mut first {
+            Self::Var { offsets: o, data } => {
+                data.reserve(bytes - data.len());
+                o.reserve(offsets - o.len());
+            }
+            Self::Fixed { data, .. } => data.reserve(bytes - data.len()),
+            _ => {}
+        }
         for p in it {
             first.append(p)?;
         }
@@ -166,6 +180,11 @@ impl Values {
         let n = self.len() as u64;
         if let Some(bad) = indices.iter().find(|i| **i >= n) {
             return Err(corrupt!("dictionary index {bad} out of range for {n} items"));
+        }
+        if let Some(run) = contiguous(indices) {
+            if let Some(v) = self.range(run)? {
+                return Ok(v);
+            }
         }
         match self {
             Self::Fixed { bits, data, .. } => {
@@ -214,6 +233,44 @@ impl Values {
             }
             Self::Fsl { .. } => Err(Error::Unsupported("dictionaries of fixed-size lists".into())),
             Self::Struct { .. } => Err(Error::Unsupported("dictionaries of packed structs".into())),
+        }
+    }
+
+    /// The values `run` (in range) as one copy of their bytes; `None` for the kinds
+    /// [`Values::take`] handles value by value (bits, lists, structs).
+    fn range(&self, run: std::ops::Range<usize>) -> Result<Option<Values>> {
+        let len = run.len();
+        match self {
+            Self::Fixed { bits, data, .. } if *bits != 1 => {
+                let nb = fixed_bytes(*bits)?;
+                let bytes = data
+                    .get(run.start * nb..run.end * nb)
+                    .ok_or_else(|| corrupt!("short dictionary"))?;
+                Ok(Some(Self::Fixed {
+                    bits: *bits,
+                    data: bytes.to_vec(),
+                    len,
+                }))
+            }
+            Self::Var { offsets, data } => {
+                let (Some(&s), Some(&e)) = (offsets.get(run.start), offsets.get(run.end)) else {
+                    return Err(corrupt!("variable-width values {run:?} have bad offsets"));
+                };
+                let part = &offsets[run.start..=run.end];
+                if part.windows(2).any(|w| w[0] > w[1]) || e as usize > data.len() {
+                    return Err(corrupt!("variable-width values {run:?} have bad offsets"));
+                }
+                if e - s > MAX_EXPANDED_BYTES as u64 {
+                    return Err(corrupt!(
+                        "dictionary values expand to more than {MAX_EXPANDED_BYTES} bytes"
+                    ));
+                }
+                Ok(Some(Self::Var {
+                    offsets: part.iter().map(|o| o - s).collect(),
+                    data: data[s as usize..e as usize].to_vec(),
+                }))
+            }
+            _ => Ok(None),
         }
     }
 
@@ -562,6 +619,13 @@ pub fn with_validity(array: ArrayRef, valid: &[bool]) -> Result<ArrayRef> {
     let mine = NullBuffer::from(valid.to_vec());
     let nulls = NullBuffer::union(data.nulls(), Some(&mine));
     Ok(make_array(data.into_builder().nulls(nulls).build()?))
+}
+
+/// `indices` as the range they cover when they are consecutive ascending positions.
+fn contiguous(indices: &[u64]) -> Option<std::ops::Range<usize>> {
+    let first = usize::try_from(*indices.first()?).ok()?;
+    let consecutive = indices.iter().enumerate().all(|(k, &i)| i == (first + k) as u64);
+    consecutive.then(|| first..first + indices.len())
 }
 
 fn var_slice<'a>(offsets: &[u64], data: &'a [u8], i: usize) -> Result<&'a [u8]> {

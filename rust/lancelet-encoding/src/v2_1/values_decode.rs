@@ -245,7 +245,7 @@ fn fsst_values(table: &[u8], inner: Values) -> Result<Values> {
     let Values::Var { offsets, data } = inner else {
         return Err(corrupt!("FSST over fixed-width values"));
     };
-    let (offsets, data) = SymbolTable::parse(table)?.decompress_values(&offsets, &data)?;
+    let (offsets, data) = SymbolTable::with_parsed(table, |t| t.decompress_values(&offsets, &data))?;
     Ok(Values::Var { offsets, data })
 }
 
@@ -424,7 +424,7 @@ pub fn var_value(enc: &pb21::CompressiveEncoding, raw: &[u8], out: &mut Vec<u8>)
         C::Fsst(f) => {
             let mut inner = Vec::new();
             var_value(required(&f.values, "FSST values")?, raw, &mut inner)?;
-            SymbolTable::parse(&f.symbol_table)?.decompress_into(&inner, out)
+            SymbolTable::with_parsed(&f.symbol_table, |t| t.decompress_into(&inner, out))
         }
         C::General(g) => {
             let scheme = g.compression.as_ref().map(|c| c.scheme).unwrap_or(0);
@@ -507,5 +507,49 @@ mod tests {
             vec![true, false, true, false, true]
         );
         assert!(decode_chunk(&flat_enc(32), &[&[1, 2, 3]], 1).is_err());
+    }
+
+    #[test]
+    fn a_run_of_indices_takes_what_one_by_one_takes() {
+        let strs = Values::Var {
+            offsets: vec![0, 1, 1, 4, 6, 10],
+            data: b"abbbccdddd".to_vec(),
+        };
+        let ints = Values::Fixed {
+            bits: 16,
+            data: (0u16..5).flat_map(|i| (i * 300).to_le_bytes()).collect(),
+            len: 5,
+        };
+        let texts = |v: Values| {
+            let a = v.into_array(&DataType::Utf8).unwrap();
+            let s = a.as_any().downcast_ref::<StringArray>().unwrap();
+            s.iter().flatten().map(str::to_owned).collect::<Vec<_>>()
+        };
+        let words = |v: Values| match v {
+            Values::Fixed { bits: 16, data, len } => {
+                assert_eq!(data.len(), 2 * len);
+                data.chunks(2)
+                    .map(|c| u16::from_le_bytes([c[0], c[1]]))
+                    .collect::<Vec<_>>()
+            }
+            other => panic!("{other:?}"),
+        };
+        // A run (the fast path), the same rows not as a run, and runs at either end.
+        assert_eq!(texts(strs.take(&[1, 2, 3]).unwrap()), ["", "bbb", "cc"]);
+        assert_eq!(texts(strs.take(&[3, 2, 1]).unwrap()), ["cc", "bbb", ""]);
+        assert_eq!(texts(strs.take(&[0]).unwrap()), ["a"]);
+        assert_eq!(texts(strs.take(&[3, 4]).unwrap()), ["cc", "dddd"]);
+        assert_eq!(words(ints.take(&[2, 3, 4]).unwrap()), [600, 900, 1200]);
+        assert_eq!(words(ints.take(&[0, 1]).unwrap()), [0, 300]);
+        assert_eq!(words(ints.take(&[1, 1, 2]).unwrap()), [300, 300, 600]);
+        assert_eq!(ints.take(&[]).unwrap().len(), 0);
+        assert!(ints.take(&[4, 5]).is_err());
+        assert!(strs.take(&[4, 5]).is_err());
+        // Offsets going backwards inside a run are corrupt, as they are value by value.
+        let bad = Values::Var {
+            offsets: vec![0, 3, 2, 4],
+            data: b"abcd".to_vec(),
+        };
+        assert!(bad.take(&[0, 1, 2]).is_err());
     }
 }
