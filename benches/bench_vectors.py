@@ -29,7 +29,6 @@ import json
 import math
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -39,6 +38,9 @@ import numpy as np
 import pyarrow as pa
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from _rss import maxrss_mb, run_child  # noqa: E402  (child-process peak RSS, shared with bench_memory)
+
 SWEEP = [(p, r) for p in (1, 2, 4, 8, 16, 32, 64) for r in (None, 4, 16)]
 
 
@@ -84,16 +86,10 @@ def child_build(module: str, uri: str, nparts: int, nsub: int, metric: str) -> N
 
 def build(module: str, uri: str, nparts: int, nsub: int, metric: str) -> Dict[str, float]:
     """The build in a fresh interpreter; its own peak RSS from ``wait4``."""
-    p = subprocess.Popen([sys.executable, __file__, "--child", module, uri, str(nparts), str(nsub), metric],
-                         stdout=subprocess.PIPE, text=True)
-    assert p.stdout is not None
-    out = p.stdout.read()
-    _, status, usage = os.wait4(p.pid, 0)
-    p.returncode = os.waitstatus_to_exitcode(status)
-    if p.returncode != 0:
-        raise RuntimeError(f"{module} index build failed ({p.returncode})")
+    out, usage = run_child([sys.executable, __file__, "--child", module, uri, str(nparts), str(nsub), metric],
+                           what=f"{module} index build")
     res = json.loads(out.strip().splitlines()[-1])
-    res["peak_rss_mb"] = usage.ru_maxrss / 1024
+    res["peak_rss_mb"] = maxrss_mb(usage)
     return res
 
 
