@@ -20,6 +20,7 @@ pub mod plan;
 pub mod reader;
 pub mod schema;
 pub mod stats;
+pub mod uri_writer;
 pub mod writer;
 
 pub use error::{Error, Result};

@@ -2,17 +2,14 @@
 //! or a `file://`, `memory://` or `s3://` URI with pylance-style `storage_options`.
 
 use std::collections::HashMap;
-use std::fs::File;
-use std::io::BufWriter;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow_array::ffi::FFI_ArrowSchema;
 use arrow_array::RecordBatch;
 use arrow_schema::{ArrowError, Schema};
 use lancelet_dataset::readahead::Readahead;
-use lancelet_file::{FileReader, FileVersion, FileWriter, PageCache, WriterOptions};
-use lancelet_io::{FileTarget, ObjectStoreStore, Storage};
+use lancelet_file::uri_writer::UriFileWriter;
+use lancelet_file::{FileReader, FileVersion, PageCache, WriterOptions};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule, PyCapsuleMethods, PyDict, PyList};
 
@@ -227,22 +224,11 @@ impl PyFileReader {
     }
 }
 
-/// Where a finished file goes: renamed into place on local disk, or uploaded.
-enum Destination {
-    Local(PathBuf),
-    Object { store: ObjectStoreStore, key: String },
-}
-
-/// Writes one Lance file; it appears at its path only when `close` succeeds. The file is
-/// written to a temporary local file first: next to the target on local disk (then
-/// renamed), in the temporary directory for object stores (then uploaded, in parts when
-/// large).
+/// Writes one Lance file; it appears at its path only when `close` succeeds (see
+/// `lancelet_file::uri_writer`).
 #[pyclass(module = "lancelet._native", name = "FileWriter")]
 pub struct PyFileWriter {
-    inner: Option<FileWriter<BufWriter<File>>>,
-    tmp: PathBuf,
-    target: Destination,
-    display: String,
+    inner: UriFileWriter,
 }
 
 pub(crate) fn import_schema(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Schema> {
@@ -289,135 +275,48 @@ impl PyFileWriter {
             opts.cache_bytes_per_column = (c / schema.fields().len().max(1) as u64).max(1);
         }
         opts.encode.dictionary = dictionary;
-        let target = lancelet_io::file_target(&path, &storage_options.unwrap_or_default())
-            .map_err(|e| errors::to_py(py, lancelet_file::Error::from(e)))?;
-        let (target, tmp, display) = match target {
-            FileTarget::Local(p) => {
-                let tmp = temp_path(&p);
-                let display = p.display().to_string();
-                (Destination::Local(p), tmp, display)
-            }
-            FileTarget::Object { store, key } => {
-                let name = Path::new(&key).file_name().map(PathBuf::from).unwrap_or_default();
-                let tmp = temp_path(&std::env::temp_dir().join(name));
-                (Destination::Object { store, key }, tmp, path)
-            }
-        };
-        let shown = display.clone();
-        let (writer, tmp) = block_on(py, async move {
-            let file = File::create(&tmp).map_err(|e| lancelet_file::Error::io(&shown, e))?;
-            let w = FileWriter::try_new(BufWriter::with_capacity(1 << 20, file), &shown, schema, opts);
-            if w.is_err() {
-                let _ = std::fs::remove_file(&tmp);
-            }
-            Ok::<_, lancelet_file::Error>((w?, tmp))
-        })?;
-        Ok(Self {
-            inner: Some(writer),
-            tmp,
-            target,
-            display,
-        })
+        let options = storage_options.unwrap_or_default();
+        let inner = block_on(py, async move { UriFileWriter::create(&path, &options, schema, opts) })?;
+        Ok(Self { inner })
     }
 
     /// Writes one record batch (any object with `__arrow_c_array__`).
     fn write_batch(&mut self, py: Python<'_>, batch: &Bound<'_, PyAny>) -> PyResult<()> {
         let batch = import_batch(py, batch)?;
-        let writer = self
-            .inner
-            .as_mut()
-            .ok_or_else(|| errors::invalid(py, "the writer is closed"))?;
-        block_on(py, async { writer.write_batch(&batch) })
+        let writer = &mut self.inner;
+        block_on(py, async move { writer.write_batch(&batch) })
     }
 
     /// Writes a global buffer now; returns its index (1, 2, ...).
     fn add_global_buffer(&mut self, py: Python<'_>, data: Vec<u8>) -> PyResult<u32> {
-        let writer = self
-            .inner
-            .as_mut()
-            .ok_or_else(|| errors::invalid(py, "the writer is closed"))?;
-        block_on(py, async { writer.add_global_buffer(&data) })
+        let writer = &mut self.inner;
+        block_on(py, async move { writer.add_global_buffer(&data) })
     }
 
     /// Adds a key/value pair to the schema metadata.
     fn add_schema_metadata(&mut self, py: Python<'_>, key: String, value: String) -> PyResult<()> {
-        let writer = self
-            .inner
-            .as_mut()
-            .ok_or_else(|| errors::invalid(py, "the writer is closed"))?;
-        writer.add_schema_metadata(key, value);
-        Ok(())
+        self.inner
+            .add_schema_metadata(key, value)
+            .map_err(|e| errors::to_py(py, e))
     }
 
     /// Finishes the file; returns the number of rows and the file size, or None if
     /// already closed.
     fn close(&mut self, py: Python<'_>) -> PyResult<Option<(u64, u64)>> {
-        let Some(writer) = self.inner.take() else {
-            return Ok(None);
-        };
-        let tmp = self.tmp.clone();
-        let display = self.display.clone();
-        let target = &self.target;
-        let res = block_on(py, async move {
-            let (out, rows) = writer.finish()?;
-            let file = out
-                .into_inner()
-                .map_err(|e| lancelet_file::Error::io(&display, e.into_error()))?;
-            file.sync_all().map_err(|e| lancelet_file::Error::io(&display, e))?;
-            let size = file
-                .metadata()
-                .map_err(|e| lancelet_file::Error::io(&display, e))?
-                .len();
-            drop(file);
-            match target {
-                Destination::Local(path) => {
-                    std::fs::rename(&tmp, path).map_err(|e| lancelet_file::Error::io(&display, e))?;
-                }
-                Destination::Object { store, key } => {
-                    store.upload(key, &tmp).await?;
-                    let _ = std::fs::remove_file(&tmp);
-                }
-            }
-            Ok::<_, lancelet_file::Error>((rows, size))
-        });
-        if res.is_err() {
-            let _ = std::fs::remove_file(&self.tmp);
-        }
-        res.map(Some)
+        let writer = &mut self.inner;
+        block_on(py, async move { writer.finish().await })
     }
 
     /// Abandons the file: nothing is left at the target path.
     fn abort(&mut self) {
-        if self.inner.take().is_some() {
-            let _ = std::fs::remove_file(&self.tmp);
-        }
+        self.inner.abort();
     }
 
     /// True once `close` or `abort` ran.
     #[getter]
     fn closed(&self) -> bool {
-        self.inner.is_none()
+        self.inner.is_closed()
     }
-}
-
-impl Drop for PyFileWriter {
-    fn drop(&mut self) {
-        if self.inner.take().is_some() {
-            let _ = std::fs::remove_file(&self.tmp);
-        }
-    }
-}
-
-fn temp_path(target: &Path) -> PathBuf {
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    target.with_file_name(format!(".{name}.{}-{nanos}.partial", std::process::id()))
 }
 
 pub fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
