@@ -265,6 +265,8 @@ class BlobFile(io.BufferedIOBase):
         self._buffer_size = max(int(buffer_size), 0)
         self._buf = b""
         self._buf_start = 0
+        self._bytes_read = 0
+        self._read_requests = 0
 
     def __repr__(self) -> str:
         return f"<BlobFile size={self._size}>"
@@ -272,7 +274,26 @@ class BlobFile(io.BufferedIOBase):
     def _fetch(self, ranges: Sequence[Tuple[int, int]]) -> List[bytes]:
         path, external, position, size = self._loc
         reqs = [(path, external, position, size, s, e) for s, e in ranges]
-        return list(_native.read_blob_ranges(self._native, reqs))
+        bufs, nbytes, nreqs = _native.read_blob_ranges_counted(self._native, reqs)
+        self._bytes_read += nbytes
+        self._read_requests += nreqs
+        return list(bufs)
+
+    @property
+    def bytes_read(self) -> int:
+        """Bytes this file has fetched from storage so far, as counted by the I/O layer
+        (read-ahead included): a ``read_range`` of a large blob fetches only that range.
+
+        >>> f = ds.take_blobs("img", indices=[0])[0]  # doctest: +SKIP
+        >>> f.read_range(1_000_000, 10); f.bytes_read  # doctest: +SKIP
+        10
+        """
+        return self._bytes_read
+
+    @property
+    def read_requests(self) -> int:
+        """Read requests this file has sent to storage so far."""
+        return self._read_requests
 
     def size(self) -> int:
         """The blob's length in bytes."""

@@ -143,6 +143,23 @@ pub(crate) fn find_field(schema: &arrow_schema::Schema, path: &str) -> Option<ar
     Some(f)
 }
 
+/// The descriptors of blob column `column` in `batch` (a take of just that column): the
+/// column itself, or, for a dotted path into structs, the child reached through the
+/// nested structs the take returns, null wherever a parent struct is null.
+fn descriptor_column(batch: &arrow_array::RecordBatch, column: &str) -> Option<StructArray> {
+    let mut col = batch.column(0).as_struct_opt()?.clone();
+    if batch.schema().field(0).name() == column {
+        return Some(col);
+    }
+    for part in column.split('.').skip(1) {
+        let child = col.column_by_name(part)?.as_struct_opt()?.clone();
+        let nulls = arrow_buffer::NullBuffer::union(col.nulls(), child.nulls());
+        let (fields, columns, _) = child.into_parts();
+        col = StructArray::try_new(fields, columns, nulls).ok()?;
+    }
+    Some(col)
+}
+
 impl Dataset {
     /// The locations of the blobs of column `column` (a blob column, dotted paths into
     /// structs allowed) at row `addresses`, one per address; `None` for a null blob.
@@ -153,11 +170,9 @@ impl Dataset {
         }
         let batch = self.take_addresses(addresses, Some(&[column.to_string()])).await?;
         let root = self.root().display().to_string();
-        let col = batch
-            .column(0)
-            .as_struct_opt()
+        let col = descriptor_column(&batch, column)
             .ok_or_else(|| Error::corrupt(&root, format!("blob column {column} did not read as descriptors")))?;
-        let descs = descriptors(col, &root)?;
+        let descs = descriptors(&col, &root)?;
         let path: Vec<&str> = column.split('.').collect();
         // Data file (relative to data/) holding the column, per fragment.
         let mut files: HashMap<u64, String> = HashMap::new();

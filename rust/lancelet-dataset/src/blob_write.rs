@@ -54,6 +54,39 @@ pub fn has_blob_v2(schema: &Schema) -> bool {
     schema.fields().iter().any(|f| is_blob_v2(f))
 }
 
+/// Refuses blob columns (v1 or v2) below the top level of `schema` (in structs or
+/// lists): their payloads would not be placed, so writing them would lose the values.
+/// pylance 14 writes blobs in structs; lancelet reads those (see
+/// [`crate::Dataset::blob_locations`]) but does not write them yet.
+pub fn refuse_nested_blobs(schema: &Schema) -> Result<()> {
+    fn walk(f: &Field, path: &str) -> Result<()> {
+        use arrow_schema::DataType as D;
+        let children: Vec<&FieldRef> = match f.data_type() {
+            D::Struct(fs) => fs.iter().collect(),
+            D::List(c) | D::LargeList(c) | D::FixedSizeList(c, _) | D::Map(c, _) => vec![c],
+            D::ListView(c) | D::LargeListView(c) => vec![c],
+            _ => Vec::new(),
+        };
+        for c in children {
+            let p = format!("{path}.{}", c.name());
+            if is_blob_v1(c) || is_blob_v2(c) {
+                return Err(Error::Unsupported(format!(
+                    "writing blob column {p:?} inside a struct or list is not supported yet \
+                     (lancelet reads such columns; write blob columns at the top level)"
+                )));
+            }
+            walk(c, &p)?;
+        }
+        Ok(())
+    }
+    for f in schema.fields() {
+        if !is_blob_v2(f) {
+            walk(f, f.name())?;
+        }
+    }
+    Ok(())
+}
+
 /// The schema a data file stores for `schema`: blob v2 columns as their descriptors.
 pub fn file_schema(schema: &SchemaRef) -> SchemaRef {
     if !has_blob_v2(schema) {
@@ -337,10 +370,15 @@ impl BlobEncoder {
         inline: &mut dyn FnMut(&[u8]) -> lancelet_file::Result<u64>,
     ) -> Result<RecordBatch> {
         let mut cols = Vec::with_capacity(batch.num_columns());
+        // The other columns are copied: the file writer keeps them until their pages
+        // fill, and an Arrow C stream import shares one owner between all the arrays of
+        // a batch, so keeping a slice of a small column would keep the batch's payloads
+        // (e.g. 8 MB images) alive too, and memory would grow with the whole stream.
+        let all_rows = UInt32Array::from_iter_values(0..batch.num_rows() as u32);
         for (i, c) in batch.columns().iter().enumerate() {
             match self.columns.get(i).cloned().flatten() {
                 Some(t) => cols.push(self.encode_column(i, &t, c, inline)?),
-                None => cols.push(c.clone()),
+                None => cols.push(arrow_select::take::take(c.as_ref(), &all_rows, None)?),
             }
         }
         let opts = arrow_array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
@@ -501,5 +539,20 @@ mod tests {
             file_field_ids(&schema, &[0, 1, 2, 3]).unwrap(),
             vec![0, 1, -1, -1, -1, -1, -1]
         );
+    }
+
+    #[test]
+    fn blobs_below_the_top_level_are_refused() {
+        let v1 = Field::new("b", DataType::LargeBinary, true)
+            .with_metadata(HashMap::from([("lance-encoding:blob".to_string(), "true".to_string())]));
+        let top = Schema::new(vec![v1.clone()]);
+        assert!(refuse_nested_blobs(&top).is_ok());
+        let nested = Schema::new(vec![Field::new(
+            "s",
+            DataType::Struct(vec![Field::new("k", DataType::Int64, true), v1].into()),
+            true,
+        )]);
+        let err = refuse_nested_blobs(&nested).unwrap_err();
+        assert!(matches!(&err, Error::Unsupported(m) if m.contains("\"s.b\"")), "{err}");
     }
 }

@@ -1,7 +1,10 @@
 //! Blob reads for `lancelet.blob`: where rows' blobs live, and fetching byte ranges of
 //! them (concurrently, with the GIL released).
 
+use std::sync::Arc;
+
 use lancelet_dataset::blob::BlobLocation;
+use lancelet_io::IoStats;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -58,9 +61,44 @@ fn read_blob_ranges<'py>(
     Ok(bufs.iter().map(|b| PyBytes::new(py, b.as_slice())).collect())
 }
 
+/// As [`read_blob_ranges`], and also the `(bytes_read, read_requests)` the I/O layer
+/// counted for these reads (what `BlobFile.bytes_read` adds up).
+#[pyfunction]
+fn read_blob_ranges_counted<'py>(
+    py: Python<'py>,
+    ds: &Bound<'py, PyDataset>,
+    requests: Vec<(String, bool, u64, u64, u64, u64)>,
+) -> PyResult<(Vec<Bound<'py, PyBytes>>, u64, u64)> {
+    let stats = Arc::new(IoStats::default());
+    let counted = Arc::new((*ds.get().inner).clone().with_io_stats(stats.clone()));
+    let bufs = block_on(py, async move {
+        futures::future::try_join_all(
+            requests
+                .into_iter()
+                .map(|(path, external, position, size, start, end)| {
+                    let ds = counted.clone();
+                    async move {
+                        let loc = BlobLocation {
+                            path,
+                            external,
+                            position,
+                            size,
+                        };
+                        ds.read_blob(&loc, start..end).await
+                    }
+                }),
+        )
+        .await
+    })?;
+    let (bytes_read, requests) = stats.snapshot();
+    let out = bufs.iter().map(|b| PyBytes::new(py, b.as_slice())).collect();
+    Ok((out, bytes_read, requests))
+}
+
 /// Registers the blob functions.
 pub fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(blob_locations, m)?)?;
     m.add_function(wrap_pyfunction!(read_blob_ranges, m)?)?;
+    m.add_function(wrap_pyfunction!(read_blob_ranges_counted, m)?)?;
     Ok(())
 }
