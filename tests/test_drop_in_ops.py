@@ -416,10 +416,11 @@ def test_merge_insert_target_bases_refusals(tmp_path):
     uri = str(tmp_path / "t.lance")
     lancelet.write_dataset(pa.table({"id": [1]}), uri)
     b = lancelet.dataset(uri).merge_insert("id").when_not_matched_insert_all()
-    with pytest.raises(lancelet.errors.UnsupportedFeatureError):
-        b.target_bases(["x", "y"])
-    with pytest.raises(lancelet.errors.UnsupportedFeatureError):
-        b.target_all_bases()
+    # several bases are spread over (tests/test_base_paths_more.py); they must exist
+    with pytest.raises(lancelet.errors.InvalidArgumentError, match="names no base"):
+        b.target_bases(["x", "y"]).execute(pa.table({"id": [2]}))
+    with pytest.raises(lancelet.errors.InvalidArgumentError):
+        b.target_all_bases()  # not together with target_bases
     with pytest.raises(lancelet.errors.InvalidArgumentError, match="names no base"):
         b.target_bases(["nope"]).execute(pa.table({"id": [2]}))
     assert lancelet.dataset(uri).count_rows() == 1

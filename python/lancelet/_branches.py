@@ -363,29 +363,34 @@ def write_with_bases(
     """``write_dataset`` with ``initial_bases`` (creating) and/or ``target_bases``."""
     from ._argcheck import _storage_options
     from .dataset import LanceDataset
-    from .errors import UnsupportedFeatureError
 
     initial = kwargs.get("initial_bases") or []
     targets = kwargs.get("target_bases")
-    if targets is not None and kwargs.get("target_all_bases") is not None:
+    spread_all = kwargs.get("target_all_bases")
+    if targets is not None and spread_all is not None:
         raise InvalidArgumentError("pass target_bases or target_all_bases, not both")
-    if kwargs.get("target_all_bases") is not None:
-        raise UnsupportedFeatureError(
-            "target_all_bases (spreading files over every base) is not supported; name one base in target_bases"
-        )
     if isinstance(targets, str):
         targets = [targets]
-    if targets is not None and len(targets) != 1:
-        raise UnsupportedFeatureError("lancelet writes the files of one write to one base: give one target base")
+    if targets is not None and not (
+        isinstance(targets, (list, tuple)) and all(isinstance(t, (str, os.PathLike)) for t in targets)
+    ):
+        raise InvalidArgumentError(f"target_bases takes a list of base names or paths, got {targets!r}")
+    if spread_all is not None and not isinstance(spread_all, bool):
+        raise InvalidArgumentError(f"target_all_bases takes a bool, got {spread_all!r}")
     if initial and mode == "append" and os.path.isdir(os.path.join(path, "_versions")):
         raise InvalidArgumentError("Cannot register new bases in Append mode. Only CREATE mode can register new bases.")
     options = _storage_options(storage_options)
+    new_bases = native_bases(list(initial), {}, 1)
+    if kwargs.get("base_store_params"):
+        options = dict(options or {})
+        options.update(_scoped_store_params(kwargs["base_store_params"], new_bases, path, options))
     native = _native.write_with_bases(
         path,
         reader,
         mode,
-        native_bases(list(initial), {}, 1),
-        target=targets[0] if targets else None,
+        new_bases,
+        targets=[os.fspath(t) for t in targets or []],
+        target_all_bases=spread_all,
         max_rows_per_file=max_rows_per_file,
         max_bytes_per_file=max_bytes_per_file,
         data_storage_version=data_storage_version,
@@ -395,6 +400,40 @@ def write_with_bases(
     out = LanceDataset.__new__(LanceDataset)
     out._init(str(uri.uri if isinstance(uri, LanceDataset) else uri), path, native)
     out._storage_options = options
+    return out
+
+
+def _scoped_store_params(
+    params: Any, new_bases: List[Tuple], path: str, options: Dict[str, str]
+) -> Dict[str, str]:
+    """pylance's ``base_store_params={base_uri: {key: value}}`` as ``base_{id}.{key}``
+    storage options, for the bases being registered and those the dataset at ``path`` has
+    (runtime only: nothing is stored in the manifest)."""
+    if not isinstance(params, dict) or not all(
+        isinstance(k, str) and isinstance(v, dict) and all(isinstance(x, str) for kv in v.items() for x in kv)
+        for k, v in params.items()
+    ):
+        raise InvalidArgumentError(f"base_store_params maps base paths to dicts of string options, got {params!r}")
+
+    def norm(p: str) -> str:
+        p = p[len("file://"):] if p.startswith("file://") else p
+        return (p if "://" in p else os.path.abspath(os.path.expanduser(p))).rstrip("/")
+
+    ids = {norm(p): bid for bid, _, _, p in new_bases}
+    if os.path.isdir(os.path.join(path, "_versions")) or "://" in path:
+        from .dataset import dataset as _open
+        from .errors import LanceNotFoundError
+
+        try:
+            existing = _open(path, storage_options=options or None).base_paths()
+        except LanceNotFoundError:  # no dataset there yet: only the new bases
+            existing = {}
+        ids.update({norm(b.path): bid for bid, b in existing.items()})
+    out = {}
+    for uri, opts in params.items():
+        bid = ids.get(norm(uri))
+        if bid is not None:
+            out.update({f"base_{bid}.{k}": v for k, v in opts.items()})
     return out
 
 

@@ -48,7 +48,8 @@ class MergeInsertBuilder:
         self._delete_expr: Optional[str] = None
         self._condition: Optional[str] = None
         self._retries = 10
-        self._target_base: Optional[str] = None
+        self._target_bases: List[str] = []
+        self._target_all: Optional[bool] = None
 
     def when_matched_update_all(self, condition: Optional[str] = None) -> "MergeInsertBuilder":
         """Replace each matched target row by its source row; with a SQL ``condition``
@@ -85,10 +86,11 @@ class MergeInsertBuilder:
         return self
 
     def target_bases(self, bases: List[str]) -> "MergeInsertBuilder":
-        """Write the merge's new data files to base path ``bases[0]`` (a base registered in
-        the dataset, by name or path; the dataset's URI means its own root), as pylance's
-        ``target_bases`` does. Deletion files stay at the root. lancelet writes to one base:
-        a list of several is refused.
+        """Write the merge's new data files to the base paths ``bases`` in turn (bases
+        registered in the dataset, by name or path; the dataset's URI means its own root):
+        the first new file goes to ``bases[0]``, the next to ``bases[1]``, and so on round
+        robin, as pylance does. Deletion files stay at the root. Cannot be combined with
+        :meth:`target_all_bases`.
 
         >>> ds.merge_insert("id").when_not_matched_insert_all() \\
         ...     .target_bases(["archive"]).execute(rows)  # doctest: +SKIP
@@ -97,21 +99,26 @@ class MergeInsertBuilder:
             bases = [bases]
         if not isinstance(bases, (list, tuple)) or not all(isinstance(b, str) for b in bases):
             raise InvalidArgumentError(f"target_bases takes a list of base names or paths, got {bases!r}")
-        if len(bases) != 1:
-            from .errors import UnsupportedFeatureError
-
-            raise UnsupportedFeatureError(
-                f"merge_insert writes to one target base; got {len(bases)} (spreading files over bases is not supported)"
-            )
-        self._target_base = bases[0]
+        if self._target_all is not None:
+            raise InvalidArgumentError("target_bases cannot be combined with target_all_bases")
+        self._target_bases = list(bases)
         return self
 
     def target_all_bases(self, include_primary: bool = True) -> "MergeInsertBuilder":
-        """Spreading new files over every base is not supported: name one base with
-        :meth:`target_bases`."""
-        from .errors import UnsupportedFeatureError
+        """Spread the merge's new data files over every base path registered in the dataset
+        (by id, resolved when the merge runs), round robin; with ``include_primary`` the
+        dataset's own root takes the first turn. Cannot be combined with
+        :meth:`target_bases`.
 
-        raise UnsupportedFeatureError("target_all_bases is not supported; name one base with target_bases")
+        >>> ds.merge_insert("id").when_not_matched_insert_all() \\
+        ...     .target_all_bases(include_primary=False).execute(rows)  # doctest: +SKIP
+        """
+        if not isinstance(include_primary, bool):
+            raise InvalidArgumentError(f"include_primary takes a bool, got {include_primary!r}")
+        if self._target_bases:
+            raise InvalidArgumentError("target_all_bases cannot be combined with target_bases")
+        self._target_all = include_primary
+        return self
 
     def execute(self, data_obj: Any, *, schema: Optional[pa.Schema] = None) -> Dict[str, int]:
         """Runs the merge with ``data_obj`` (anything ``write_dataset`` takes) as the source;
@@ -136,7 +143,8 @@ class MergeInsertBuilder:
             delete=self._delete,
             delete_filter=self._delete_expr,
             conflict_retries=self._retries,
-            target_base=self._target_base,
+            target_bases=self._target_bases,
+            target_all_bases=self._target_all,
         )
         self._ds._native = native
         return dict(counts)

@@ -22,13 +22,14 @@ use lancelet_table::pb;
 use lancelet_table::pb::transaction::Operation;
 use lancelet_table::store::{FileMeta, Store};
 
+use crate::base_targets::SpreadStore;
 use crate::write::{commit_options, open_existing, write_fragments_on, WriteMode, WriteParams};
 use crate::{Dataset, Error, Result, DATA_DIR};
 
 /// A store whose `data/` directory is its root: files of a base that is not a dataset root.
 #[derive(Debug)]
-struct FlatStore {
-    inner: Arc<dyn Store>,
+pub(crate) struct FlatStore {
+    pub(crate) inner: Arc<dyn Store>,
 }
 
 fn flat(path: &str) -> &str {
@@ -73,46 +74,32 @@ impl Store for FlatStore {
     }
 }
 
-/// Where new files go: a base path by name (first) or path, among the dataset's bases
-/// and the ones being registered.
-fn find_target<'a>(bases: &'a [pb::BasePath], target: &str) -> Result<&'a pb::BasePath> {
-    let norm = |p: &str| p.strip_prefix("file://").unwrap_or(p).trim_end_matches('/').to_string();
-    bases
-        .iter()
-        .find(|b| b.name.as_deref() == Some(target))
-        .or_else(|| bases.iter().find(|b| norm(&b.path) == norm(target)))
-        .ok_or_else(|| Error::InvalidArgument(format!("target base {target:?} names no base path of the dataset")))
-}
-
 impl Dataset {
-    /// Where new data files of a write targeting base `target` (a base's name or path; the
-    /// dataset's own URI means its root) go: the store to write them to and the `base_id`
-    /// they record (`None`: the dataset's root).
-    pub fn target_base_store(&self, target: &str) -> Result<(Arc<dyn Store>, Option<u32>)> {
-        let norm = |p: &str| p.strip_prefix("file://").unwrap_or(p).trim_end_matches('/').to_string();
-        if norm(target) == norm(&self.root().display().to_string()) {
-            return Ok((self.store().clone(), None));
-        }
-        let base = find_target(self.base_paths(), target)?;
-        let store = crate::bases::open_store(&base.path, &self.caches, Some(base.id))?;
-        let store: Arc<dyn Store> = if base.is_dataset_root {
-            store
-        } else {
-            Arc::new(FlatStore { inner: store })
-        };
-        Ok((store, Some(base.id)))
+    /// Where the new data files of a write go: `targets` (base names or paths; the dataset's
+    /// own URI means its root) in turn, or every base (`all = Some(include_root)`); `None`
+    /// when they all go to the dataset's root. See [`crate::base_targets`].
+    pub fn target_stores(&self, targets: &[String], all: Option<bool>) -> Result<Option<SpreadStore>> {
+        crate::base_targets::resolve(
+            &self.root().display().to_string(),
+            self.store(),
+            self.base_paths(),
+            targets,
+            all,
+            &self.caches,
+        )
     }
 }
 
 /// Writes `reader` as [`crate::write::write_dataset`] does, registering `initial_bases`
-/// (create only) and putting the new data files in base `target` (a name or a path; the
-/// dataset's own root when `None`).
+/// (create only) and spreading the new data files over `targets` (names or paths; the
+/// dataset's own root when empty) or over every base (`all = Some(include_root)`).
 pub async fn write_with_bases(
     loc: &Location,
     reader: Box<dyn RecordBatchReader + Send>,
     params: WriteParams,
     initial_bases: Vec<pb::BasePath>,
-    target: Option<String>,
+    targets: Vec<String>,
+    all: Option<bool>,
     storage_options: std::collections::HashMap<String, String>,
 ) -> Result<Dataset> {
     let existing = open_existing(loc).await?;
@@ -126,34 +113,25 @@ pub async fn write_with_bases(
     }
     let mut bases: Vec<pb::BasePath> = existing.as_ref().map(|d| d.base_paths().to_vec()).unwrap_or_default();
     lancelet_table::bases::add_bases(&mut bases, &initial_bases)?;
-    let (write_loc, base_id) = match &target {
-        None => (loc.clone(), None),
-        Some(t) => {
-            let base = find_target(&bases, t)?;
-            let caches = crate::Caches::default();
-            if let Ok(mut o) = caches.storage_options.lock() {
-                *o = storage_options.clone();
-            }
-            let store = crate::bases::open_store(&base.path, &caches, Some(base.id))?;
-            let store: Arc<dyn Store> = if base.is_dataset_root {
-                store
-            } else {
-                Arc::new(FlatStore { inner: store })
-            };
-            (
-                Location {
-                    store,
-                    local_root: None,
-                },
-                Some(base.id),
-            )
-        }
+    let caches = crate::Caches::default();
+    if let Ok(mut o) = caches.storage_options.lock() {
+        *o = storage_options.clone();
+    }
+    let root_uri = match &loc.local_root {
+        Some(p) => p.display().to_string(),
+        None => loc.store.root_display(),
+    };
+    let spread = crate::base_targets::resolve(&root_uri, &loc.store, &bases, &targets, all, &caches)?.map(Arc::new);
+    let write_loc = match &spread {
+        None => loc.clone(),
+        Some(s) => Location {
+            store: s.clone(),
+            local_root: None,
+        },
     };
     let (existing, mut staged) = write_fragments_on(&write_loc, existing, reader, &params).await?;
-    for f in &mut staged.fragments {
-        for d in &mut f.files {
-            d.base_id = base_id;
-        }
+    if let Some(s) = &spread {
+        s.mark(&mut staged.fragments);
     }
     let result = commit_staged(
         loc,

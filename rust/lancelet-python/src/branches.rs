@@ -262,9 +262,10 @@ pub fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 /// Writes a dataset registering `initial_bases` `(id, name, is_dataset_root, path)` and
-/// putting new files in base `target` (a name or path; the dataset's root when None).
+/// spreading new files over bases `targets` (names or paths; the dataset's root when empty)
+/// or over every base (`target_all_bases`: whether the root is included).
 #[pyfunction]
-#[pyo3(signature = (uri, data, mode, initial_bases, target=None, max_rows_per_file=1024*1024,
+#[pyo3(signature = (uri, data, mode, initial_bases, targets=Vec::new(), target_all_bases=None, max_rows_per_file=1024*1024,
     max_bytes_per_file=90*1024*1024*1024, data_storage_version=None, commit_message=None, storage_options=None))]
 #[allow(clippy::too_many_arguments)]
 fn write_with_bases(
@@ -273,7 +274,8 @@ fn write_with_bases(
     data: Bound<'_, PyAny>,
     mode: &str,
     initial_bases: Vec<(u32, Option<String>, bool, String)>,
-    target: Option<String>,
+    targets: Vec<String>,
+    target_all_bases: Option<bool>,
     max_rows_per_file: u64,
     max_bytes_per_file: u64,
     data_storage_version: Option<String>,
@@ -304,7 +306,8 @@ fn write_with_bases(
     let loc = open_uri(&uri, &own).map_err(|e| errors::to_py(py, lancelet_dataset::Error::from(e)))?;
     let reader = crate::dataset::import_stream(py, &data)?;
     let ds = crate::dataset::pull_on_this_thread(py, async move {
-        lancelet_dataset::base_write::write_with_bases(&loc, reader, params, bases, target, options).await
+        lancelet_dataset::base_write::write_with_bases(&loc, reader, params, bases, targets, target_all_bases, options)
+            .await
     })?;
     Ok(wrap(ds))
 }

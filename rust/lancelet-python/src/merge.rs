@@ -17,7 +17,7 @@ use crate::runtime::block_on;
 /// after a conflict reads them again).
 #[pyfunction]
 #[pyo3(signature = (d, source, on, update=false, update_condition=None, insert=false, delete=false,
-    delete_filter=None, conflict_retries=10, target_base=None))]
+    delete_filter=None, conflict_retries=10, target_bases=Vec::new(), target_all_bases=None))]
 #[allow(clippy::too_many_arguments)]
 fn merge_insert<'py>(
     py: Python<'py>,
@@ -30,7 +30,8 @@ fn merge_insert<'py>(
     delete: bool,
     delete_filter: Option<String>,
     conflict_retries: u32,
-    target_base: Option<String>,
+    target_bases: Vec<String>,
+    target_all_bases: Option<bool>,
 ) -> PyResult<(PyDataset, Bound<'py, PyDict>)> {
     let reader = import_stream(py, &source)?;
     let schema = reader.schema();
@@ -50,7 +51,8 @@ fn merge_insert<'py>(
         delete,
         delete_filter,
         retry: lancelet_dataset::retry::RetryPolicy::new(conflict_retries, None),
-        target_base,
+        target_bases,
+        target_all_bases,
         ..MergeInsertParams::new(on)
     };
     let ds = d.get().inner.clone();

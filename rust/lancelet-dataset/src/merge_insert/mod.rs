@@ -75,9 +75,12 @@ pub struct MergeInsertParams {
     pub delete_filter: Option<String>,
     /// How conflicts with concurrent commits are retried (pylance's `conflict_retries`).
     pub retry: RetryPolicy,
-    /// The base path new data files go to (pylance's `target_bases`, one base: a name or a
-    /// path); the dataset's root when `None`.
-    pub target_base: Option<String>,
+    /// The base paths new data files go to in turn (pylance's `target_bases`: names or
+    /// paths); the dataset's root when empty.
+    pub target_bases: Vec<String>,
+    /// pylance's `target_all_bases(include_primary)`: spread new files over every base
+    /// (and the root first when `Some(true)`).
+    pub target_all_bases: Option<bool>,
 }
 
 impl MergeInsertParams {
@@ -91,7 +94,8 @@ impl MergeInsertParams {
             delete: false,
             delete_filter: None,
             retry: RetryPolicy::default(),
-            target_base: None,
+            target_bases: Vec::new(),
+            target_all_bases: None,
         }
     }
 }
@@ -163,9 +167,12 @@ impl Dataset {
             wparams.blob.allow_external_outside_bases =
                 !crate::blob_rewrite::has_external_blobs(source()?, &target_schema)?;
         }
-        let (store, base_id) = match &params.target_base {
-            Some(t) => self.target_base_store(t)?,
-            None => (self.store().clone(), None),
+        let spread = self
+            .target_stores(&params.target_bases, params.target_all_bases)?
+            .map(Arc::new);
+        let store: Arc<dyn lancelet_table::store::Store> = match &spread {
+            Some(s) => s.clone(),
+            None => self.store().clone(),
         };
         let mut main = FragmentWriter::new(store.clone(), target_schema.clone(), ids.clone(), wparams.clone())?;
         // With stable row ids, updated rows fill files of their own (they keep their ids).
@@ -232,8 +239,8 @@ impl Dataset {
         .await;
         let frags = match streamed {
             Ok(mut f) => {
-                for d in f.iter_mut().flat_map(|f| f.files.iter_mut()) {
-                    d.base_id = base_id;
+                if let Some(s) = &spread {
+                    s.mark(&mut f);
                 }
                 f
             }
