@@ -21,8 +21,12 @@ def merge_insert(
     delete: bool = False,
     delete_filter: Optional[str] = None,
     conflict_retries: int = 10,
-    target_base: Optional[str] = None,
+    target_bases: List[str] = ...,
+    target_all_bases: Optional[bool] = None,
 ) -> Tuple["Dataset", Dict[str, int]]: ...
+
+# fragment-level operations (rust/lancelet-python/src/fragment_ops.rs)
+def dataset_field_ids(d: "Dataset") -> List[int]: ...
 
 # merge, asof, UDF backfills (rust/lancelet-python/src/merge_columns.rs, asof.rs, backfill.rs)
 def merge_columns(d: "Dataset", data: Any, left_on: str, right_on: Optional[str] = None) -> "Dataset": ...
@@ -115,6 +119,9 @@ def commit_index_segments(ds: "Dataset", name: str, segments: List[bytes], repla
 # Branches, clones, tags on branches and base paths (see _branches.py).
 def blob_locations(ds: "Dataset", column: str, addresses: List[int]) -> List[Optional[Tuple[str, bool, int, int]]]: ...
 def read_blob_ranges(ds: "Dataset", requests: List[Tuple[str, bool, int, int, int, int]]) -> List[bytes]: ...
+def read_blob_ranges_counted(
+    ds: "Dataset", requests: List[Tuple[str, bool, int, int, int, int]]
+) -> Tuple[List[bytes], int, int]: ...
 def ds_branch(d: "Dataset") -> Optional[str]: ...
 def ds_checkout_ref(
     d: "Dataset", kind: str, branch: Optional[str] = None, number: Optional[int] = None, tag: Optional[str] = None
@@ -168,7 +175,8 @@ def write_with_bases(
     data: Any,
     mode: str,
     initial_bases: List[Tuple[int, Optional[str], bool, str]],
-    target: Optional[str] = None,
+    targets: List[str] = ...,
+    target_all_bases: Optional[bool] = None,
     max_rows_per_file: int = ...,
     max_bytes_per_file: int = ...,
     data_storage_version: Optional[str] = None,

@@ -210,6 +210,29 @@ class LanceFragment:
 
         return _operations.fragment_delete(self, predicate)
 
+    def merge_columns(
+        self,
+        value_func: Any,
+        columns: Optional[List[str]] = None,
+        batch_size: Optional[int] = None,
+        reader_schema: Optional[pa.Schema] = None,
+    ) -> tuple:
+        """Computes new columns for this fragment and writes them as one data file without
+        committing; returns ``(FragmentMetadata, LanceSchema)``: the fragment with the new
+        file and the dataset's whole new schema. ``value_func`` is as in
+        :meth:`lancelet.LanceDataset.add_columns`: a dict ``{name: SQL expression}``, a
+        function or :func:`lancelet.batch_udf` (given batches of ``columns``), or a reader
+        of the new values of this fragment's live rows (``reader_schema`` gives its schema).
+        Commit every fragment's result at once with ``LanceOperation.Merge``, as in pylance.
+
+        >>> metas = [f.merge_columns({"c": "a * 2"}) for f in ds.get_fragments()]  # doctest: +SKIP
+        >>> op = lancelet.LanceOperation.Merge([m for m, _ in metas], metas[0][1])  # doctest: +SKIP
+        >>> lancelet.LanceDataset.commit(uri, op, read_version=ds.version)  # doctest: +SKIP
+        """
+        from . import _fragment_ops
+
+        return _fragment_ops.merge_columns(self, value_func, columns, batch_size, reader_schema)
+
     def __repr__(self) -> str:
         return f"LanceFragment(id={self.fragment_id}, physical_rows={self.physical_rows})"
 

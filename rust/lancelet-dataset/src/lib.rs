@@ -18,6 +18,7 @@
 //!   writes whose files go to other base paths (files are found through `base_id` everywhere).
 
 pub mod backfill;
+pub mod base_targets;
 pub mod base_write;
 mod bases;
 pub mod blob;
@@ -28,6 +29,8 @@ pub mod cleanup;
 pub mod compact;
 pub mod compact_config;
 pub mod condition;
+mod config;
+mod count;
 pub mod delete;
 mod durable;
 mod error;

@@ -182,7 +182,14 @@ impl Dataset {
                 f.id
             )));
         }
-        self.check_files(&f.files, known, kind)?;
+        // Files the fragment already has may hold fields dropped from the schema since.
+        let fresh: Vec<pb::DataFile> = f
+            .files
+            .iter()
+            .filter(|d| !old.files.iter().any(|o| o.path == d.path && o.fields == d.fields))
+            .cloned()
+            .collect();
+        self.check_files(&fresh, known, kind)?;
         if f.physical_rows != old.physical_rows {
             return Err(Error::InvalidArgument(format!(
                 "{kind}: fragment {} has {} rows but the dataset's has {}",
@@ -311,10 +318,10 @@ impl Dataset {
             }
             UserOperation::Restore { version } => Operation::Restore(pb::transaction::Restore { version }),
             UserOperation::DataReplacement { replacements } => {
-                // Committed as the Update it amounts to (files swapped in place), which
-                // every reader and the conflict rules already know.
+                // Checked against this version; applied by `commit::apply` (files swapped
+                // in place), recorded as a DataReplacement as pylance records it.
                 let mut changed: Vec<pb::DataFragment> = Vec::new();
-                let mut fields_modified = Vec::new();
+                let mut groups = Vec::with_capacity(replacements.len());
                 for (id, file) in replacements {
                     self.check_files(std::slice::from_ref(&file), &known, "DataReplacement")?;
                     let pos = match changed.iter().position(|f| f.id == id) {
@@ -342,15 +349,12 @@ impl Dataset {
                             )))
                         }
                     }
-                    fields_modified.extend(file.fields.iter().map(|x| *x as u32));
+                    groups.push(pb::transaction::DataReplacementGroup {
+                        fragment_id: id,
+                        new_file: Some(file),
+                    });
                 }
-                fields_modified.sort_unstable();
-                fields_modified.dedup();
-                Operation::Update(pb::transaction::Update {
-                    updated_fragments: changed,
-                    fields_modified,
-                    ..Default::default()
-                })
+                Operation::DataReplacement(pb::transaction::DataReplacement { replacements: groups })
             }
             UserOperation::Rewrite { groups } => {
                 if self.has_stable_row_ids() {

@@ -319,6 +319,7 @@ impl FragmentWriter {
             check_file_tag(tag)?;
         }
         // Checks the schema (and the file version) before any input is consumed.
+        crate::blob_write::refuse_nested_blobs(&schema)?;
         let file_schema = crate::blob_write::file_schema(&schema);
         if !Arc::ptr_eq(&file_schema, &schema) && params.file_version != FileVersion::V2_2 {
             return Err(Error::InvalidArgument(format!(

@@ -501,32 +501,8 @@ impl PyDataset {
     #[pyo3(signature = (filter=None, fragments=None))]
     fn count_rows(&self, py: Python<'_>, filter: Option<String>, fragments: Option<Vec<u64>>) -> PyResult<u64> {
         let ds = self.inner.clone();
-        if filter.as_deref().is_none_or(|f| f.trim().is_empty()) {
-            return match fragments {
-                None => Ok(ds.count_rows()),
-                Some(ids) => {
-                    let mut n = 0;
-                    for id in ids {
-                        n += lancelet_table::manifest::live_rows(ds.fragment(id).map_err(|e| errors::to_py(py, e))?);
-                    }
-                    Ok(n)
-                }
-            };
-        }
         block_on(py, async move {
-            let opts = ScanOptions {
-                columns: Columns::Names(Vec::new()),
-                filter,
-                fragments,
-                ..ScanOptions::default()
-            };
-            let scan = Arc::new(Scan::plan(&ds, opts).await?);
-            let counts = futures::future::try_join_all((0..scan.num_tasks()).map(|i| {
-                let scan = scan.clone();
-                async move { scan.count_task(i).await }
-            }))
-            .await?;
-            Ok::<u64, lancelet_dataset::Error>(counts.into_iter().sum())
+            ds.count_rows_where(filter.as_deref(), fragments.as_deref()).await
         })
     }
 
@@ -975,19 +951,11 @@ impl PyDataset {
     /// Commits an UpdateConfig transaction: each `(key, value)` sets a key (`None` removes
     /// it); `replace` drops every other key first.
     fn update_config(&self, py: Python<'_>, entries: Vec<(String, Option<String>)>, replace: bool) -> PyResult<Self> {
-        use lancelet_table::pb::transaction as t;
         let ds = self.inner.clone();
-        let op = t::Operation::UpdateConfig(t::UpdateConfig {
-            config_updates: Some(t::UpdateMap {
-                update_entries: entries
-                    .into_iter()
-                    .map(|(key, value)| t::UpdateMapEntry { key, value })
-                    .collect(),
-                replace,
-            }),
-            ..Default::default()
-        });
-        Ok(wrap(block_on(py, async move { ds.commit_operation(op, None).await })?))
+        Ok(wrap(block_on(
+            py,
+            async move { ds.update_config(entries, replace).await },
+        )?))
     }
 
     /// Commits a new version equal to this one.

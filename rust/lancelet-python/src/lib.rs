@@ -15,6 +15,7 @@ mod dataset;
 mod errors;
 mod file;
 mod fragment_meta;
+mod fragment_ops;
 mod index;
 mod merge;
 mod merge_columns;
@@ -40,5 +41,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     asof::init(m)?;
     backfill::init(m)?;
     operations::init(m)?;
+    fragment_ops::init(m)?;
     Ok(())
 }

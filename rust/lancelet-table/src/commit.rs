@@ -349,6 +349,40 @@ fn replace_fragments(
     Ok(())
 }
 
+/// Swaps data files in place (a DataReplacement): each group's new file takes the place of
+/// the fragment's file holding exactly the same fields, or is added when no file holds any
+/// of them. Row counts and deletions are unchanged.
+fn replace_data_files(m: &mut pb::Manifest, d: &pb::transaction::DataReplacement, store: &dyn Store) -> Result<()> {
+    for r in &d.replacements {
+        let file = r.new_file.as_ref().ok_or_else(|| {
+            Error::InvalidArgument(format!("DataReplacement of fragment {} has no file", r.fragment_id))
+        })?;
+        let Some(frag) = m.fragments.iter_mut().find(|f| f.id == r.fragment_id) else {
+            return Err(Error::CommitConflict {
+                path: store.root_display(),
+                message: format!("fragment {} no longer exists", r.fragment_id),
+                kind: ConflictKind::Retryable,
+            });
+        };
+        let new_fields: HashSet<i32> = file.fields.iter().copied().collect();
+        if let Some(i) = frag.files.iter().position(|x| x.fields == file.fields) {
+            frag.files[i] = file.clone();
+        } else if frag
+            .files
+            .iter()
+            .all(|x| x.fields.iter().all(|f| !new_fields.contains(f)))
+        {
+            frag.files.push(file.clone());
+        } else {
+            return Err(Error::InvalidArgument(format!(
+                "DataReplacement: no data file of fragment {} holds exactly fields {:?}",
+                r.fragment_id, file.fields
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The index entries a manifest names, read from its file (none without an index section).
 pub async fn read_indices(
     store: &dyn Store,
@@ -514,6 +548,9 @@ pub async fn apply(
         }
         Operation::Project(p) => {
             m.fields = p.schema.clone();
+        }
+        Operation::DataReplacement(d) => {
+            replace_data_files(&mut m, d, store)?;
         }
         Operation::CreateIndex(_) => {
             // Only the index section changes (see `indices::carry_indices`).

@@ -244,3 +244,40 @@ async fn tags_point_at_existing_versions() {
     assert!(tags::list_tags(&store).await.unwrap().is_empty());
     assert!(tags::delete_tag(&store, "v1").await.is_err());
 }
+
+fn replacement(fragment_id: u64, path: &str, fields: Vec<i32>) -> Operation {
+    Operation::DataReplacement(pb::transaction::DataReplacement {
+        replacements: vec![pb::transaction::DataReplacementGroup {
+            fragment_id,
+            new_file: Some(pb::DataFile {
+                path: path.into(),
+                fields,
+                ..Default::default()
+            }),
+        }],
+    })
+}
+
+#[tokio::test]
+async fn a_data_replacement_swaps_or_adds_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = LocalStore::new(dir.path());
+    let base = create(&store).await;
+    // Same fields as the fragment's file: swapped in place.
+    let txn = new_transaction(1, replacement(0, "new.lance", vec![]), None);
+    let (m, _) = on_base(&store, &base, &txn).await.unwrap();
+    assert_eq!(m.fragments[0].files.len(), 1);
+    assert_eq!(m.fragments[0].files[0].path, "new.lance");
+    assert_eq!(m.fragments[0].physical_rows, 10);
+    // Fields no file holds: added.
+    let txn = new_transaction(2, replacement(0, "more.lance", vec![7]), None);
+    let (m, _) = on_base(&store, &m, &txn).await.unwrap();
+    let paths: Vec<&str> = m.fragments[0].files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(paths, ["new.lance", "more.lance"]);
+    // A fragment that is gone is a conflict.
+    let txn = new_transaction(3, replacement(5, "x.lance", vec![]), None);
+    assert!(matches!(
+        on_base(&store, &m, &txn).await,
+        Err(Error::CommitConflict { .. })
+    ));
+}

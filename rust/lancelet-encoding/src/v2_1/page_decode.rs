@@ -455,7 +455,12 @@ fn mini_block_of(
             parts.push(match &picked {
                 None => part,
                 Some(p) if part.len() == nvals && matches!(part, Values::Fixed { .. } | Values::Var { .. }) => {
-                    part.take(p)?
+                    // Every row of the chunk, in order (a scan's batch covering it): no copy.
+                    if p.len() == nvals && p.iter().enumerate().all(|(i, &r)| r == i as u64) {
+                        part
+                    } else {
+                        part.take(p)?
+                    }
                 }
                 Some(_) => return Ok(None),
             });

@@ -136,7 +136,8 @@ pub fn encode_page(leaf: &Shredded, opts: &PageOptions) -> Result<EncodedPage21>
         let wide = max_value_bytes(values.as_ref()) >= FULL_ZIP_MIN_BYTES && !fsl_item_nulls(values.as_ref());
         match (opts.structural, wide) {
             (Some(Structural::FullZip), _) | (None, true) => full_zip(leaf, values.as_ref(), opts)?,
-            _ => match mini_block(leaf, values.as_ref(), opts) {
+            // A dictionary column's mini-blocks keep its own dictionary.
+            _ => match mini_block(leaf, dictionary_or(&leaf.values, &values), opts) {
                 Err(Error::InvalidInput(why)) if why.starts_with(LEVEL_OVERFLOW) => {
                     full_zip(leaf, values.as_ref(), opts)?
                 }
@@ -180,6 +181,14 @@ fn packed_struct(leaf: &Shredded, rows: &arrow_array::StructArray, opts: &PageOp
             "packed struct fields {:?} need file format 2.2 (2.1 packs only fixed-width fields of rows under {FULL_ZIP_MIN_BYTES} bytes)",
             rows.fields().iter().map(|f| f.name().as_str()).collect::<Vec<_>>()
         ))),
+    }
+}
+
+/// `original` when it is an Arrow dictionary array, else its `plain` values.
+fn dictionary_or<'a>(original: &'a ArrayRef, plain: &'a ArrayRef) -> &'a dyn Array {
+    match original.data_type() {
+        DataType::Dictionary(..) => original.as_ref(),
+        _ => plain.as_ref(),
     }
 }
 

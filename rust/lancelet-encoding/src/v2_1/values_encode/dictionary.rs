@@ -1,5 +1,8 @@
 //! Dictionary encoding: bit-packed indices into one block of the distinct values.
 
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, ArrayRef};
+
 use crate::v2_1::bitpack::push_uint;
 use crate::v2_1::compression::compress;
 use crate::v2_1::hashing::{fast_map, FastMap};
@@ -85,6 +88,85 @@ pub(super) fn dictionary_with(
         }
         _ => return Ok(None),
     };
+    finish(items_enc, block, count, indices, len, v2_2, index_bytes).map(Some)
+}
+
+/// The dictionary page of an Arrow dictionary array as pylance writes it: the array's own
+/// dictionary (every item, in order, used or not) and its keys as the indices (null rows
+/// point at item 0; their validity is in the definition levels). `None` when its items
+/// are of a type kept no other way than as values, or there are too many for the keys.
+pub(super) fn arrow_dictionary(
+    values: &dyn Array,
+    v2_2: bool,
+    index_bytes: Option<usize>,
+) -> Result<Option<MiniBlockValues>> {
+    let dict = values.as_any_dictionary();
+    // Null items are left out (rows using them are null rows), as pylance leaves them.
+    let (items, rank): (ArrayRef, Option<Vec<u32>>) = match dict.values().logical_nulls() {
+        Some(n) if n.null_count() > 0 => {
+            let mut next = 0u32;
+            let rank = (0..n.len())
+                .map(|i| {
+                    let r = next;
+                    next += u32::from(n.is_valid(i));
+                    r
+                })
+                .collect();
+            let keep = arrow_array::BooleanArray::new(n.inner().clone(), None);
+            (arrow_select::filter::filter(dict.values().as_ref(), &keep)?, Some(rank))
+        }
+        _ => (dict.values().clone(), None),
+    };
+    let index_bytes = index_bytes.unwrap_or(4);
+    let count = items.len();
+    if count == 0 || (index_bytes < 8 && count > 1usize << (8 * index_bytes - 1)) {
+        return Ok(None);
+    }
+    let data = items.to_data();
+    let (items_enc, block) = match extract(items.as_ref(), &data)? {
+        Page::Var { offsets, data, large } => {
+            let ow = if large { 8 } else { 4 };
+            let start = 2 * ow + (count + 1) * ow;
+            let mut block = Vec::with_capacity(start + data.len());
+            push_uint(&mut block, ow as u64 * 8, ow);
+            push_uint(&mut block, start as u64, ow);
+            let base = offsets.first().copied().unwrap_or(0);
+            for o in offsets.iter() {
+                push_uint(&mut block, o - base, ow);
+            }
+            let last = offsets.last().copied().unwrap_or(0);
+            block.extend_from_slice(&data[base as usize..last as usize]);
+            (var_enc(large), block)
+        }
+        Page::Fixed { width, data, .. } => (flat_enc(width as u64 * 8), data[..width * count].to_vec()),
+        _ => return Ok(None),
+    };
+    let keys = dict.normalized_keys();
+    let valid = dict.keys().nulls();
+    let mut indices = Vec::with_capacity(keys.len() * 4);
+    for (row, k) in keys.into_iter().enumerate() {
+        let k = match &rank {
+            _ if valid.is_some_and(|n| n.is_null(row)) => 0,
+            Some(r) => r.get(k).copied().unwrap_or(0).min(count as u32 - 1) as usize,
+            None => k,
+        };
+        indices.extend_from_slice(&(k as u32).to_le_bytes());
+    }
+    finish(items_enc, block, count, indices, values.len(), v2_2, index_bytes).map(Some)
+}
+
+/// The dictionary page of `count` items (`block`, encoded as `items_enc`) and `len`
+/// `u32` indices, written with indices of `index_bytes`.
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    items_enc: pb21::CompressiveEncoding,
+    block: Vec<u8>,
+    count: usize,
+    indices: Vec<u8>,
+    len: usize,
+    v2_2: bool,
+    index_bytes: usize,
+) -> Result<MiniBlockValues> {
     let (enc, block) = if v2_2 {
         let b = compress(CompressionScheme::CompressionAlgorithmLz4, None, &block)?;
         (
@@ -107,5 +189,5 @@ pub(super) fn dictionary_with(
     };
     let mut m = inline(index_bytes, &indices, len)?;
     m.dictionary = Some((enc, block, count as u64));
-    Ok(Some(m))
+    Ok(m)
 }

@@ -206,6 +206,10 @@ fn keep_smaller(best: MiniBlockValues, cand: MiniBlockValues) -> MiniBlockValues
 /// values (`none`).
 pub fn compress_mini_block(values: &dyn Array, opts: &EncodeOptions) -> Result<MiniBlockValues> {
     if let DataType::Dictionary(..) = values.data_type() {
+        // Kept as the array's own dictionary, as pylance keeps it.
+        if let Some(d) = super::dictionary::arrow_dictionary(values, opts.v2_2, opts.dictionary_index_bytes)? {
+            return Ok(d);
+        }
         let dict = values.as_any_dictionary();
         let plain: ArrayRef = arrow_select::take::take(dict.values().as_ref(), dict.keys(), None)?;
         return compress_mini_block(plain.as_ref(), opts);
