@@ -403,9 +403,7 @@ def write_with_bases(
     return out
 
 
-def _scoped_store_params(
-    params: Any, new_bases: List[Tuple], path: str, options: Dict[str, str]
-) -> Dict[str, str]:
+def _scoped_store_params(params: Any, new_bases: List[Tuple], path: str, options: Dict[str, str]) -> Dict[str, str]:
     """pylance's ``base_store_params={base_uri: {key: value}}`` as ``base_{id}.{key}``
     storage options, for the bases being registered and those the dataset at ``path`` has
     (runtime only: nothing is stored in the manifest)."""
@@ -416,7 +414,7 @@ def _scoped_store_params(
         raise InvalidArgumentError(f"base_store_params maps base paths to dicts of string options, got {params!r}")
 
     def norm(p: str) -> str:
-        p = p[len("file://"):] if p.startswith("file://") else p
+        p = p[len("file://") :] if p.startswith("file://") else p
         return (p if "://" in p else os.path.abspath(os.path.expanduser(p))).rstrip("/")
 
     ids = {norm(p): bid for bid, _, _, p in new_bases}
