@@ -2,7 +2,7 @@
 
 A subprocess writes ``2 * LANCELET_MEMTEST_GB`` GB (default 2 GB) of incompressible rows
 from a generator-backed ``RecordBatchReader``; another iterates ``to_batches()`` over the
-result. Each reports its peak RSS (``ru_maxrss``, which includes the interpreter, pyarrow
+result. Each reports its peak RSS (``VmHWM``, which includes the interpreter, pyarrow
 and the library: about 100-150 MB before any data). Limits:
 
 * writing: peak RSS < ``LANCELET_MEMTEST_WRITE_MB`` (default 1024),
@@ -44,7 +44,12 @@ _COMMON = textwrap.dedent(
     uri = sys.argv[2]
 
     def peak_mb():
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+        # VmHWM starts afresh at exec; ru_maxrss would carry the forking parent's peak
+        try:
+            with open("/proc/self/status") as f:
+                return next(int(line.split()[1]) for line in f if line.startswith("VmHWM:")) / 1024
+        except OSError:
+            return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
     DIM, STR, ROWS = 32, 40, 32768
     SCHEMA = pa.schema([("id", pa.int64()), ("x", pa.float64()), ("s", pa.string()),
