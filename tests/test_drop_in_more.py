@@ -8,9 +8,7 @@ combination gives what pylance alone gives.
 
 from __future__ import annotations
 
-import itertools
 import json
-import sys
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -29,22 +27,7 @@ import lancelet.schema  # noqa: E402
 
 pytestmark = pytest.mark.interop
 
-LIBS = {"pylance": lance, "lancelet": lancelet}
-PAIRS = list(itertools.product(LIBS, LIBS))
-
-
-def sub(mod, name):
-    return sys.modules[f"{mod.__name__}.{name}"]
-
-
-def read_both(uri: str) -> tuple:
-    """The dataset as each library reads it (rows sorted by ``a``); both must agree."""
-    out = []
-    for mod in LIBS.values():
-        t = mod.dataset(uri).to_table()
-        out.append((t.schema.names, t.sort_by("a").to_pydict(), mod.dataset(uri).count_rows()))
-    assert out[0] == out[1], out
-    return out[0]
+from test_drop_in_ops import LIBS, PAIRS, read_both, sub  # noqa: E402
 
 
 def base(lib, uri: str) -> None:

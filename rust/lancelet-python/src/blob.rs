@@ -30,15 +30,15 @@ fn blob_locations(
         .collect())
 }
 
-/// Reads, for each `(path, external, position, size, start, end)`, bytes `start..end` of
-/// that blob; all requests run concurrently.
-#[pyfunction]
-fn read_blob_ranges<'py>(
+/// A byte range of a blob: `(path, external, position, size, start, end)`.
+type PyRangeRequest = (String, bool, u64, u64, u64, u64);
+
+/// Reads every request's bytes from `ds`, concurrently, with the GIL released.
+fn read_ranges<'py>(
     py: Python<'py>,
-    ds: &Bound<'py, PyDataset>,
-    requests: Vec<(String, bool, u64, u64, u64, u64)>,
+    ds: Arc<lancelet_dataset::Dataset>,
+    requests: Vec<PyRangeRequest>,
 ) -> PyResult<Vec<Bound<'py, PyBytes>>> {
-    let ds = ds.get().inner.clone();
     let bufs = block_on(py, async move {
         futures::future::try_join_all(
             requests
@@ -61,37 +61,29 @@ fn read_blob_ranges<'py>(
     Ok(bufs.iter().map(|b| PyBytes::new(py, b.as_slice())).collect())
 }
 
+/// Reads, for each `(path, external, position, size, start, end)`, bytes `start..end` of
+/// that blob; all requests run concurrently.
+#[pyfunction]
+fn read_blob_ranges<'py>(
+    py: Python<'py>,
+    ds: &Bound<'py, PyDataset>,
+    requests: Vec<PyRangeRequest>,
+) -> PyResult<Vec<Bound<'py, PyBytes>>> {
+    read_ranges(py, ds.get().inner.clone(), requests)
+}
+
 /// As [`read_blob_ranges`], and also the `(bytes_read, read_requests)` the I/O layer
 /// counted for these reads (what `BlobFile.bytes_read` adds up).
 #[pyfunction]
 fn read_blob_ranges_counted<'py>(
     py: Python<'py>,
     ds: &Bound<'py, PyDataset>,
-    requests: Vec<(String, bool, u64, u64, u64, u64)>,
+    requests: Vec<PyRangeRequest>,
 ) -> PyResult<(Vec<Bound<'py, PyBytes>>, u64, u64)> {
     let stats = Arc::new(IoStats::default());
     let counted = Arc::new((*ds.get().inner).clone().with_io_stats(stats.clone()));
-    let bufs = block_on(py, async move {
-        futures::future::try_join_all(
-            requests
-                .into_iter()
-                .map(|(path, external, position, size, start, end)| {
-                    let ds = counted.clone();
-                    async move {
-                        let loc = BlobLocation {
-                            path,
-                            external,
-                            position,
-                            size,
-                        };
-                        ds.read_blob(&loc, start..end).await
-                    }
-                }),
-        )
-        .await
-    })?;
+    let out = read_ranges(py, counted, requests)?;
     let (bytes_read, requests) = stats.snapshot();
-    let out = bufs.iter().map(|b| PyBytes::new(py, b.as_slice())).collect();
     Ok((out, bytes_read, requests))
 }
 
