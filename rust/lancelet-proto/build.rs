@@ -4,7 +4,11 @@
 use std::path::PathBuf;
 
 fn main() -> std::io::Result<()> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../protos");
+    // The manifest dir as cargo gives it when the script runs (not as it was when the script
+    // was compiled: a build script compiled in one checkout can be run for another).
+    let manifest_dir =
+        std::env::var_os("CARGO_MANIFEST_DIR").ok_or_else(|| std::io::Error::other("CARGO_MANIFEST_DIR is not set"))?;
+    let root = PathBuf::from(manifest_dir).join("../../protos");
     let files = [
         "file.proto",
         "file2.proto",

@@ -376,6 +376,7 @@ impl Dataset {
             collector.abort().await;
             return Err(Error::InvalidArgument("the data to merge has no rows".into()));
         }
+        keys.seal();
         Ok(Right {
             keys,
             null_row,

@@ -32,7 +32,10 @@ pub const BITMAP_THRESHOLD: usize = 5_000;
 pub fn encode_deletions(rows: &[u32]) -> Result<(Vec<u8>, pb::deletion_file::DeletionFileType)> {
     use pb::deletion_file::DeletionFileType;
     if rows.len() > BITMAP_THRESHOLD {
-        let bitmap: roaring::RoaringBitmap = rows.iter().copied().collect();
+        // Callers pass sorted rows: built in one pass then (inserting one at a time is a
+        // search per row); anything else still works, only slower.
+        let bitmap = roaring::RoaringBitmap::from_sorted_iter(rows.iter().copied())
+            .unwrap_or_else(|_| rows.iter().copied().collect());
         let mut out = Vec::with_capacity(bitmap.serialized_size());
         bitmap
             .serialize_into(&mut out)
