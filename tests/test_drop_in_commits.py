@@ -141,6 +141,22 @@ def test_create_index_commits_segments_built_elsewhere(builder, committer, tmp_p
     assert all(t == txns[0] for t in txns)
 
 
+@pytest.mark.parametrize("builder,committer", [("lancelet", "pylance"), ("pylance", "lancelet")])
+def test_index_objects_of_either_library_commit_as_they_are(builder, committer, tmp_path):
+    # pylance takes any object with Index's attributes, and so does lancelet.
+    b, c = LIBS[builder], LIBS[committer]
+    uri = str(tmp_path / "t.lance")
+    ds = three_fragments(b, uri)
+    segs = [ds.create_index_uncommitted("a", "BTREE", name="a_idx", fragment_ids=[f]) for f in (0, 1, 2)]
+    c.LanceDataset.commit(uri, c.LanceOperation.CreateIndex(segs, []), read_version=1)
+    for mod in LIBS.values():
+        r = mod.dataset(uri)
+        assert sorted(x["uuid"] for x in r.list_indices()) == sorted(s.uuid for s in segs)
+        assert uses_index(r.scanner(filter="a = 15").explain_plan(), "a_idx", "BTree")
+    c.dataset(uri).commit_existing_index_segments("a_idx", "a", [b.dataset(uri).merge_existing_index_segments(segs)])
+    assert [len(m.dataset(uri).list_indices()) for m in LIBS.values()] == [1, 1]
+
+
 @pytest.mark.parametrize("builder,committer", PAIRS)
 def test_create_index_merges_replaces_and_drops(builder, committer, tmp_path):
     results = []
