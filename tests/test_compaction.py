@@ -1,5 +1,5 @@
-"""``optimize.compact_files``: small fragments merge, deleted rows are dropped, rows and
-their order stay, pylance reads the result; conflicts with concurrent deletes only."""
+"""``optimize.compact_files``: small fragments merge, deleted rows are dropped, rows keep
+pylance's order, pylance reads the result; conflicts with concurrent deletes only."""
 
 from __future__ import annotations
 
@@ -70,7 +70,15 @@ def test_compaction_conflicts_with_deletes_not_appends(tmp_path):
     lancelet.write_dataset(_t(1000, 1010), uri, mode="append")
     stale.optimize.compact_files(target_rows_per_fragment=1000)
     t = lancelet.dataset(uri).to_table()
-    assert t["id"].to_pylist() == list(range(120)) + list(range(1000, 1010))
+    # The rewritten rows take the next fragment id, after the appended fragment (pylance's order).
+    assert [f.fragment_id for f in lancelet.dataset(uri).get_fragments()] == [6, 7]
+    assert t["id"].to_pylist() == list(range(1000, 1010)) + list(range(120))
+    oracle = str(tmp_path / "oracle.lance")
+    _small_fragments(lance, oracle, n=6, rows=20)
+    stale = lance.dataset(oracle)
+    lance.write_dataset(_t(1000, 1010), oracle, mode="append")
+    stale.optimize.compact_files(target_rows_per_fragment=1000)
+    assert lance.dataset(oracle).to_table()["id"].to_pylist() == t["id"].to_pylist()
     stale = lancelet.dataset(uri)
     lancelet.dataset(uri).delete("id = 5")
     lancelet.write_dataset(_t(2000, 2001), uri, mode="append")

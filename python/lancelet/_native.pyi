@@ -27,6 +27,8 @@ def merge_insert(
 
 # fragment-level operations (rust/lancelet-python/src/fragment_ops.rs)
 def dataset_field_ids(d: "Dataset") -> List[int]: ...
+def encode_row_ids(ids: List[int]) -> bytes: ...
+def decode_row_ids(data: bytes) -> List[int]: ...
 
 # merge, asof, UDF backfills (rust/lancelet-python/src/merge_columns.rs, asof.rs, backfill.rs)
 def merge_columns(d: "Dataset", data: Any, left_on: str, right_on: Optional[str] = None) -> "Dataset": ...
@@ -61,6 +63,36 @@ def create_scalar_index(
     name: Optional[str] = None,
     replace: bool = True,
     params: Optional[Dict[str, float]] = None,
+) -> "Dataset": ...
+def build_scalar_segment(
+    ds: "Dataset",
+    column: str,
+    index_type: str,
+    fragment_ids: List[int],
+    name: Optional[str] = None,
+    replace: bool = False,
+    params: Optional[Dict[str, float]] = None,
+) -> Dict[str, Any]: ...
+def build_vector_index_segment(
+    ds: "Dataset",
+    column: str,
+    index_type: str,
+    fragment_ids: List[int],
+    name: Optional[str] = None,
+    metric: str = "l2",
+    replace: bool = False,
+    num_partitions: Optional[int] = None,
+    num_sub_vectors: Optional[int] = None,
+    num_bits: int = 8,
+    target_partition_size: Optional[int] = None,
+    sample_rate: int = 256,
+    max_iters: int = 50,
+    ivf_centroids: Optional[List[float]] = None,
+    pq_codebook: Optional[List[float]] = None,
+) -> Dict[str, Any]: ...
+def merge_index_segments(ds: "Dataset", segments: List[Dict[str, Any]]) -> Dict[str, Any]: ...
+def commit_existing_index_segments(
+    ds: "Dataset", name: str, column: str, segments: List[Dict[str, Any]]
 ) -> "Dataset": ...
 def index_segment_statistics(ds: "Dataset", uuid: str) -> Dict[str, str]: ...
 def optimize_indices(
@@ -145,6 +177,17 @@ def ds_commit_operation(
     properties: Optional[Dict[str, str]] = None,
     storage_options: Optional[Dict[str, str]] = None,
     max_retries: Optional[int] = None,
+) -> "Dataset": ...
+def ds_commit_clone(
+    uri: str,
+    is_shallow: bool,
+    ref_name: Optional[str],
+    ref_version: int,
+    ref_path: str,
+    branch_name: Optional[str],
+    read_version: int,
+    properties: Optional[Dict[str, str]] = None,
+    storage_options: Optional[Dict[str, str]] = None,
 ) -> "Dataset": ...
 def ds_read_transaction(d: "Dataset", version: Optional[int] = None) -> Optional[Dict[str, Any]]: ...
 def ds_fragment_delete(d: "Dataset", id: int, predicate: str) -> Optional[Dict[str, Any]]: ...

@@ -153,29 +153,17 @@ class NearestScanner:
         return self.to_reader().__arrow_c_stream__(requested_schema)
 
 
-def create_index(
-    ds: Any,
-    column: Any,
+def _vector_args(
     index_type: str,
-    name: Optional[str] = None,
-    metric: str = "L2",
-    replace: bool = False,
-    num_partitions: Optional[int] = None,
-    ivf_centroids: Any = None,
-    pq_codebook: Any = None,
-    num_sub_vectors: Optional[int] = None,
-    **kwargs: Any,
-) -> Any:
-    """``LanceDataset.create_index`` (see there)."""
-    if isinstance(column, (list, tuple)):
-        if len(column) != 1:
-            raise InvalidArgumentError("vector indexes cover one column")
-        column = column[0]
-    if not isinstance(index_type, str):
-        raise TypeError(f"index_type must be a str, got {type(index_type).__name__}")
+    metric: str,
+    num_partitions: Optional[int],
+    ivf_centroids: Any,
+    pq_codebook: Any,
+    num_sub_vectors: Optional[int],
+    kwargs: Dict[str, Any],
+) -> Dict[str, Any]:
+    """The native build arguments of a vector index (pylance's ``create_index`` options)."""
     kind = index_type.upper()
-    if kind in ("BTREE", "BITMAP", "LABEL_LIST", "ZONEMAP", "NGRAM", "BLOOMFILTER"):
-        return ds.create_scalar_index(column, kind, name=name, replace=replace)
     if kind == "IVF_PQ" and num_sub_vectors is None:
         raise InvalidArgumentError("num_partitions and num_sub_vectors are required for IVF_PQ")
     num_bits = kwargs.pop("num_bits", 8)
@@ -202,20 +190,91 @@ def create_index(
         raise TypeError(f"create_index() got unexpected keyword arguments {sorted(kwargs)}")
     centroids = None if ivf_centroids is None else np.asarray(ivf_centroids, dtype=np.float32).ravel().tolist()
     codebook = None if pq_codebook is None else np.asarray(pq_codebook, dtype=np.float32).ravel().tolist()
+    return {
+        "index_type": kind,
+        "metric": str(metric).lower(),
+        "num_partitions": _positive("num_partitions", num_partitions),
+        "num_sub_vectors": _positive("num_sub_vectors", num_sub_vectors),
+        "num_bits": int(num_bits),
+        "target_partition_size": _positive("target_partition_size", target),
+        "sample_rate": int(sample_rate),
+        "max_iters": int(max_iters),
+        "ivf_centroids": centroids,
+        "pq_codebook": codebook,
+    }
+
+
+def _one_column(column: Any) -> Any:
+    if isinstance(column, (list, tuple)):
+        if len(column) != 1:
+            raise InvalidArgumentError("vector indexes cover one column")
+        column = column[0]
+    return column
+
+
+def create_index(
+    ds: Any,
+    column: Any,
+    index_type: str,
+    name: Optional[str] = None,
+    metric: str = "L2",
+    replace: bool = False,
+    num_partitions: Optional[int] = None,
+    ivf_centroids: Any = None,
+    pq_codebook: Any = None,
+    num_sub_vectors: Optional[int] = None,
+    **kwargs: Any,
+) -> Any:
+    """``LanceDataset.create_index`` (see there)."""
+    column = _one_column(column)
+    if not isinstance(index_type, str):
+        raise TypeError(f"index_type must be a str, got {type(index_type).__name__}")
+    kind = index_type.upper()
+    if kind in ("BTREE", "BITMAP", "LABEL_LIST", "ZONEMAP", "NGRAM", "BLOOMFILTER"):
+        return ds.create_scalar_index(column, kind, name=name, replace=replace)
+    args = _vector_args(kind, metric, num_partitions, ivf_centroids, pq_codebook, num_sub_vectors, kwargs)
     ds._native = _native.create_vector_index(
         ds._native,
         column,
-        kind,
+        args["index_type"],
         name,
-        str(metric).lower(),
+        args["metric"],
         bool(replace),
-        _positive("num_partitions", num_partitions),
-        _positive("num_sub_vectors", num_sub_vectors),
-        int(num_bits),
-        _positive("target_partition_size", target),
-        int(sample_rate),
-        int(max_iters),
-        centroids,
-        codebook,
+        args["num_partitions"],
+        args["num_sub_vectors"],
+        args["num_bits"],
+        args["target_partition_size"],
+        args["sample_rate"],
+        args["max_iters"],
+        args["ivf_centroids"],
+        args["pq_codebook"],
     )
     return ds
+
+
+def build_vector_segment(
+    ds: Any,
+    column: Any,
+    index_type: str,
+    fragment_ids: Any,
+    name: Optional[str],
+    metric: str,
+    replace: bool,
+    num_partitions: Optional[int],
+    ivf_centroids: Any,
+    pq_codebook: Any,
+    num_sub_vectors: Optional[int],
+    kwargs: Dict[str, Any],
+) -> Dict[str, Any]:
+    """One vector index segment over ``fragment_ids``, not committed (see
+    ``LanceDataset.create_index_uncommitted``); its index dict."""
+    args = _vector_args(index_type, metric, num_partitions, ivf_centroids, pq_codebook, num_sub_vectors, kwargs)
+    return _native.build_vector_index_segment(
+        ds._native,
+        _one_column(column),
+        args.pop("index_type"),
+        [int(f) for f in fragment_ids],
+        name,
+        replace=bool(replace),
+        **args,
+    )

@@ -21,6 +21,7 @@ go into the transaction file, where ``ds.read_transaction(version)`` and
 from __future__ import annotations
 
 import dataclasses
+import datetime as _dt
 import uuid as _uuid
 from dataclasses import dataclass
 from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
@@ -175,7 +176,8 @@ class RewriteGroup:
 
 @dataclass
 class RewrittenIndex:
-    """An index rewritten along with a Rewrite (read from pylance's transactions)."""
+    """An index remapped onto a Rewrite's new fragments: the entry ``old_id`` becomes
+    ``new_id`` (a directory of remapped files) with the given details and version."""
 
     old_id: str
     new_id: str
@@ -186,7 +188,12 @@ class RewrittenIndex:
 
 @dataclass
 class Rewrite(BaseOperation):
-    """Fragments rewritten into others holding the same live rows (compaction)."""
+    """Fragments rewritten into others holding the same live rows (compaction). On a
+    dataset with stable row ids each new fragment carries its rows' ids
+    (``FragmentMetadata.row_id_meta``, see :class:`lancelet.fragment.RowIdSequence`).
+
+    >>> op = lancelet.LanceOperation.Rewrite([lancelet.LanceOperation.RewriteGroup(old, new)], [])  # doctest: +SKIP
+    """
 
     groups: Iterable[RewriteGroup]
     rewritten_indices: Iterable[RewrittenIndex] = ()
@@ -200,8 +207,50 @@ class Rewrite(BaseOperation):
 
 
 @dataclass
+class IndexFile:
+    """One file of an index segment: its path inside the segment's directory and its size."""
+
+    path: str
+    size_bytes: int
+
+
+@dataclass
+class Index:
+    """One index segment as the manifest records it (pylance's ``lance.dataset.Index``):
+    what ``create_index_uncommitted`` returns and ``LanceOperation.CreateIndex`` commits.
+
+    ``uuid`` names its directory under ``_indices/``; ``fields`` are field ids (the keyed
+    one first, then any ``covering_fields``); ``fragment_ids`` the fragments it covers;
+    ``created_at`` a timezone-aware datetime (stored to the millisecond); ``index_details``
+    ``(type_url, value)``; ``files`` its :class:`IndexFile` list.
+
+    >>> seg = ds.create_index_uncommitted("a", "BTREE", fragment_ids=[0])  # doctest: +SKIP
+    >>> op = lancelet.LanceOperation.CreateIndex(new_indices=[seg], removed_indices=[])  # doctest: +SKIP
+    """
+
+    uuid: str
+    name: str
+    fields: List[int]
+    dataset_version: int
+    fragment_ids: Any
+    index_version: int
+    created_at: Optional[_dt.datetime] = None
+    base_id: Optional[int] = None
+    files: Optional[List[IndexFile]] = None
+    index_details: Optional[Tuple[str, bytes]] = None
+    covering_fields: List[int] = dataclasses.field(default_factory=list)
+
+
+@dataclass
 class CreateIndex(BaseOperation):
-    """An index created (read from transactions; build indexes with ``create_index``)."""
+    """Index segments added (``new_indices``, their files written, e.g. by
+    ``create_index_uncommitted`` in either library) and others removed
+    (``removed_indices``, matched by uuid; ones the dataset lacks are ignored).
+
+    >>> segs = [ds.create_index_uncommitted("a", "BTREE", fragment_ids=[f]) for f in (0, 1)]  # doctest: +SKIP
+    >>> op = lancelet.LanceOperation.CreateIndex(new_indices=segs, removed_indices=[])  # doctest: +SKIP
+    >>> lancelet.LanceDataset.commit(uri, op, read_version=ds.version)  # doctest: +SKIP
+    """
 
     new_indices: List[Any]
     removed_indices: List[Any]
@@ -230,7 +279,13 @@ class UpdateConfig(BaseOperation):
 
 @dataclass
 class Clone(BaseOperation):
-    """A shallow clone or a branch's creation (read from transactions)."""
+    """A shallow clone (or a branch's creation, read from transactions). Committed to a new
+    location, it makes that location a shallow clone of ``ref_path`` at ``ref_version``
+    whose base path for the source is named ``ref_name``, as in pylance.
+
+    >>> op = lancelet.LanceOperation.Clone(True, None, 2, src_uri, None)  # doctest: +SKIP
+    >>> lancelet.LanceDataset.commit(new_uri, op, read_version=0)  # doctest: +SKIP
+    """
 
     is_shallow: bool
     ref_name: Optional[str]
@@ -271,6 +326,8 @@ CLASSES = {
         RewriteGroup,
         RewrittenIndex,
         Rewrite,
+        IndexFile,
+        Index,
         CreateIndex,
         UpdateMap,
         UpdateConfig,
@@ -311,6 +368,81 @@ def _map_json(m: Optional[UpdateMap]) -> Optional[Dict[str, Any]]:
     return {"updates": dict(m.updates), "replace": bool(m.replace)}
 
 
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+
+
+def _int(v: Any, what: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise TypeError(f"{what} must be an int, got {type(v).__name__}")
+    return v
+
+
+def index_dict(x: Any) -> Dict[str, Any]:
+    """An ``Index`` (lancelet's, pylance's, or any object with its attributes) as the dict
+    ``_native`` takes."""
+    created = x.created_at
+    if created is not None:
+        if not isinstance(created, _dt.datetime) or created.tzinfo is None:
+            raise TypeError("expected a datetime with non-None tzinfo")
+        created = (created - _EPOCH) // _dt.timedelta(milliseconds=1)
+    files = x.files
+    if files is not None:
+        files = [(str(f.path), _int(f.size_bytes, "IndexFile.size_bytes")) for f in files]
+    details = x.index_details
+    if details is not None:
+        type_url, value = details
+        if not isinstance(value, bytes):
+            raise TypeError(f"index_details value must be bytes, got {type(value).__name__}")
+        details = (str(type_url), value)
+    base_id = x.base_id
+    return {
+        "uuid": str(x.uuid),
+        "name": str(x.name),
+        "fields": [_int(f, "Index.fields") for f in x.fields],
+        "dataset_version": _int(x.dataset_version, "Index.dataset_version"),
+        "fragment_ids": sorted(int(f) for f in x.fragment_ids),
+        "index_version": _int(x.index_version, "Index.index_version"),
+        "created_at": created,
+        "base_id": None if base_id is None else _int(base_id, "Index.base_id"),
+        "files": files,
+        "details": details,
+        "covering_fields": [_int(f, "Index.covering_fields") for f in getattr(x, "covering_fields", None) or []],
+    }
+
+
+def index_from_dict(d: Dict[str, Any]) -> Index:
+    """An :class:`Index` from ``_native``'s dict."""
+    from .indices import Bitmap
+
+    created = d["created_at"]
+    return Index(
+        uuid=d["uuid"],
+        name=d["name"],
+        fields=list(d["fields"]),
+        dataset_version=d["dataset_version"],
+        fragment_ids=Bitmap(d["fragment_ids"]),
+        index_version=d["index_version"],
+        created_at=None if created is None else _EPOCH + _dt.timedelta(milliseconds=created),
+        base_id=d["base_id"],
+        files=None if d["files"] is None else [IndexFile(p, n) for p, n in d["files"]],
+        index_details=None if d["details"] is None else (d["details"][0], bytes(d["details"][1])),
+        covering_fields=list(d["covering_fields"]),
+    )
+
+
+def _rewritten_dict(r: Any) -> Dict[str, Any]:
+    value = r.new_details_value
+    if not isinstance(value, bytes):
+        raise TypeError(f"new_details_value must be bytes, got {type(value).__name__}")
+    return {
+        "old_id": str(r.old_id),
+        "new_id": str(r.new_id),
+        "new_details_type_url": str(r.new_details_type_url),
+        "new_details_value": value,
+        "new_index_version": _int(r.new_index_version, "RewrittenIndex.new_index_version"),
+    }
+
+
 def native_args(op: BaseOperation) -> Tuple[str, Dict[str, Any]]:
     """``(kind, args)`` for ``_native.ds_commit_operation``."""
     if isinstance(op, Delete):
@@ -344,12 +476,15 @@ def native_args(op: BaseOperation) -> Tuple[str, Dict[str, Any]]:
             groups.append((int(g.fragment_id), _file_json(g.new_file)))
         return "DataReplacement", {"replacements": groups}
     if isinstance(op, Rewrite):
-        if op.rewritten_indices:
-            raise UnsupportedFeatureError("committing a Rewrite with rewritten_indices is not supported by lancelet")
         rewrite = [
             {"old_fragments": _json(g.old_fragments), "new_fragments": _json(g.new_fragments)} for g in op.groups
         ]
-        return "Rewrite", {"groups": rewrite}
+        return "Rewrite", {"groups": rewrite, "rewritten_indices": [_rewritten_dict(r) for r in op.rewritten_indices]}
+    if isinstance(op, CreateIndex):
+        return "CreateIndex", {
+            "new_indices": [index_dict(x) for x in op.new_indices],
+            "removed_indices": [index_dict(x) for x in op.removed_indices],
+        }
     if isinstance(op, UpdateConfig):
         if op.field_metadata_updates:
             raise UnsupportedFeatureError("UpdateConfig.field_metadata_updates are not supported by lancelet")
@@ -358,8 +493,6 @@ def native_args(op: BaseOperation) -> Tuple[str, Dict[str, Any]]:
             "table_metadata_updates": _map_json(op.table_metadata_updates),
             "schema_metadata_updates": _map_json(op.schema_metadata_updates),
         }
-    if isinstance(op, Clone):
-        raise UnsupportedFeatureError("commit a Clone with ds.shallow_clone() or ds.create_branch()")
     raise UnsupportedFeatureError(f"lancelet cannot commit {type(op).__name__} operations")
 
 
@@ -421,7 +554,19 @@ def from_native(d: Dict[str, Any], lance_operation: Any) -> Transaction:
     elif kind == "Restore":
         op = Restore(d["version"])
     elif kind == "Rewrite":
-        op = Rewrite([RewriteGroup(frags("old_fragments", g), frags("new_fragments", g)) for g in d["groups"]])
+        op = Rewrite(
+            [RewriteGroup(frags("old_fragments", g), frags("new_fragments", g)) for g in d["groups"]],
+            [
+                RewrittenIndex(
+                    r["old_id"],
+                    r["new_id"],
+                    r["new_details_type_url"],
+                    bytes(r["new_details_value"]),
+                    r["new_index_version"],
+                )
+                for r in d.get("rewritten_indices", [])
+            ],
+        )
     elif kind == "DataReplacement":
         op = DataReplacement(
             [
@@ -438,7 +583,9 @@ def from_native(d: Dict[str, Any], lance_operation: Any) -> Transaction:
     elif kind == "Clone":
         op = Clone(d["is_shallow"], d["ref_name"], d["ref_version"], d["ref_path"], d["branch_name"])
     elif kind == "CreateIndex":
-        op = CreateIndex([], [])
+        op = CreateIndex(
+            [index_from_dict(x) for x in d["new_indices"]], [index_from_dict(x) for x in d["removed_indices"]]
+        )
     else:
         op = Other(kind)
     return Transaction(d["read_version"], op, d["uuid"], dict(d["properties"]))
@@ -478,6 +625,8 @@ def commit_other(
     """Commits an operation other than Append/Overwrite; returns the native dataset."""
     from . import _native
 
+    if isinstance(operation, Clone):
+        return commit_clone(path, operation, read_version, props, storage_options)
     kind, args = native_args(operation)
     return _native.ds_commit_operation(
         path,
@@ -487,6 +636,33 @@ def commit_other(
         properties=props,
         storage_options=storage_options,
         max_retries=max_retries,
+    )
+
+
+def commit_clone(
+    path: str,
+    op: Clone,
+    read_version: Optional[int],
+    props: Dict[str, str],
+    storage_options: Optional[Dict[str, str]],
+) -> Any:
+    """Commits a Clone to ``path`` (a new location); returns the native dataset."""
+    from . import _native
+    from ._argcheck import _native_uri
+
+    if read_version is None:
+        raise InvalidArgumentError("read_version is required for all operations except Overwrite and Restore")
+    ref_path = _native_uri(op.ref_path, storage_options)
+    return _native.ds_commit_clone(
+        path,
+        bool(op.is_shallow),
+        op.ref_name,
+        _int(op.ref_version, "Clone.ref_version"),
+        ref_path,
+        op.branch_name,
+        read_version,
+        properties=props,
+        storage_options=storage_options,
     )
 
 

@@ -93,6 +93,8 @@ __all__ = [
     "DatasetDelta",
     "DatasetOptimizer",
     "FragmentMetadata",
+    "Index",
+    "IndexFile",
     "LanceStats",
     "ScanStatistics",
     "Tags",
@@ -278,7 +280,8 @@ Tags = _branches.Tags
 class LanceOperation:
     """Operations :meth:`LanceDataset.commit` applies, as in pylance: ``Append``,
     ``Overwrite``, ``Delete``, ``Update``, ``Merge``, ``Project``, ``Restore``,
-    ``DataReplacement``, ``Rewrite`` and ``UpdateConfig`` (see :mod:`lancelet._operations`)."""
+    ``DataReplacement``, ``Rewrite``, ``CreateIndex``, ``UpdateConfig`` and ``Clone`` (see
+    :mod:`lancelet._operations`)."""
 
     BaseOperation = _operations.BaseOperation
     Delete = _operations.Delete
@@ -336,6 +339,10 @@ class LanceOperation:
 
 #: pylance's ``Transaction``: an operation, its read version and its properties.
 Transaction = _operations.Transaction
+#: pylance's ``lance.dataset.Index``: one index segment (see ``create_index_uncommitted``).
+Index = _operations.Index
+#: pylance's ``lance.dataset.IndexFile``: one file of an index segment.
+IndexFile = _operations.IndexFile
 
 
 class LanceDataset(IndexMethods, ArrowDatasetBase):
@@ -556,9 +563,10 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
         ``read_version`` is the version the fragments were planned against; concurrent
         commits since then are checked for conflicts and retried as for any write.
         ``operation`` is any :class:`LanceOperation` (Append, Overwrite, Delete, Update, Merge,
-        Project, Restore, DataReplacement, Rewrite, UpdateConfig) or a :class:`Transaction`
-        (its read version and properties are used). ``commit_message`` is recorded in the
-        transaction's properties as pylance records it.
+        Project, Restore, DataReplacement, Rewrite, CreateIndex, UpdateConfig, Clone) or a
+        :class:`Transaction` (its read version and properties are used). A Clone is
+        committed to a new location (``read_version`` is recorded only). ``commit_message``
+        is recorded in the transaction's properties as pylance records it.
 
         >>> op = lancelet.LanceOperation.Append(frags)  # doctest: +SKIP
         >>> ds = lancelet.LanceDataset.commit("/tmp/items.lance", op, read_version=3)  # doctest: +SKIP
@@ -576,7 +584,8 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
                 read_version = operation.read_version
             txn_props = operation.transaction_properties
             operation = operation.operation
-        if read_version is not None:
+        if read_version is not None and not (isinstance(operation, _operations.Clone) and read_version == 0):
+            # A Clone goes to a new location: read version 0 (nothing) is what pylance's users pass.
             read_version = _check_int_version(read_version)
         props = _operations.properties(txn_props, None)
         uri = base_uri.uri if isinstance(base_uri, LanceDataset) else base_uri

@@ -60,8 +60,11 @@ class InternalError(LanceError, RuntimeError):
     """A bug in lancelet (a Rust panic caught at the boundary). Please report it."""
 
 
-class CommitConflictError(LanceError):
+class CommitConflictError(LanceError, OSError):
     """Another writer committed a change that conflicts with this one; nothing was written.
+
+    Also an ``OSError``, as pylance's ``lance.commit.CommitConflictError`` is, so code
+    written for it (``except OSError``) keeps working.
 
     Re-read the dataset and try again (``delete``, ``update`` and ``merge_insert`` do so
     themselves, up to ``conflict_retries`` times). Concurrent appends never conflict; two

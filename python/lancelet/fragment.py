@@ -33,7 +33,15 @@ if TYPE_CHECKING:  # pragma: no cover
     from .dataset import LanceDataset
     from .scanner import LanceScanner
 
-__all__ = ["LanceFragment", "FragmentMetadata", "DataFile", "DeletionFile", "write_fragments"]
+__all__ = [
+    "LanceFragment",
+    "FragmentMetadata",
+    "DataFile",
+    "DeletionFile",
+    "RowIdMeta",
+    "RowIdSequence",
+    "write_fragments",
+]
 
 #: One data file of a fragment.
 DataFile = namedtuple(
@@ -51,16 +59,208 @@ DeletionFile = namedtuple(
 _EXTRA_KEYS = ("num_rows",)
 
 
-class FragmentMetadata:
-    """A fragment's manifest entry: its data files, row count and deletion file."""
+class RowIdMeta:
+    """Where a fragment keeps its rows' stable row ids, as pylance's
+    ``lance.fragment.RowIdMeta``: inline bytes of a row id sequence (``{"Inline": [...]}``)
+    or a range of an external file. Build one with :class:`RowIdSequence`.
 
-    def __init__(self, meta: Dict[str, Any]):
-        self._meta = meta
+    >>> meta = RowIdSequence([7, 12]).to_inline_metadata()  # doctest: +SKIP
+    >>> meta.json()  # doctest: +SKIP
+    '{"Inline":[...]}'
+    """
+
+    def __init__(self, value: Dict[str, Any]):
+        if not isinstance(value, dict) or len(value) != 1 or not ({"Inline", "External"} & set(value)):
+            raise ValueError(f"Could not load RowIdMeta: expected {{'Inline': [...]}}, got {value!r}")
+        if "Inline" in value:
+            data = value["Inline"]
+            if isinstance(data, (bytes, bytearray)):
+                data = list(data)
+            if not isinstance(data, list) or not all(isinstance(b, int) and 0 <= b < 256 for b in data):
+                raise ValueError("Could not load RowIdMeta: Inline must be a list of bytes")
+            self._value: Dict[str, Any] = {"Inline": list(data)}
+        else:
+            ext = value["External"]
+            if not isinstance(ext, dict) or set(ext) != {"path", "offset", "size"}:
+                raise ValueError("Could not load RowIdMeta: External needs path, offset and size")
+            self._value = {"External": dict(ext)}
+
+    def json(self) -> str:
+        """The JSON form (pylance's: no spaces)."""
+        return json.dumps(self._value, separators=(",", ":"))
+
+    @staticmethod
+    def from_json(data: str) -> "RowIdMeta":
+        """Reads :meth:`json`'s output."""
+        try:
+            value = json.loads(data)
+        except ValueError as e:
+            raise ValueError(f"Could not load RowIdMeta due to error: {e}") from None
+        return RowIdMeta(value)
+
+    def asdict(self) -> Dict[str, Any]:
+        """The JSON form as a dict (as ``FragmentMetadata.to_json()`` holds it)."""
+        return json.loads(self.json())
+
+    @staticmethod
+    def from_dict(data: Dict[str, Any]) -> "RowIdMeta":
+        """Reads :meth:`asdict`'s output."""
+        return RowIdMeta(data)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RowIdMeta) and self._value == other._value
+
+    def __hash__(self) -> int:
+        return hash(self.json())
+
+    def __reduce__(self) -> tuple:
+        return RowIdMeta.from_json, (self.json(),)
+
+    def __repr__(self) -> str:
+        return f"RowIdMeta({self.json()})"
+
+
+class RowIdSequence:
+    """The stable row ids of a fragment's rows, in row order (pylance's
+    ``lance.fragment.RowIdSequence``). On a dataset with stable row ids, a Rewrite
+    committed by hand gives each new fragment the ids of the rows it holds, so that they
+    keep their ids (and versions)::
+
+        live = ds.scanner(columns=["a"], fragments=frags, with_row_id=True).to_table()
+        new = lancelet.fragment.write_fragments(live.drop(["_rowid"]), uri)
+        new[0].row_id_meta = RowIdSequence(live["_rowid"].to_pylist()).to_inline_metadata()
+
+    ``row_ids``: a ``range``, a pyarrow array or any iterable of ints; each id at most once.
+    """
+
+    def __init__(self, row_ids: Any):
+        if isinstance(row_ids, (pa.Array, pa.ChunkedArray)):
+            ids = [int(x) for x in row_ids.to_pylist()]
+        else:
+            ids = [int(x) for x in row_ids]
+        if any(i < 0 for i in ids):
+            raise OverflowError("can't convert negative int to unsigned")
+        self._bytes: bytes = _native.encode_row_ids(ids)
+        self._ids = ids
+
+    @staticmethod
+    def from_inline_metadata(metadata: RowIdMeta) -> "RowIdSequence":
+        """The sequence an inline :class:`RowIdMeta` holds."""
+        value = metadata._value
+        if "Inline" not in value:
+            raise ValueError("only row id metadata stored inline can be read as a RowIdSequence")
+        return RowIdSequence(_native.decode_row_ids(bytes(value["Inline"])))
+
+    def to_inline_metadata(self) -> RowIdMeta:
+        """The sequence as inline row id metadata (for ``FragmentMetadata.row_id_meta``)."""
+        return RowIdMeta({"Inline": list(self._bytes)})
+
+    def to_pyarrow(self) -> pa.UInt64Array:
+        """The row ids as a ``uint64`` array."""
+        return pa.array(self._ids, pa.uint64())
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RowIdSequence) and self._ids == other._ids
+
+    def __repr__(self) -> str:
+        if len(self._ids) > 10:
+            return f"RowIdSequence({self._ids[:10]!r}"[:-1] + f", ...], len={len(self._ids)})"
+        return f"RowIdSequence({self._ids!r})"
+
+
+def _file_dict(f: Any) -> Dict[str, Any]:
+    if isinstance(f, dict):
+        return dict(f)
+    if hasattr(f, "_asdict"):
+        return dict(f._asdict())
+    return {
+        "path": getattr(f, "path", None) or getattr(f, "_path", None),
+        "fields": list(f.fields),
+        "column_indices": list(getattr(f, "column_indices", None) or []),
+        "file_major_version": getattr(f, "file_major_version", 0),
+        "file_minor_version": getattr(f, "file_minor_version", 0),
+        "file_size_bytes": getattr(f, "file_size_bytes", None),
+        "base_id": getattr(f, "base_id", None),
+    }
+
+
+def _deletion_dict(d: Any) -> Optional[Dict[str, Any]]:
+    if d is None or isinstance(d, dict):
+        return d
+    if hasattr(d, "_asdict"):
+        return {k: v for k, v in d._asdict().items() if k != "path"}
+    return {k: getattr(d, k, None) for k in ("read_version", "id", "file_type", "num_deleted_rows", "base_id")}
+
+
+class FragmentMetadata:
+    """A fragment's manifest entry: its data files, row count, deletion file and (on a
+    dataset with stable row ids) its rows' ids.
+
+    Made by :func:`write_fragments` and ``LanceFragment.metadata``; or as pylance's
+    dataclass, ``FragmentMetadata(id, files, physical_rows, deletion_file=None,
+    row_id_meta=None)``. ``id`` and ``row_id_meta`` may be set.
+
+    >>> frag = lancelet.fragment.FragmentMetadata(0, files, 100)  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        meta: Any = None,
+        files: Optional[List[Any]] = None,
+        physical_rows: Optional[int] = None,
+        deletion_file: Any = None,
+        row_id_meta: Optional[RowIdMeta] = None,
+        created_at_version_meta: Any = None,
+        last_updated_at_version_meta: Any = None,
+        overlays: Optional[List[Any]] = None,
+        *,
+        id: Optional[int] = None,
+    ):
+        if isinstance(meta, dict) and files is None and physical_rows is None and id is None:
+            self._meta = meta
+            return
+        fid = meta if id is None else id
+        if fid is None or files is None or physical_rows is None:
+            raise TypeError("FragmentMetadata needs id, files and physical_rows")
+        del created_at_version_meta, last_updated_at_version_meta  # given by the commit
+        self._meta = {
+            "id": int(fid),
+            "files": [_file_dict(f) for f in files],
+            "overlays": list(overlays or []),
+            "physical_rows": int(physical_rows),
+            "deletion_file": _deletion_dict(deletion_file),
+            "row_id_meta": None,
+            "created_at_version_meta": None,
+            "last_updated_at_version_meta": None,
+        }
+        self.row_id_meta = row_id_meta
 
     @property
     def id(self) -> int:
-        """The fragment id (0.. until a commit assigns the dataset's next ids)."""
+        """The fragment id (0 for a fragment :func:`write_fragments` wrote: the commit gives it
+        the dataset's next id; any other id is kept, as in pylance)."""
         return self._meta["id"]
+
+    @id.setter
+    def id(self, value: int) -> None:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise TypeError(f"a fragment id is a non-negative int, got {value!r}")
+        self._meta = {**self._meta, "id": value}
+
+    @property
+    def row_id_meta(self) -> Optional[RowIdMeta]:
+        """The stable row ids of the fragment's rows (None when the dataset has none)."""
+        v = self._meta.get("row_id_meta")
+        return None if v is None else RowIdMeta.from_dict(v)
+
+    @row_id_meta.setter
+    def row_id_meta(self, value: Optional[RowIdMeta]) -> None:
+        if value is not None and not isinstance(value, RowIdMeta):
+            raise TypeError(f"row_id_meta must be a RowIdMeta or None, got {type(value).__name__}")
+        self._meta = {**self._meta, "row_id_meta": None if value is None else value.asdict()}
 
     @property
     def physical_rows(self) -> int:

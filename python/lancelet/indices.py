@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional
 
 from . import _native
-from .errors import InvalidArgumentError
+from .errors import InvalidArgumentError, UnsupportedFeatureError
 
 
 class Bitmap(set):
@@ -88,6 +88,37 @@ class IndexConfig:
 SCALAR_INDEX_TYPES = ("BTREE", "BITMAP", "LABEL_LIST", "ZONEMAP", "NGRAM", "BLOOMFILTER")
 
 
+def _one(column: Any) -> Any:
+    if isinstance(column, (list, tuple)):
+        if len(column) != 1:
+            raise InvalidArgumentError("scalar indexes cover one column")
+        return column[0]
+    return column
+
+
+def _scalar_args(column: Any, index_type: Any, kwargs: Dict[str, Any]) -> tuple:
+    """``(index_type, column, numeric parameters)`` of a scalar index request, checked."""
+    params: Dict[str, Any] = {}
+    if isinstance(index_type, IndexConfig) or hasattr(index_type, "parameters"):
+        params = dict(index_type.parameters or {})
+        index_type = index_type.index_type
+    if not isinstance(index_type, str):
+        raise TypeError(f"index_type must be a str or an IndexConfig, got {type(index_type).__name__}")
+    if not isinstance(column, str):
+        raise TypeError(f"column must be a str, got {type(column).__name__}")
+    if index_type.upper() in ("INVERTED", "FTS", "RTREE", "MINHASHLSH") or index_type.upper().startswith("IVF"):
+        raise UnsupportedFeatureError(f"{index_type} indexes are not supported yet")
+    unknown = set(kwargs) - {"document_granularity"}
+    if unknown:
+        raise TypeError(f"create_scalar_index() got unexpected keyword arguments {sorted(kwargs)}")
+    numeric = {}
+    for k, v in params.items():
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise InvalidArgumentError(f"index parameter {k!r} must be a number, got {v!r}")
+        numeric[k] = float(v)
+    return index_type, column, numeric
+
+
 class IndexMethods:
     """Index methods of :class:`lancelet.LanceDataset` (pylance's names and return types)."""
 
@@ -119,34 +150,147 @@ class IndexMethods:
         >>> ds.to_table(filter="id = 42")                            # doctest: +SKIP
         """
         del progress_callback, format_version
-        params: Dict[str, Any] = {}
-        if isinstance(index_type, IndexConfig) or hasattr(index_type, "parameters"):
-            params = dict(index_type.parameters or {})
-            index_type = index_type.index_type
-        if not isinstance(index_type, str):
-            raise TypeError(f"index_type must be a str or an IndexConfig, got {type(index_type).__name__}")
-        if not isinstance(column, str):
-            raise TypeError(f"column must be a str, got {type(column).__name__}")
-        if index_type.upper() in ("INVERTED", "FTS", "RTREE", "MINHASHLSH") or index_type.upper().startswith("IVF"):
-            from .errors import UnsupportedFeatureError
-
-            raise UnsupportedFeatureError(f"{index_type} indexes are not supported yet")
-        if not train or fragment_ids is not None or index_uuid is not None:
-            from .errors import UnsupportedFeatureError
-
-            raise UnsupportedFeatureError(
-                "building index segments (train=False, fragment_ids, index_uuid) is not supported yet"
+        index_type, column, numeric = _scalar_args(column, index_type, kwargs)
+        if fragment_ids is not None:
+            # pylance 14 builds these segments with create_index_uncommitted only.
+            t = index_type.upper()
+            raise InvalidArgumentError(
+                f'{t} distributed indexing uses create_index_uncommitted(..., index_type="{t}", fragment_ids=...)'
             )
-        unknown = set(kwargs) - {"document_granularity"}
-        if unknown:
-            raise TypeError(f"create_scalar_index() got unexpected keyword arguments {sorted(unknown)}")
-        numeric = {}
-        for k, v in params.items():
-            if isinstance(v, bool) or not isinstance(v, (int, float)):
-                raise InvalidArgumentError(f"index parameter {k!r} must be a number, got {v!r}")
-            numeric[k] = float(v)
+        if not train or index_uuid is not None:
+            raise UnsupportedFeatureError(
+                "train=False and index_uuid (full-text index segments) are not supported: lancelet does not build "
+                "INVERTED indexes yet; build scalar index segments with create_index_uncommitted(fragment_ids=...)"
+            )
         self._native = _native.create_scalar_index(self._native, column, index_type, name, replace, numeric)
         return self
+
+    def create_index_uncommitted(
+        self,
+        column: Any,
+        index_type: Any,
+        name: Optional[str] = None,
+        metric: str = "L2",
+        replace: bool = False,
+        num_partitions: Optional[int] = None,
+        ivf_centroids: Any = None,
+        pq_codebook: Any = None,
+        num_sub_vectors: Optional[int] = None,
+        *args: Any,
+        fragment_ids: Optional[List[int]] = None,
+        index_uuid: Optional[str] = None,
+        **kwargs: Any,
+    ) -> Any:
+        """Builds one segment of an index over ``fragment_ids`` and writes its files under
+        ``_indices/<uuid>/`` without committing; returns its :class:`lancelet.dataset.Index`
+        (pylance's distributed index build). Workers each build the segment of their
+        fragments; the segments are then merged (:meth:`merge_existing_index_segments`, if
+        wanted) and committed as one index (:meth:`commit_existing_index_segments`, or a
+        ``LanceOperation.CreateIndex``), by either library. Scalar types (BTREE, BITMAP,
+        LABEL_LIST, ZONEMAP, NGRAM, BLOOMFILTER) take :meth:`create_scalar_index`'s
+        parameters, vector types (IVF_FLAT, IVF_PQ, IVF_SQ) :meth:`create_index`'s; pass the
+        same ``ivf_centroids`` (and ``pq_codebook``) to every worker for vector segments
+        that can be merged.
+
+        >>> segs = [ds.create_index_uncommitted("a", "BTREE", fragment_ids=[f.fragment_id])
+        ...         for f in ds.get_fragments()]                        # doctest: +SKIP
+        >>> ds = ds.commit_existing_index_segments("a_idx", "a", segs)  # doctest: +SKIP
+        """
+        from . import _nearest
+        from ._operations import index_from_dict
+
+        if args:
+            raise TypeError("create_index_uncommitted() takes fragment_ids and the options after it by keyword")
+        if fragment_ids is None:
+            raise InvalidArgumentError("create_index_uncommitted requires fragment_ids for distributed index build")
+        ids = [int(f) for f in fragment_ids]
+        kind = (index_type.index_type if isinstance(index_type, IndexConfig) else str(index_type)).upper()
+        if kind in ("INVERTED", "FTS", "RTREE", "MINHASHLSH"):
+            raise UnsupportedFeatureError(f"{kind} indexes are not supported yet")
+        if kind in SCALAR_INDEX_TYPES:
+            if index_uuid is not None:
+                raise InvalidArgumentError(
+                    "index_uuid is no longer accepted for distributed index builds; segment UUIDs are generated "
+                    "and returned in the index metadata"
+                )
+            for ignored in ("train", "storage_options", "progress_callback"):
+                kwargs.pop(ignored, None)
+            t, col, numeric = _scalar_args(_one(column), index_type, kwargs)
+            d = _native.build_scalar_segment(self._native, col, t, ids, name, bool(replace), numeric)
+        else:
+            if index_uuid is not None:
+                raise UnsupportedFeatureError("index_uuid is not supported for vector index segments")
+            d = _nearest.build_vector_segment(
+                self,
+                column,
+                kind,
+                ids,
+                name,
+                metric,
+                replace,
+                num_partitions,
+                ivf_centroids,
+                pq_codebook,
+                num_sub_vectors,
+                kwargs,
+            )
+        return index_from_dict(d)
+
+    def merge_existing_index_segments(self, segments: List[Any]) -> Any:
+        """Merges segments of one index (from :meth:`create_index_uncommitted`, not yet
+        committed) into one new segment over all their fragments; returns its
+        :class:`lancelet.dataset.Index`. The segments given stay as they are. Vector
+        segments must share their model (the same ``ivf_centroids``/``pq_codebook``).
+
+        >>> merged = ds.merge_existing_index_segments(segs)  # doctest: +SKIP
+        """
+        from ._operations import index_dict, index_from_dict
+
+        return index_from_dict(_native.merge_index_segments(self._native, [index_dict(s) for s in segments]))
+
+    def commit_existing_index_segments(self, index_name: str, column: str, segments: List[Any]) -> "IndexMethods":
+        """Commits ``segments`` (:class:`lancelet.dataset.Index` objects, or pylance's, built
+        for ``column``) as index ``index_name`` in a new version; segments of that name
+        already committed stay. Returns the dataset, as pylance does.
+
+        >>> ds = ds.commit_existing_index_segments("a_idx", "a", segs)  # doctest: +SKIP
+        """
+        from ._operations import index_dict
+
+        if not isinstance(index_name, str) or not isinstance(column, str):
+            raise TypeError("index_name and column must be str")
+        self._native = _native.commit_existing_index_segments(
+            self._native, index_name, column, [index_dict(s) for s in segments]
+        )
+        return self
+
+    def merge_index_metadata(
+        self,
+        index_uuid: str,
+        index_type: str,
+        batch_readhead: Optional[int] = None,
+        progress_callback: Any = None,
+    ) -> None:
+        """pylance merges the files of full-text (INVERTED) index segments built with
+        ``create_scalar_index(fragment_ids=..., index_uuid=...)`` here. lancelet does not
+        build full-text indexes yet; BTREE and vector segments are built with
+        :meth:`create_index_uncommitted` and merged with :meth:`merge_existing_index_segments`,
+        as in pylance 14, which refuses them here too.
+
+        >>> ds.merge_index_metadata(uuid, "INVERTED")  # doctest: +SKIP
+        """
+        del index_uuid, batch_readhead, progress_callback
+        t = str(index_type).upper()
+        valid = ("BTREE", "INVERTED", "IVF_FLAT", "IVF_PQ", "IVF_SQ", "VECTOR")
+        if t not in valid:
+            raise NotImplementedError(f"Only {', '.join(sorted(valid))} are supported, received {index_type}")
+        if t == "INVERTED":
+            raise UnsupportedFeatureError("INVERTED (full-text) indexes are not supported yet")
+        family = "BTree" if t == "BTREE" else "Vector"
+        raise InvalidArgumentError(
+            f"{family} distributed indexing no longer supports merge_index_metadata; build segments, optionally "
+            "merge groups with merge_existing_index_segments(...), and commit with commit_existing_index_segments(...)"
+        )
 
     def create_index(
         self,
@@ -248,6 +392,7 @@ class IndexMethods:
                             ),
                             base_id=s["base_id"],
                             size_bytes=sum(sz for _, sz in s["files"]) if s["files"] else None,
+                            covering_fields=list(s.get("covering_fields", [])),
                         )
                         for s in segs
                     ],

@@ -28,7 +28,7 @@ use lancelet_table::branches::{self, BranchRef, TREE_DIR};
 use lancelet_table::commit::{new_transaction, transaction_file_name, TRANSACTIONS_DIR, WRITER_LIBRARY};
 use lancelet_table::deletion::{deletion_file_path, DELETIONS_DIR};
 use lancelet_table::indices::INDICES_DIR;
-use lancelet_table::manifest::{encode_manifest_file, set_feature_flags};
+use lancelet_table::manifest::{encode_manifest_file, set_feature_flags, set_index_flags};
 use lancelet_table::naming::VERSIONS_DIR;
 use lancelet_table::object::Location;
 use lancelet_table::pb;
@@ -91,6 +91,7 @@ async fn write_first_manifest(
         build_metadata: None,
     });
     set_feature_flags(m);
+    set_index_flags(m, indices);
     let txn_path = format!("{TRANSACTIONS_DIR}/{}", transaction_file_name(txn));
     store.put(&txn_path, txn.encode_to_vec().into()).await?;
     let bytes = encode_manifest_file(m, txn, indices);
@@ -115,14 +116,18 @@ fn clone_txn(src: &Dataset, src_root: &str, shallow: bool, branch_name: Option<&
 }
 
 /// The manifest and index entries of a shallow copy of `src`: its files reached through a
-/// base path for its root.
-async fn shallow_manifest(src: &Dataset, src_root: &str) -> Result<(pb::Manifest, Vec<pb::IndexMetadata>)> {
+/// base path for its root, named `base_name`.
+async fn shallow_manifest(
+    src: &Dataset,
+    src_root: &str,
+    base_name: Option<String>,
+) -> Result<(pb::Manifest, Vec<pb::IndexMetadata>)> {
     let mut m = src.manifest().clone();
     let mut indices: Vec<pb::IndexMetadata> = src.indices().await?.as_ref().clone();
     let id = next_base_id(&m.base_paths);
     m.base_paths.push(pb::BasePath {
         id,
-        name: src.branch().map(str::to_string),
+        name: base_name,
         is_dataset_root: true,
         path: src_root.to_string(),
     });
@@ -196,7 +201,7 @@ impl Dataset {
             .read(&src.naming().relative_path(src.version()))
             .await?
             .len() as u64;
-        let (mut m, indices) = shallow_manifest(&src, &src_root).await?;
+        let (mut m, indices) = shallow_manifest(&src, &src_root, src.branch().map(str::to_string)).await?;
         m.branch = Some(name.to_string());
         let target = branch_uri(&root, Some(name))?;
         let store = open_store(&target, &self.caches, None)?;
@@ -300,10 +305,50 @@ impl Dataset {
         }
         let src = self.resolve_reference(reference).await?;
         let src_root = src.root().display().to_string();
-        let (mut m, indices) = shallow_manifest(&src, &src_root).await?;
+        let (mut m, indices) = shallow_manifest(&src, &src_root, src.branch().map(str::to_string)).await?;
         m.branch = None;
         let txn = clone_txn(&src, &src_root, true, None);
         write_first_manifest(target.store.as_ref(), &src, &mut m, &txn, &indices).await?;
+        Dataset::open_at(target, None)
+            .await
+            .map(|d| d.with_storage_options(self.storage_options()))
+    }
+
+    /// Commits a `Clone` operation to `target`, a new location, as pylance's
+    /// `LanceDataset.commit(target, LanceOperation.Clone(...), read_version=...)` does: a
+    /// shallow clone of this dataset (opened at the clone's `ref_path` and `ref_version`)
+    /// whose base path for the source is named `ref_name`, with a transaction recording
+    /// `read_version` and the operation as given. A deep clone cannot be committed this
+    /// way (nothing would copy the files), nor a branch (`branch_name`).
+    pub async fn commit_clone(
+        &self,
+        target: &Location,
+        clone: pb::transaction::Clone,
+        read_version: u64,
+        properties: std::collections::HashMap<String, String>,
+    ) -> Result<Dataset> {
+        if !clone.is_shallow {
+            return Err(Error::InvalidArgument(
+                "A deep Clone cannot be committed directly: the commit does not copy the source files, \
+                 so the clone would name files it does not have. Use deep_clone instead."
+                    .into(),
+            ));
+        }
+        if let Some(b) = &clone.branch_name {
+            return Err(Error::InvalidArgument(format!(
+                "a Clone with branch_name {b:?} records the creation of a branch; create branches with \
+                 create_branch() (a commit cannot write the branch's reference)"
+            )));
+        }
+        if target.store.exists(VERSIONS_DIR).await? {
+            return Err(Error::AlreadyExists(target.store.root_display()));
+        }
+        let src_root = self.root().display().to_string();
+        let (mut m, indices) = shallow_manifest(self, &src_root, clone.ref_name.clone()).await?;
+        m.branch = None;
+        let mut txn = new_transaction(read_version, pb::transaction::Operation::Clone(clone), None);
+        txn.transaction_properties = properties;
+        write_first_manifest(target.store.as_ref(), self, &mut m, &txn, &indices).await?;
         Dataset::open_at(target, None)
             .await
             .map(|d| d.with_storage_options(self.storage_options()))

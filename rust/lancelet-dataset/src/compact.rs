@@ -5,7 +5,8 @@
 //! deleted. Runs of adjacent candidates are cut into groups as pylance 14 cuts them (see
 //! [`plan_groups`]) and each group is rewritten, in order, into fragments of about the
 //! target rows; a lone small fragment is left alone (rewriting it would merge nothing).
-//! Insertion order is kept (pylance moves the new fragments to the end). Each run is a
+//! The new fragments take the next ids at commit and the dataset lists fragments by id,
+//! so rewritten rows move after the fragments left alone, as in pylance. Each run is a
 //! rewrite group: the old fragments it replaces must be unchanged at commit, so a
 //! concurrent delete on them conflicts, while appends do not.
 

@@ -37,10 +37,16 @@ pub struct IndexSegment {
     pub base_id: Option<u32>,
     /// Its files and their sizes.
     pub files: Vec<(String, u64)>,
+    /// The fields it only carries (a suffix of `field_ids`).
+    pub covering_fields: Vec<i32>,
 }
 
-/// The display name pylance gives an index type, from its details' type URL.
+/// The display name pylance gives an index type, from its details' type URL (`Unknown`
+/// for an entry without details, as committed by hand for a full-text index).
 pub fn index_type_name(type_url: &str, details: &[u8]) -> String {
+    if type_url.is_empty() {
+        return "Unknown".into();
+    }
     let short = type_url.rsplit('.').next().unwrap_or(type_url);
     match short {
         "BTreeIndexDetails" => "BTree".into(),
@@ -166,6 +172,7 @@ impl Dataset {
                 created_at: idx.created_at,
                 base_id: idx.base_id,
                 files: idx.files.iter().map(|f| (f.path.clone(), f.size_bytes)).collect(),
+                covering_fields: idx.covering_fields.clone(),
             });
         }
         Ok(out)
@@ -207,5 +214,6 @@ mod tests {
         assert_eq!(vector_type_name(&[]), "IVF_FLAT");
         assert_eq!(vector_type_name(&[0x1a, 0x00, 0x2a, 0x00]), "IVF_HNSW_SQ");
         assert_eq!(index_type_name("/lance.table.BTreeIndexDetails", &[]), "BTree");
+        assert_eq!(index_type_name("", &[]), "Unknown");
     }
 }

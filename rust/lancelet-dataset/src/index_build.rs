@@ -179,7 +179,7 @@ impl Dataset {
 
     /// Trains one index segment of `kind` on `column` over `fragments` (all when `None`)
     /// and writes its files; returns its entry (unnamed) and directory.
-    async fn train_segment(
+    pub(crate) async fn train_segment(
         &self,
         kind: ScalarIndexType,
         column: &str,
@@ -221,6 +221,7 @@ impl Dataset {
             created_at: Some(now_ms()),
             base_id: None,
             files: Vec::new(),
+            covering_fields: Vec::new(),
         };
         let dir = index_dir(&meta).map_err(Error::InvalidArgument)?;
         let files = DirStore {
@@ -317,7 +318,7 @@ impl Dataset {
                         new_indices.push(meta);
                         continue;
                     }
-                    let (mut meta, dir) = self.train_vector_segment(&column, &params).await?;
+                    let (mut meta, dir) = self.train_vector_segment(&column, &params, None).await?;
                     meta.dataset_version = segs
                         .iter()
                         .map(|s| s.dataset_version)
@@ -494,7 +495,7 @@ pub struct OptimizeIndicesOptions {
 }
 
 /// Training parameters recorded with an index (a zone map's rows per zone); defaults else.
-fn params_of(kind: ScalarIndexType, idx: &pb::IndexMetadata) -> ScalarParams {
+pub(crate) fn params_of(kind: ScalarIndexType, idx: &pb::IndexMetadata) -> ScalarParams {
     let mut p = ScalarParams::default();
     if kind == ScalarIndexType::ZoneMap {
         // ZoneMapIndexDetails field 1 (varint): rows per zone.

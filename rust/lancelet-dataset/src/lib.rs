@@ -38,6 +38,7 @@ pub mod evolve;
 pub mod index;
 pub mod index_build;
 mod index_query;
+pub mod index_segments;
 pub mod intent;
 pub mod knn;
 pub mod lineage;

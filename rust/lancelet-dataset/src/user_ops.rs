@@ -1,14 +1,16 @@
 //! Operations planned and written elsewhere, committed as given: the `LanceOperation` kinds
 //! pylance users pass to `LanceDataset.commit` (Delete, Update, Merge, Project, Restore,
-//! DataReplacement, Rewrite, UpdateConfig), with their transaction properties; the
+//! DataReplacement, Rewrite, CreateIndex, UpdateConfig), with their transaction properties; the
 //! transaction that produced a version (`read_transaction`); and deleting the rows of one
 //! fragment without committing (`LanceFragment.delete`, whose result a Delete commits).
 //!
 //! Fragments come from outside (possibly another machine or library), so each one is checked
 //! against the version it was planned on: a fragment that the operation says it changes
 //! must exist there; data files must have safe paths, the dataset's file format and field
-//! ids the (new) schema knows. Fragment metadata sent through Python carries no row lineage,
-//! so a changed fragment keeps the lineage of the fragment it replaces.
+//! ids the (new) schema knows. A changed fragment keeps the lineage (row ids, versions) of
+//! the fragment it replaces. The new fragments of a Rewrite on a dataset with stable row
+//! ids must carry the row ids of the rows they hold (`row_id_meta`), exactly those of the
+//! old fragments' live rows; the rows keep the versions they had.
 
 use std::collections::{HashMap, HashSet};
 
@@ -16,6 +18,7 @@ use lancelet_proto::pbfile;
 use lancelet_table::commit::{commit, CommitOptions, TRANSACTIONS_DIR};
 use lancelet_table::pb;
 use lancelet_table::pb::transaction::Operation;
+use lancelet_table::rowids::{fragment_row_ids, fragment_versions, set_versions};
 use prost::Message;
 
 use crate::delete::row_hits;
@@ -43,7 +46,7 @@ pub enum UserOperation {
         removed_fragment_ids: Vec<u64>,
         /// Fragments with new deletion files (or data files).
         updated_fragments: Vec<pb::DataFragment>,
-        /// Fragments of new rows (ids are assigned at commit).
+        /// Fragments of new rows (id 0 is numbered at commit, other ids are kept).
         new_fragments: Vec<pb::DataFragment>,
         /// Field ids whose values changed in `updated_fragments`.
         fields_modified: Vec<u32>,
@@ -74,6 +77,15 @@ pub enum UserOperation {
     Rewrite {
         /// `(old fragments, new fragments)` per group.
         groups: Vec<(Vec<pb::DataFragment>, Vec<pb::DataFragment>)>,
+        /// Indexes the caller remapped onto the new fragments.
+        rewritten_indices: Vec<pb::transaction::rewrite::RewrittenIndex>,
+    },
+    /// Index segments built elsewhere (their files written) added, others removed.
+    CreateIndex {
+        /// Entries added.
+        new_indices: Vec<pb::IndexMetadata>,
+        /// Entries removed (by uuid; ones the dataset does not have are ignored).
+        removed_indices: Vec<pb::IndexMetadata>,
     },
     /// Dataset configuration and table metadata changes.
     UpdateConfig {
@@ -129,18 +141,22 @@ pub fn depth_first_ids(fields: &[pbfile::Field]) -> Vec<i32> {
     out
 }
 
-/// The lineage (row ids, created/updated versions) of `from` copied onto `to` where `to`
-/// has none: metadata sent through Python loses it.
+/// The lineage (row ids, created/updated versions) of `from` copied onto `to`: a changed
+/// fragment holds the same rows, whatever lineage its metadata claims.
 fn keep_lineage(to: &mut pb::DataFragment, from: &pb::DataFragment) {
-    if to.row_id_sequence.is_none() {
-        to.row_id_sequence = from.row_id_sequence.clone();
+    to.row_id_sequence = from.row_id_sequence.clone();
+    to.created_at_version_sequence = from.created_at_version_sequence.clone();
+    to.last_updated_at_version_sequence = from.last_updated_at_version_sequence.clone();
+}
+
+/// New fragments whose rows get their lineage at commit.
+fn without_lineage(mut frags: Vec<pb::DataFragment>) -> Vec<pb::DataFragment> {
+    for f in &mut frags {
+        f.row_id_sequence = None;
+        f.created_at_version_sequence = None;
+        f.last_updated_at_version_sequence = None;
     }
-    if to.created_at_version_sequence.is_none() {
-        to.created_at_version_sequence = from.created_at_version_sequence.clone();
-    }
-    if to.last_updated_at_version_sequence.is_none() {
-        to.last_updated_at_version_sequence = from.last_updated_at_version_sequence.clone();
-    }
+    frags
 }
 
 impl Dataset {
@@ -219,7 +235,7 @@ impl Dataset {
             }
             if f.deletion_file.is_some() {
                 return Err(Error::InvalidArgument(format!(
-                    "{kind}: new fragment {} has a deletion file (new fragments get ids at commit)",
+                    "{kind}: new fragment {} has a deletion file (new fragments have no deleted rows)",
                     f.id
                 )));
             }
@@ -229,7 +245,7 @@ impl Dataset {
     }
 
     /// The table operation for `op`, checked against this version (the one it was planned on).
-    pub fn user_operation(&self, op: UserOperation) -> Result<Operation> {
+    pub async fn user_operation(&self, op: UserOperation) -> Result<Operation> {
         let known: HashSet<i32> = self.manifest().fields.iter().map(|f| f.id).collect();
         Ok(match op {
             UserOperation::Delete {
@@ -273,6 +289,7 @@ impl Dataset {
                     .map(|f| self.changed_fragment(f, &known, "Update"))
                     .collect::<Result<Vec<_>>>()?;
                 self.check_new_fragments(&new_fragments, &known, "Update")?;
+                let new_fragments = without_lineage(new_fragments);
                 if let Some(bad) = fields_modified.iter().find(|id| !known.contains(&(**id as i32))) {
                     return Err(Error::InvalidArgument(format!(
                         "Update: fields_modified names field id {bad}, which the schema does not have"
@@ -356,12 +373,10 @@ impl Dataset {
                 }
                 Operation::DataReplacement(pb::transaction::DataReplacement { replacements: groups })
             }
-            UserOperation::Rewrite { groups } => {
-                if self.has_stable_row_ids() {
-                    return Err(Error::Unsupported(
-                        "committing a Rewrite on a dataset with stable row ids (use optimize.compact_files)".into(),
-                    ));
-                }
+            UserOperation::Rewrite {
+                groups,
+                rewritten_indices,
+            } => {
                 let mut out = Vec::with_capacity(groups.len());
                 for (old, new) in groups {
                     let old = old
@@ -383,9 +398,38 @@ impl Dataset {
                         new_fragments: new,
                     });
                 }
+                if self.has_stable_row_ids() {
+                    self.rewrite_lineage(&mut out).await?;
+                } else {
+                    for g in &mut out {
+                        g.new_fragments = without_lineage(std::mem::take(&mut g.new_fragments));
+                    }
+                }
+                for ri in &rewritten_indices {
+                    for (what, id) in [("old_id", &ri.old_id), ("new_id", &ri.new_id)] {
+                        if id.as_ref().is_none_or(|u| u.uuid.len() != 16) {
+                            return Err(Error::InvalidArgument(format!(
+                                "Rewrite: a rewritten index has no valid {what}"
+                            )));
+                        }
+                    }
+                }
                 Operation::Rewrite(pb::transaction::Rewrite {
                     groups: out,
+                    rewritten_indices,
                     ..Default::default()
+                })
+            }
+            UserOperation::CreateIndex {
+                new_indices,
+                removed_indices,
+            } => {
+                for idx in &new_indices {
+                    self.check_new_index(idx).await?;
+                }
+                Operation::CreateIndex(pb::transaction::CreateIndex {
+                    new_indices,
+                    removed_indices,
                 })
             }
             UserOperation::UpdateConfig {
@@ -407,6 +451,141 @@ impl Dataset {
         })
     }
 
+    /// Checks an index entry built elsewhere: its fields are the schema's (pylance accepts
+    /// unknown field ids, but such an entry would describe a column added later under that
+    /// id), its covering fields are among them with one field left keyed (pylance's rule),
+    /// its base path exists and its directory holds its files.
+    async fn check_new_index(&self, idx: &pb::IndexMetadata) -> Result<()> {
+        let name = &idx.name;
+        let uuid = lancelet_table::indices::uuid_string(idx)
+            .map_err(|e| Error::InvalidArgument(format!("CreateIndex: index {name:?}: {e}")))?;
+        lancelet_table::indices::fragment_bitmap(idx)
+            .map_err(|e| Error::InvalidArgument(format!("CreateIndex: index {name:?}: {e}")))?;
+        let known: HashSet<i32> = self.manifest().fields.iter().map(|f| f.id).collect();
+        if let Some(bad) = idx.fields.iter().find(|f| !known.contains(f)) {
+            return Err(Error::InvalidArgument(format!(
+                "CreateIndex: index {name:?} names field id {bad}, which the schema does not have"
+            )));
+        }
+        let outside: Vec<i32> = idx
+            .covering_fields
+            .iter()
+            .copied()
+            .filter(|c| !idx.fields.contains(c))
+            .collect();
+        if !outside.is_empty() {
+            return Err(Error::InvalidArgument(format!(
+                "index '{name}' declares covering fields {:?} but {outside:?} are not among its fields {:?}",
+                idx.covering_fields, idx.fields
+            )));
+        }
+        if !idx.covering_fields.is_empty() && idx.fields.iter().all(|f| idx.covering_fields.contains(f)) {
+            return Err(Error::InvalidArgument(format!(
+                "index '{name}' declares covering fields {:?} but its fields are {:?}; at least one field must remain indexed",
+                idx.covering_fields, idx.fields
+            )));
+        }
+        let (store, dir) = self.index_files(idx)?;
+        let files = store.list_meta(&dir).await.unwrap_or_default();
+        let missing: Vec<&str> = if idx.files.is_empty() {
+            if files.is_empty() {
+                vec![dir.as_str()]
+            } else {
+                Vec::new()
+            }
+        } else {
+            idx.files
+                .iter()
+                .map(|f| f.path.as_str())
+                .filter(|p| !files.iter().any(|x| x.name == *p))
+                .collect()
+        };
+        if !missing.is_empty() {
+            return Err(Error::InvalidArgument(format!(
+                "CreateIndex: the files of index {name:?} ({uuid}) are missing: {missing:?} under {}",
+                store.root_display()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Row lineage of a Rewrite's new fragments on a dataset with stable row ids: each must
+    /// carry one row id per row, together exactly the ids of the old fragments' live rows
+    /// (pylance 14 checks neither: fewer ids leave a dataset whose scans fail, foreign ids
+    /// collide with the ids of rows appended later). Each row keeps the versions it was
+    /// created and last updated at (pylance leaves them unset, so they read as 1).
+    async fn rewrite_lineage(&self, groups: &mut [pb::transaction::rewrite::RewriteGroup]) -> Result<()> {
+        let store = self.store.as_ref();
+        for g in groups {
+            let mut live: HashMap<u64, (u64, u64)> = HashMap::new();
+            for f in &g.old_fragments {
+                let rows = f.physical_rows as usize;
+                let ids = fragment_row_ids(store, f)
+                    .await?
+                    .ok_or_else(|| Error::corrupt("_versions", format!("fragment {} has no row ids", f.id)))?;
+                let created = fragment_versions(store, f, true)
+                    .await?
+                    .unwrap_or_else(|| vec![1; rows]);
+                let updated = fragment_versions(store, f, false)
+                    .await?
+                    .unwrap_or_else(|| vec![1; rows]);
+                let deleted = self.deleted_rows(f).await?;
+                for (i, id) in ids.into_iter().enumerate() {
+                    if deleted.binary_search(&(i as u32)).is_err() {
+                        let c = created.get(i).copied().unwrap_or(1);
+                        let u = updated.get(i).copied().unwrap_or(1);
+                        live.insert(id, (c, u));
+                    }
+                }
+            }
+            let expected = live.len();
+            let mut seen = 0usize;
+            for f in &mut g.new_fragments {
+                f.created_at_version_sequence = None;
+                f.last_updated_at_version_sequence = None;
+                if f.row_id_sequence.is_none() {
+                    return Err(Error::InvalidArgument(
+                        "All fragments must have row ids: on a dataset with stable row ids, every new fragment of \
+                         a Rewrite carries the row ids of its rows (FragmentMetadata.row_id_meta, see \
+                         lancelet.fragment.RowIdSequence)"
+                            .into(),
+                    ));
+                }
+                let ids = fragment_row_ids(store, f).await.map_err(|e| {
+                    Error::InvalidArgument(format!(
+                        "Rewrite: the row ids of a new fragment of {} rows do not fit it: {e}",
+                        f.physical_rows
+                    ))
+                })?;
+                let ids = ids.unwrap_or_default();
+                let mut created = Vec::with_capacity(ids.len());
+                let mut updated = Vec::with_capacity(ids.len());
+                for id in ids {
+                    let Some((c, u)) = live.remove(&id) else {
+                        return Err(Error::InvalidArgument(format!(
+                            "Rewrite: row id {id} of a new fragment is not the id of a live row of the fragments \
+                             it rewrites (or is given twice)"
+                        )));
+                    };
+                    created.push(c);
+                    updated.push(u);
+                    seen += 1;
+                }
+                set_versions(f, &created, &updated);
+            }
+            if seen != expected {
+                let mut lost: Vec<u64> = live.keys().copied().collect();
+                lost.sort_unstable();
+                lost.truncate(10);
+                return Err(Error::InvalidArgument(format!(
+                    "Rewrite: the new fragments hold {seen} of the {expected} live rows of the fragments they \
+                     rewrite (row ids missing: {lost:?}...)"
+                )));
+            }
+        }
+        Ok(())
+    }
+
     fn check_schema(&self, schema: &[pbfile::Field]) -> Result<()> {
         lancelet_file::schema::from_lance_fields(schema, &self.manifest().schema_metadata, "new schema")?;
         Ok(())
@@ -421,7 +600,7 @@ impl Dataset {
         properties: HashMap<String, String>,
         max_retries: Option<u32>,
     ) -> Result<Self> {
-        let op = self.user_operation(op)?;
+        let op = self.user_operation(op).await?;
         crate::check_fragment_id_room(self.manifest(), &op, &self.root().display().to_string())?;
         let txn = pb::Transaction {
             read_version: self.version(),

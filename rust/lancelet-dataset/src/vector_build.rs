@@ -84,7 +84,7 @@ impl Dataset {
     pub async fn create_vector_index(&self, req: &VectorIndexRequest) -> Result<Self> {
         let name = req.name.clone().unwrap_or_else(|| format!("{}_idx", req.column));
         let removed = self.replaced(&name, req.replace).await?;
-        let (mut meta, _) = self.train_vector_segment(&req.column, &req.params).await?;
+        let (mut meta, _) = self.train_vector_segment(&req.column, &req.params, None).await?;
         meta.name = name;
         self.commit_index_change(vec![meta], removed).await
     }
@@ -108,18 +108,27 @@ impl Dataset {
         Ok(params)
     }
 
-    /// Trains and writes one vector index segment over every live row; returns its entry
-    /// (unnamed) and directory.
+    /// Trains and writes one vector index segment over every live row of `fragments` (all
+    /// when `None`); returns its entry (unnamed) and directory.
     pub(crate) async fn train_vector_segment(
         &self,
         column: &str,
         params: &VectorBuildParams,
+        fragments: Option<Vec<u64>>,
     ) -> Result<(pb::IndexMetadata, String)> {
         let field = self
             .field_by_path(column)
             .ok_or_else(|| Error::InvalidArgument(format!("column {column:?} does not exist")))?
             .clone();
-        let (vectors, addrs, dim) = self.read_vectors(column, None).await?;
+        let covered: RoaringBitmap = match &fragments {
+            Some(ids) => ids.iter().filter_map(|f| u32::try_from(*f).ok()).collect(),
+            None => self
+                .fragments()
+                .iter()
+                .filter_map(|f| u32::try_from(f.id).ok())
+                .collect(),
+        };
+        let (vectors, addrs, dim) = self.read_vectors(column, fragments).await?;
         if addrs.is_empty() {
             return Err(Error::InvalidArgument(format!(
                 "column {column:?} has no vectors to train an index on"
@@ -132,11 +141,6 @@ impl Dataset {
         }
         let mut model = ivf::train_model(&vectors, dim, &params)?;
         model.value_type = self.vector_value_type(column);
-        let covered: RoaringBitmap = self
-            .fragments()
-            .iter()
-            .filter_map(|f| u32::try_from(f.id).ok())
-            .collect();
         let meta = self
             .write_vector_segment(&model, &vectors, &addrs, dim, field.id, "", &covered)
             .await?;
@@ -152,7 +156,7 @@ impl Dataset {
 pub struct ModelFiles(pub Vec<(String, Vec<u8>)>);
 
 impl ModelFiles {
-    async fn open(&self) -> Result<lancelet_vector::ivf::IvfModel> {
+    pub(crate) async fn open(&self) -> Result<lancelet_vector::ivf::IvfModel> {
         let store = lancelet_index::scalar::MemoryStore::new();
         for (name, bytes) in &self.0 {
             store.insert(name.clone(), bytes.clone());
@@ -256,6 +260,7 @@ impl Dataset {
             ),
             base_id: None,
             files: Vec::new(),
+            covering_fields: Vec::new(),
         };
         let dir = index_dir(&meta).map_err(Error::InvalidArgument)?;
         let store = DirStore {

@@ -449,8 +449,9 @@ impl FragmentWriter {
                 self.file_ids.clone()
             }
         };
+        // Id 0: the commit numbers the fragment (as pylance's writer leaves it).
         self.done.push(pb::DataFragment {
-            id: self.done.len() as u64,
+            id: 0,
             files: vec![pb::DataFile {
                 path: name,
                 column_indices: (0..listed_ids.len() as i32).collect(),

@@ -118,7 +118,8 @@ pub fn fragment_from_dict(d: &Bound<'_, PyAny>) -> PyResult<pb::DataFragment> {
     let py = d.py();
     let d = d.cast::<PyDict>().map_err(|_| bad(py, "expected a dict"))?;
     // Row lineage of appended or overwritten rows is assigned at commit; fragments that
-    // carry some (e.g. from pylance) are accepted and their lineage replaced.
+    // carry some (e.g. from pylance) are accepted and their lineage replaced. Row ids are
+    // read (a Rewrite on a dataset with stable row ids keeps them), versions are not.
     if let Some(o) = item(d, "overlays")? {
         if o.len().unwrap_or(1) != 0 {
             return Err(errors::make(
@@ -195,6 +196,35 @@ pub fn fragment_from_dict(d: &Bound<'_, PyAny>) -> PyResult<pb::DataFragment> {
         files,
         deletion_file,
         physical_rows,
+        row_id_sequence: row_id_meta(d, &what)?,
         ..Default::default()
     })
+}
+
+/// The `row_id_meta` of a fragment dict: `{"Inline": [bytes]}` or `{"External": {"path",
+/// "offset", "size"}}` (pylance's JSON). The version sequences are not read: the commit
+/// gives new fragments their versions, as pylance does.
+fn row_id_meta(d: &Bound<'_, PyDict>, what: &str) -> PyResult<Option<pb::data_fragment::RowIdSequence>> {
+    use pb::data_fragment::RowIdSequence as R;
+    let py = d.py();
+    let Some(meta) = item(d, "row_id_meta")? else {
+        return Ok(None);
+    };
+    let meta = meta
+        .cast::<PyDict>()
+        .map_err(|_| bad(py, format!("{what}: row_id_meta is not a dict")))?;
+    if let Some(bytes) = optional::<Vec<u8>>(meta, "Inline", what)? {
+        return Ok(Some(R::InlineRowIds(bytes.into())));
+    }
+    if let Some(ext) = item(meta, "External")? {
+        let ext = ext
+            .cast::<PyDict>()
+            .map_err(|_| bad(py, format!("{what}: row_id_meta's External is not a dict")))?;
+        return Ok(Some(R::ExternalRowIds(pb::ExternalFile {
+            path: required(ext, "path", what)?,
+            offset: required(ext, "offset", what)?,
+            size: required(ext, "size", what)?,
+        })));
+    }
+    Err(bad(py, format!("{what}: row_id_meta is neither Inline nor External")))
 }

@@ -4,7 +4,10 @@
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use lancelet_dataset::index_segments::SegmentRequest;
+
 use crate::dataset::{wrap, PyDataset};
+use crate::index_meta::{index_dict, index_list};
 use crate::runtime::block_on;
 
 /// Every index segment of the version, as dicts with pylance's `list_indices` keys plus
@@ -29,6 +32,7 @@ fn list_indices<'py>(py: Python<'py>, ds: &PyDataset) -> PyResult<Vec<Bound<'py,
             d.set_item("created_at", s.created_at)?;
             d.set_item("base_id", s.base_id)?;
             d.set_item("files", s.files)?;
+            d.set_item("covering_fields", s.covering_fields)?;
             Ok(d)
         })
         .collect()
@@ -39,6 +43,37 @@ fn list_indices<'py>(py: Python<'py>, ds: &PyDataset) -> PyResult<Vec<Bound<'py,
 fn drop_index(py: Python<'_>, ds: &PyDataset, name: String) -> PyResult<PyDataset> {
     let inner = ds.inner.clone();
     Ok(wrap(block_on(py, async move { inner.drop_index(&name).await })?))
+}
+
+fn scalar_request(
+    py: Python<'_>,
+    column: String,
+    index_type: String,
+    name: Option<String>,
+    replace: bool,
+    params: Option<std::collections::HashMap<String, f64>>,
+) -> PyResult<lancelet_dataset::index_build::ScalarIndexRequest> {
+    let mut p = lancelet_index::scalar::ScalarParams::default();
+    for (k, v) in params.unwrap_or_default() {
+        let bad = || crate::errors::invalid(py, format!("index parameter {k} must be positive, got {v}"));
+        match k.as_str() {
+            "zone_size" | "batch_size" if v >= 1.0 => p.btree_batch_size = v as u64,
+            "rows_per_zone" if v >= 1.0 => p.rows_per_zone = v as u64,
+            "number_of_items" if v >= 1.0 => p.bloom_number_of_items = v as u64,
+            "probability" => p.bloom_probability = v,
+            "zone_size" | "batch_size" | "rows_per_zone" | "number_of_items" => return Err(bad()),
+            other => {
+                return Err(crate::errors::invalid(py, format!("unknown index parameter {other:?}")));
+            }
+        }
+    }
+    Ok(lancelet_dataset::index_build::ScalarIndexRequest {
+        column,
+        index_type,
+        name,
+        replace,
+        params: p,
+    })
 }
 
 /// Builds a scalar index and commits it; returns the new version. `params` holds
@@ -55,32 +90,64 @@ fn create_scalar_index(
     replace: bool,
     params: Option<std::collections::HashMap<String, f64>>,
 ) -> PyResult<PyDataset> {
-    let mut p = lancelet_index::scalar::ScalarParams::default();
-    for (k, v) in params.unwrap_or_default() {
-        let bad = || crate::errors::invalid(py, format!("index parameter {k} must be positive, got {v}"));
-        match k.as_str() {
-            "zone_size" | "batch_size" if v >= 1.0 => p.btree_batch_size = v as u64,
-            "rows_per_zone" if v >= 1.0 => p.rows_per_zone = v as u64,
-            "number_of_items" if v >= 1.0 => p.bloom_number_of_items = v as u64,
-            "probability" => p.bloom_probability = v,
-            "zone_size" | "batch_size" | "rows_per_zone" | "number_of_items" => return Err(bad()),
-            other => {
-                return Err(crate::errors::invalid(py, format!("unknown index parameter {other:?}")));
-            }
-        }
-    }
-    let req = lancelet_dataset::index_build::ScalarIndexRequest {
-        column,
-        index_type,
-        name,
-        replace,
-        params: p,
-    };
+    let req = scalar_request(py, column, index_type, name, replace, params)?;
     let inner = ds.inner.clone();
     Ok(wrap(block_on(
         py,
         async move { inner.create_scalar_index(&req).await },
     )?))
+}
+
+/// Builds one segment of a scalar index over `fragment_ids` without committing it
+/// (`create_index_uncommitted`); returns its entry as an index dict.
+#[pyfunction]
+#[pyo3(signature = (ds, column, index_type, fragment_ids, name=None, replace=false, params=None))]
+#[allow(clippy::too_many_arguments)]
+fn build_scalar_segment<'py>(
+    py: Python<'py>,
+    ds: &PyDataset,
+    column: String,
+    index_type: String,
+    fragment_ids: Vec<u64>,
+    name: Option<String>,
+    replace: bool,
+    params: Option<std::collections::HashMap<String, f64>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let req = SegmentRequest::Scalar(scalar_request(py, column, index_type, name, replace, params)?);
+    let inner = ds.inner.clone();
+    let meta = block_on(py, async move { inner.build_index_segment(&req, fragment_ids).await })?;
+    index_dict(py, &meta)
+}
+
+/// Merges index segments (index dicts) into a new one over the union of their fragments,
+/// not committed (`merge_existing_index_segments`); returns its index dict.
+#[pyfunction]
+fn merge_index_segments<'py>(
+    py: Python<'py>,
+    ds: &PyDataset,
+    segments: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let segs = index_list(segments)?;
+    let inner = ds.inner.clone();
+    let meta = block_on(py, async move { inner.merge_index_segments(&segs).await })?;
+    index_dict(py, &meta)
+}
+
+/// Commits index segments (index dicts) as index `name` on `column`
+/// (`commit_existing_index_segments`); returns the new version.
+#[pyfunction]
+fn commit_existing_index_segments(
+    py: Python<'_>,
+    ds: &PyDataset,
+    name: String,
+    column: String,
+    segments: &Bound<'_, PyAny>,
+) -> PyResult<PyDataset> {
+    let segs = index_list(segments)?;
+    let inner = ds.inner.clone();
+    Ok(wrap(block_on(py, async move {
+        inner.commit_existing_index_segments(&name, &column, segs).await
+    })?))
 }
 
 /// Statistics of one scalar index segment (pylance's per-segment `index_statistics`).
@@ -111,6 +178,44 @@ fn optimize_indices(
     Ok(wrap(block_on(py, async move { inner.optimize_indices(&opts).await })?))
 }
 
+#[allow(clippy::too_many_arguments)]
+fn vector_request(
+    py: Python<'_>,
+    column: String,
+    index_type: String,
+    name: Option<String>,
+    metric: &str,
+    replace: bool,
+    num_partitions: Option<usize>,
+    num_sub_vectors: Option<usize>,
+    num_bits: u32,
+    target_partition_size: Option<usize>,
+    sample_rate: usize,
+    max_iters: usize,
+    ivf_centroids: Option<Vec<f32>>,
+    pq_codebook: Option<Vec<f32>>,
+) -> PyResult<lancelet_dataset::vector_build::VectorIndexRequest> {
+    use lancelet_vector::ivf::{VectorBuildParams, VectorIndexType};
+    let conv = |e: lancelet_index::Error| crate::errors::to_py(py, lancelet_dataset::Error::from(e));
+    let kind = VectorIndexType::parse(&index_type).map_err(conv)?;
+    let metric = lancelet_vector::Metric::parse(metric).map_err(conv)?;
+    let mut params = VectorBuildParams::new(kind, metric);
+    params.num_partitions = num_partitions;
+    params.num_sub_vectors = num_sub_vectors;
+    params.num_bits = num_bits;
+    params.target_partition_size = target_partition_size;
+    params.sample_rate = sample_rate;
+    params.max_iters = max_iters;
+    params.ivf_centroids = ivf_centroids;
+    params.pq_codebook = pq_codebook;
+    Ok(lancelet_dataset::vector_build::VectorIndexRequest {
+        column,
+        name,
+        replace,
+        params,
+    })
+}
+
 /// Builds a vector index (IVF_FLAT, IVF_PQ, IVF_SQ) and commits it; returns the new version.
 #[pyfunction]
 #[pyo3(signature = (ds, column, index_type, name=None, metric="l2", replace=false, num_partitions=None,
@@ -134,30 +239,73 @@ fn create_vector_index(
     ivf_centroids: Option<Vec<f32>>,
     pq_codebook: Option<Vec<f32>>,
 ) -> PyResult<PyDataset> {
-    use lancelet_vector::ivf::{VectorBuildParams, VectorIndexType};
-    let conv = |e: lancelet_index::Error| crate::errors::to_py(py, lancelet_dataset::Error::from(e));
-    let kind = VectorIndexType::parse(&index_type).map_err(conv)?;
-    let metric = lancelet_vector::Metric::parse(metric).map_err(conv)?;
-    let mut params = VectorBuildParams::new(kind, metric);
-    params.num_partitions = num_partitions;
-    params.num_sub_vectors = num_sub_vectors;
-    params.num_bits = num_bits;
-    params.target_partition_size = target_partition_size;
-    params.sample_rate = sample_rate;
-    params.max_iters = max_iters;
-    params.ivf_centroids = ivf_centroids;
-    params.pq_codebook = pq_codebook;
-    let req = lancelet_dataset::vector_build::VectorIndexRequest {
+    let req = vector_request(
+        py,
         column,
+        index_type,
         name,
+        metric,
         replace,
-        params,
-    };
+        num_partitions,
+        num_sub_vectors,
+        num_bits,
+        target_partition_size,
+        sample_rate,
+        max_iters,
+        ivf_centroids,
+        pq_codebook,
+    )?;
     let inner = ds.inner.clone();
     Ok(wrap(block_on(
         py,
         async move { inner.create_vector_index(&req).await },
     )?))
+}
+
+/// Builds one segment of a vector index over `fragment_ids` without committing it
+/// (`create_index_uncommitted`); returns its entry as an index dict.
+#[pyfunction]
+#[pyo3(signature = (ds, column, index_type, fragment_ids, name=None, metric="l2", replace=false,
+    num_partitions=None, num_sub_vectors=None, num_bits=8, target_partition_size=None, sample_rate=256,
+    max_iters=50, ivf_centroids=None, pq_codebook=None))]
+#[allow(clippy::too_many_arguments)]
+fn build_vector_index_segment<'py>(
+    py: Python<'py>,
+    ds: &PyDataset,
+    column: String,
+    index_type: String,
+    fragment_ids: Vec<u64>,
+    name: Option<String>,
+    metric: &str,
+    replace: bool,
+    num_partitions: Option<usize>,
+    num_sub_vectors: Option<usize>,
+    num_bits: u32,
+    target_partition_size: Option<usize>,
+    sample_rate: usize,
+    max_iters: usize,
+    ivf_centroids: Option<Vec<f32>>,
+    pq_codebook: Option<Vec<f32>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let req = SegmentRequest::Vector(vector_request(
+        py,
+        column,
+        index_type,
+        name,
+        metric,
+        replace,
+        num_partitions,
+        num_sub_vectors,
+        num_bits,
+        target_partition_size,
+        sample_rate,
+        max_iters,
+        ivf_centroids,
+        pq_codebook,
+    )?);
+    let inner = ds.inner.clone();
+    let meta = block_on(py, async move { inner.build_index_segment(&req, fragment_ids).await })?;
+    index_dict(py, &meta)
 }
 
 /// Nearest-neighbour search; returns a stream of one batch.
@@ -312,6 +460,10 @@ pub fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(vector_index_statistics, m)?)?;
     m.add_function(wrap_pyfunction!(optimize_indices, m)?)?;
     m.add_function(wrap_pyfunction!(create_scalar_index, m)?)?;
+    m.add_function(wrap_pyfunction!(build_scalar_segment, m)?)?;
+    m.add_function(wrap_pyfunction!(build_vector_index_segment, m)?)?;
+    m.add_function(wrap_pyfunction!(merge_index_segments, m)?)?;
+    m.add_function(wrap_pyfunction!(commit_existing_index_segments, m)?)?;
     m.add_function(wrap_pyfunction!(index_segment_statistics, m)?)?;
     m.add_function(wrap_pyfunction!(list_indices, m)?)?;
     m.add_function(wrap_pyfunction!(drop_index, m)?)?;

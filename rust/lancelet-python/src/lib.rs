@@ -17,6 +17,7 @@ mod file;
 mod fragment_meta;
 mod fragment_ops;
 mod index;
+mod index_meta;
 mod merge;
 mod merge_columns;
 mod operations;

@@ -17,6 +17,7 @@ use crate::arrow_ffi::schema_capsule;
 use crate::dataset::{wrap, PyDataset};
 use crate::errors;
 use crate::fragment_meta::{fragment_dict, fragment_from_dict};
+use crate::index_meta::{index_dict, index_list, uuid_bytes};
 use crate::runtime::block_on;
 
 fn get<'py>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
@@ -150,8 +151,51 @@ fn user_operation(py: Python<'_>, kind: &str, d: &Bound<'_, PyDict>) -> PyResult
                     fragments(g, "new_fragments", kind)?,
                 ));
             }
-            UserOperation::Rewrite { groups }
+            let mut rewritten_indices = Vec::new();
+            if let Some(list) = get(d, "rewritten_indices")? {
+                for r in list.try_iter()? {
+                    let r = r?;
+                    let r = r
+                        .cast::<PyDict>()
+                        .map_err(|_| errors::invalid(py, "Rewrite: a rewritten index must be a dict"))?;
+                    let old: String = extract(&need(r, "old_id", kind)?, "old_id", kind)?;
+                    let new: String = extract(&need(r, "new_id", kind)?, "new_id", kind)?;
+                    let type_url: String = match get(r, "new_details_type_url")? {
+                        None => String::new(),
+                        Some(v) => extract(&v, "new_details_type_url", kind)?,
+                    };
+                    let value: Vec<u8> = match get(r, "new_details_value")? {
+                        None => Vec::new(),
+                        Some(v) => extract(&v, "new_details_value", kind)?,
+                    };
+                    let version: u32 = match get(r, "new_index_version")? {
+                        None => 0,
+                        Some(v) => extract(&v, "new_index_version", kind)?,
+                    };
+                    rewritten_indices.push(pb::transaction::rewrite::RewrittenIndex {
+                        old_id: Some(uuid_bytes(py, &old)?),
+                        new_id: Some(uuid_bytes(py, &new)?),
+                        new_index_details: (!type_url.is_empty()).then_some(prost_types::Any { type_url, value }),
+                        new_index_version: version,
+                        new_index_files: Vec::new(),
+                    });
+                }
+            }
+            UserOperation::Rewrite {
+                groups,
+                rewritten_indices,
+            }
         }
+        "CreateIndex" => UserOperation::CreateIndex {
+            new_indices: match get(d, "new_indices")? {
+                None => Vec::new(),
+                Some(v) => index_list(&v)?,
+            },
+            removed_indices: match get(d, "removed_indices")? {
+                None => Vec::new(),
+                Some(v) => index_list(&v)?,
+            },
+        },
         "UpdateConfig" => UserOperation::UpdateConfig {
             config: update_map(d, "config_updates", kind)?,
             table_metadata: update_map(d, "table_metadata_updates", kind)?,
@@ -192,6 +236,46 @@ fn ds_commit_operation(
             .await?
             .with_storage_options(options);
         ds.commit_user_operation(op, properties, max_retries).await
+    })?;
+    Ok(wrap(ds))
+}
+
+/// Commits a `Clone` to `uri` (a new location): a shallow clone of the dataset at
+/// `ref_path`, version `ref_version`, its base named `ref_name`, recorded with
+/// `read_version` and the operation as given (see `Dataset::commit_clone`).
+#[pyfunction]
+#[pyo3(signature = (uri, is_shallow, ref_name, ref_version, ref_path, branch_name, read_version, properties=None,
+    storage_options=None))]
+#[allow(clippy::too_many_arguments)]
+fn ds_commit_clone(
+    py: Python<'_>,
+    uri: String,
+    is_shallow: bool,
+    ref_name: Option<String>,
+    ref_version: u64,
+    ref_path: String,
+    branch_name: Option<String>,
+    read_version: u64,
+    properties: Option<HashMap<String, String>>,
+    storage_options: Option<HashMap<String, String>>,
+) -> PyResult<PyDataset> {
+    let options = storage_options.unwrap_or_default();
+    let conv = |e: lancelet_table::Error| errors::to_py(py, lancelet_dataset::Error::from(e));
+    let target = open_uri(&uri, &options).map_err(conv)?;
+    let source = open_uri(&ref_path, &options).map_err(conv)?;
+    let op = pb::transaction::Clone {
+        is_shallow,
+        ref_name,
+        ref_version,
+        ref_path,
+        branch_name,
+    };
+    let properties = properties.unwrap_or_default();
+    let ds = block_on(py, async move {
+        let src = Dataset::open_at(&source, Some(VersionRef::Number(ref_version)))
+            .await?
+            .with_storage_options(options);
+        src.commit_clone(&target, op, read_version, properties).await
     })?;
     Ok(wrap(ds))
 }
@@ -286,6 +370,34 @@ fn transaction_dict<'py>(py: Python<'py>, txn: &pb::Transaction) -> PyResult<Bou
                 groups.append(x)?;
             }
             d.set_item("groups", groups)?;
+            let rewritten = PyList::empty(py);
+            for ri in &r.rewritten_indices {
+                let x = PyDict::new(py);
+                let id = |u: &Option<pb::Uuid>| -> Option<String> {
+                    let raw: [u8; 16] = u.as_ref()?.uuid.as_ref().try_into().ok()?;
+                    Some(uuid::Uuid::from_bytes(raw).hyphenated().to_string())
+                };
+                x.set_item("old_id", id(&ri.old_id))?;
+                x.set_item("new_id", id(&ri.new_id))?;
+                let (url, value) = ri
+                    .new_index_details
+                    .as_ref()
+                    .map(|a| (a.type_url.clone(), a.value.clone()))
+                    .unwrap_or_default();
+                x.set_item("new_details_type_url", url)?;
+                x.set_item("new_details_value", pyo3::types::PyBytes::new(py, &value))?;
+                x.set_item("new_index_version", ri.new_index_version)?;
+                rewritten.append(x)?;
+            }
+            d.set_item("rewritten_indices", rewritten)?;
+        }
+        Some(Operation::CreateIndex(c)) => {
+            let list = |v: &[pb::IndexMetadata]| -> PyResult<Bound<'py, PyList>> {
+                let items = v.iter().map(|i| index_dict(py, i)).collect::<PyResult<Vec<_>>>()?;
+                PyList::new(py, items)
+            };
+            d.set_item("new_indices", list(&c.new_indices)?)?;
+            d.set_item("removed_indices", list(&c.removed_indices)?)?;
         }
         Some(Operation::DataReplacement(r)) => {
             let list = PyList::empty(py);
@@ -366,6 +478,7 @@ fn ds_replace_tag_metadata(
 /// Registers the functions.
 pub fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ds_commit_operation, m)?)?;
+    m.add_function(wrap_pyfunction!(ds_commit_clone, m)?)?;
     m.add_function(wrap_pyfunction!(ds_read_transaction, m)?)?;
     m.add_function(wrap_pyfunction!(ds_fragment_delete, m)?)?;
     m.add_function(wrap_pyfunction!(ds_replace_tag_metadata, m)?)?;

@@ -17,7 +17,7 @@ use prost::Message;
 use crate::indices::{carry_indices, decode_index_section};
 use crate::manifest::{
     check_field_names, check_legacy_dictionaries, check_writer_flags, decode_manifest, decode_transaction_section,
-    encode_manifest_file_setting, set_feature_flags, FLAG_STABLE_ROW_IDS,
+    encode_manifest_file_setting, set_feature_flags, set_index_flags, FLAG_STABLE_ROW_IDS,
 };
 use crate::naming::ManifestNaming;
 use crate::store::Store;
@@ -284,6 +284,42 @@ fn assign_ids(frags: &[pb::DataFragment], next: &mut u64) -> Vec<pb::DataFragmen
         .collect()
 }
 
+/// `frags` as new fragments of `m`, numbered as pylance 14 numbers them: a fragment with
+/// id 0 takes the next id, any other id is the caller's choice and kept; an id `m` (or
+/// another new fragment) already has is an error.
+fn number_new_fragments(m: &pb::Manifest, frags: &[pb::DataFragment], next: &mut u64) -> Result<Vec<pb::DataFragment>> {
+    let mut seen: HashSet<u64> = m.fragments.iter().map(|f| f.id).collect();
+    let mut out = Vec::with_capacity(frags.len());
+    for f in frags {
+        let mut f = f.clone();
+        if f.id == 0 {
+            f.id = *next;
+            *next += 1;
+        }
+        if u32::try_from(f.id).is_err() {
+            return Err(Error::InvalidArgument(format!(
+                "fragment id {} does not fit the 32 bits of a row address",
+                f.id
+            )));
+        }
+        if !seen.insert(f.id) {
+            return Err(Error::InvalidArgument(format!(
+                "The commit would produce two fragments with id {}. Fragment ids must be unique.",
+                f.id
+            )));
+        }
+        out.push(f);
+    }
+    Ok(out)
+}
+
+/// Adds `new` fragments to `m`, which then lists its fragments by id (as pylance 14 does
+/// after an append, update or rewrite).
+fn add_fragments(m: &mut pb::Manifest, new: Vec<pb::DataFragment>) {
+    m.fragments.extend(new);
+    m.fragments.sort_by_key(|f| f.id);
+}
+
 /// New rows (appended or overwritten) have no lineage yet, whatever their fragments claim:
 /// the commit gives them ids and versions.
 fn new_rows(mut frags: Vec<pb::DataFragment>) -> Vec<pb::DataFragment> {
@@ -397,6 +433,29 @@ pub async fn read_indices(
     decode_index_section(&bytes, m, &path)
 }
 
+/// Gives the entries of `new` (added by a CreateIndex) that name no files, and live in the
+/// dataset's own `_indices/`, the files their directory holds, as pylance 14 records them in
+/// the manifest (the transaction keeps the entries as given).
+async fn list_index_files(store: &dyn Store, indices: &mut [pb::IndexMetadata], new: &[pb::IndexMetadata]) {
+    for idx in indices.iter_mut() {
+        if !idx.files.is_empty() || idx.base_id.is_some() || !new.iter().any(|n| n.uuid == idx.uuid) {
+            continue;
+        }
+        let Ok(dir) = crate::indices::index_dir(idx) else {
+            continue;
+        };
+        let mut listed = store.list_meta(&dir).await.unwrap_or_default();
+        listed.sort_by(|a, b| a.name.cmp(&b.name));
+        idx.files = listed
+            .into_iter()
+            .map(|f| pb::IndexFile {
+                path: f.name,
+                size_bytes: f.size,
+            })
+            .collect();
+    }
+}
+
 /// [`apply`], plus the index entries of the new version (from `base_indices`, those of
 /// `base`); the manifest's `index_section` is set when there are any.
 pub async fn apply_with_indices(
@@ -428,8 +487,12 @@ pub async fn apply_with_indices(
         }
         _ => None,
     };
-    let indices = carry_indices(base_indices, op, &m.fields, restored)?;
+    let mut indices = carry_indices(base_indices, op, &m, restored)?;
+    if let Operation::CreateIndex(c) = op {
+        list_index_files(store, &mut indices, &c.new_indices).await;
+    }
     m.index_section = (!indices.is_empty()).then_some(0);
+    set_index_flags(&mut m, &indices);
     Ok((m, indices))
 }
 
@@ -455,8 +518,8 @@ pub async fn apply(
     let mut next = base.map(next_fragment_id).unwrap_or(0);
     match op {
         Operation::Append(a) => {
-            let new = new_rows(assign_ids(&a.fragments, &mut next));
-            m.fragments.extend(new);
+            let new = new_rows(number_new_fragments(&m, &a.fragments, &mut next)?);
+            add_fragments(&mut m, new);
         }
         Operation::Overwrite(o) => {
             m.fragments = new_rows(assign_ids(&o.fragments, &mut next));
@@ -474,8 +537,8 @@ pub async fn apply(
         }
         Operation::Update(u) => {
             replace_fragments(&mut m, &u.removed_fragment_ids, &u.updated_fragments, store)?;
-            let new = assign_ids(&u.new_fragments, &mut next);
-            m.fragments.extend(new);
+            let new = number_new_fragments(&m, &u.new_fragments, &mut next)?;
+            add_fragments(&mut m, new);
         }
         Operation::Rewrite(r) => {
             let flat = pb::transaction::rewrite::RewriteGroup {
@@ -499,15 +562,14 @@ pub async fn apply(
                     }
                 }
                 let gone: HashSet<u64> = g.old_fragments.iter().map(|f| f.id).collect();
-                let at = m
-                    .fragments
-                    .iter()
-                    .position(|f| gone.contains(&f.id))
-                    .unwrap_or(m.fragments.len());
                 m.fragments.retain(|f| !gone.contains(&f.id));
-                let new = assign_ids(&g.new_fragments, &mut next);
-                let at = at.min(m.fragments.len());
-                m.fragments.splice(at..at, new);
+            }
+            // The new fragments take their ids once every group's old ones are gone (a new
+            // fragment may keep an old id), and the list is ordered by id, as in pylance 14:
+            // rewritten rows move to where their new ids put them.
+            for g in groups {
+                let new = number_new_fragments(&m, &g.new_fragments, &mut next)?;
+                add_fragments(&mut m, new);
             }
         }
         Operation::Restore(r) => {

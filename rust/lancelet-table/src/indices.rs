@@ -83,31 +83,66 @@ pub fn index_dir(idx: &pb::IndexMetadata) -> std::result::Result<String, String>
     Ok(format!("{INDICES_DIR}/{}", uuid_string(idx)?))
 }
 
+/// Whether an index entry holds stable row ids rather than row addresses on a dataset with
+/// stable row ids (pylance 14): bitmap, label-list, n-gram, full-text and vector indexes
+/// do, and so does a BTREE of index version 0 (version 1 marks one that keeps addresses).
+/// Zone maps, bloom filters and entries of unknown type are taken to hold addresses.
+pub fn keyed_by_row_id(idx: &pb::IndexMetadata) -> bool {
+    let url = idx.index_details.as_ref().map(|d| d.type_url.as_str()).unwrap_or("");
+    match url.rsplit('.').next().unwrap_or(url) {
+        "BitmapIndexDetails"
+        | "LabelListIndexDetails"
+        | "NGramIndexDetails"
+        | "InvertedIndexDetails"
+        | "VectorIndexDetails" => true,
+        "BTreeIndexDetails" => idx.index_version.unwrap_or(0) == 0,
+        _ => false,
+    }
+}
+
+/// The groups of a Rewrite (old transactions list one group's fragments at the top level).
+pub fn rewrite_groups(r: &pb::transaction::Rewrite) -> Vec<pb::transaction::rewrite::RewriteGroup> {
+    if r.groups.is_empty() {
+        vec![pb::transaction::rewrite::RewriteGroup {
+            old_fragments: r.old_fragments.clone(),
+            new_fragments: r.new_fragments.clone(),
+        }]
+    } else {
+        r.groups.clone()
+    }
+}
+
+fn ids_of(frags: &[pb::DataFragment]) -> RoaringBitmap {
+    frags.iter().filter_map(|f| u32::try_from(f.id).ok()).collect()
+}
+
 /// The entries a new version keeps, given the entries of the version it was built on and
-/// the operation (pylance 14's rules). `fields` is the new version's schema.
+/// the operation (pylance 14's rules). `m` is the new version's manifest (its schema,
+/// fragments and feature flags).
 ///
 /// - appends, deletes, updates and configuration changes keep every entry as it is: rows
 ///   they add sit in fragments outside the index's bitmap and are scanned, rows they remove
 ///   are masked at query time;
 /// - an overwrite drops every index; a restore takes the restored version's (`restored`);
-/// - a rewrite (compaction) takes the entries its `rewritten_indices` name, and removes the
-///   rewritten fragments from the bitmap of every other entry, which then covers only what it
-///   still describes (the new fragments are scanned until the index is rebuilt);
-/// - a schema change drops the entries of fields that are gone;
-/// - CreateIndex removes its `removed_indices` and adds its `new_indices`.
+/// - a schema change (Merge, Project) drops the entries of fields that are gone;
+/// - CreateIndex removes its `removed_indices` and adds its `new_indices` (one the version
+///   has already, by uuid, replaces it);
+/// - a rewrite (compaction) changes bitmaps as [`rewritten_bitmap`] says.
 pub fn carry_indices(
     base: &[pb::IndexMetadata],
     op: &Operation,
-    fields: &[lancelet_proto::pbfile::Field],
+    m: &pb::Manifest,
     restored: Option<Vec<pb::IndexMetadata>>,
 ) -> Result<Vec<pb::IndexMetadata>> {
     let mut out: Vec<pb::IndexMetadata> = match op {
         Operation::Overwrite(_) => Vec::new(),
         Operation::Restore(_) => restored.unwrap_or_default(),
         Operation::CreateIndex(c) => {
+            // An entry committed again (same uuid) replaces itself.
             let gone: HashSet<Vec<u8>> = c
                 .removed_indices
                 .iter()
+                .chain(&c.new_indices)
                 .filter_map(|i| i.uuid.as_ref().map(|u| u.uuid.to_vec()))
                 .collect();
             let mut kept: Vec<pb::IndexMetadata> = base
@@ -119,23 +154,17 @@ pub fn carry_indices(
             kept
         }
         Operation::Rewrite(r) => {
-            let mut old: RoaringBitmap = r
-                .old_fragments
-                .iter()
-                .filter_map(|f| u32::try_from(f.id).ok())
-                .collect();
-            for g in &r.groups {
-                old.extend(g.old_fragments.iter().filter_map(|f| u32::try_from(f.id).ok()));
-            }
+            let stable = m.reader_feature_flags & crate::manifest::FLAG_STABLE_ROW_IDS != 0;
+            let present: HashSet<u64> = m.fragments.iter().map(|f| f.id).collect();
             let mut kept = Vec::with_capacity(base.len());
             for idx in base {
-                let rewritten = r
+                let mut idx = idx.clone();
+                let record = r
                     .rewritten_indices
                     .iter()
                     .find(|ri| ri.old_id.is_some() && ri.old_id == idx.uuid);
-                let mut idx = idx.clone();
-                if let Some(ri) = rewritten {
-                    // Remapped onto the new fragments by whoever compacted.
+                if let Some(ri) = record {
+                    // Remapped onto the new fragments by whoever rewrote them.
                     idx.uuid = ri.new_id.clone();
                     if ri.new_index_details.is_some() {
                         idx.index_details = ri.new_index_details.clone();
@@ -144,30 +173,92 @@ pub fn carry_indices(
                     if !ri.new_index_files.is_empty() {
                         idx.files = ri.new_index_files.clone();
                     }
-                    let mut bitmap = fragment_bitmap(&idx).map_err(Error::InvalidArgument)?;
-                    bitmap -= &old;
-                    for g in &r.groups {
-                        bitmap.extend(g.new_fragments.iter().filter_map(|f| u32::try_from(f.id).ok()));
-                    }
-                    idx.fragment_bitmap = encode_fragment_bitmap(&bitmap).into();
-                } else {
-                    let mut bitmap = fragment_bitmap(&idx).map_err(Error::InvalidArgument)?;
-                    if bitmap.is_disjoint(&old) {
-                        kept.push(idx);
-                        continue;
-                    }
-                    bitmap -= &old;
-                    idx.fragment_bitmap = encode_fragment_bitmap(&bitmap).into();
                 }
+                let bitmap = rewritten_bitmap(&idx, r, record.is_some(), stable, &present)?;
+                idx.fragment_bitmap = encode_fragment_bitmap(&bitmap).into();
                 kept.push(idx);
             }
             kept
         }
         _ => base.to_vec(),
     };
-    // Entries of fields the new schema no longer has (dropped, or replaced by a cast) go.
-    let ids: HashSet<i32> = fields.iter().map(|f| f.id).collect();
-    out.retain(|i| i.fields.iter().all(|f| ids.contains(f)));
+    if matches!(op, Operation::Merge(_) | Operation::Project(_)) {
+        // Entries of fields the new schema no longer has (dropped, or replaced by a cast) go.
+        let ids: HashSet<i32> = m.fields.iter().map(|f| f.id).collect();
+        out.retain(|i| i.fields.iter().all(|f| ids.contains(f)));
+    }
+    Ok(out)
+}
+
+/// The fragments index `idx` covers after rewrite `r`, by pylance 14's rules, where `new`
+/// are the ids the new fragments carry in the transaction (0 for those that were numbered
+/// at commit) and `old` the ids rewritten:
+///
+/// - an index the rewrite remapped (`remapped`: named in its `rewritten_indices`):
+///   (bitmap - old) + new;
+/// - otherwise on a dataset without stable row ids: unchanged (its row addresses still
+///   point into the old fragments, which are gone, and the new fragments are scanned);
+/// - with stable row ids, an index keyed by row id ([`keyed_by_row_id`]) still finds the
+///   rewritten rows: (bitmap - old) + the new fragments of each group whose old fragments
+///   it covered; a group that mixes covered and uncovered fragments is an error;
+/// - any other index with stable row ids: bitmap - old.
+///
+/// One thing differs from pylance: a bitmap never gains the id of a fragment of the new
+/// version that the index does not describe (pylance would add id 0 for a new fragment
+/// numbered at commit, which names fragment 0 when it still exists, and keeps an old id a
+/// new fragment took again): the index would then answer for rows it never saw.
+pub fn rewritten_bitmap(
+    idx: &pb::IndexMetadata,
+    r: &pb::transaction::Rewrite,
+    remapped: bool,
+    stable: bool,
+    present: &HashSet<u64>,
+) -> Result<RoaringBitmap> {
+    let groups = rewrite_groups(r);
+    let bitmap = fragment_bitmap(idx).map_err(Error::InvalidArgument)?;
+    let mut old = RoaringBitmap::new();
+    let mut new = RoaringBitmap::new();
+    for g in &groups {
+        old |= ids_of(&g.old_fragments);
+        new |= ids_of(&g.new_fragments);
+    }
+    let kept = &bitmap - &old;
+    let (mut out, added) = if remapped {
+        (&kept | &new, new.clone())
+    } else if !stable {
+        (bitmap.clone(), RoaringBitmap::new())
+    } else if keyed_by_row_id(idx) {
+        let mut added = RoaringBitmap::new();
+        for g in &groups {
+            let old_g = ids_of(&g.old_fragments);
+            let covered = &old_g & &bitmap;
+            if covered.is_empty() {
+                continue;
+            }
+            if covered != old_g {
+                return Err(Error::InvalidArgument(format!(
+                    "The compaction plan included a rewrite group that was a split of indexed and non-indexed data \
+                     (index {:?} covers fragments {:?} of the group's {:?})",
+                    idx.name,
+                    covered.iter().collect::<Vec<_>>(),
+                    old_g.iter().collect::<Vec<_>>()
+                )));
+            }
+            added |= ids_of(&g.new_fragments);
+        }
+        (&kept | &added, added)
+    } else {
+        (kept.clone(), RoaringBitmap::new())
+    };
+    // Ids a caller chose for new fragments (0 is numbered at commit, so never one).
+    let chosen: RoaringBitmap = added.iter().filter(|id| *id != 0).collect();
+    let wrong: Vec<u32> = out
+        .iter()
+        .filter(|id| present.contains(&u64::from(*id)) && !kept.contains(*id) && !chosen.contains(*id))
+        .collect();
+    for id in wrong {
+        out.remove(id);
+    }
     Ok(out)
 }
 
@@ -185,6 +276,88 @@ mod tests {
         let b: RoaringBitmap = [2u32].into_iter().collect();
         let hex: String = encode_fragment_bitmap(&b).iter().map(|x| format!("{x:02x}")).collect();
         assert_eq!(hex, "3a3000000100000000000000100000000200");
+    }
+
+    fn entry(type_url: &str, version: i32, frags: &[u32]) -> pb::IndexMetadata {
+        pb::IndexMetadata {
+            name: "i".into(),
+            index_details: Some(prost_types::Any {
+                type_url: type_url.into(),
+                value: Vec::new(),
+            }),
+            index_version: Some(version),
+            fragment_bitmap: encode_fragment_bitmap(&frags.iter().copied().collect()).into(),
+            ..Default::default()
+        }
+    }
+
+    fn rewrite(groups: &[(&[u64], &[u64])]) -> pb::transaction::Rewrite {
+        let frag = |id: &u64| pb::DataFragment {
+            id: *id,
+            ..Default::default()
+        };
+        pb::transaction::Rewrite {
+            groups: groups
+                .iter()
+                .map(|(old, new)| pb::transaction::rewrite::RewriteGroup {
+                    old_fragments: old.iter().map(frag).collect(),
+                    new_fragments: new.iter().map(frag).collect(),
+                })
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    fn after(idx: &pb::IndexMetadata, r: &pb::transaction::Rewrite, stable: bool, present: &[u64]) -> Vec<u32> {
+        let present: HashSet<u64> = present.iter().copied().collect();
+        rewritten_bitmap(idx, r, false, stable, &present)
+            .unwrap()
+            .iter()
+            .collect()
+    }
+
+    const BITMAP: &str = "/lance.table.BitmapIndexDetails";
+    const BTREE: &str = "/lance.table.BTreeIndexDetails";
+    const ZONEMAP: &str = "/lance.table.ZoneMapIndexDetails";
+
+    #[test]
+    fn rewritten_bitmaps_follow_pylance_per_index_kind() {
+        // Fragments 0..3 indexed; 0 and 1 rewritten into one fragment numbered at commit (4).
+        let r = rewrite(&[(&[0, 1], &[0])]);
+        let present = [2, 3, 4];
+        // Without stable row ids the bitmap stays (the old ids name nothing any more).
+        assert_eq!(
+            after(&entry(BITMAP, 0, &[0, 1, 2, 3]), &r, false, &present),
+            [0, 1, 2, 3]
+        );
+        // With them, indexes keyed by row id gain the new fragment as the transaction
+        // names it (0), the others only lose the old fragments.
+        assert_eq!(after(&entry(BITMAP, 0, &[0, 1, 2, 3]), &r, true, &present), [0, 2, 3]);
+        assert_eq!(after(&entry(BTREE, 0, &[0, 1, 2, 3]), &r, true, &present), [0, 2, 3]);
+        assert_eq!(after(&entry(BTREE, 1, &[0, 1, 2, 3]), &r, true, &present), [2, 3]);
+        assert_eq!(after(&entry(ZONEMAP, 0, &[0, 1, 2, 3]), &r, true, &present), [2, 3]);
+        // Chosen ids (as compaction gives them) go in as they are.
+        let r = rewrite(&[(&[0, 1], &[4])]);
+        assert_eq!(after(&entry(BITMAP, 0, &[0, 1, 2, 3]), &r, true, &present), [2, 3, 4]);
+        // Rewriting fragments an index does not cover leaves it alone.
+        assert_eq!(after(&entry(BITMAP, 0, &[2, 3]), &r, true, &present), [2, 3]);
+        // A group of covered and uncovered fragments is refused.
+        let err = rewritten_bitmap(&entry(BITMAP, 0, &[1, 2]), &r, false, true, &HashSet::new()).unwrap_err();
+        assert!(
+            err.to_string().contains("split of indexed and non-indexed data"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_bitmap_never_claims_a_fragment_the_index_does_not_describe() {
+        // Fragment 0 is not indexed and stays; 2 and 3 are rewritten into a fragment
+        // numbered at commit: pylance would add 0 to the bitmap.
+        let r = rewrite(&[(&[2, 3], &[0])]);
+        assert!(after(&entry(BITMAP, 0, &[2, 3]), &r, true, &[0, 1, 4]).is_empty());
+        // A new fragment taking an old fragment's id is not covered by the old index.
+        let r = rewrite(&[(&[1], &[1])]);
+        assert_eq!(after(&entry(BTREE, 0, &[0, 1]), &r, false, &[0, 1]), [0]);
     }
 
     #[test]

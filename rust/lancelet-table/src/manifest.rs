@@ -130,6 +130,11 @@ pub const FLAG_TABLE_CONFIG: u64 = 8;
 pub const FLAG_BASE_PATHS: u64 = 16;
 /// Feature flag: commits do not write transaction files.
 pub const FLAG_DISABLE_TRANSACTION_FILE: u64 = 32;
+/// Feature flag: some index carries columns it is not keyed on (`covering_fields`), so an
+/// index's `fields` are its keyed fields followed by carried ones. lancelet only uses
+/// indexes on exactly one field, which a covering index never is, and keeps the entries
+/// as they are, so it reads and writes such manifests.
+pub const FLAG_COVERING_INDICES: u64 = 128;
 /// Feature flag: data files of different file format versions in one dataset.
 pub const FLAG_MIXED_FILE_VERSIONS: u64 = 256;
 
@@ -138,6 +143,7 @@ const KNOWN_READER_FLAGS: u64 = FLAG_DELETION_FILES
     | FLAG_STABLE_ROW_IDS
     | FLAG_USE_V2_FORMAT_DEPRECATED
     | FLAG_BASE_PATHS
+    | FLAG_COVERING_INDICES
     | FLAG_MIXED_FILE_VERSIONS;
 /// Writer flags this build maintains correctly when it commits on top of a manifest.
 const KNOWN_WRITER_FLAGS: u64 = FLAG_DELETION_FILES
@@ -145,6 +151,7 @@ const KNOWN_WRITER_FLAGS: u64 = FLAG_DELETION_FILES
     | FLAG_USE_V2_FORMAT_DEPRECATED
     | FLAG_TABLE_CONFIG
     | FLAG_BASE_PATHS
+    | FLAG_COVERING_INDICES
     | FLAG_MIXED_FILE_VERSIONS;
 
 fn check_flags(flags: u64, known: u64, what: &str, path: &str) -> Result<()> {
@@ -262,4 +269,16 @@ pub fn set_feature_flags(m: &mut pb::Manifest) {
     }
     m.reader_feature_flags = reader;
     m.writer_feature_flags = writer;
+}
+
+/// Sets or clears [`FLAG_COVERING_INDICES`] for the index entries `indices` a manifest names
+/// (after [`set_feature_flags`], which cannot see them).
+pub fn set_index_flags(m: &mut pb::Manifest, indices: &[pb::IndexMetadata]) {
+    if indices.iter().any(|i| !i.covering_fields.is_empty()) {
+        m.reader_feature_flags |= FLAG_COVERING_INDICES;
+        m.writer_feature_flags |= FLAG_COVERING_INDICES;
+    } else {
+        m.reader_feature_flags &= !FLAG_COVERING_INDICES;
+        m.writer_feature_flags &= !FLAG_COVERING_INDICES;
+    }
 }

@@ -312,6 +312,46 @@ fn decode_segment(s: &pb::U64Segment, limit: u64, what: &str) -> Result<IdSegmen
     }
 }
 
+/// The number of ids a `RowIdSequence` holds (without decoding them), for a sequence from
+/// outside whose fragment is not known: at most `u32::MAX`, the rows a fragment can have.
+pub fn row_id_count(bytes: &[u8], what: &str) -> Result<u64> {
+    let seq = pb::RowIdSequence::decode(bytes)
+        .map_err(|e| corrupt(what, format!("row id sequence cannot be decoded: {e}")))?;
+    let limit = u64::from(u32::MAX);
+    let mut total = 0u64;
+    for s in &seq.segments {
+        let n = match s.segment.as_ref() {
+            None => return Err(corrupt(what, "a row id segment is empty")),
+            Some(Segment::Range(r)) => {
+                check_range(r.start, r.end, what)?;
+                r.end - r.start
+            }
+            Some(Segment::RangeWithHoles(r)) => {
+                check_range(r.start, r.end, what)?;
+                let span = r.end - r.start;
+                let holes = match &r.holes {
+                    Some(h) => unpack(h, span, what)?.len() as u64,
+                    None => 0,
+                };
+                span.saturating_sub(holes)
+            }
+            Some(Segment::RangeWithBitmap(r)) => {
+                check_range(r.start, r.end, what)?;
+                let bits = (r.end - r.start).min((r.bitmap.len() as u64).saturating_mul(8));
+                (0..bits)
+                    .filter(|i| r.bitmap[(i / 8) as usize] >> (i % 8) & 1 == 1)
+                    .count() as u64
+            }
+            Some(Segment::SortedArray(a) | Segment::Array(a)) => unpack(a, limit, what)?.len() as u64,
+        };
+        total = total.saturating_add(n);
+        if total > limit {
+            return Err(corrupt(what, format!("a row id sequence of more than {limit} ids")));
+        }
+    }
+    Ok(total)
+}
+
 /// The ids of a `RowIdSequence`, one per physical row.
 pub fn decode_row_ids(bytes: &[u8], rows: u64, what: &str) -> Result<Vec<u64>> {
     let segs = decode_row_id_segments(bytes, rows, what)?;
@@ -684,6 +724,7 @@ mod tests {
 
     fn roundtrip(ids: &[u64]) {
         let bytes = encode_row_ids(ids);
+        assert_eq!(row_id_count(&bytes, "t").unwrap(), ids.len() as u64);
         let back = decode_row_ids(&bytes, ids.len() as u64, "t").unwrap();
         assert_eq!(back, ids);
     }
@@ -837,8 +878,14 @@ mod tests {
                 let i = at.index(bytes.len());
                 bytes[i] ^= x;
             }
-            // Whatever decodes covers exactly the rows asked for.
+            // Whatever decodes covers exactly the rows asked for, and a count that reads
+            // is the number of ids that decode.
             for input in [&bytes[..], &bytes[..bytes.len() / 2], &noise[..]] {
+                if let Ok(n) = row_id_count(input, "t") {
+                    if n <= 1 << 20 {
+                        prop_assert_eq!(decode_row_ids(input, n, "t").map(|v| v.len() as u64).unwrap_or(n), n);
+                    }
+                }
                 if let Ok(segs) = decode_row_id_segments(input, rows, "t") {
                     prop_assert_eq!(segs.iter().map(IdSegment::len).sum::<u64>(), rows);
                     let mut b = RowIdIndexBuilder::new();

@@ -281,3 +281,73 @@ async fn a_data_replacement_swaps_or_adds_a_file() {
         Err(Error::CommitConflict { .. })
     ));
 }
+
+fn with_id(id: u64) -> pb::DataFragment {
+    pb::DataFragment { id, ..frag(10) }
+}
+
+fn ids(m: &pb::Manifest) -> Vec<u64> {
+    m.fragments.iter().map(|f| f.id).collect()
+}
+
+#[tokio::test]
+async fn new_fragments_keep_chosen_ids_and_the_list_is_ordered_by_id() {
+    // pylance 14: id 0 takes the next id, other ids are kept, the manifest lists by id.
+    let dir = tempfile::tempdir().unwrap();
+    let store = LocalStore::new(dir.path());
+    let base = create(&store).await;
+    let op = Operation::Append(pb::transaction::Append {
+        fragments: vec![with_id(7), with_id(3), with_id(0)],
+    });
+    let (m, _) = on_base(&store, &base, &new_transaction(1, op, None)).await.unwrap();
+    assert_eq!(ids(&m), [0, 1, 3, 7]);
+    assert_eq!(m.max_fragment_id, Some(7));
+    let (m, _) = on_base(&store, &m, &new_transaction(2, append(1), None)).await.unwrap();
+    assert_eq!(ids(&m), [0, 1, 3, 7, 8]);
+    // An id the dataset (or another new fragment) has is refused, nothing committed.
+    for dup in [
+        vec![with_id(3)],
+        vec![with_id(9), with_id(9)],
+        vec![with_id(9), with_id(0)],
+    ] {
+        let op = Operation::Append(pb::transaction::Append { fragments: dup });
+        let err = on_base(&store, &m, &new_transaction(m.version, op, None))
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("Fragment ids must be unique"), "{err}");
+    }
+    assert_eq!(list_versions(&store).await.unwrap().len(), 3);
+}
+
+#[tokio::test]
+async fn a_rewrite_numbers_its_fragments_after_removing_the_old_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = LocalStore::new(dir.path());
+    let base = create(&store).await;
+    let (m, _) = on_base(&store, &base, &new_transaction(1, append(3), None))
+        .await
+        .unwrap();
+    assert_eq!(ids(&m), [0, 1, 2, 3]);
+    let group = |old: &[u64], new: Vec<pb::DataFragment>| pb::transaction::rewrite::RewriteGroup {
+        old_fragments: m.fragments.iter().filter(|f| old.contains(&f.id)).cloned().collect(),
+        new_fragments: new,
+    };
+    // Fragment 1 rewritten into a fragment numbered at commit: it moves to the end.
+    let op = Operation::Rewrite(pb::transaction::Rewrite {
+        groups: vec![group(&[1], vec![with_id(0)])],
+        ..Default::default()
+    });
+    let (r, _) = on_base(&store, &m, &new_transaction(2, op, None)).await.unwrap();
+    assert_eq!(ids(&r), [0, 2, 3, 4]);
+    // Chosen ids (one of them an id the rewrite frees) are kept and sorted; planned on
+    // version 2, the rewrite lands on top of the one above (other fragments).
+    let op = Operation::Rewrite(pb::transaction::Rewrite {
+        groups: vec![
+            group(&[0], vec![with_id(12)]),
+            group(&[2], vec![with_id(2), with_id(11)]),
+        ],
+        ..Default::default()
+    });
+    let (r, _) = on_base(&store, &m, &new_transaction(2, op, None)).await.unwrap();
+    assert_eq!(ids(&r), [2, 3, 4, 11, 12]);
+}
