@@ -230,7 +230,7 @@ def write_dataset(
                 data_storage_version=data_storage_version,
                 commit_message=commit_message,
                 progress=callback,
-                storage_options=_storage_options(storage_options, path),
+                storage_options=_storage_options(storage_options),
                 enable_stable_row_ids=bool(kwargs.get("enable_stable_row_ids", False)),
                 blob_options=_blob.write_options(kwargs),
                 transaction_properties=properties or None,
@@ -365,7 +365,7 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
             os.fspath(uri) if isinstance(uri, os.PathLike) else str(uri),
             path,
             _native.Dataset.open(
-                path, None if branch_ref else _check_version(version), _storage_options(storage_options, path)
+                path, None if branch_ref else _check_version(version), _storage_options(storage_options)
             ),
         )
         self._storage_options = _storage_options(storage_options)
@@ -588,7 +588,7 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
                 operation,
                 read_version,
                 _operations.properties(props, commit_message),
-                _storage_options(storage_options, path),
+                _storage_options(storage_options),
                 max_retries,
             )
             ds = LanceDataset.__new__(LanceDataset)
@@ -608,7 +608,7 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
             read_version=read_version,
             enable_v2_manifest_paths=True if enable_v2_manifest_paths is None else bool(enable_v2_manifest_paths),
             commit_message=commit_message,
-            storage_options=_storage_options(storage_options, path),
+            storage_options=_storage_options(storage_options),
             transaction_properties=props or None,
         )
         ds = LanceDataset.__new__(LanceDataset)
