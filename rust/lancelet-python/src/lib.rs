@@ -21,6 +21,7 @@ mod merge;
 mod merge_columns;
 mod operations;
 mod runtime;
+mod store;
 
 use pyo3::prelude::*;
 
@@ -42,5 +43,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     backfill::init(m)?;
     operations::init(m)?;
     fragment_ops::init(m)?;
+    store::init(m)?;
     Ok(())
 }
