@@ -145,6 +145,7 @@ def ds_commit_operation(
     properties: Optional[Dict[str, str]] = None,
     storage_options: Optional[Dict[str, str]] = None,
     max_retries: Optional[int] = None,
+    commit_namespace: Optional[Tuple[Any, List[str], str]] = None,
 ) -> "Dataset": ...
 def ds_read_transaction(d: "Dataset", version: Optional[int] = None) -> Optional[Dict[str, Any]]: ...
 def ds_fragment_delete(d: "Dataset", id: int, predicate: str) -> Optional[Dict[str, Any]]: ...
@@ -238,7 +239,10 @@ class ScanStats:
 class Dataset:
     @staticmethod
     def open(
-        uri: str, version: Optional[Union[int, str]] = None, storage_options: Optional[Dict[str, str]] = None
+        uri: str,
+        version: Optional[Union[int, str]] = None,
+        storage_options: Optional[Dict[str, str]] = None,
+        commit_namespace: Optional[Tuple[Any, List[str], str]] = None,
     ) -> "Dataset": ...
     @staticmethod
     def write(
@@ -255,6 +259,7 @@ class Dataset:
         enable_stable_row_ids: bool = False,
         blob_options: Optional[Tuple[Optional[int], bool, bool]] = None,
         transaction_properties: Optional[Dict[str, str]] = None,
+        commit_namespace: Optional[Tuple[Any, List[str], str]] = None,
     ) -> "Dataset": ...
     @staticmethod
     def write_fragments(
@@ -280,6 +285,7 @@ class Dataset:
         commit_message: Optional[str] = None,
         storage_options: Optional[Dict[str, str]] = None,
         transaction_properties: Optional[Dict[str, str]] = None,
+        commit_namespace: Optional[Tuple[Any, List[str], str]] = None,
     ) -> "Dataset": ...
     @staticmethod
     def remove_tagged_files(

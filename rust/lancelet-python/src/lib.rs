@@ -10,6 +10,7 @@ mod asof;
 mod backfill;
 mod blob;
 mod branches;
+mod catalog;
 mod condition;
 mod dataset;
 mod errors;
