@@ -225,7 +225,8 @@ def _indices(ns):
     out["txn_ids"] = all(isinstance(r.transaction_id, str) and len(r.transaction_id) == 36 for r in (r1, r2))
 
     def listing():
-        return [(i.index_name, i.columns, i.index_type, i.status)
+        return [(i.index_name, i.columns, i.index_type, i.status, i.type_url, i.num_indexed_rows,
+                 i.num_unindexed_rows, i.num_segments, i.size_bytes > 0, i.created_at is not None)
                 for i in ns.list_table_indices(ln.ListTableIndicesRequest(id=T)).indexes]
 
     out["listed"] = listing()

@@ -393,20 +393,31 @@ class DirectoryNamespace(DataPlane, Versions, LanceNamespace):
         )
 
     def list_table_indices(self, request: ln.ListTableIndicesRequest) -> ln.ListTableIndicesResponse:
-        """The table's indexes (name, uuid, columns, type)."""
+        """The table's indexes, one per name, sorted: name, uuid (of its first segment),
+        columns, type, type URL, indexed and unindexed rows, size, segments, creation time."""
         from lance_namespace_urllib3_client.models import IndexContent
 
         ds = self._open(request)
-        indexes = [
-            IndexContent(
-                index_name=i["name"],
-                index_uuid=i["uuid"],
-                columns=list(i["fields"]),
-                status="SUCCEEDED",
-                index_type=i.get("type"),
-            )  # fmt: skip
-            for i in sorted(ds.list_indices(), key=lambda i: i["name"])
-        ]
+        rows = ds.count_rows()
+        indexes = []
+        for d in sorted(ds.describe_indices(), key=lambda d: d.name):
+            first = d.segments[0] if d.segments else None
+            indexes.append(
+                IndexContent(
+                    index_name=d.name,
+                    index_uuid=first.uuid if first else "",
+                    columns=list(d.field_names),
+                    status="SUCCEEDED",
+                    index_type=d.index_type,
+                    type_url=d.type_url,
+                    num_indexed_rows=d.num_rows_indexed,
+                    num_unindexed_rows=max(0, rows - d.num_rows_indexed),
+                    size_bytes=d.total_size_bytes,
+                    num_segments=d.num_segments,
+                    created_at=first.created_at if first else None,
+                    index_version=first.index_version if first else None,
+                )
+            )
         return ln.ListTableIndicesResponse(indexes=indexes)
 
     def table_exists(self, request: ln.TableExistsRequest) -> ln.TableExistsResponse:

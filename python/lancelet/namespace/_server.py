@@ -5,6 +5,7 @@ behind a proxy before exposing it."""
 
 from __future__ import annotations
 
+import datetime
 import json
 import re
 import threading
@@ -136,8 +137,12 @@ class _Handler(BaseHTTPRequestHandler):
             meta = getattr(response, "metadata", response)
             self._send(200, json.dumps(dict(meta or {})).encode())
         else:
-            body = _as_dict(response)
-            self._send(200, json.dumps(body).encode())
+            try:
+                payload = json.dumps(_as_dict(response), default=_json_value).encode()
+            except (TypeError, ValueError) as e:
+                self._fail(ln.InternalError(f"Internal error: the reply cannot be sent as JSON: {e}"))
+                return
+            self._send(200, payload)
 
     @staticmethod
     def _request(
@@ -191,6 +196,14 @@ class _Handler(BaseHTTPRequestHandler):
         except Exception as e:  # pydantic validation
             raise ln.InvalidInputError(f"Invalid input: {e}") from None
         return request, data
+
+
+def _json_value(value: Any) -> Any:
+    """JSON for what models hold beside JSON types: times (RFC 3339, as the spec's clients
+    parse them)."""
+    if isinstance(value, (datetime.datetime, datetime.date)):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} is not JSON")
 
 
 def _as_dict(response: Any) -> Any:
