@@ -187,3 +187,17 @@ def test_memory_root_within_one_process():
     assert again.describe_table(ln.DescribeTableRequest(id=["top"])).location == f"{root}/top.lance"
     again.drop_table(ln.DropTableRequest(id=["a", "t"]))
     assert ns.list_tables(ln.ListTablesRequest(id=["a"])).tables == []
+
+
+def test_cli_ls_on_s3(s3root):
+    import subprocess
+    import sys
+
+    root, props, opts, _ = s3root
+    with client("theirs", root, **props) as ns:
+        _build(ns, lance, opts)
+    args = [a for k, v in opts.items() for a in ("--storage-option", f"{k}={v}")]
+    out = subprocess.run([sys.executable, "-m", "lancelet", "ls", root, *args], capture_output=True, text=True,
+                         check=True).stdout
+    lines = [line.split()[:3] for line in out.splitlines()]
+    assert ["top", "3", "1"] in lines and ["orders", "6", "2"] in lines and ["sales/"] in lines
