@@ -91,7 +91,8 @@ def _create_version_cases(ns, root):
     made = ns.create_table_version({"id": T, "version": 2, "manifest_path": staged, "manifest_size": len(v2_bytes),
                                     "naming_scheme": "V2"})
     made = made if isinstance(made, dict) else made.to_dict()
-    out["made"] = (made["version"]["version"], made["version"]["manifest_path"], made["version"]["manifest_size"])
+    out["made"] = (made["version"]["version"], made["version"]["manifest_path"],
+                   made["version"]["manifest_size"] == len(v2_bytes))
     out["staged_left"] = sorted(n for n in os.listdir(vdir) if "-" in n)
     out["again"] = outcome(lambda: ns.create_table_version(
         {"id": T, "version": 2, "manifest_path": _staged(vdir, v2, b"other"), "naming_scheme": "V2"}))
@@ -134,6 +135,7 @@ def test_create_table_version_matches_pylance(kind, tmp_path):
     expected["made"] = (expected["made"][0], None, expected["made"][2])
     got["made"] = (got["made"][0], None, got["made"][2])
     assert got == expected
+    assert got["made"] == (2, None, True)
     assert got["gap"] == {"error": "ConcurrentModificationError"}
     assert got["relative_path"] == {"error": "InvalidInputError"}
     assert got["again"] == {"error": "ConcurrentModificationError"}
@@ -233,3 +235,18 @@ def test_without_tracking_lancelet_commits_directly(tmp_path):
     lancelet.dataset(namespace_client=ns, table_id=T).delete("id = 1")
     assert "create_table_version" not in [name for name, _ in calls]
     assert lance.dataset(str(tmp_path / "t.lance")).count_rows() == 2
+
+
+def test_lancelet_refuses_mixing_manifest_naming_schemes(tmp_path):
+    """pylance's namespace accepts a V1 version in a V2 table (which then cannot be
+    opened); lancelet's refuses it and leaves the table readable."""
+    ns = DirectoryNamespace(root=str(tmp_path))
+    lance.write_dataset(DATA, str(tmp_path / "t.lance"))
+    vdir = str(tmp_path / "t.lance" / "_versions")
+    with open(os.path.join(vdir, "18446744073709551614.manifest"), "rb") as f:
+        data = f.read()
+    staged = _staged(vdir, "2.manifest", data)
+    with pytest.raises(ln.InvalidInputError):
+        ns.create_table_version({"id": T, "version": 2, "manifest_path": staged, "naming_scheme": "V1"})
+    assert not os.path.exists(os.path.join(vdir, "2.manifest"))
+    assert lance.dataset(str(tmp_path / "t.lance")).count_rows() == 3

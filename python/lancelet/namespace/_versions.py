@@ -154,6 +154,14 @@ class Versions(TableAccess):
             )
         data = self._fs.read(staged)
         listed = self._listed(vdir)
+        scheme = (req.naming_scheme or "V2").upper()
+        existing = {"V2" if len(name.split(".")[0]) == 20 else "V1" for _, name in listed}
+        if existing and scheme not in existing:
+            # Mixed names make the table unreadable (pylance accepts them, then cannot open it).
+            raise ln.InvalidInputError(
+                f"Invalid input: the table at '{where}' names its manifests {existing.pop()}, "
+                f"version {version} asks for {scheme}"
+            )
         if any(v == version for v, _ in listed) or self._fs.exists(final):
             return self._settle_existing(vdir, final, version, data, staged, where)
         latest = listed[-1][0] if listed else 0
