@@ -162,6 +162,75 @@ def test_local_root_with_a_base_on_s3(tmp_path, s3, maker):
 
 
 @pytest.mark.parametrize("maker", ["lance", "lancelet"])
+def test_local_root_s3_base_with_unprefixed_options(tmp_path, s3, maker):
+    """A local root with a base on S3, configured by plain (unprefixed) S3 options: they
+    configure every object store the dataset touches, and the local root ignores them."""
+    mk, other = LIBS[maker], LIBS["lancelet" if maker == "lance" else "lance"]
+    s3_uri, opts, client = s3
+    base = s3_uri.rsplit("/", 1)[0] + "/b1"
+    prefix = base[len("s3://lancelet/"):]
+    uri = str(tmp_path / "d.lance")
+    mk.write_dataset(_t(range(20)), uri, initial_bases=[mk.DatasetBasePath(base, name="b1")],
+                     target_bases=["b1"], max_rows_per_file=10, storage_options=opts)
+    assert len(_s3_keys(client, prefix)) == 2
+    assert all(k.endswith(".lance") and "/" not in k for k in _s3_keys(client, prefix))
+    assert _full(other, uri, opts) == list(range(20))
+    other.write_dataset(_t(range(20, 30)), uri, mode="append", target_bases=["b1"], storage_options=opts)
+    other.write_dataset(_t(range(30, 40)), uri, mode="append", storage_options=opts)  # the local primary
+    assert _base_ids(uri) == [1, 1, 1, None]
+    assert len(_s3_keys(client, prefix)) == 3
+    for lib in (lance, lancelet):
+        ds = lib.dataset(uri, storage_options=opts)
+        assert _ids(ds) == list(range(40))
+        assert lib.dataset(uri).count_rows() == 40  # counting needs no data files
+
+
+@pytest.mark.parametrize("lib_name", ["lance", "lancelet"])
+def test_unprefixed_and_scoped_options_mix(tmp_path, s3, lib_name):
+    """``base_1.*`` overrides the unprefixed options for base 1: a wrong unprefixed
+    endpoint with the right scoped one still reads (moto checks neither regions nor
+    credentials, so the endpoint is what can be wrong)."""
+    from _support import free_port
+
+    lib = LIBS[lib_name]
+    s3_uri, opts, _ = s3
+    uri = str(tmp_path / "d.lance")
+    lance.write_dataset(_t(range(10)), uri, initial_bases=[lance.DatasetBasePath(s3_uri.rsplit("/", 1)[0] + "/m",
+                        name="m")], target_bases=["m"], storage_options=opts)
+    wrong = dict(opts, aws_endpoint=f"http://127.0.0.1:{free_port()}", client_max_retries="0")
+    mixed = {**wrong, **{f"base_1.{k}": v for k, v in opts.items()}}
+    assert _full(lib, uri, mixed) == list(range(10))
+    with pytest.raises(Exception):  # noqa: B017 - the store's own error, whatever its class
+        lib.dataset(uri, storage_options=wrong).to_table()
+
+
+@pytest.mark.parametrize("lib_name", ["lance", "lancelet"])
+def test_local_dataset_ignores_s3_options(tmp_path, s3, lib_name):
+    lib = LIBS[lib_name]
+    _, opts, _ = s3
+    uri = str(tmp_path / "plain.lance")
+    lib.write_dataset(_t(range(5)), uri, storage_options=opts)
+    lib.write_dataset(_t(range(5, 8)), uri, mode="append", storage_options=opts)
+    for reader in (lance, lancelet):
+        assert _full(reader, uri, opts) == list(range(8))
+    lib.dataset(uri, storage_options=opts).delete("id < 2")
+    assert _full(lance, uri, None) == list(range(2, 8))
+
+
+@pytest.mark.parametrize("lib_name", ["lance", "lancelet"])
+def test_s3_base_without_options_fails_like_pylance(tmp_path, s3, lib_name):
+    lib = LIBS[lib_name]
+    s3_uri, opts, _ = s3
+    uri = str(tmp_path / "d.lance")
+    lance.write_dataset(_t(range(10)), uri, initial_bases=[lance.DatasetBasePath(s3_uri.rsplit("/", 1)[0] + "/n",
+                        name="n")], target_bases=["n"], storage_options=opts)
+    ds = lib.dataset(uri)
+    assert ds.count_rows() == 10
+    with pytest.raises(Exception):  # noqa: B017 - no credentials for the base: the store's error
+        ds.to_table()
+
+
+@pytest.mark.parametrize("maker", ["lance", "lancelet"])
 def test_root_and_bases_all_on_s3(s3, maker):
     """Root and two dataset-root bases on S3 with one set of options, spread by target_all_bases."""
     mk, other = LIBS[maker], LIBS["lancelet" if maker == "lance" else "lance"]

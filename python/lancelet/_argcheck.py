@@ -28,9 +28,6 @@ _U64_MAX = 2**64 - 1
 #: Version numbers are signed 64-bit in the native layer (and in pylance's manifests).
 _MAX_VERSION = 2**63 - 1
 
-#: Storage options that apply to every kind of store.
-_STORE_INDEPENDENT_OPTIONS = {"manifest_store"}
-
 
 def _as_int(value: Any) -> Any:
     """``value`` as a Python int when it is an integer of another type (numpy's); else unchanged."""
@@ -94,10 +91,11 @@ def _native_uri(uri: Any, storage_options: Optional[Dict[str, str]]) -> str:
     return _paths.native_path(uri)
 
 
-def _storage_options(options: Optional[Dict[str, str]], path: Optional[str] = None) -> Optional[Dict[str, str]]:
-    """``storage_options`` checked to be string keys and values (``None`` if empty). With
-    the dataset's native ``path``: local and in-memory datasets keep only the options that
-    apply to every store; the rest are ignored, as pylance ignores them."""
+def _storage_options(options: Optional[Dict[str, str]]) -> Optional[Dict[str, str]]:
+    """``storage_options`` checked to be string keys and values (``None`` if empty). They
+    are kept whole whatever the dataset's root: as in pylance, unprefixed keys configure
+    every object store the dataset touches (its base paths on S3 included, where
+    ``base_{id}.{key}`` overrides them) and local or in-memory stores ignore them."""
     if not options:
         return None
     if not isinstance(options, dict):
@@ -107,8 +105,6 @@ def _storage_options(options: Optional[Dict[str, str]], path: Optional[str] = No
         if not isinstance(k, str):
             raise InvalidArgumentError(f"storage option names are strings, got {k!r}")
         out[k] = v if isinstance(v, str) else (str(v).lower() if isinstance(v, bool) else str(v))
-    if path is not None and not _paths.takes_store_options(path):
-        out = {k: v for k, v in out.items() if k.lower() in _STORE_INDEPENDENT_OPTIONS or _branches.is_base_option(k)}
     return out or None
 
 

@@ -293,7 +293,7 @@ def clone(
     path = _native_uri(target_path, options)
     _paths.check_write_target(path)
     native = _native.ds_clone(
-        ds._native, path, deep, storage_options=_storage_options(options, path), **reference_args(reference)
+        ds._native, path, deep, storage_options=_storage_options(options), **reference_args(reference)
     )
     out = LanceDataset.__new__(LanceDataset)
     out._init(os.fspath(target_path) if isinstance(target_path, os.PathLike) else str(target_path), path, native)

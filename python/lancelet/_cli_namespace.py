@@ -3,16 +3,24 @@
     lancelet ls ROOT                                every namespace and table, with rows, versions, size
     lancelet namespace serve ROOT [--port N] [--host H]   serve ROOT over the namespace REST protocol
 
-``ROOT`` is a directory namespace's root, or the ``http://`` URI of a namespace server.
+``ROOT`` is a directory namespace's root (a local directory or an ``s3://`` prefix, whose
+``--storage-option KEY=VALUE`` options configure it), or the ``http://`` URI of a namespace
+server.
 """
 
 from __future__ import annotations
 
 import argparse
-from typing import Any, Iterator, List, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 
-def _client(root: str) -> Any:
+def _options(args: argparse.Namespace) -> Optional[Dict[str, str]]:
+    from .cli import _storage_options
+
+    return _storage_options(getattr(args, "storage_option", None))
+
+
+def _client(root: str, options: Optional[Dict[str, str]] = None) -> Any:
     from .namespace import DirectoryNamespace, RestNamespace
 
     if root.startswith(("http://", "https://")):
@@ -24,7 +32,7 @@ def _client(root: str) -> Any:
     path = _paths.native_path(root)
     if _paths.is_local(path) and not os.path.isdir(path):
         raise FileNotFoundError(f"no namespace root at {root}: not a directory")
-    return DirectoryNamespace(root=root)
+    return DirectoryNamespace(root=root, **{f"storage.{k}": v for k, v in (options or {}).items()})
 
 
 def _walk(ns: Any, parts: List[str]) -> Iterator[Tuple[str, List[str]]]:
@@ -58,7 +66,8 @@ def cmd_ls(args: argparse.Namespace) -> None:
     from .dataset import dataset
     from .errors import LanceNotFoundError
 
-    ns = _client(args.root)
+    options = _options(args)
+    ns = _client(args.root, options)
     print(f"{'namespace / table':<40} {'rows':>12} {'versions':>9} {'size':>11}")
     count = 0
     for kind, ident in _walk(ns, []):
@@ -69,7 +78,7 @@ def cmd_ls(args: argparse.Namespace) -> None:
         count += 1
         label = f"{indent}{ident[-1]}"
         try:
-            ds = dataset(namespace_client=ns, table_id=ident)
+            ds = dataset(namespace_client=ns, table_id=ident, storage_options=options)
         except (LanceNotFoundError, ValueError):
             print(f"{label:<40} {'(declared, no data yet)':>34}")
             continue
@@ -83,16 +92,20 @@ def cmd_namespace(args: argparse.Namespace) -> None:
     """``namespace serve``: serves a directory namespace until interrupted."""
     from .namespace import serve
 
-    serve(args.root, host=args.host, port=args.port, verbose=args.verbose)
+    options = {f"storage.{k}": v for k, v in (_options(args) or {}).items()}
+    serve(args.root, host=args.host, port=args.port, verbose=args.verbose, **options)
 
 
-def add_parsers(sub: Any) -> None:
-    """Adds ``ls`` and ``namespace`` to the command line's subcommands."""
-    p = sub.add_parser("ls", help="namespaces and tables of a catalog, with rows, versions and sizes")
+def add_parsers(sub: Any, common: Any) -> None:
+    """Adds ``ls`` and ``namespace`` to the command line's subcommands (``common``: the
+    parser of the options every subcommand takes)."""
+    p = sub.add_parser("ls", help="namespaces and tables of a catalog, with rows, versions and sizes", parents=[common])
     p.add_argument("root", help="a directory namespace's root, or http://host:port of a namespace server")
     p = sub.add_parser("namespace", help="namespace tools: serve a directory over the REST protocol")
     nsub = p.add_subparsers(dest="ns_cmd", metavar="{serve}", required=True)
-    s = nsub.add_parser("serve", help="serve a directory namespace over the Lance namespace REST protocol")
+    s = nsub.add_parser(
+        "serve", help="serve a directory namespace over the Lance namespace REST protocol", parents=[common]
+    )
     s.add_argument("root", help="the directory namespace's root")
     s.add_argument("--port", type=int, default=2333, help="port (default 2333; 0 picks a free one)")
     s.add_argument(

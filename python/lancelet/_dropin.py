@@ -42,7 +42,7 @@ def reopen_dataset(
     from .dataset import LanceDataset
 
     ds = LanceDataset.__new__(LanceDataset)
-    ds._init(uri, path, _native.Dataset.open(path, version, _storage_options(storage_options, path)))
+    ds._init(uri, path, _native.Dataset.open(path, version, _storage_options(storage_options)))
     ds._storage_options = storage_options
     ds._default_scan_options = default_scan_options
     return ds

@@ -5,13 +5,24 @@ when creating) and its storage options are merged over the caller's.
 
 Any ``lance_namespace.LanceNamespace`` works: lancelet's or pylance's directory and REST
 clients, or a catalog's own implementation.
+
+When the namespace answers ``managed_versioning=True``, the table's versions are the
+namespace's to create: the dataset commits through it (a staged manifest, then
+``create_table_version``; see ``lancelet_table::catalog_store``). The commit namespace is
+handed to the native layer as ``(client, table_id, root key)``, the root key being the
+dataset root as its object store names objects (the form of ``manifest_path``).
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any, Dict, List, Optional, Tuple
 
+from . import _paths
 from .errors import InvalidArgumentError
+
+#: ``(namespace client, table id, root key)``: a namespace that manages a table's versions.
+CommitNamespace = Tuple[Any, List[str], str]
 
 
 class MissingTargetError(InvalidArgumentError, TypeError):
@@ -44,25 +55,50 @@ def _merge(options: Optional[Dict[str, str]], extra: Optional[Dict[str, str]]) -
     return {**(options or {}), **extra}
 
 
+def store_key(uri: str) -> str:
+    """The dataset root ``uri`` as its object store names objects: an absolute local path
+    without its leading ``/``, the key prefix in an S3 bucket, the path in a memory store.
+
+    >>> store_key("s3://bucket/cat/t.lance"), store_key("/data/t.lance")
+    ('cat/t.lance', 'data/t.lance')
+    """
+    path = _paths.native_path(str(uri))
+    scheme = _paths.scheme(path)
+    if scheme is None:
+        return os.path.abspath(path).lstrip("/")
+    rest = path.split("://", 1)[1]
+    if scheme == "memory":
+        return rest.strip("/")
+    return rest.partition("/")[2].strip("/")
+
+
+def commit_namespace(response: Any, namespace_client: Any, table_id: Any, uri: Any) -> Optional[CommitNamespace]:
+    """The commit namespace when the namespace's answer says it manages the versions."""
+    if getattr(response, "managed_versioning", None) is not True:
+        return None
+    return (namespace_client, list(table_id or []), store_key(uri))
+
+
 def resolve_read(
     uri: Any, namespace_client: Any, table_id: Optional[List[str]], storage_options: Optional[Dict[str, str]]
-) -> Tuple[Any, Optional[Dict[str, str]]]:
-    """``(uri, storage_options)`` of the table to open."""
+) -> Tuple[Any, Optional[Dict[str, str]], Optional[CommitNamespace]]:
+    """``(uri, storage_options, commit namespace)`` of the table to open."""
     if not _check(uri, namespace_client, table_id):
-        return uri, storage_options
+        return uri, storage_options, None
     from lance_namespace import DescribeTableRequest
 
     response = namespace_client.describe_table(DescribeTableRequest(id=list(table_id or [])))
-    return response.location, _merge(storage_options, response.storage_options)
+    managed = commit_namespace(response, namespace_client, table_id, response.location)
+    return response.location, _merge(storage_options, response.storage_options), managed
 
 
 def resolve_write(
     uri: Any, namespace_client: Any, table_id: Optional[List[str]], mode: str, storage_options: Optional[Dict[str, str]]
-) -> Tuple[Any, Optional[Dict[str, str]]]:
-    """``(uri, storage_options)`` of the table to write: ``mode="create"`` declares the
-    table first; ``append`` and ``overwrite`` write where the table already is."""
+) -> Tuple[Any, Optional[Dict[str, str]], Optional[CommitNamespace]]:
+    """``(uri, storage_options, commit namespace)`` of the table to write: ``mode="create"``
+    declares the table first; ``append`` and ``overwrite`` write where the table already is."""
     if not _check(uri, namespace_client, table_id):
-        return uri, storage_options
+        return uri, storage_options, None
     from lance_namespace import DeclareTableRequest, DescribeTableRequest
 
     if mode == "create":
@@ -71,4 +107,5 @@ def resolve_write(
         response = namespace_client.describe_table(DescribeTableRequest(id=list(table_id or [])))
     if not response.location:
         raise InvalidArgumentError(f"the namespace gave no location for table {table_id!r}")
-    return response.location, _merge(storage_options, response.storage_options)
+    managed = commit_namespace(response, namespace_client, table_id, response.location)
+    return response.location, _merge(storage_options, response.storage_options), managed

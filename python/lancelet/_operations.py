@@ -621,8 +621,10 @@ def commit_other(
     props: Dict[str, str],
     storage_options: Optional[Dict[str, str]],
     max_retries: Optional[int],
+    commit_namespace: Any = None,
 ) -> Any:
-    """Commits an operation other than Append/Overwrite; returns the native dataset."""
+    """Commits an operation other than Append/Overwrite (through ``commit_namespace`` when
+    a namespace manages the table's versions); returns the native dataset."""
     from . import _native
 
     if isinstance(operation, Clone):
@@ -636,6 +638,7 @@ def commit_other(
         properties=props,
         storage_options=storage_options,
         max_retries=max_retries,
+        commit_namespace=commit_namespace,
     )
 
 

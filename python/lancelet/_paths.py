@@ -18,9 +18,6 @@ from .errors import InvalidArgumentError, LanceIOError, LanceNotFoundError
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
 
-#: Schemes whose stores take no storage options (pylance accepts and ignores them there).
-_OPTIONLESS_SCHEMES = {"file", "memory"}
-
 #: The longest file name (in bytes) local file systems allow.
 NAME_MAX = 255
 
@@ -47,13 +44,6 @@ def native_path(uri: str) -> str:
     if uri.startswith("file:/"):
         return uri[len("file:") :]
     return os.path.expanduser(uri)
-
-
-def takes_store_options(path: str) -> bool:
-    """Whether the store at ``path`` (as :func:`native_path` returns it) is configured by
-    storage options (S3 and other object stores; not local disk or ``memory://``)."""
-    s = scheme(path)
-    return s is not None and s not in _OPTIONLESS_SCHEMES
 
 
 def is_local(path: str) -> bool:

@@ -172,7 +172,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("uri")
     p.add_argument("-n", type=int, default=10, help="rows to show (default 10)")
     p.add_argument("--version", default=None, help="version number or tag (default: latest)")
-    _cli_namespace.add_parsers(sub)
+    _cli_namespace.add_parsers(sub, common)
     return ap
 
 

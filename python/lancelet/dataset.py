@@ -141,8 +141,14 @@ def dataset(
     """
     if read_params is not None and not isinstance(read_params, dict):
         raise InvalidArgumentError(f"read_params must be a dict, got {type(read_params).__name__}")
-    uri, storage_options = _namespace_io.resolve_read(uri, namespace_client, table_id, storage_options)
-    ds = LanceDataset(uri, version=version, storage_options=storage_options, default_scan_options=default_scan_options)
+    uri, storage_options, managed = _namespace_io.resolve_read(uri, namespace_client, table_id, storage_options)
+    ds = LanceDataset(
+        uri,
+        version=version,
+        storage_options=storage_options,
+        default_scan_options=default_scan_options,
+        _commit_namespace=managed,
+    )
     if asof is not None:
         if version is not None:
             raise InvalidArgumentError("pass version= or asof=, not both")
@@ -200,7 +206,9 @@ def write_dataset(
     _check_write_args(
         mode, data_storage_version, max_rows_per_file, max_rows_per_group, max_bytes_per_file, kwargs, "write_dataset"
     )
-    uri, storage_options = _namespace_io.resolve_write(uri, namespace_client, table_id, mode, storage_options)
+    uri, storage_options, managed = _namespace_io.resolve_write(uri, namespace_client, table_id, mode, storage_options)
+    if managed is None and isinstance(uri, LanceDataset):
+        managed = uri._commit_namespace
     properties = _operations.properties(transaction_properties, None)
     path = _native_uri(uri, storage_options)
     _paths.check_write_target(path)
@@ -232,10 +240,11 @@ def write_dataset(
                 data_storage_version=data_storage_version,
                 commit_message=commit_message,
                 progress=callback,
-                storage_options=_storage_options(storage_options, path),
+                storage_options=_storage_options(storage_options),
                 enable_stable_row_ids=bool(kwargs.get("enable_stable_row_ids", False)),
                 blob_options=_blob.write_options(kwargs),
                 transaction_properties=properties or None,
+                commit_namespace=managed,
             ),
         )
     finally:
@@ -245,6 +254,7 @@ def write_dataset(
     ds = LanceDataset.__new__(LanceDataset)
     ds._init(str(uri.uri if isinstance(uri, LanceDataset) else uri), path, native)
     ds._storage_options = _storage_options(storage_options)
+    ds._commit_namespace = managed
     report = getattr(callback, "report", None)
     files = getattr(callback, "files", 0)
     if report is not None and files:
@@ -356,6 +366,8 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
     _storage_options: Optional[Dict[str, str]] = None
     #: ``scanner()`` arguments applied to every scan (see :func:`dataset`).
     _default_scan_options: Optional[Dict[str, Any]] = None
+    #: The namespace that creates this table's versions (managed versioning), if any.
+    _commit_namespace: Optional[_namespace_io.CommitNamespace] = None
 
     def __init__(
         self,
@@ -363,6 +375,8 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
         version: Optional[Union[int, str]] = None,
         storage_options: Optional[Dict[str, str]] = None,
         default_scan_options: Optional[Dict[str, Any]] = None,
+        *,
+        _commit_namespace: Optional[_namespace_io.CommitNamespace] = None,
     ):
         from ._dropin import check_default_scan_options
 
@@ -372,10 +386,14 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
             os.fspath(uri) if isinstance(uri, os.PathLike) else str(uri),
             path,
             _native.Dataset.open(
-                path, None if branch_ref else _check_version(version), _storage_options(storage_options, path)
+                path,
+                None if branch_ref else _check_version(version),
+                _storage_options(storage_options),
+                commit_namespace=_commit_namespace,
             ),
         )
         self._storage_options = _storage_options(storage_options)
+        self._commit_namespace = _commit_namespace
         self._default_scan_options = check_default_scan_options(default_scan_options)
         if branch_ref is not None:  # (branch, version): see checkout_version
             other = _branches.checkout(self, branch_ref)
@@ -393,6 +411,7 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
         ds._init(self.uri, self._path, native)
         ds._storage_options = self._storage_options
         ds._default_scan_options = self._default_scan_options
+        ds._commit_namespace = self._commit_namespace
         return ds
 
     def _plain(self) -> "LanceDataset":
@@ -566,7 +585,10 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
         Project, Restore, DataReplacement, Rewrite, CreateIndex, UpdateConfig, Clone) or a
         :class:`Transaction` (its read version and properties are used). A Clone is
         committed to a new location (``read_version`` is recorded only). ``commit_message``
-        is recorded in the transaction's properties as pylance records it.
+        is recorded in the transaction's properties as pylance records it. A dataset opened
+        through a namespace that manages its versions commits through that namespace; so does
+        a ``base_uri`` given with pylance's ``namespace_client=``, ``table_id=`` and
+        ``namespace_client_managed_versioning=True``.
 
         >>> op = lancelet.LanceOperation.Append(frags)  # doctest: +SKIP
         >>> ds = lancelet.LanceDataset.commit("/tmp/items.lance", op, read_version=3)  # doctest: +SKIP
@@ -591,18 +613,23 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
         uri = base_uri.uri if isinstance(base_uri, LanceDataset) else base_uri
         path = _native_uri(uri, storage_options)
         _paths.check_write_target(path)
+        managed = base_uri._commit_namespace if isinstance(base_uri, LanceDataset) else None
+        if kwargs.get("namespace_client_managed_versioning") and kwargs.get("namespace_client") is not None:
+            managed = (kwargs["namespace_client"], list(kwargs.get("table_id") or []), _namespace_io.store_key(path))
         if not isinstance(operation, (LanceOperation.Overwrite, LanceOperation.Append)):
             native = _operations.commit_other(
                 path,
                 operation,
                 read_version,
                 _operations.properties(props, commit_message),
-                _storage_options(storage_options, path),
+                _storage_options(storage_options),
                 max_retries,
+                managed,
             )
             ds = LanceDataset.__new__(LanceDataset)
             ds._init(os.fspath(uri) if isinstance(uri, os.PathLike) else str(uri), path, native)
             ds._storage_options = _storage_options(storage_options)
+            ds._commit_namespace = managed
             return ds
         frags = [f.to_json() for f in operation.fragments]
         if isinstance(operation, LanceOperation.Overwrite):
@@ -617,12 +644,14 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
             read_version=read_version,
             enable_v2_manifest_paths=True if enable_v2_manifest_paths is None else bool(enable_v2_manifest_paths),
             commit_message=commit_message,
-            storage_options=_storage_options(storage_options, path),
+            storage_options=_storage_options(storage_options),
             transaction_properties=props or None,
+            commit_namespace=managed,
         )
         ds = LanceDataset.__new__(LanceDataset)
         ds._init(os.fspath(uri) if isinstance(uri, os.PathLike) else str(uri), path, native)
         ds._storage_options = _storage_options(storage_options)
+        ds._commit_namespace = managed
         return ds
 
     def read_transaction(self, version: Optional[int] = None) -> Optional["Transaction"]:

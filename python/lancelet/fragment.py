@@ -483,7 +483,7 @@ def write_fragments(
                 max_bytes_per_file=max_bytes_per_file,
                 data_storage_version=data_storage_version,
                 progress=callback,
-                storage_options=_storage_options(storage_options, path),
+                storage_options=_storage_options(storage_options),
             ),
         )
     finally:

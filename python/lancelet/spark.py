@@ -566,7 +566,7 @@ def _commit(
         schema=None if kind == "append" else new_schema,
         read_version=read_version,
         commit_message=message,
-        storage_options=_storage_options(storage or None, path),
+        storage_options=_storage_options(storage or None),
     )
 
 

@@ -63,7 +63,12 @@ def connect(impl: Any, properties: Dict[str, Any]) -> LanceNamespace:
 
 
 def __getattr__(name: str) -> Any:
-    # The spec's request/response models and errors, as pylance's lance.namespace offers them.
+    # The spec's request/response models and errors, as pylance's lance.namespace offers
+    # them, and every other model of the spec (QueryTableRequestVector, AddColumnsEntry...).
     if not name.startswith("_") and hasattr(_ln, name):
         return getattr(_ln, name)
+    from lance_namespace_urllib3_client import models as _models
+
+    if not name.startswith("_") and hasattr(_models, name):
+        return getattr(_models, name)
     raise AttributeError(f"module 'lancelet.namespace' has no attribute {name!r}")

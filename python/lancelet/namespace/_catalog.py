@@ -9,7 +9,6 @@ rows: the loser sees a commit conflict, re-reads and tries again.
 from __future__ import annotations
 
 import json
-import os
 import random
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -17,6 +16,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import pyarrow as pa
 
 from ..errors import CommitConflictError, DatasetAlreadyExistsError, LanceNotFoundError
+from ._storage import RootStorage
 
 #: Directory of the manifest table under the root.
 MANIFEST_DIR = "__manifest"
@@ -70,23 +70,26 @@ def properties_of(row: Row) -> Dict[str, str]:
 
 
 class Catalog:
-    """Reads and changes the ``__manifest`` table under ``root`` (a local directory).
+    """Reads and changes the ``__manifest`` table under a namespace root (a local
+    directory or an object-store prefix).
 
-    >>> Catalog("/data/catalog").rows()  # doctest: +SKIP
+    >>> Catalog(open_root("/data/catalog")).rows()  # doctest: +SKIP
     [{'object_id': 'a', 'object_type': 'namespace', ...}]
     """
 
-    def __init__(self, root: str):
-        self.path = os.path.join(root, MANIFEST_DIR)
+    def __init__(self, fs: RootStorage):
+        self._fs = fs
+        self.path = fs.path(MANIFEST_DIR)
+        self._options = fs.storage_options
 
     def snapshot(self) -> Tuple[List[Row], int]:
         """Every row and the manifest table's version (``0`` when it does not exist yet)."""
         from ..dataset import dataset
 
-        if not os.path.isdir(os.path.join(self.path, "_versions")):
+        if not self._fs.has_any_file(f"{MANIFEST_DIR}/_versions"):
             return [], 0
         try:
-            ds = dataset(self.path)
+            ds = dataset(self.path, storage_options=self._options)
         except LanceNotFoundError:
             return [], 0
         return ds.to_table().to_pylist(), ds.version
@@ -100,7 +103,7 @@ class Catalog:
         for frag in frags:
             for f in frag.data_files():
                 try:
-                    os.unlink(os.path.join(self.path, "data", f.path))
+                    self._fs.delete(f"{MANIFEST_DIR}/data/{f.path}")
                 except OSError:
                     pass
 
@@ -119,11 +122,14 @@ class Catalog:
             table = pa.Table.from_pylist(new_rows, schema=SCHEMA)
             frags: List[Any] = []
             try:
+                opts = self._options
                 if version == 0:
-                    write_dataset(table, self.path, mode="create")
+                    write_dataset(table, self.path, mode="create", storage_options=opts)
                 else:
-                    frags = write_fragments(table, self.path) if table.num_rows else []
-                    LanceDataset.commit(self.path, LanceOperation.Overwrite(SCHEMA, frags), read_version=version)
+                    frags = write_fragments(table, self.path, storage_options=opts) if table.num_rows else []
+                    LanceDataset.commit(
+                        self.path, LanceOperation.Overwrite(SCHEMA, frags), read_version=version, storage_options=opts
+                    )
                 return result
             except (CommitConflictError, DatasetAlreadyExistsError):
                 self._discard(frags)

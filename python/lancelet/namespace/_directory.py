@@ -10,6 +10,7 @@ a table of a child namespace; ``.lance-reserved`` marks a declared table's direc
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
@@ -17,13 +18,16 @@ import secrets
 from typing import Any, Dict, List, Optional
 
 import lance_namespace as ln
-import pyarrow as pa
 from lance_namespace import LanceNamespace
 
 from ..errors import LanceNotFoundError
+from ._access import coerce, ident, ipc_table
 from ._catalog import DELIMITER, Catalog, namespace_row, object_id, properties_of, table_row
+from ._data import DataPlane
+from ._routes import ROUTES
 from ._schema import json_schema
-from ._storage import RootStorage
+from ._storage import open_root
+from ._versions import Versions
 
 __all__ = ["DirectoryNamespace"]
 
@@ -38,20 +42,6 @@ def _flag(value: Any, default: bool) -> bool:
     return str(value).strip().lower() in ("1", "true", "yes", "on")
 
 
-def _ident(request: Any) -> List[str]:
-    parts = list(getattr(request, "id", None) or [])
-    for p in parts:
-        if not isinstance(p, str) or not p:
-            raise ln.InvalidInputError(f"Invalid input: object id parts are non-empty strings, got {parts!r}")
-        if DELIMITER in p:
-            raise ln.InvalidInputError(f"Invalid input: object id part {p!r} contains the delimiter {DELIMITER!r}")
-        if p in (".", "..") or any(c in p for c in "/\\\x00"):
-            raise ln.InvalidInputError(
-                f"Invalid input: object id part {p!r} is not a valid name (no '/', '\\', '.', '..')"
-            )
-    return parts
-
-
 def _page(names: List[str], token: Optional[str], limit: Optional[int]):
     names = sorted(set(names))
     if token:
@@ -62,15 +52,20 @@ def _page(names: List[str], token: Optional[str], limit: Optional[int]):
     return names, None
 
 
-class DirectoryNamespace(LanceNamespace):
-    """A namespace of tables under the directory ``root``, compatible with pylance 14's
+class DirectoryNamespace(DataPlane, Versions, LanceNamespace):
+    """A namespace of tables under ``root`` (a local directory, a ``file://`` URI, or an
+    object-store URI such as ``s3://bucket/catalog``), compatible with pylance 14's
     ``lance.namespace.DirectoryNamespace`` (same ``__manifest`` table, same layout).
 
     ``properties`` are pylance's: ``manifest_enabled`` (default ``"true"``),
     ``dir_listing_enabled`` (default ``"true"``: ``*.lance`` directories directly under
-    the root are tables of the root namespace too), ``storage.<key>`` (storage options
-    handed to readers). Methods take and return the request/response models of the
-    ``lance_namespace`` package; failures raise its typed errors.
+    the root are tables of the root namespace too), ``storage.<key>`` (storage options of
+    the root's object store, e.g. ``storage.aws_region``), ``vend_input_storage_options``
+    (default ``"false"``: ``describe_table``/``declare_table`` hand those options to
+    clients only when true), ``table_version_tracking_enabled`` (default ``"false"``:
+    when true, tables are versioned through the namespace, ``managed_versioning``).
+    Methods take the request models of the ``lance_namespace`` package (or plain dicts
+    of their fields) and return its response models; failures raise its typed errors.
 
     >>> import tempfile, lance_namespace as ln
     >>> ns = DirectoryNamespace(root=tempfile.mkdtemp())
@@ -91,14 +86,31 @@ class DirectoryNamespace(LanceNamespace):
         self._props = props
         self._manifest = _flag(props.get("manifest_enabled"), True)
         self._listing = _flag(props.get("dir_listing_enabled"), True)
+        self._vend = _flag(props.get("vend_input_storage_options"), False)
+        self._tracking = _flag(props.get("table_version_tracking_enabled"), False)
         self._storage_options = {k[len("storage.") :]: v for k, v in props.items() if k.startswith("storage.")} or None
-        self._fs = RootStorage(self._root_arg, self._storage_options)
-        self._catalog = Catalog(self._fs.root)
+        self._fs = open_root(self._root_arg, self._storage_options)
+        self._catalog = Catalog(self._fs)
 
     @property
     def root(self) -> str:
-        """The root directory."""
+        """The root: an absolute local path, or the object-store URI."""
         return self._fs.root
+
+    @property
+    def table_version_tracking_enabled(self) -> bool:
+        """Whether tables are versioned through the namespace (``describe_table`` and
+        ``declare_table`` then say ``managed_versioning=True``, and writers commit with
+        ``create_table_version``): the ``table_version_tracking_enabled`` property."""
+        return self._tracking
+
+    def _vended(self) -> Optional[Dict[str, str]]:
+        """The storage options handed to readers and writers of a table: only with
+        ``vend_input_storage_options="true"``, as pylance (they carry credentials)."""
+        return self._storage_options if self._vend else None
+
+    def _managed(self) -> Optional[bool]:
+        return True if self._tracking else None
 
     def namespace_id(self) -> str:
         """``DirectoryNamespace { root: "/path" }``, as pylance names it."""
@@ -159,8 +171,9 @@ class DirectoryNamespace(LanceNamespace):
         return loc
 
     def _location(self, rel: str, parts: List[str]) -> str:
-        # pylance reports root tables by path and child-namespace tables by file:// URI.
-        return self._fs.path(rel) if len(parts) == 1 else self._fs.uri(rel)
+        # pylance reports local root tables by path, child-namespace tables by file:// URI,
+        # and every table of an object-store root by its URI.
+        return self._fs.path(rel) if len(parts) == 1 and self._fs.is_local else self._fs.uri(rel)
 
     def _new_dir(self, parts: List[str]) -> str:
         if len(parts) == 1:
@@ -168,13 +181,12 @@ class DirectoryNamespace(LanceNamespace):
         return f"{secrets.token_hex(4)}_{object_id(parts)}"
 
     def _has_data(self, rel: str) -> bool:
-        d = self._fs.path(f"{rel}/_versions")
-        return os.path.isdir(d) and any(n.endswith(".manifest") for n in os.listdir(d))
+        return any(n.endswith(".manifest") for n in self._fs.list_files(f"{rel}/_versions"))
 
     def _open(self, request: Any, parts: Optional[List[str]] = None):
         from ..dataset import dataset
 
-        parts = _ident(request) if parts is None else parts
+        parts = ident(request) if parts is None else parts
         rel = self._require_table(self._rows(), parts)
         if not self._has_data(rel):
             raise ln.InvalidTableStateError(
@@ -198,7 +210,7 @@ class DirectoryNamespace(LanceNamespace):
 
     def list_namespaces(self, request: ln.ListNamespacesRequest) -> ln.ListNamespacesResponse:
         """The direct child namespaces of ``request.id`` (``[]`` = the root), sorted."""
-        parts = _ident(request)
+        parts = ident(request)
         prefix = object_id(parts) + DELIMITER if parts else ""
         names = [
             r["object_id"][len(prefix) :]
@@ -212,7 +224,7 @@ class DirectoryNamespace(LanceNamespace):
 
     def describe_namespace(self, request: ln.DescribeNamespaceRequest) -> ln.DescribeNamespaceResponse:
         """The namespace's properties."""
-        parts = _ident(request)
+        parts = ident(request)
         if not parts:
             return ln.DescribeNamespaceResponse(properties={})
         row = self._find(self._rows(), object_id(parts), "namespace")
@@ -222,7 +234,7 @@ class DirectoryNamespace(LanceNamespace):
 
     def namespace_exists(self, request: ln.NamespaceExistsRequest) -> ln.NamespaceExistsResponse:
         """An empty response when the namespace exists, else ``NamespaceNotFoundError``."""
-        parts = _ident(request)
+        parts = ident(request)
         if not self._namespace_exists(self._rows(), parts):
             raise ln.NamespaceNotFoundError(f"Namespace not found: {object_id(parts)}")
         return ln.NamespaceExistsResponse()
@@ -231,7 +243,7 @@ class DirectoryNamespace(LanceNamespace):
         """Adds a namespace (its parent must exist). ``mode``: ``"create"`` (default: an
         existing one is ``NamespaceAlreadyExistsError``), ``"exist_ok"``, ``"overwrite"``
         (replaces the properties)."""
-        parts = _ident(request)
+        parts = ident(request)
         if not parts:
             raise ln.NamespaceAlreadyExistsError("Namespace already exists: the root namespace")
         if not self._manifest:
@@ -257,7 +269,7 @@ class DirectoryNamespace(LanceNamespace):
     def drop_namespace(self, request: ln.DropNamespaceRequest) -> ln.DropNamespaceResponse:
         """Drops an empty namespace; ``behavior="Cascade"`` drops its tables (data deleted)
         and child namespaces too. ``mode="skip"`` ignores a missing namespace."""
-        parts = _ident(request)
+        parts = ident(request)
         if not parts:
             raise ln.InvalidInputError("Invalid input: the root namespace cannot be dropped")
         oid = object_id(parts)
@@ -309,7 +321,7 @@ class DirectoryNamespace(LanceNamespace):
     def list_tables(self, request: ln.ListTablesRequest) -> ln.ListTablesResponse:
         """The tables directly in ``request.id``, sorted; declared tables (no data yet)
         too unless ``include_declared=False``; ``limit``/``page_token`` page through."""
-        parts = _ident(request)
+        parts = ident(request)
         if parts and not self._manifest:
             raise ln.UnsupportedOperationError(
                 "Not supported: child namespaces are only supported when manifest mode is enabled"
@@ -328,11 +340,16 @@ class DirectoryNamespace(LanceNamespace):
     def describe_table(self, request: ln.DescribeTableRequest) -> ln.DescribeTableResponse:
         """Where the table lives (``location``, ``table_uri``); with
         ``load_detailed_metadata=True`` also its version, schema and statistics."""
-        parts = _ident(request)
+        parts = ident(request)
         rel = self._require_table(self._rows(), parts)
         loc = self._location(rel, parts)
         out: Dict[str, Any] = dict(
-            table=parts[-1], namespace=parts[:-1], location=loc, table_uri=loc, storage_options=self._storage_options
+            table=parts[-1],
+            namespace=parts[:-1],
+            location=loc,
+            table_uri=loc,
+            storage_options=self._vended(),
+            managed_versioning=self._managed(),
         )
         wants = request.load_detailed_metadata or request.version is not None or request.tag
         if wants and self._has_data(rel):
@@ -376,29 +393,42 @@ class DirectoryNamespace(LanceNamespace):
         )
 
     def list_table_indices(self, request: ln.ListTableIndicesRequest) -> ln.ListTableIndicesResponse:
-        """The table's indexes (name, uuid, columns, type)."""
+        """The table's indexes, one per name, sorted: name, uuid (of its first segment),
+        columns, type, type URL, indexed and unindexed rows, size, segments, creation time."""
         from lance_namespace_urllib3_client.models import IndexContent
 
         ds = self._open(request)
-        indexes = [
-            IndexContent(
-                index_name=i["name"],
-                index_uuid=i["uuid"],
-                columns=list(i["fields"]),
-                status="SUCCEEDED",
-                index_type=i.get("type"),
-            )  # fmt: skip
-            for i in sorted(ds.list_indices(), key=lambda i: i["name"])
-        ]
+        rows = ds.count_rows()
+        indexes = []
+        for d in sorted(ds.describe_indices(), key=lambda d: d.name):
+            first = d.segments[0] if d.segments else None
+            indexes.append(
+                IndexContent(
+                    index_name=d.name,
+                    index_uuid=first.uuid if first else "",
+                    columns=list(d.field_names),
+                    status="SUCCEEDED",
+                    index_type=d.index_type,
+                    type_url=d.type_url,
+                    num_indexed_rows=d.num_rows_indexed,
+                    num_unindexed_rows=max(0, rows - d.num_rows_indexed),
+                    size_bytes=d.total_size_bytes,
+                    num_segments=d.num_segments,
+                    created_at=first.created_at if first else None,
+                    index_version=first.index_version if first else None,
+                )
+            )
         return ln.ListTableIndicesResponse(indexes=indexes)
 
     def table_exists(self, request: ln.TableExistsRequest) -> ln.TableExistsResponse:
         """An empty response when the table is in the catalog (declared ones too)."""
-        self._require_table(self._rows(), _ident(request))
+        self._require_table(self._rows(), ident(request))
         return ln.TableExistsResponse()
 
-    def _reserve(self, parts: List[str], location: Optional[str] = None) -> str:
-        """Adds a table row (and the ``.lance-reserved`` marker); returns its directory."""
+    def _reserve(self, parts: List[str], location: Optional[str] = None, marker: bool = True) -> str:
+        """Adds a table row (and the ``.lance-reserved`` marker of a declared table, unless
+        ``marker`` is False: a table created with its data at once has none, as in
+        pylance); returns its directory."""
         if not parts:
             raise ln.InvalidInputError("Invalid input: a table id needs at least one part")
         oid = object_id(parts)
@@ -408,7 +438,8 @@ class DirectoryNamespace(LanceNamespace):
             if self._table_dir(rows, parts) is not None:
                 raise ln.TableAlreadyExistsError(f"Table already exists: {oid}")
             rel = location or self._new_dir(parts)
-            self._fs.write(f"{rel}/{RESERVED}", _MARKER_BYTES)
+            if marker:
+                self._fs.write(f"{rel}/{RESERVED}", _MARKER_BYTES)
             self._fs.delete(f"{rel}/{DEREGISTERED}")
             if not self._manifest:
                 return None, rel
@@ -419,19 +450,18 @@ class DirectoryNamespace(LanceNamespace):
     def declare_table(self, request: ln.DeclareTableRequest) -> ln.DeclareTableResponse:
         """Reserves a table (a catalog row and its directory, no data yet); write it with
         ``lancelet.write_dataset(data, namespace_client=ns, table_id=...)``."""
-        parts = _ident(request)
+        parts = ident(request)
         rel = self._reserve(parts, self._requested_dir(parts, request.location))
-        return ln.DeclareTableResponse(location=self._fs.uri(rel), storage_options=self._storage_options)
+        return ln.DeclareTableResponse(
+            location=self._fs.uri(rel), storage_options=self._vended(), managed_versioning=self._managed()
+        )
 
     def _requested_dir(self, parts: List[str], location: Optional[str]) -> Optional[str]:
         """The directory a declare asked for: only the one the layout would choose
         (``{name}.lance``, or ``{8 hex}_{id}`` in a child namespace), as pylance allows."""
         if not location or not parts:
             return None
-        from .. import _paths
-
-        path = os.path.normpath(_paths.native_path(location))
-        rel = os.path.relpath(path, self._fs.root) if os.path.isabs(path) else path
+        rel = self._fs.relative(location) or ""
         want = object_id(parts)
         ok = rel == f"{want}.lance" if len(parts) == 1 else re.fullmatch(r"[0-9a-f]{8}_" + re.escape(want), rel)
         if not ok:
@@ -446,8 +476,8 @@ class DirectoryNamespace(LanceNamespace):
         ``"create"`` (default), ``"exist_ok"``, ``"overwrite"``."""
         from ..dataset import write_dataset
 
-        parts = _ident(request)
-        table = _ipc_table(request_data)
+        parts = ident(request)
+        table = ipc_table(request_data)
         mode = (request.mode or "create").lower()
         rows = self._rows()
         rel = self._table_dir(rows, parts)
@@ -460,8 +490,13 @@ class DirectoryNamespace(LanceNamespace):
             if mode != "overwrite":
                 raise ln.TableAlreadyExistsError(f"Table already exists: {object_id(parts)}")
         if rel is None:
-            rel = self._reserve(parts)
-        ds = write_dataset(table, self._fs.path(rel), mode="overwrite" if self._has_data(rel) else "create")
+            rel = self._reserve(parts, marker=False)
+        ds = write_dataset(
+            table,
+            self._fs.path(rel),
+            mode="overwrite" if self._has_data(rel) else "create",
+            storage_options=self._storage_options,
+        )
         return ln.CreateTableResponse(
             location=self._fs.uri(rel), version=ds.version, storage_options=self._storage_options
         )
@@ -470,18 +505,25 @@ class DirectoryNamespace(LanceNamespace):
         """Appends (``mode="append"``, default) or overwrites with an Arrow IPC stream."""
         from ..dataset import write_dataset
 
-        parts = _ident(request)
+        parts = ident(request)
         rel = self._require_table(self._rows(), parts)
-        table = _ipc_table(request_data)
+        table = ipc_table(request_data)
         mode = (request.mode or "append").lower()
         if mode not in ("append", "overwrite"):
-            raise ln.InvalidInputError(f"Invalid input: insert mode is append or overwrite, got {request.mode!r}")
-        ds = write_dataset(table, self._fs.path(rel), mode=mode if self._has_data(rel) else "create")
+            raise ln.InvalidInputError(
+                f"Invalid input: Unsupported write mode '{request.mode}'. Supported modes are: 'append', 'overwrite'"
+            )
+        ds = write_dataset(
+            table,
+            self._fs.path(rel),
+            mode=mode if self._has_data(rel) else "create",
+            storage_options=self._storage_options,
+        )
         return ln.InsertIntoTableResponse(num_inserted_rows=table.num_rows, version=ds.version)
 
     def register_table(self, request: ln.RegisterTableRequest) -> ln.RegisterTableResponse:
         """Adds an existing dataset to the catalog; ``location`` is relative to the root."""
-        parts = _ident(request)
+        parts = ident(request)
         loc = request.location or ""
         if os.path.isabs(loc) or "://" in loc:
             raise ln.InvalidInputError(
@@ -508,7 +550,7 @@ class DirectoryNamespace(LanceNamespace):
     def deregister_table(self, request: ln.DeregisterTableRequest) -> ln.DeregisterTableResponse:
         """Removes the table from the catalog and keeps its data. A root table's directory
         also gets a ``.lance-deregistered`` marker, so directory listing no longer finds it."""
-        parts = _ident(request)
+        parts = ident(request)
         oid = object_id(parts)
 
         def edit(rows):
@@ -523,7 +565,7 @@ class DirectoryNamespace(LanceNamespace):
 
     def drop_table(self, request: ln.DropTableRequest) -> ln.DropTableResponse:
         """Removes the table from the catalog and deletes its directory."""
-        parts = _ident(request)
+        parts = ident(request)
         oid = object_id(parts)
 
         def edit(rows):
@@ -540,11 +582,11 @@ class DirectoryNamespace(LanceNamespace):
         (pylance 14's directory namespace does not rename). The catalog row changes; a root
         table's ``{name}.lance`` directory is moved to the new name's directory, since
         directory listing would otherwise find it under the old name too."""
-        parts = _ident(request)
+        parts = ident(request)
         if not self._manifest:
             raise ln.UnsupportedOperationError("Not supported: rename_table needs manifest_enabled=true")
         target_ns = list(request.new_namespace_id) if request.new_namespace_id is not None else parts[:-1]
-        target = _ident(ln.ListTablesRequest(id=target_ns + [request.new_table_name]))
+        target = ident(ln.ListTablesRequest(id=target_ns + [request.new_table_name]))
         oid, new_oid = object_id(parts), object_id(target)
         rows = self._rows()
         rel = self._require_table(rows, parts)
@@ -553,7 +595,7 @@ class DirectoryNamespace(LanceNamespace):
             raise ln.TableAlreadyExistsError(f"Table already exists: {new_oid}")
         new_rel = self._new_dir(target) if len(parts) == 1 and rel == f"{parts[0]}.lance" else rel
         if new_rel != rel:
-            os.rename(self._fs.path(rel), self._fs.path(new_rel))
+            self._fs.rename(rel, new_rel)
 
         def edit(rows):
             if self._find(rows, new_oid, "table") is not None:  # (directories were checked above)
@@ -565,7 +607,7 @@ class DirectoryNamespace(LanceNamespace):
             self._catalog.change(edit)
         except BaseException:
             if new_rel != rel:
-                os.rename(self._fs.path(new_rel), self._fs.path(rel))
+                self._fs.rename(new_rel, rel)
             raise
         return ln.RenameTableResponse()
 
@@ -580,54 +622,6 @@ class DirectoryNamespace(LanceNamespace):
         return ln.RestoreTableResponse()
 
     # ------------------------------------------------------------------ versions and tags
-
-    def _table_version(self, rel: str, v: Dict[str, Any]) -> Any:
-        number = v["version"]
-        names = [f"{2**64 - 1 - number:020d}.manifest", f"{number}.manifest"]
-        path = None
-        for n in names:
-            p = self._fs.path(f"{rel}/_versions/{n}")
-            if os.path.isfile(p):
-                path = p
-                break
-        size = os.path.getsize(path) if path else None
-        millis = int(v["timestamp"].timestamp() * 1000) if v.get("timestamp") else None
-        meta = {k: str(x) for k, x in (v.get("metadata") or {}).items()} or None
-        return ln.TableVersion(
-            version=number,
-            manifest_path=(path or "").lstrip("/"),
-            manifest_size=size,
-            timestamp_millis=millis,
-            metadata=meta,
-        )
-
-    def list_table_versions(self, request: ln.ListTableVersionsRequest) -> ln.ListTableVersionsResponse:
-        """Every version of the table, oldest first (``descending=True``: newest first)."""
-        parts = _ident(request)
-        rel = self._require_table(self._rows(), parts)
-        ds = self._open(ln.DescribeTableRequest(id=parts, branch=request.branch))
-        versions = [self._table_version(rel, v) for v in ds.versions()]
-        if request.descending:
-            versions.reverse()
-        if request.page_token:
-            token = int(request.page_token)
-            versions = [v for v in versions if (v.version < token if request.descending else v.version > token)]
-        token_out = None
-        if request.limit and len(versions) > request.limit:
-            versions = versions[: request.limit]
-            token_out = str(versions[-1].version)
-        return ln.ListTableVersionsResponse(versions=versions, page_token=token_out)
-
-    def describe_table_version(self, request: ln.DescribeTableVersionRequest) -> ln.DescribeTableVersionResponse:
-        """One version (the latest when ``version`` is None)."""
-        parts = _ident(request)
-        rel = self._require_table(self._rows(), parts)
-        ds = self._open(ln.DescribeTableRequest(id=parts, branch=request.branch))
-        want = request.version if request.version is not None else ds.latest_version
-        for v in ds.versions():
-            if v["version"] == want:
-                return ln.DescribeTableVersionResponse(version=self._table_version(rel, v))
-        raise ln.TableVersionNotFoundError(f"Table version not found: {want}")
 
     def list_table_tags(self, request: ln.ListTableTagsRequest) -> ln.ListTableTagsResponse:
         """Every tag: ``{name: TagContents(branch, version, manifest_size)}``."""
@@ -727,6 +721,27 @@ class DirectoryNamespace(LanceNamespace):
         return ln.DeleteTableBranchResponse()
 
 
+def _accepting_dicts(method: Any, model_name: str) -> Any:
+    """``method`` taking its request as the spec's model or a plain dict of its fields."""
+
+    @functools.wraps(method)
+    def call(self: Any, request: Any, *args: Any) -> Any:
+        return method(self, coerce(request, model_name), *args)
+
+    return call
+
+
+for _route in ROUTES:
+    # (the operations of the mixins take dicts themselves)
+    own = not any(_route.method in vars(mixin) for mixin in (DataPlane, Versions))
+    if own and hasattr(DirectoryNamespace, _route.method):
+        setattr(
+            DirectoryNamespace,
+            _route.method,
+            _accepting_dicts(getattr(DirectoryNamespace, _route.method), _route.request),
+        )
+
+
 def _inside_root(location: str, oid: str) -> str:
     """A manifest row's table location, refused when it is absolute or leaves the root
     (a hostile or damaged ``__manifest`` must not make ``drop_table`` delete elsewhere)."""
@@ -757,18 +772,6 @@ def _table_metadata(ds: Any) -> Dict[str, str]:
         "total_deletion_file_rows": str(sum(deletions)),
         "total_files_size": str(sum(d.file_size_bytes or 0 for d in files)),
     }
-
-
-def _ipc_table(data: bytes) -> pa.Table:
-    if not data:
-        raise ln.InvalidInputError("Invalid input: the request carries no Arrow IPC stream")
-    try:
-        return pa.ipc.open_stream(pa.py_buffer(data)).read_all()
-    except pa.ArrowInvalid:
-        try:
-            return pa.ipc.open_file(pa.py_buffer(data)).read_all()
-        except pa.ArrowInvalid as e:
-            raise ln.InvalidInputError(f"Invalid input: the body is not an Arrow IPC stream: {e}") from None
 
 
 def _tag_call(run) -> None:

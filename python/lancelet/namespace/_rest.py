@@ -7,11 +7,12 @@ import json
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Any, Dict, Optional
+from typing import Any, List, Optional, Tuple
 
 import lance_namespace as ln
 from lance_namespace import LanceNamespace
 
+from ._access import coerce
 from ._routes import ROUTES, Route, add_prefix, join_id, model
 
 __all__ = ["RestNamespace"]
@@ -23,7 +24,8 @@ class RestNamespace(LanceNamespace):
 
     Properties are pylance's: ``uri`` (required), ``delimiter`` (default ``$``),
     ``header.<Name>`` (sent with every request), ``timeout`` (seconds, default 60).
-    Every operation of the REST routes is a method taking the spec's request model.
+    Every operation of the REST routes is a method taking the spec's request model (or
+    a dict of its fields), sent as pylance's client sends it.
 
     >>> ns = RestNamespace(uri="http://127.0.0.1:2333")  # doctest: +SKIP
     >>> ns.list_tables(ListTablesRequest(id=["sales"])).tables  # doctest: +SKIP
@@ -48,19 +50,37 @@ class RestNamespace(LanceNamespace):
         return self.namespace_id()
 
     def _call(self, route: Route, request: Any, data: Optional[bytes] = None) -> Any:
+        request = coerce(request, route.request)
         req_id = getattr(request, "id", None)
         path = route.path.replace("{id}", urllib.parse.quote(join_id(req_id, self._delimiter), safe=""))
-        query: Dict[str, str] = {}
+        if "{index_name}" in path:
+            name = getattr(request, "index_name", None)
+            if not name:
+                raise ln.InvalidInputError(f"Invalid input: {route.method} needs index_name")
+            path = path.replace("{index_name}", urllib.parse.quote(name, safe=""))
+        query: List[Tuple[str, str]] = []
         if self._delimiter != "$":
-            query["delimiter"] = self._delimiter
-        for name in route.query:
-            value = getattr(request, name, None)
-            if value is not None:
-                query[name] = str(value).lower() if isinstance(value, bool) else str(value)
+            query.append(("delimiter", self._delimiter))
+        if route.body != "json":  # json bodies carry every field; the others travel in the query
+            for name in route.query:
+                value = getattr(request, name, None)
+                if value is None:
+                    continue
+                if isinstance(value, bool):
+                    query.append((name, str(value).lower()))
+                elif isinstance(value, (list, tuple)):
+                    query.extend((name, str(v)) for v in value)
+                elif isinstance(value, dict):
+                    query.append((name, json.dumps(value, separators=(",", ":"))))
+                else:
+                    query.append((name, str(value)))
         headers = dict(self._headers)
         body: Optional[bytes] = None
         if route.body == "json":
-            body = json.dumps(request.to_dict() if request is not None else {}).encode()
+            body = json.dumps(request.to_dict()).encode()
+            headers["Content-Type"] = "application/json"
+        elif route.body == "map":
+            body = json.dumps(dict(getattr(request, "metadata", None) or {})).encode()
             headers["Content-Type"] = "application/json"
         elif route.body == "ipc":
             body = bytes(data or b"")
@@ -74,12 +94,19 @@ class RestNamespace(LanceNamespace):
             raise _error(e.code, e.read()) from None
         except urllib.error.URLError as e:
             raise ln.ServiceUnavailableError(f"Service unavailable: {self._uri}: {e.reason}") from None
+        if route.reply == "str":
+            text = json.loads(payload) if payload.strip() else ""
+            return text if isinstance(text, str) else json.dumps(text)
         cls = model(route.response)
+        if route.reply == "ipc_file":
+            return cls(data=payload)
         if route.reply == "empty" or not payload.strip():
             return cls()
         value = json.loads(payload)
         if route.reply == "int" and isinstance(value, int):
             return cls(count=value)
+        if route.reply == "map":
+            return cls(metadata={str(k): str(v) for k, v in (value or {}).items()})
         return cls.from_dict(value)
 
 

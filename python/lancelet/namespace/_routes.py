@@ -18,8 +18,17 @@ import lance_namespace as ln
 @dataclass(frozen=True)
 class Route:
     """One operation: the ``LanceNamespace`` method, the HTTP verb and path, how the
-    request travels (``json`` body, ``query`` string, ``ipc`` body + query) and how the
-    response does (``json``, ``empty``, ``int``)."""
+    request travels and how the response does.
+
+    ``body``: ``json`` (the request model's JSON), ``query`` (a GET: everything in the
+    query string), ``none`` (a POST without a body: everything in the query string),
+    ``ipc`` (an Arrow IPC stream, options in the query) or ``map`` (the bare string map
+    of a schema metadata update). ``reply``: ``json``, ``empty``, ``int`` (a bare
+    number), ``str`` (a JSON string), ``map`` (a bare string map) or ``ipc_file`` (Arrow
+    IPC file bytes). ``query`` names the request fields that travel in the query string
+    (the server reads them on every route; ``json`` routes also carry them in the body).
+    Path placeholders other than ``{id}`` (``{index_name}``) are request fields too.
+    """
 
     method: str
     verb: str
@@ -35,136 +44,132 @@ def _r(method, verb, path, request, response, body="json", reply="json", query=(
     return Route(method, verb, path, request, response, body, reply, tuple(query))
 
 
+_PAGING = ("page_token", "limit")
+_MERGE_QUERY = (
+    "branch",
+    "on",
+    "when_matched_update_all",
+    "when_matched_update_all_filt",
+    "when_not_matched_insert_all",
+    "when_not_matched_by_source_delete",
+    "when_not_matched_by_source_delete_filt",
+    "timeout",
+    "use_index",
+)
+_T = "/v1/table/{id}"
+
 ROUTES: List[Route] = [
+    # namespaces
     _r("create_namespace", "POST", "/v1/namespace/{id}/create", "CreateNamespaceRequest", "CreateNamespaceResponse"),
-    _r(
-        "list_namespaces",
-        "GET",
-        "/v1/namespace/{id}/list",
-        "ListNamespacesRequest",
-        "ListNamespacesResponse",
-        body="query",
-        query=("page_token", "limit"),
-    ),
-    _r(
-        "describe_namespace",
-        "POST",
-        "/v1/namespace/{id}/describe",
-        "DescribeNamespaceRequest",
-        "DescribeNamespaceResponse",
-    ),
+    _r("list_namespaces", "GET", "/v1/namespace/{id}/list", "ListNamespacesRequest", "ListNamespacesResponse",
+       body="query", query=_PAGING),
+    _r("describe_namespace", "POST", "/v1/namespace/{id}/describe", "DescribeNamespaceRequest",
+       "DescribeNamespaceResponse"),
     _r("drop_namespace", "POST", "/v1/namespace/{id}/drop", "DropNamespaceRequest", "DropNamespaceResponse"),
-    _r(
-        "namespace_exists",
-        "POST",
-        "/v1/namespace/{id}/exists",
-        "NamespaceExistsRequest",
-        "NamespaceExistsResponse",
-        reply="empty",
-    ),
-    _r(
-        "list_tables",
-        "GET",
-        "/v1/namespace/{id}/table/list",
-        "ListTablesRequest",
-        "ListTablesResponse",
-        body="query",
-        query=("page_token", "limit", "include_declared"),
-    ),
-    _r(
-        "list_all_tables",
-        "GET",
-        "/v1/table",
-        "ListTablesRequest",
-        "ListTablesResponse",
-        body="query",
-        query=("page_token", "limit"),
-    ),
-    _r("register_table", "POST", "/v1/table/{id}/register", "RegisterTableRequest", "RegisterTableResponse"),
-    _r("deregister_table", "POST", "/v1/table/{id}/deregister", "DeregisterTableRequest", "DeregisterTableResponse"),
-    _r("describe_table", "POST", "/v1/table/{id}/describe", "DescribeTableRequest", "DescribeTableResponse"),
-    _r("table_exists", "POST", "/v1/table/{id}/exists", "TableExistsRequest", "TableExistsResponse", reply="empty"),
-    _r("drop_table", "POST", "/v1/table/{id}/drop", "DropTableRequest", "DropTableResponse"),
-    _r(
-        "create_table",
-        "POST",
-        "/v1/table/{id}/create",
-        "CreateTableRequest",
-        "CreateTableResponse",
-        body="ipc",
-        query=("mode",),
-    ),
-    _r("declare_table", "POST", "/v1/table/{id}/declare", "DeclareTableRequest", "DeclareTableResponse"),
-    _r(
-        "insert_into_table",
-        "POST",
-        "/v1/table/{id}/insert",
-        "InsertIntoTableRequest",
-        "InsertIntoTableResponse",
-        body="ipc",
-        query=("mode", "branch"),
-    ),
-    _r(
-        "count_table_rows",
-        "POST",
-        "/v1/table/{id}/count_rows",
-        "CountTableRowsRequest",
-        "CountTableRowsResponse",
-        reply="int",
-    ),
-    _r("restore_table", "POST", "/v1/table/{id}/restore", "RestoreTableRequest", "RestoreTableResponse"),
-    _r("rename_table", "POST", "/v1/table/{id}/rename", "RenameTableRequest", "RenameTableResponse"),
-    _r("get_table_stats", "POST", "/v1/table/{id}/stats", "GetTableStatsRequest", "GetTableStatsResponse"),
-    _r(
-        "list_table_indices", "POST", "/v1/table/{id}/index/list", "ListTableIndicesRequest", "ListTableIndicesResponse"
-    ),
-    _r(
-        "list_table_versions",
-        "POST",
-        "/v1/table/{id}/version/list",
-        "ListTableVersionsRequest",
-        "ListTableVersionsResponse",
-    ),
-    _r(
-        "describe_table_version",
-        "POST",
-        "/v1/table/{id}/version/describe",
-        "DescribeTableVersionRequest",
-        "DescribeTableVersionResponse",
-    ),
-    _r("list_table_tags", "POST", "/v1/table/{id}/tags/list", "ListTableTagsRequest", "ListTableTagsResponse"),
-    _r(
-        "get_table_tag_version",
-        "POST",
-        "/v1/table/{id}/tags/version",
-        "GetTableTagVersionRequest",
-        "GetTableTagVersionResponse",
-    ),
-    _r("create_table_tag", "POST", "/v1/table/{id}/tags/create", "CreateTableTagRequest", "CreateTableTagResponse"),
-    _r("delete_table_tag", "POST", "/v1/table/{id}/tags/delete", "DeleteTableTagRequest", "DeleteTableTagResponse"),
-    _r("update_table_tag", "POST", "/v1/table/{id}/tags/update", "UpdateTableTagRequest", "UpdateTableTagResponse"),
-    _r(
-        "create_table_branch",
-        "POST",
-        "/v1/table/{id}/branches/create",
-        "CreateTableBranchRequest",
-        "CreateTableBranchResponse",
-    ),
-    _r(
-        "list_table_branches",
-        "POST",
-        "/v1/table/{id}/branches/list",
-        "ListTableBranchesRequest",
-        "ListTableBranchesResponse",
-    ),
-    _r(
-        "delete_table_branch",
-        "POST",
-        "/v1/table/{id}/branches/delete",
-        "DeleteTableBranchRequest",
-        "DeleteTableBranchResponse",
-    ),
-]
+    _r("namespace_exists", "POST", "/v1/namespace/{id}/exists", "NamespaceExistsRequest", "NamespaceExistsResponse",
+       reply="empty"),
+    _r("list_tables", "GET", "/v1/namespace/{id}/table/list", "ListTablesRequest", "ListTablesResponse",
+       body="query", query=_PAGING + ("include_declared",)),
+    _r("list_all_tables", "GET", "/v1/table", "ListTablesRequest", "ListTablesResponse",
+       body="query", query=_PAGING + ("include_declared",)),
+    # tables
+    _r("register_table", "POST", _T + "/register", "RegisterTableRequest", "RegisterTableResponse"),
+    _r("deregister_table", "POST", _T + "/deregister", "DeregisterTableRequest", "DeregisterTableResponse"),
+    _r("describe_table", "POST", _T + "/describe", "DescribeTableRequest", "DescribeTableResponse",
+       query=("with_table_uri", "load_detailed_metadata", "check_declared")),
+    _r("table_exists", "POST", _T + "/exists", "TableExistsRequest", "TableExistsResponse", reply="empty"),
+    _r("drop_table", "POST", _T + "/drop", "DropTableRequest", "DropTableResponse"),
+    _r("create_table", "POST", _T + "/create", "CreateTableRequest", "CreateTableResponse",
+       body="ipc", query=("mode", "properties", "storage_options")),
+    _r("declare_table", "POST", _T + "/declare", "DeclareTableRequest", "DeclareTableResponse"),
+    _r("rename_table", "POST", _T + "/rename", "RenameTableRequest", "RenameTableResponse"),
+    _r("restore_table", "POST", _T + "/restore", "RestoreTableRequest", "RestoreTableResponse"),
+    _r("get_table_stats", "POST", _T + "/stats", "GetTableStatsRequest", "GetTableStatsResponse"),
+    # data
+    _r("insert_into_table", "POST", _T + "/insert", "InsertIntoTableRequest", "InsertIntoTableResponse",
+       body="ipc", query=("mode", "branch")),
+    _r("merge_insert_into_table", "POST", _T + "/merge_insert", "MergeInsertIntoTableRequest",
+       "MergeInsertIntoTableResponse", body="ipc", query=_MERGE_QUERY),
+    _r("update_table", "POST", _T + "/update", "UpdateTableRequest", "UpdateTableResponse"),
+    _r("delete_from_table", "POST", _T + "/delete", "DeleteFromTableRequest", "DeleteFromTableResponse"),
+    _r("count_table_rows", "POST", _T + "/count_rows", "CountTableRowsRequest", "CountTableRowsResponse",
+       reply="int"),
+    _r("query_table", "POST", _T + "/query", "QueryTableRequest", "QueryTableResponse", reply="ipc_file"),
+    _r("explain_table_query_plan", "POST", _T + "/explain_plan", "ExplainTableQueryPlanRequest", "str",
+       reply="str"),
+    _r("analyze_table_query_plan", "POST", _T + "/analyze_plan", "AnalyzeTableQueryPlanRequest", "str",
+       reply="str"),
+    # indexes
+    _r("create_table_index", "POST", _T + "/create_index", "CreateTableIndexRequest", "CreateTableIndexResponse"),
+    _r("create_table_scalar_index", "POST", _T + "/create_scalar_index", "CreateTableIndexRequest",
+       "CreateTableScalarIndexResponse"),
+    _r("list_table_indices", "POST", _T + "/index/list", "ListTableIndicesRequest", "ListTableIndicesResponse"),
+    _r("describe_table_index_stats", "POST", _T + "/index/{index_name}/stats", "DescribeTableIndexStatsRequest",
+       "DescribeTableIndexStatsResponse"),
+    _r("drop_table_index", "POST", _T + "/index/{index_name}/drop", "DropTableIndexRequest",
+       "DropTableIndexResponse", body="none", query=("branch",)),
+    # schema
+    _r("update_table_schema_metadata", "POST", _T + "/schema_metadata/update", "UpdateTableSchemaMetadataRequest",
+       "UpdateTableSchemaMetadataResponse", body="map", reply="map", query=("branch",)),
+    _r("update_field_metadata", "POST", _T + "/update_field_metadata", "UpdateFieldMetadataRequest",
+       "UpdateFieldMetadataResponse"),
+    _r("alter_table_add_columns", "POST", _T + "/add_columns", "AlterTableAddColumnsRequest",
+       "AlterTableAddColumnsResponse"),
+    _r("alter_table_alter_columns", "POST", _T + "/alter_columns", "AlterTableAlterColumnsRequest",
+       "AlterTableAlterColumnsResponse"),
+    _r("alter_table_drop_columns", "POST", _T + "/drop_columns", "AlterTableDropColumnsRequest",
+       "AlterTableDropColumnsResponse"),
+    _r("alter_table_backfill_columns", "POST", _T + "/backfill_column", "AlterTableBackfillColumnsRequest",
+       "AlterTableBackfillColumnsResponse"),
+    # versions
+    _r("list_table_versions", "POST", _T + "/version/list", "ListTableVersionsRequest", "ListTableVersionsResponse",
+       body="none", query=("branch",) + _PAGING + ("descending",)),
+    _r("create_table_version", "POST", _T + "/version/create", "CreateTableVersionRequest",
+       "CreateTableVersionResponse"),
+    _r("describe_table_version", "POST", _T + "/version/describe", "DescribeTableVersionRequest",
+       "DescribeTableVersionResponse"),
+    _r("batch_delete_table_versions", "POST", _T + "/version/delete", "BatchDeleteTableVersionsRequest",
+       "BatchDeleteTableVersionsResponse"),
+    _r("batch_create_table_versions", "POST", "/v1/table/version/batch-create", "BatchCreateTableVersionsRequest",
+       "BatchCreateTableVersionsResponse"),
+    _r("batch_commit_tables", "POST", "/v1/table/batch-commit", "BatchCommitTablesRequest",
+       "BatchCommitTablesResponse"),
+    # tags and branches
+    _r("list_table_tags", "POST", _T + "/tags/list", "ListTableTagsRequest", "ListTableTagsResponse",
+       body="none", query=_PAGING),
+    _r("get_table_tag_version", "POST", _T + "/tags/version", "GetTableTagVersionRequest",
+       "GetTableTagVersionResponse"),
+    _r("create_table_tag", "POST", _T + "/tags/create", "CreateTableTagRequest", "CreateTableTagResponse"),
+    _r("delete_table_tag", "POST", _T + "/tags/delete", "DeleteTableTagRequest", "DeleteTableTagResponse"),
+    _r("update_table_tag", "POST", _T + "/tags/update", "UpdateTableTagRequest", "UpdateTableTagResponse"),
+    _r("create_table_branch", "POST", _T + "/branches/create", "CreateTableBranchRequest",
+       "CreateTableBranchResponse"),
+    _r("list_table_branches", "POST", _T + "/branches/list", "ListTableBranchesRequest",
+       "ListTableBranchesResponse", body="none", query=_PAGING),
+    _r("delete_table_branch", "POST", _T + "/branches/delete", "DeleteTableBranchRequest",
+       "DeleteTableBranchResponse"),
+    # transactions
+    _r("describe_transaction", "POST", "/v1/transaction/{id}/describe", "DescribeTransactionRequest",
+       "DescribeTransactionResponse"),
+    _r("alter_transaction", "POST", "/v1/transaction/{id}/alter", "AlterTransactionRequest",
+       "AlterTransactionResponse"),
+]  # fmt: skip
+
+#: Query parameters that are numbers, booleans, lists (repeated) or JSON-encoded maps.
+INT_PARAMS = {"limit"}
+BOOL_PARAMS = {
+    "include_declared",
+    "descending",
+    "with_table_uri",
+    "load_detailed_metadata",
+    "check_declared",
+    "use_index",
+    "when_matched_update_all",
+    "when_not_matched_insert_all",
+    "when_not_matched_by_source_delete",
+}
+LIST_PARAMS = {"on"}
+JSON_PARAMS = {"properties", "storage_options"}
 
 BY_METHOD: Dict[str, Route] = {r.method: r for r in ROUTES}
 

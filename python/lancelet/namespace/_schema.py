@@ -77,3 +77,65 @@ def json_schema(schema: pa.Schema) -> Any:
 
     meta = {k.decode(): v.decode() for k, v in schema.metadata.items()} if schema.metadata else None
     return JsonArrowSchema(fields=[_field(f) for f in schema], metadata=meta)
+
+
+_BY_NAME = {
+    "bool": pa.bool_(),
+    "int8": pa.int8(),
+    "int16": pa.int16(),
+    "int32": pa.int32(),
+    "int64": pa.int64(),
+    "uint8": pa.uint8(),
+    "uint16": pa.uint16(),
+    "uint32": pa.uint32(),
+    "uint64": pa.uint64(),
+    "float16": pa.float16(),
+    "float32": pa.float32(),
+    "float64": pa.float64(),
+    "utf8": pa.string(),
+    "string": pa.string(),
+    "large_utf8": pa.large_string(),
+    "large_string": pa.large_string(),
+    "binary": pa.binary(),
+    "large_binary": pa.large_binary(),
+    "date32": pa.date32(),
+    "date64": pa.date64(),
+    "null": pa.null(),
+}
+
+
+def arrow_type(spec: Any) -> pa.DataType:
+    """The Arrow type a ``JsonArrowDataType`` (or its JSON as a dict) describes: the names
+    :func:`json_schema` writes (``int64``, ``utf8``, ``list`` with one item field,
+    ``fixed_size_list`` with ``length``, ``struct``, ...).
+
+    >>> arrow_type({"type": "fixed_size_list", "length": 4, "fields": [{"name": "item", "type": {"type": "float32"}}]})
+    FixedSizeListType(fixed_size_list<item: float>[4])
+    """
+    if hasattr(spec, "to_dict"):
+        spec = spec.to_dict()
+    if not isinstance(spec, dict) or not isinstance(spec.get("type"), str):
+        raise ValueError(f"an Arrow type is a JSON object with a 'type' name, got {spec!r}")
+    name = spec["type"].lower()
+    if name in _BY_NAME:
+        return _BY_NAME[name]
+    fields = [_arrow_field(f) for f in spec.get("fields") or []]
+    if name in ("list", "large_list", "fixed_size_list"):
+        if len(fields) != 1:
+            raise ValueError(f"a {name} type has one item field, got {len(fields)}")
+        if name == "list":
+            return pa.list_(fields[0])
+        if name == "large_list":
+            return pa.large_list(fields[0])
+        return pa.list_(fields[0], int(spec.get("length") or 0))
+    if name == "struct":
+        return pa.struct(fields)
+    if name == "fixed_size_binary":
+        return pa.binary(int(spec.get("length") or 0))
+    raise ValueError(f"unsupported Arrow type {spec['type']!r} in a JSON type")
+
+
+def _arrow_field(spec: Any) -> pa.Field:
+    if not isinstance(spec, dict) or "name" not in spec:
+        raise ValueError(f"a field is a JSON object with a 'name' and a 'type', got {spec!r}")
+    return pa.field(spec["name"], arrow_type(spec.get("type")), nullable=spec.get("nullable", True) is not False)

@@ -5,6 +5,7 @@ behind a proxy before exposing it."""
 
 from __future__ import annotations
 
+import datetime
 import json
 import re
 import threading
@@ -16,17 +17,35 @@ import lance_namespace as ln
 from lance_namespace import LanceNamespace
 
 from ..errors import InvalidArgumentError, LanceNotFoundError
-from ._routes import ROUTES, STATUS, Route, model, split_id, strip_prefix
+from ._routes import (
+    BOOL_PARAMS,
+    INT_PARAMS,
+    JSON_PARAMS,
+    LIST_PARAMS,
+    ROUTES,
+    STATUS,
+    Route,
+    model,
+    split_id,
+    strip_prefix,
+)
 
 __all__ = ["RestAdapter", "serve"]
 
-_PATTERNS: List[Tuple[Route, "re.Pattern[str]"]] = [
-    (r, re.compile("^" + re.escape(r.path).replace(re.escape("{id}"), "(?P<id>[^/]+)") + "$")) for r in ROUTES
-]
 
-_INT_PARAMS = {"limit"}
-_BOOL_PARAMS = {"include_declared"}
+def _pattern(path: str) -> "re.Pattern[str]":
+    """A route's path as a regex: each ``{name}`` matches one URL-encoded segment."""
+    out, pos = "^", 0
+    for m in re.finditer(r"\{(\w+)\}", path):
+        out += re.escape(path[pos : m.start()]) + f"(?P<{m.group(1)}>[^/]+)"
+        pos = m.end()
+    return re.compile(out + re.escape(path[pos:]) + "$")
+
+
+_PATTERNS: List[Tuple[Route, "re.Pattern[str]"]] = [(r, _pattern(r.path)) for r in ROUTES]
+
 _MAX_BODY = 1 << 31
+_TRUE = ("1", "true", "yes", "on")
 
 
 def _namespace(impl: Any, properties: Optional[Dict[str, Any]]) -> LanceNamespace:
@@ -90,11 +109,12 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send(404, b"", None)
             return
-        query = dict(urllib.parse.parse_qsl(url.query))
-        delimiter = query.pop("delimiter", None) or "$"
+        query = urllib.parse.parse_qs(url.query, keep_blank_values=True)
+        delimiter = (query.pop("delimiter", None) or ["$"])[-1] or "$"
         try:
-            parts = split_id(urllib.parse.unquote(m.group("id")), delimiter) if "id" in m.groupdict() else None
-            request, data = self._request(route, query, raw, parts)
+            groups = {k: urllib.parse.unquote(v) for k, v in m.groupdict().items()}
+            parts = split_id(groups.pop("id"), delimiter) if "id" in groups else None
+            request, data = self._request(route, query, raw, parts, groups)
             ns = self.server.namespace  # type: ignore[attr-defined]
             method = getattr(ns, route.method)
             response = method(request, data) if route.body == "ipc" else method(request)
@@ -108,32 +128,67 @@ class _Handler(BaseHTTPRequestHandler):
         elif route.reply == "int":
             count = getattr(response, "count", response)
             self._send(200, str(int(count)).encode())
+        elif route.reply == "ipc_file":
+            data = getattr(response, "data", response)
+            self._send(200, bytes(data or b""), "application/vnd.apache.arrow.file")
+        elif route.reply == "str":
+            self._send(200, json.dumps(str(response)).encode())
+        elif route.reply == "map":
+            meta = getattr(response, "metadata", response)
+            self._send(200, json.dumps(dict(meta or {})).encode())
         else:
-            body = response.to_dict() if response is not None else {}
-            self._send(200, json.dumps(body).encode())
+            try:
+                payload = json.dumps(_as_dict(response), default=_json_value).encode()
+            except (TypeError, ValueError) as e:
+                self._fail(ln.InternalError(f"Internal error: the reply cannot be sent as JSON: {e}"))
+                return
+            self._send(200, payload)
 
     @staticmethod
-    def _request(route: Route, query: Dict[str, str], raw: bytes, parts: Optional[List[str]]):
+    def _request(
+        route: Route,
+        query: Dict[str, List[str]],
+        raw: bytes,
+        parts: Optional[List[str]],
+        path_fields: Dict[str, str],
+    ):
         cls = model(route.request)
         data = None
-        if route.body == "json":
+        fields: Dict[str, Any] = {}
+        # Query parameters the route declares (pylance's client sends some POSTs with no
+        # body at all, and others with their flags in both places).
+        for k, values in query.items():
+            if k not in route.query or not values:
+                continue
+            v = values[-1]
             try:
-                fields = json.loads(raw) if raw.strip() else {}
+                if k in INT_PARAMS:
+                    fields[k] = int(v)
+                elif k in BOOL_PARAMS:
+                    fields[k] = v.lower() in _TRUE
+                elif k in LIST_PARAMS:
+                    fields[k] = [p for item in values for p in item.split(",") if p]
+                elif k in JSON_PARAMS:
+                    fields[k] = json.loads(v) if v else None
+                else:
+                    fields[k] = v
+            except ValueError as e:
+                raise ln.InvalidInputError(f"Invalid input: query parameter {k}={v!r}: {e}") from None
+        # (a body on a route pylance sends without one is read too: older clients send JSON)
+        if route.body in ("json", "map", "none") and raw.strip():
+            try:
+                body = json.loads(raw)
             except ValueError as e:
                 raise ln.InvalidInputError(f"Invalid input: the body is not JSON: {e}") from None
-            if not isinstance(fields, dict):
+            if not isinstance(body, dict):
                 raise ln.InvalidInputError("Invalid input: the body must be a JSON object")
-        else:
-            fields = {}
-            for k, v in query.items():
-                if k in _INT_PARAMS:
-                    fields[k] = int(v)
-                elif k in _BOOL_PARAMS:
-                    fields[k] = v.lower() in ("1", "true", "yes")
-                elif k in route.query:
-                    fields[k] = v
-            if route.body == "ipc":
-                data = raw
+            if route.body == "map":
+                fields["metadata"] = body
+            else:
+                fields.update(body)
+        if route.body == "ipc":
+            data = raw
+        fields.update(path_fields)
         if parts is not None:
             fields["id"] = parts
         try:
@@ -141,6 +196,23 @@ class _Handler(BaseHTTPRequestHandler):
         except Exception as e:  # pydantic validation
             raise ln.InvalidInputError(f"Invalid input: {e}") from None
         return request, data
+
+
+def _json_value(value: Any) -> Any:
+    """JSON for what models hold beside JSON types: times (RFC 3339, as the spec's clients
+    parse them)."""
+    if isinstance(value, (datetime.datetime, datetime.date)):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def _as_dict(response: Any) -> Any:
+    """A response (a model, or a dict from a namespace that returns plain dicts) as JSON."""
+    if response is None:
+        return {}
+    if isinstance(response, dict):
+        return {k: _as_dict(v) if hasattr(v, "to_dict") else v for k, v in response.items()}
+    return response.to_dict()
 
 
 class RestAdapter:

@@ -436,18 +436,12 @@ impl Dataset {
                 config,
                 table_metadata,
                 schema_metadata,
-            } => {
-                if schema_metadata.is_some() {
-                    return Err(Error::Unsupported(
-                        "UpdateConfig with schema_metadata_updates (use replace_schema_metadata)".into(),
-                    ));
-                }
-                Operation::UpdateConfig(pb::transaction::UpdateConfig {
-                    config_updates: config,
-                    table_metadata_updates: table_metadata,
-                    ..Default::default()
-                })
-            }
+            } => Operation::UpdateConfig(pb::transaction::UpdateConfig {
+                config_updates: config,
+                table_metadata_updates: table_metadata,
+                schema_metadata_updates: schema_metadata,
+                ..Default::default()
+            }),
         })
     }
 

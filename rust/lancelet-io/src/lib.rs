@@ -37,7 +37,7 @@ pub mod uri;
 pub use error::{Error, Result};
 pub use local::{LocalFile, LocalStore};
 pub use memory::InMemory;
-pub use object::{ObjectFile, ObjectStoreStore};
+pub use object::{ObjectFile, ObjectHead, ObjectStoreStore};
 pub use read::{read_ranges, IoStats, ReadAt};
 pub use storage::{FileMeta, Storage};
 pub use uri::{file_target, open_file, open_root, FileTarget, Root, RootKind};

@@ -98,6 +98,77 @@ impl ObjectStoreStore {
     }
 }
 
+/// What [`ObjectStoreStore::head`] reports about one object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectHead {
+    /// Its size in bytes.
+    pub size: u64,
+    /// When it was last written.
+    pub modified: std::time::SystemTime,
+    /// The store's entity tag (S3's `ETag`, quotes included), when it gives one.
+    pub e_tag: Option<String>,
+}
+
+impl ObjectStoreStore {
+    /// The object key of `path` in the store (the prefix joined with `path`): how catalogs
+    /// name an object (pylance's namespace `manifest_path` on S3 is this key).
+    pub fn key(&self, path: &str) -> String {
+        self.location(path).to_string()
+    }
+
+    /// Size, time and entity tag of the object at `path`; `None` when there is none.
+    pub async fn head(&self, path: &str) -> Result<Option<ObjectHead>> {
+        match self.store.head(&self.location(path)).await {
+            Ok(meta) => Ok(Some(ObjectHead {
+                size: meta.size,
+                modified: meta.last_modified.into(),
+                e_tag: meta.e_tag,
+            })),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(self.err(path, e)),
+        }
+    }
+
+    /// Every object under the directory `dir`, at any depth, as paths relative to `dir`
+    /// (sorted).
+    pub async fn list_all(&self, dir: &str) -> Result<Vec<String>> {
+        let prefix = self.location(dir);
+        let base = prefix.to_string();
+        let mut listing = self.store.list(Some(&prefix));
+        let mut out = Vec::new();
+        while let Some(meta) = listing.next().await {
+            let meta = meta.map_err(|e| self.err(dir, e))?;
+            let full = meta.location.to_string();
+            let rel = if base.is_empty() {
+                full.as_str()
+            } else {
+                full.strip_prefix(&base)
+                    .map(|r| r.trim_start_matches('/'))
+                    .unwrap_or(&full)
+            };
+            out.push(rel.to_string());
+        }
+        out.sort();
+        Ok(out)
+    }
+
+    /// Deletes every object under the directory `dir` (at any depth); returns how many.
+    pub async fn delete_all(&self, dir: &str) -> Result<usize> {
+        let dir = dir.trim_matches('/');
+        if dir.is_empty() {
+            return Err(Error::InvalidArgument(format!(
+                "refusing to delete everything under the root {}",
+                self.display
+            )));
+        }
+        let names = self.list_all(dir).await?;
+        for name in &names {
+            Storage::delete(self, &format!("{dir}/{name}")).await?;
+        }
+        Ok(names.len())
+    }
+}
+
 impl Storage for ObjectStoreStore {
     fn root_display(&self) -> String {
         self.display.clone()
@@ -424,6 +495,26 @@ mod tests {
             s.read("_versions/1.manifest").await.unwrap(),
             Bytes::from_static(b"mine")
         );
+    }
+
+    #[tokio::test]
+    async fn keys_heads_recursive_listings_and_deletes() {
+        let s = store();
+        for p in ["t/_versions/1.manifest", "t/data/a.lance", "t/data/sub/b", "u/x"] {
+            s.put(p, Bytes::from_static(b"abc")).await.unwrap();
+        }
+        assert_eq!(s.key("t/_versions/1.manifest"), "ds/t/_versions/1.manifest");
+        let head = s.head("t/data/a.lance").await.unwrap().unwrap();
+        assert_eq!(head.size, 3);
+        assert_eq!(s.head("t/nothing").await.unwrap(), None);
+        assert_eq!(
+            s.list_all("t").await.unwrap(),
+            vec!["_versions/1.manifest", "data/a.lance", "data/sub/b"]
+        );
+        assert!(s.delete_all("").await.is_err());
+        assert_eq!(s.delete_all("t").await.unwrap(), 3);
+        assert!(s.list_all("t").await.unwrap().is_empty());
+        assert_eq!(s.list_all("").await.unwrap(), vec!["u/x"]);
     }
 
     #[tokio::test]

@@ -75,6 +75,18 @@ fn location(py: Python<'_>, uri: &str, storage_options: Option<HashMap<String, S
     open_uri(uri, &storage_options.unwrap_or_default()).map_err(|e| errors::to_py(py, lancelet_dataset::Error::from(e)))
 }
 
+/// A namespace that manages the table's versions: `(client, table id, the dataset root
+/// as its object store names it)`; commits then go through `create_table_version`.
+pub(crate) type CommitNamespace = (Py<PyAny>, Vec<String>, String);
+
+/// `loc` committing through `namespace` when there is one.
+pub(crate) fn managed(mut loc: Location, namespace: Option<CommitNamespace>) -> Location {
+    if let Some((client, table_id, root_key)) = namespace {
+        loc.store = crate::catalog::NamespaceCatalog::new(client, table_id, root_key).wrap(loc.store);
+    }
+    loc
+}
+
 fn version_ref(v: Option<&Bound<'_, PyAny>>) -> PyResult<Option<VersionRef>> {
     let Some(v) = v else { return Ok(None) };
     if v.is_none() {
@@ -263,15 +275,16 @@ pub(crate) fn one_batch(batch: RecordBatch) -> BatchStream {
 impl PyDataset {
     /// Opens a local dataset at `version` (a number or a tag name; latest when None).
     #[staticmethod]
-    #[pyo3(signature = (uri, version=None, storage_options=None))]
+    #[pyo3(signature = (uri, version=None, storage_options=None, commit_namespace=None))]
     fn open(
         py: Python<'_>,
         uri: String,
         version: Option<Bound<'_, PyAny>>,
         storage_options: Option<HashMap<String, String>>,
+        commit_namespace: Option<CommitNamespace>,
     ) -> PyResult<Self> {
         let options = storage_options.clone().unwrap_or_default();
-        let loc = location(py, &uri, storage_options)?;
+        let loc = managed(location(py, &uri, storage_options)?, commit_namespace);
         let v = version_ref(version.as_ref())?;
         let ds = block_on(py, async move { Dataset::open_at(&loc, v).await })?;
         Ok(wrap(ds.with_storage_options(options)))
@@ -281,7 +294,8 @@ impl PyDataset {
     #[staticmethod]
     #[pyo3(signature = (uri, data, mode="create", max_rows_per_file=1024*1024, max_bytes_per_file=90*1024*1024*1024,
         enable_v2_manifest_paths=true, data_storage_version=None, commit_message=None, progress=None,
-        storage_options=None, enable_stable_row_ids=false, blob_options=None, transaction_properties=None))]
+        storage_options=None, enable_stable_row_ids=false, blob_options=None, transaction_properties=None,
+        commit_namespace=None))]
     #[allow(clippy::too_many_arguments)]
     fn write(
         py: Python<'_>,
@@ -298,6 +312,7 @@ impl PyDataset {
         enable_stable_row_ids: bool,
         blob_options: Option<(Option<u64>, bool, bool)>,
         transaction_properties: Option<HashMap<String, String>>,
+        commit_namespace: Option<CommitNamespace>,
     ) -> PyResult<Self> {
         let mut params = write_params(
             py,
@@ -317,7 +332,7 @@ impl PyDataset {
             params.blob.allow_external_outside_bases = outside;
         }
         let reader: Box<dyn RecordBatchReader + Send> = import_stream(py, &data)?;
-        let loc = location(py, &uri, storage_options)?;
+        let loc = managed(location(py, &uri, storage_options)?, commit_namespace);
         let ds = pull_on_this_thread(py, async move { write_dataset(&loc, reader, params).await })?;
         Ok(wrap(ds))
     }
@@ -373,7 +388,8 @@ impl PyDataset {
     /// an append planned at that version.
     #[staticmethod]
     #[pyo3(signature = (uri, kind, fragments, schema=None, read_version=None, enable_v2_manifest_paths=true,
-        data_storage_version=None, commit_message=None, storage_options=None, transaction_properties=None))]
+        data_storage_version=None, commit_message=None, storage_options=None, transaction_properties=None,
+        commit_namespace=None))]
     #[allow(clippy::too_many_arguments)]
     fn commit(
         py: Python<'_>,
@@ -387,6 +403,7 @@ impl PyDataset {
         commit_message: Option<String>,
         storage_options: Option<HashMap<String, String>>,
         transaction_properties: Option<HashMap<String, String>>,
+        commit_namespace: Option<CommitNamespace>,
     ) -> PyResult<Self> {
         use lancelet_dataset::intent::CommitIntent;
         let intent = match (kind, schema.as_ref()) {
@@ -427,7 +444,7 @@ impl PyDataset {
         )?;
         let mut params = params;
         params.transaction_properties = transaction_properties.unwrap_or_default();
-        let loc = location(py, &uri, storage_options)?;
+        let loc = managed(location(py, &uri, storage_options)?, commit_namespace);
         let ds = block_on(py, async move {
             match intent {
                 Some(intent) => lancelet_dataset::intent::commit_with_intent(&loc, intent, fragments, &params).await,

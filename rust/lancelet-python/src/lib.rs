@@ -10,6 +10,7 @@ mod asof;
 mod backfill;
 mod blob;
 mod branches;
+mod catalog;
 mod condition;
 mod dataset;
 mod errors;
@@ -22,6 +23,7 @@ mod merge;
 mod merge_columns;
 mod operations;
 mod runtime;
+mod store;
 
 use pyo3::prelude::*;
 
@@ -43,5 +45,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     backfill::init(m)?;
     operations::init(m)?;
     fragment_ops::init(m)?;
+    store::init(m)?;
     Ok(())
 }

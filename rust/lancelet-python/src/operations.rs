@@ -215,7 +215,8 @@ fn user_operation(py: Python<'_>, kind: &str, d: &Bound<'_, PyDict>) -> PyResult
 /// dataset at `uri`, planned at `read_version` (latest when None), with `properties` in
 /// its transaction.
 #[pyfunction]
-#[pyo3(signature = (uri, kind, args, read_version=None, properties=None, storage_options=None, max_retries=None))]
+#[pyo3(signature = (uri, kind, args, read_version=None, properties=None, storage_options=None, max_retries=None,
+    commit_namespace=None))]
 #[allow(clippy::too_many_arguments)]
 fn ds_commit_operation(
     py: Python<'_>,
@@ -226,10 +227,12 @@ fn ds_commit_operation(
     properties: Option<HashMap<String, String>>,
     storage_options: Option<HashMap<String, String>>,
     max_retries: Option<u32>,
+    commit_namespace: Option<crate::dataset::CommitNamespace>,
 ) -> PyResult<PyDataset> {
     let op = user_operation(py, kind, &args)?;
     let options = storage_options.unwrap_or_default();
     let loc = open_uri(&uri, &options).map_err(|e| errors::to_py(py, lancelet_dataset::Error::from(e)))?;
+    let loc = crate::dataset::managed(loc, commit_namespace);
     let properties = properties.unwrap_or_default();
     let ds = block_on(py, async move {
         let ds = Dataset::open_at(&loc, read_version.map(VersionRef::Number))

@@ -182,12 +182,28 @@ pub fn conflict_reason(mine: &Operation, theirs: &Operation) -> Option<String> {
         // Each carries a whole new schema: applying one over the other would undo it.
         return Some(format!("a concurrent {t} also changed the schema"));
     }
+    // A Project carries the whole schema, metadata included: it would undo a concurrent
+    // change of the schema's metadata, or be undone by it.
+    let schema_meta = |op: &Operation| matches!(op, Operation::UpdateConfig(u) if u.schema_metadata_updates.is_some());
+    if (schema_meta(mine) && matches!(theirs, Operation::Project(_)))
+        || (schema_meta(theirs) && matches!(mine, Operation::Project(_)))
+    {
+        return Some(format!("a concurrent {t} also changed the schema"));
+    }
     if let (Operation::UpdateConfig(a), Operation::UpdateConfig(b)) = (mine, theirs) {
+        if let (Some(x), Some(y)) = (&a.schema_metadata_updates, &b.schema_metadata_updates) {
+            if x.replace || y.replace {
+                return Some("a concurrent UpdateConfig also replaced the schema metadata".to_string());
+            }
+        }
         let keys = |c: &pb::transaction::UpdateConfig| {
             let mut k: HashSet<String> = c.upsert_values.keys().cloned().collect();
             k.extend(c.delete_keys.iter().cloned());
             if let Some(u) = &c.config_updates {
                 k.extend(u.update_entries.iter().map(|e| e.key.clone()));
+            }
+            if let Some(u) = &c.schema_metadata_updates {
+                k.extend(u.update_entries.iter().map(|e| format!("schema metadata {}", e.key)));
             }
             k
         };
@@ -331,14 +347,14 @@ fn new_rows(mut frags: Vec<pb::DataFragment>) -> Vec<pb::DataFragment> {
     frags
 }
 
-fn apply_update_map(target: &mut HashMap<String, String>, update: &pb::transaction::UpdateMap) {
+fn apply_update_map<V: From<String>>(target: &mut HashMap<String, V>, update: &pb::transaction::UpdateMap) {
     if update.replace {
         target.clear();
     }
     for e in &update.update_entries {
         match &e.value {
             Some(v) => {
-                target.insert(e.key.clone(), v.clone());
+                target.insert(e.key.clone(), V::from(v.clone()));
             }
             None => {
                 target.remove(&e.key);
@@ -630,6 +646,9 @@ pub async fn apply(
             }
             if let Some(t) = &u.table_metadata_updates {
                 apply_update_map(&mut m.table_metadata, t);
+            }
+            if let Some(s) = &u.schema_metadata_updates {
+                apply_update_map(&mut m.schema_metadata, s);
             }
         }
         other => {

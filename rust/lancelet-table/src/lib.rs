@@ -9,6 +9,8 @@
 //! - [`deletion`]: deletion files (Arrow IPC and roaring bitmaps).
 //! - [`commit`]: transactions, applying them to a manifest, conflict detection and the
 //!   commit loop.
+//! - [`catalog_store`]: commits through a catalog that manages the table's versions (a
+//!   namespace with managed versioning).
 //! - [`manifest_store`]: commits arbitrated by an external manifest store (SQLite, memory)
 //!   for object stores without an atomic create.
 //! - [`tags`]: named references to versions (`_refs/tags/{name}.json`).
@@ -19,6 +21,7 @@
 pub mod asof;
 pub mod bases;
 pub mod branches;
+pub mod catalog_store;
 pub mod commit;
 pub mod deletion;
 pub mod indices;

@@ -52,12 +52,26 @@ pub fn open_uri(uri: &str, options: &HashMap<String, String>) -> Result<Location
     })
 }
 
+/// Whether the store a URI names is configured by storage options (object stores other
+/// than `memory://`; not local paths or `file://`).
+pub fn takes_store_options(uri: &str) -> bool {
+    match uri.split_once("://") {
+        None => false,
+        Some((scheme, _)) => !matches!(scheme.to_ascii_lowercase().as_str(), "file" | "memory"),
+    }
+}
+
 /// The storage option naming an external manifest store (see [`crate::manifest_store`]).
 pub const MANIFEST_STORE_OPTION: &str = "manifest_store";
 
 /// [`open_uri`] without an external manifest store; also returns the dataset's canonical
 /// name (its key in a manifest store).
 fn open_plain(uri: &str, options: &HashMap<String, String>) -> Result<(Location, String)> {
+    // Local disk and `memory://` take no options. pylance ignores the ones it is given
+    // there, and users give them: a local dataset with bases on S3 is opened with the
+    // (unprefixed) S3 options its bases need. They stay with the caller for the bases.
+    let none = HashMap::new();
+    let options = if takes_store_options(uri) { options } else { &none };
     let root = lancelet_io::open_root(uri, options)?;
     let store: Arc<dyn Store> = match root.kind {
         RootKind::Local(s) => Arc::new(s),
@@ -68,4 +82,28 @@ fn open_plain(uri: &str, options: &HashMap<String, String>) -> Result<(Location,
         local_root: root.local_root,
     };
     Ok((loc, root.key))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn local_and_memory_roots_ignore_store_options_and_s3_checks_them() {
+        let opts = HashMap::from([
+            ("aws_region".to_string(), "us-east-1".to_string()),
+            ("base_1.aws_region".to_string(), "eu-west-1".to_string()),
+        ]);
+        let dir = tempfile::tempdir().unwrap();
+        let local = dir.path().join("ds.lance");
+        let loc = open_uri(local.to_str().unwrap(), &opts).unwrap();
+        assert!(loc.local_root.is_some());
+        assert!(open_uri(&format!("file://{}", local.display()), &opts).is_ok());
+        assert!(open_uri("memory://object-rs-test/ds", &opts).is_ok());
+        let bad = HashMap::from([("nonsense_key".to_string(), "1".to_string())]);
+        assert!(open_uri("s3://bucket/ds", &bad).is_err());
+        assert!(takes_store_options("s3://b/x") && takes_store_options("S3A://b/x"));
+        assert!(!takes_store_options("/tmp/x") && !takes_store_options("memory://x"));
+    }
 }

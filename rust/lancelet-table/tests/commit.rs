@@ -211,6 +211,93 @@ fn conflict_rules() {
     }
 }
 
+fn schema_meta(entries: &[(&str, Option<&str>)], replace: bool) -> Operation {
+    Operation::UpdateConfig(pb::transaction::UpdateConfig {
+        schema_metadata_updates: Some(pb::transaction::UpdateMap {
+            update_entries: entries
+                .iter()
+                .map(|(k, v)| pb::transaction::UpdateMapEntry {
+                    key: k.to_string(),
+                    value: v.map(str::to_string),
+                })
+                .collect(),
+            replace,
+        }),
+        ..Default::default()
+    })
+}
+
+#[tokio::test]
+async fn schema_metadata_updates_merge_into_the_schema_metadata() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = LocalStore::new(dir.path());
+    let base = create(&store).await;
+    let (m2, _) = on_base(
+        &store,
+        &base,
+        &new_transaction(1, schema_meta(&[("a", Some("1"))], false), None),
+    )
+    .await
+    .unwrap();
+    // A concurrent change of another key rebases; of the same key conflicts.
+    let (m3, _) = on_base(
+        &store,
+        &base,
+        &new_transaction(1, schema_meta(&[("b", Some("2"))], false), None),
+    )
+    .await
+    .unwrap();
+    let meta = |m: &pb::Manifest| {
+        let mut kv: Vec<(String, String)> = m
+            .schema_metadata
+            .iter()
+            .map(|(k, v)| (k.clone(), String::from_utf8_lossy(v).into_owned()))
+            .collect();
+        kv.sort();
+        kv
+    };
+    assert_eq!(meta(&m2), vec![("a".to_string(), "1".to_string())]);
+    assert_eq!(
+        meta(&m3),
+        vec![("a".to_string(), "1".to_string()), ("b".to_string(), "2".to_string())]
+    );
+    let clash = on_base(
+        &store,
+        &base,
+        &new_transaction(1, schema_meta(&[("a", Some("9"))], false), None),
+    )
+    .await;
+    assert!(matches!(clash, Err(Error::CommitConflict { .. })), "{clash:?}");
+    // Deleting a key, then replacing the whole map.
+    let (m4, _) = on_base(
+        &store,
+        &m3,
+        &new_transaction(3, schema_meta(&[("a", None)], false), None),
+    )
+    .await
+    .unwrap();
+    assert_eq!(meta(&m4), vec![("b".to_string(), "2".to_string())]);
+    let (m5, _) = on_base(
+        &store,
+        &m4,
+        &new_transaction(4, schema_meta(&[("c", Some("3"))], true), None),
+    )
+    .await
+    .unwrap();
+    assert_eq!(meta(&m5), vec![("c".to_string(), "3".to_string())]);
+}
+
+#[test]
+fn schema_metadata_updates_conflict_with_schema_changes() {
+    let project = Operation::Project(pb::transaction::Project::default());
+    let a = schema_meta(&[("a", Some("1"))], false);
+    assert!(conflict_reason(&a, &project).is_some());
+    assert!(conflict_reason(&project, &a).is_some());
+    assert!(conflict_reason(&a, &schema_meta(&[("b", None)], false)).is_none());
+    assert!(conflict_reason(&a, &schema_meta(&[("b", None)], true)).is_some());
+    assert!(conflict_reason(&a, &append(1)).is_none());
+}
+
 #[tokio::test]
 async fn v1_datasets_stay_v1() {
     let dir = tempfile::tempdir().unwrap();
