@@ -8,6 +8,13 @@
 //! take it past the pack threshold (1 GiB); smaller values are written inline, 64-byte
 //! aligned. Sidecar ids count from 1 per data file in the order sidecars are opened, and
 //! a sidecar is `data/<stem>/<id bits reversed>.blob` (see [`crate::blob::sidecar_name`]).
+//!
+//! A data file has one current pack, shared by all its blob columns: each input batch is
+//! placed column after column (blob fields in pre-order), rows in order. A packed value
+//! goes to the current pack unless the pack was opened under another pack threshold, or
+//! (being non-empty) would pass its threshold with the value; then the pack is closed and
+//! the next id opened. Dedicated values take the next id and leave the pack open. The
+//! write option `blob_pack_file_size_threshold` overrides every field's own threshold.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -200,6 +207,9 @@ struct Pack {
     id: u32,
     out: BufWriter<File>,
     size: u64,
+    /// The pack threshold it was opened under (a value of a column with another one
+    /// closes it).
+    threshold: u64,
 }
 
 /// A finished sidecar: where it goes in the store and where it was written.
@@ -221,7 +231,8 @@ pub struct BlobEncoder {
     local_dir: PathBuf,
     store_dir: String,
     next_id: u32,
-    packs: HashMap<usize, Pack>,
+    /// The current pack, shared by every blob column of the file.
+    pack: Option<Pack>,
     done: Vec<Sidecar>,
 }
 
@@ -236,11 +247,15 @@ impl BlobEncoder {
                 if !is_blob_v2(f) {
                     return Ok(None);
                 }
-                let pack_default = opts.pack_file_size_threshold.unwrap_or(DEFAULT_PACK_THRESHOLD);
+                // The write option wins over the field's metadata (as in pylance).
+                let pack = match opts.pack_file_size_threshold {
+                    Some(t) => t,
+                    None => threshold(f, PACK_THRESHOLD_KEY, DEFAULT_PACK_THRESHOLD)?,
+                };
                 Ok(Some(Thresholds {
                     inline: threshold(f, INLINE_THRESHOLD_KEY, DEFAULT_INLINE_THRESHOLD)?,
                     dedicated: threshold(f, DEDICATED_THRESHOLD_KEY, DEFAULT_DEDICATED_THRESHOLD)?.max(1),
-                    pack: threshold(f, PACK_THRESHOLD_KEY, pack_default)?.max(1),
+                    pack: pack.max(1),
                 }))
             })
             .collect::<Result<Vec<_>>>()?;
@@ -252,12 +267,12 @@ impl BlobEncoder {
             local_dir: local_data_dir.join(stem),
             store_dir: format!("{}/{stem}", crate::DATA_DIR),
             next_id: 1,
-            packs: HashMap::new(),
+            pack: None,
             done: Vec::new(),
         })
     }
 
-    fn open_sidecar(&mut self) -> Result<Pack> {
+    fn open_sidecar(&mut self, threshold: u64) -> Result<Pack> {
         let id = self.next_id;
         self.next_id = self
             .next_id
@@ -275,6 +290,7 @@ impl BlobEncoder {
             id,
             out: BufWriter::with_capacity(1 << 20, f),
             size: 0,
+            threshold,
         })
     }
 
@@ -299,38 +315,40 @@ impl BlobEncoder {
         Ok(())
     }
 
-    /// Places one stored value of column `col`: `(kind, position, size, blob_id)`.
+    /// Places one stored value of a column with thresholds `t`:
+    /// `(kind, position, size, blob_id)`.
     fn place(
         &mut self,
-        col: usize,
         t: &Thresholds,
         bytes: &[u8],
         inline: &mut dyn FnMut(&[u8]) -> lancelet_file::Result<u64>,
     ) -> Result<(u8, u64, u64, u32)> {
         let size = bytes.len() as u64;
         if size > t.dedicated {
-            let mut p = self.open_sidecar()?;
+            let mut p = self.open_sidecar(0)?;
             self.write_to(&mut p, bytes)?;
             let id = p.id;
             self.close(p)?;
             return Ok((kind::DEDICATED, 0, size, id));
         }
         if size > t.inline {
-            if let Some(p) = self.packs.remove(&col) {
-                if p.size > 0 && p.size + size > t.pack {
+            if let Some(p) = self.pack.take() {
+                let full = p.size > 0 && p.size.saturating_add(size) > t.pack;
+                if full || p.threshold != t.pack {
                     self.close(p)?;
                 } else {
-                    self.packs.insert(col, p);
+                    self.pack = Some(p);
                 }
             }
-            let mut p = match self.packs.remove(&col) {
+            let mut p = match self.pack.take() {
                 Some(p) => p,
-                None => self.open_sidecar()?,
+                None => self.open_sidecar(t.pack)?,
             };
             let at = p.size;
-            self.write_to(&mut p, bytes)?;
+            let written = self.write_to(&mut p, bytes);
             let id = p.id;
-            self.packs.insert(col, p);
+            self.pack = Some(p);
+            written?;
             return Ok((kind::PACKED, at, size, id));
         }
         let pos = inline(bytes)?;
@@ -377,7 +395,7 @@ impl BlobEncoder {
         let all_rows = UInt32Array::from_iter_values(0..batch.num_rows() as u32);
         for (i, c) in batch.columns().iter().enumerate() {
             match self.columns.get(i).cloned().flatten() {
-                Some(t) => cols.push(self.encode_column(i, &t, c, inline)?),
+                Some(t) => cols.push(self.encode_column(&t, c, inline)?),
                 None => cols.push(arrow_select::take::take(c.as_ref(), &all_rows, None)?),
             }
         }
@@ -391,7 +409,6 @@ impl BlobEncoder {
 
     fn encode_column(
         &mut self,
-        col: usize,
         t: &Thresholds,
         array: &ArrayRef,
         inline: &mut dyn FnMut(&[u8]) -> lancelet_file::Result<u64>,
@@ -438,7 +455,7 @@ impl BlobEncoder {
             valid.push(true);
             let (k, p, z, id, u) = match (d, u) {
                 (Some(bytes), _) => {
-                    let (k, p, z, id) = self.place(col, t, bytes, inline)?;
+                    let (k, p, z, id) = self.place(t, bytes, inline)?;
                     (k, p, z, id, String::new())
                 }
                 (None, Some(u)) => {
@@ -448,7 +465,7 @@ impl BlobEncoder {
                     };
                     if self.opts.ingest_external {
                         let bytes = ingest(u, range)?;
-                        let (k, p, z, id) = self.place(col, t, &bytes, inline)?;
+                        let (k, p, z, id) = self.place(t, &bytes, inline)?;
                         (k, p, z, id, String::new())
                     } else {
                         let (p, z) = range.unwrap_or((0, 0));
@@ -478,10 +495,9 @@ impl BlobEncoder {
         )?))
     }
 
-    /// Closes the open packs; returns every sidecar written for this data file.
+    /// Closes the open pack; returns every sidecar written for this data file.
     pub fn finish(mut self) -> Result<Vec<Sidecar>> {
-        let packs: Vec<Pack> = self.packs.drain().map(|(_, p)| p).collect();
-        for p in packs {
+        if let Some(p) = self.pack.take() {
             self.close(p)?;
         }
         Ok(std::mem::take(&mut self.done))
