@@ -149,8 +149,8 @@ impl Dataset {
             ));
         }
         self.refuse_unrewritable_blobs("compacting")?;
-        // Blob v2 values are read back and placed anew in the new files (re-packed).
-        let blobs = self.has_blob_v2_columns();
+        // Blob values are read back and placed anew in the new files (re-packed).
+        let blobs = self.has_blob_columns();
         if !(0.0..=1.0).contains(&opts.materialize_deletions_threshold) {
             return Err(Error::InvalidArgument(format!(
                 "materialize_deletions_threshold must be between 0 and 1, got {}",

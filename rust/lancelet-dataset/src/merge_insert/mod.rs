@@ -558,7 +558,7 @@ impl Join<'_> {
             false => {
                 let taken = self.ds.take_addresses(&targets, Some(&lacking)).await?;
                 // Blob values the source lacks come from the target rows' blobs.
-                Some(match self.ds.has_blob_v2_columns() {
+                Some(match self.ds.has_blob_columns() {
                     true => self.ds.materialize_blobs_at(&taken, &targets).await?,
                     false => taken,
                 })
