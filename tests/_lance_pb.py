@@ -107,3 +107,19 @@ def manifest(uri: str) -> Dict[str, Any]:
         if m["version"] >= best.get("version", -1):
             best = m
     return best
+
+
+def raw_manifest_fields(uri: str) -> List[List[Tuple[int, Any]]]:
+    """Every field of the latest manifest as its raw (number, value) pairs: the bytes
+    either library wrote, compared as written."""
+    best: Tuple[int, List[List[Tuple[int, Any]]]] = (-1, [])
+    for path in glob.glob(os.path.join(uri, "_versions", "*.manifest")):
+        with open(path, "rb") as f:
+            data = f.read()
+        pos = struct.unpack("<q", data[-16:-8])[0]
+        n = struct.unpack("<I", data[pos : pos + 4])[0]
+        msg = pb_fields(data[pos + 4 : pos + 4 + n])
+        version = next((v for num, v in msg if num == 3), 0)
+        if version >= best[0]:
+            best = (version, [pb_fields(v) for num, v in msg if num == 1])
+    return best[1]

@@ -69,6 +69,19 @@ impl Dataset {
         self.schema().fields().iter().any(|f| holds_blob(f))
     }
 
+    /// The file format rewritten rows are written in (`what` names the operation, for
+    /// errors): the dataset's, except that a dataset of format 2.0 or 2.1 with blob v2
+    /// columns (a 2.1 dataset appended at 2.2, whose blob v1 column became v2) writes 2.2
+    /// files, the only ones that hold blob v2 values. pylance 14 refuses such rewrites;
+    /// it reads the files lancelet writes.
+    pub(crate) fn rewrite_version(&self, what: &str) -> Result<lancelet_file::FileVersion> {
+        let version = self.writable_version(what)?;
+        Ok(match self.has_blob_v2_columns() {
+            true => lancelet_file::FileVersion::V2_2,
+            false => version,
+        })
+    }
+
     /// Whether the dataset has blob v2 columns (whose external values rewrites keep).
     pub(crate) fn has_blob_v2_columns(&self) -> bool {
         fn v2(f: &Field) -> bool {
@@ -273,24 +286,31 @@ impl Dataset {
     }
 }
 
-/// Whether the rows of `reader` give any blob v2 column of `schema` an external URI.
+/// Whether the rows of `reader` give any blob v2 column of `schema` (at the top level or
+/// in structs) an external URI.
 pub(crate) fn has_external_blobs(
     reader: Box<dyn arrow_array::RecordBatchReader + Send>,
     schema: &Schema,
 ) -> Result<bool> {
-    let names: Vec<&str> = schema
-        .fields()
-        .iter()
-        .filter(|f| is_blob_v2(f))
-        .map(|f| f.name().as_str())
-        .collect();
+    fn paths(f: &Field, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+        prefix.push(f.name().clone());
+        if is_blob_v2(f) {
+            out.push(prefix.clone());
+        } else if let DataType::Struct(children) = f.data_type() {
+            children.iter().for_each(|c| paths(c, prefix, out));
+        }
+        prefix.pop();
+    }
+    let mut blobs = Vec::new();
+    schema.fields().iter().for_each(|f| paths(f, &mut Vec::new(), &mut blobs));
     for batch in reader {
         let batch = batch?;
-        for name in &names {
-            let uri = batch
-                .column_by_name(name)
-                .and_then(|c| c.as_struct_opt())
-                .and_then(|s| s.column_by_name("uri"));
+        for path in &blobs {
+            let mut col = batch.column_by_name(&path[0]).cloned();
+            for part in &path[1..] {
+                col = col.and_then(|c| c.as_struct_opt().and_then(|s| s.column_by_name(part)).cloned());
+            }
+            let uri = col.and_then(|c| c.as_struct_opt().and_then(|s| s.column_by_name("uri")).cloned());
             if uri.is_some_and(|u| u.null_count() < u.len()) {
                 return Ok(true);
             }

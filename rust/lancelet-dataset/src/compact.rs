@@ -176,7 +176,7 @@ impl Dataset {
         if groups.is_empty() {
             return Ok((self.clone(), CompactionMetrics::default()));
         }
-        let version = self.writable_version("compaction")?;
+        let version = self.rewrite_version("compaction")?;
         let stable = self.has_stable_row_ids();
         let schema = self.schema().clone();
         let all: Vec<usize> = (0..schema.fields().len()).collect();

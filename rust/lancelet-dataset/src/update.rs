@@ -36,7 +36,7 @@ impl Dataset {
             return Err(Error::InvalidArgument("update needs at least one column to set".into()));
         }
         self.refuse_unrewritable_blobs("updating rows in")?;
-        let version = self.writable_version("updating rows")?;
+        let version = self.rewrite_version("updating rows")?;
         let stable = self.has_stable_row_ids();
         let schema = self.schema().clone();
         for (col, _) in updates {

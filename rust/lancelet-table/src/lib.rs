@@ -18,6 +18,7 @@
 
 pub mod asof;
 pub mod bases;
+pub mod blob_fields;
 pub mod branches;
 pub mod commit;
 pub mod deletion;

@@ -157,7 +157,7 @@ impl Dataset {
         let all: Vec<usize> = (0..target_schema.fields().len()).collect();
         let ids = dataset_field_ids(&target_schema, &self.manifest().fields, &all)?;
         let mut wparams = WriteParams {
-            file_version: self.writable_version("merging rows")?,
+            file_version: self.rewrite_version("merging rows")?,
             ..WriteParams::default()
         };
         // Updated rows keep the external blobs of the target rows they replace, wherever
