@@ -261,3 +261,36 @@ def test_compaction_of_struct_blobs(tmp_path, case, writer, rewriter):
             assert [b for _, b in ds.read_blobs("s.b", indices=list(range(15)))] == want
         seen.append(on_disk(uri))
     assert seen[0] == seen[1]
+
+
+def test_hostile_descriptors_in_structs_are_corrupt(tmp_path):
+    import glob
+    import struct
+
+    from lancelet.errors import CorruptFileError
+
+    # A packed v2 value whose sidecar was truncated.
+    uri = str(tmp_path / "v2.lance")
+    lancelet.write_dataset(v2_struct_table(lancelet), uri)
+    pack = [p for p in glob.glob(f"{uri}/data/*/*.blob") if p.endswith("10000000000000000000000000000000.blob")][0]
+    with open(pack, "r+b") as f:
+        f.truncate(4)
+    ds = lancelet.dataset(uri)
+    with pytest.raises(CorruptFileError):
+        ds.read_blobs("s.b", indices=[2])
+    with pytest.raises(CorruptFileError):
+        ds.take_blobs("s.b", indices=[2])
+    assert ds.read_blobs("s.b", indices=[0]) == [(0, b"abc")]
+    # A v1 descriptor (2.1, inside a struct) pointing past the end of its data file.
+    uri = str(tmp_path / "v1.lance")
+    lancelet.write_dataset(v1_struct_table(), uri, data_storage_version="2.1")
+    path = glob.glob(f"{uri}/data/*.lance")[0]
+    data = bytearray(read(path))
+    at = data.rindex(struct.pack("<QQ", 64, 10))
+    data[at : at + 8] = struct.pack("<Q", 10**12)
+    with open(path, "wb") as f:
+        f.write(bytes(data))
+    ds = lancelet.dataset(uri)
+    with pytest.raises(CorruptFileError):
+        ds.read_blobs("s.b", indices=[2])
+    assert ds.read_blobs("s.b", indices=[3]) == [(3, b"y" * 40)]
