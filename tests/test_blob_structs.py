@@ -21,7 +21,7 @@ import lancelet
 from lancelet.errors import UnsupportedFeatureError
 
 lance = pytest.importorskip("lance")
-import lance.file  # noqa: E402
+lance_file = pytest.importorskip("lance.file")
 
 LIBS = {"lancelet": lancelet, "pylance": lance}
 
@@ -101,7 +101,7 @@ def on_disk(uri):
     for frag in ds.get_fragments():
         for d in frag.data_files():
             path = os.path.join(uri, "data", d.path)
-            md = lance.file.LanceFileReader(path).metadata()
+            md = lance_file.LanceFileReader(path).metadata()
             layout = re.sub(r"\s+", " ", str(md.columns[-1].pages[0].encoding))
             first_page = min(b.position for c in md.columns for p in c.pages for b in p.buffers)
             side = os.path.join(uri, "data", d.path.removesuffix(".lance"))

@@ -302,7 +302,10 @@ pub(crate) fn has_external_blobs(
         prefix.pop();
     }
     let mut blobs = Vec::new();
-    schema.fields().iter().for_each(|f| paths(f, &mut Vec::new(), &mut blobs));
+    schema
+        .fields()
+        .iter()
+        .for_each(|f| paths(f, &mut Vec::new(), &mut blobs));
     for batch in reader {
         let batch = batch?;
         for path in &blobs {

@@ -73,7 +73,11 @@ fn map_field(f: &FieldRef, map: &dyn Fn(&Field) -> Option<Field>) -> FieldRef {
     match f.data_type() {
         arrow_schema::DataType::Struct(children) if children.iter().any(|c| holds(c, &|x| map(x).is_some())) => {
             let kids: Vec<FieldRef> = children.iter().map(|c| map_field(c, map)).collect();
-            Arc::new(f.as_ref().clone().with_data_type(arrow_schema::DataType::Struct(kids.into())))
+            Arc::new(
+                f.as_ref()
+                    .clone()
+                    .with_data_type(arrow_schema::DataType::Struct(kids.into())),
+            )
         }
         _ => f.clone(),
     }
@@ -202,7 +206,11 @@ fn v1_as_v2_array(c: &ArrayRef, f: &Field) -> Result<ArrayRef> {
         (D::Struct(kids), _) if is_blob_v2(f) => {
             let data = arrow_cast::cast(c, &D::LargeBinary)?;
             let uri = arrow_array::new_null_array(&D::Utf8, c.len());
-            Ok(Arc::new(StructArray::try_new(kids.clone(), vec![data, uri], c.logical_nulls())?))
+            Ok(Arc::new(StructArray::try_new(
+                kids.clone(),
+                vec![data, uri],
+                c.logical_nulls(),
+            )?))
         }
         (D::Struct(kids), Some(s)) if kids.len() == s.num_columns() => {
             let cols = kids
@@ -484,17 +492,28 @@ impl BlobEncoder {
             Plan::Blob(t) => self.encode_column(t, array, parents, inline),
             Plan::Struct(children) => {
                 let s = array.as_struct_opt().ok_or_else(|| {
-                    Error::InvalidArgument(format!("{:?} must be a struct, got {}", file_field.name(), array.data_type()))
+                    Error::InvalidArgument(format!(
+                        "{:?} must be a struct, got {}",
+                        file_field.name(),
+                        array.data_type()
+                    ))
                 })?;
                 let arrow_schema::DataType::Struct(file_children) = file_field.data_type() else {
-                    return Err(Error::InvalidArgument(format!("{:?} is not a struct", file_field.name())));
+                    return Err(Error::InvalidArgument(format!(
+                        "{:?} is not a struct",
+                        file_field.name()
+                    )));
                 };
                 let all = NullBuffer::union(parents, s.nulls());
                 let mut cols = Vec::with_capacity(children.len());
                 for ((p, f), c) in children.iter().zip(file_children.iter()).zip(s.columns()) {
                     cols.push(self.encode_array(p, f, c, all.as_ref(), all_rows, inline)?);
                 }
-                Ok(Arc::new(StructArray::try_new(file_children.clone(), cols, s.nulls().cloned())?))
+                Ok(Arc::new(StructArray::try_new(
+                    file_children.clone(),
+                    cols,
+                    s.nulls().cloned(),
+                )?))
             }
         }
     }
@@ -665,7 +684,10 @@ mod tests {
         assert!(refuse_nested_blobs(&Schema::new(vec![s.clone()])).is_ok());
         let listed = Schema::new(vec![Field::new("l", DataType::List(Arc::new(s)), true)]);
         let err = refuse_nested_blobs(&listed).unwrap_err();
-        assert!(matches!(&err, Error::Unsupported(m) if m.contains("\"l.s.b\"")), "{err}");
+        assert!(
+            matches!(&err, Error::Unsupported(m) if m.contains("\"l.s.b\"")),
+            "{err}"
+        );
     }
 
     #[test]

@@ -220,7 +220,10 @@ fn compatible(f: &Field, g: &Field) -> bool {
     }
     match (f.data_type(), g.data_type()) {
         (DataType::Struct(x), DataType::Struct(y)) => {
-            x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| p.name() == q.name() && compatible(p, q))
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y.iter())
+                    .all(|(p, q)| p.name() == q.name() && compatible(p, q))
         }
         (a, b) => same_type(a, b),
     }

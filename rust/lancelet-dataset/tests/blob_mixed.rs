@@ -60,19 +60,33 @@ async fn blobs(loc: &Location) -> Vec<Vec<u8>> {
 async fn an_append_at_2_2_turns_blob_v1_into_v2_even_after_a_retry() {
     let dir = tempfile::tempdir().unwrap();
     let loc = open_uri(dir.path().join("m.lance").to_str().unwrap(), &HashMap::new()).unwrap();
-    write_dataset(&loc, reader(v1_batch(&[0, 1])), params(WriteMode::Create, FileVersion::V2_1))
-        .await
-        .unwrap();
+    write_dataset(
+        &loc,
+        reader(v1_batch(&[0, 1])),
+        params(WriteMode::Create, FileVersion::V2_1),
+    )
+    .await
+    .unwrap();
     // Files of the 2.2 append, written against version 1 ...
-    let (_, staged) = write_fragments(&loc, reader(v1_batch(&[5])), &params(WriteMode::Append, FileVersion::V2_2))
-        .await
-        .unwrap();
+    let (_, staged) = write_fragments(
+        &loc,
+        reader(v1_batch(&[5])),
+        &params(WriteMode::Append, FileVersion::V2_2),
+    )
+    .await
+    .unwrap();
     // ... while another writer appends at 2.1 (version 2).
-    write_dataset(&loc, reader(v1_batch(&[2])), params(WriteMode::Append, FileVersion::V2_1))
-        .await
-        .unwrap();
+    write_dataset(
+        &loc,
+        reader(v1_batch(&[2])),
+        params(WriteMode::Append, FileVersion::V2_1),
+    )
+    .await
+    .unwrap();
     let before = Dataset::open_at(&loc, None).await.unwrap();
-    assert!(lancelet_file::blob::is_blob_v1(before.schema().field_with_name("img").unwrap()));
+    assert!(lancelet_file::blob::is_blob_v1(
+        before.schema().field_with_name("img").unwrap()
+    ));
     let ds = commit_fragments(
         &loc,
         CommitKind::Append,
@@ -84,7 +98,9 @@ async fn an_append_at_2_2_turns_blob_v1_into_v2_even_after_a_retry() {
     .unwrap();
     assert_eq!(ds.version(), 3);
     assert_eq!(ds.data_storage_version(), "2.1");
-    assert!(lancelet_file::blob::is_blob_v2(ds.schema().field_with_name("img").unwrap()));
+    assert!(lancelet_file::blob::is_blob_v2(
+        ds.schema().field_with_name("img").unwrap()
+    ));
     let fields: Vec<(String, i32, i32)> = ds
         .manifest()
         .fields
@@ -101,5 +117,13 @@ async fn an_append_at_2_2_turns_blob_v1_into_v2_even_after_a_retry() {
         ]
     );
     assert_eq!(ds.manifest().reader_feature_flags & 256, 256);
-    assert_eq!(blobs(&loc).await, vec![b"blob-0".to_vec(), b"blob-1".to_vec(), b"blob-2".to_vec(), b"blob-5".to_vec()]);
+    assert_eq!(
+        blobs(&loc).await,
+        vec![
+            b"blob-0".to_vec(),
+            b"blob-1".to_vec(),
+            b"blob-2".to_vec(),
+            b"blob-5".to_vec()
+        ]
+    );
 }

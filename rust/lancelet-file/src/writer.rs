@@ -292,7 +292,9 @@ impl<W: Write> FileWriter<W> {
             return crate::blob::v1_descriptors(&array, parents, |b| self.write_blob_payload(b));
         }
         match (field.data_type(), planned.data_type()) {
-            (DataType::Struct(children), DataType::Struct(planned_children)) if field.data_type() != planned.data_type() => {
+            (DataType::Struct(children), DataType::Struct(planned_children))
+                if field.data_type() != planned.data_type() =>
+            {
                 let s = array
                     .as_struct_opt()
                     .ok_or_else(|| Error::InvalidArgument(format!("{:?} must be a struct", field.name())))?;
@@ -534,13 +536,12 @@ impl<W: Write> FileWriter<W> {
         let columns = std::mem::take(&mut self.columns);
         for (i, c) in columns.into_iter().enumerate() {
             // 2.0 marks blob v1 columns in their column encoding (`Blob { inner: Values }`).
-            let column_encoding = if self.opts.version == FileVersion::V2_0
-                && crate::blob::is_v1_descriptor_column(&self.plans, i)
-            {
-                crate::blob::blob_column_encoding()
-            } else {
-                column_values_encoding()
-            };
+            let column_encoding =
+                if self.opts.version == FileVersion::V2_0 && crate::blob::is_v1_descriptor_column(&self.plans, i) {
+                    crate::blob::blob_column_encoding()
+                } else {
+                    column_values_encoding()
+                };
             let meta = pbfile2::ColumnMetadata {
                 encoding: Some(direct_encoding(COLUMN_ENCODING_TYPE_URL, column_encoding)),
                 pages: c.pages,

@@ -29,8 +29,7 @@ const VAR_BINARY: i32 = 2;
 
 fn is_blob_v1(f: &Field) -> bool {
     matches!(f.logical_type.as_str(), "large_binary" | "binary")
-        && f
-            .metadata
+        && f.metadata
             .get(BLOB_KEY)
             .is_some_and(|v| v.eq_ignore_ascii_case(b"true"))
 }
@@ -147,7 +146,10 @@ mod tests {
 
     #[test]
     fn unlisted_or_older_files_change_nothing() {
-        let before = vec![field("id", 0, -1, "int64", false), field("img", 1, -1, "large_binary", true)];
+        let before = vec![
+            field("id", 0, -1, "int64", false),
+            field("img", 1, -1, "large_binary", true),
+        ];
         for frag in [fragment(2, 2, vec![0]), fragment(2, 1, vec![0, 1])] {
             let mut fields = before.clone();
             upgrade_appended_blob_fields(&mut fields, &[frag]);

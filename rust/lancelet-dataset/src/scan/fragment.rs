@@ -296,9 +296,7 @@ fn conform(a: ArrayRef, dt: &DataType) -> Result<ArrayRef> {
     // ... also inside structs.
     use arrow_array::{cast::AsArray, Array};
     if let (Some(s), DataType::Struct(target)) = (a.as_struct_opt(), dt) {
-        let reshaped = |x: &DataType, y: &DataType| {
-            matches!((x, y), (DataType::Struct(p), DataType::Struct(q)) if p.len() != q.len())
-        };
+        let reshaped = |x: &DataType, y: &DataType| matches!((x, y), (DataType::Struct(p), DataType::Struct(q)) if p.len() != q.len());
         let children = s.columns().iter().zip(target.iter());
         if s.num_columns() == target.len() && children.clone().any(|(c, f)| reshaped(c.data_type(), f.data_type())) {
             let cols = children

@@ -131,7 +131,9 @@ pub fn levels_into_positions(leaf: &mut Shredded) -> Result<Vec<i32>> {
         .ok_or_else(|| crate::Error::InvalidInput("blob descriptors must be a struct".into()))?
         .clone();
     if s.num_columns() != 2 {
-        return Err(crate::Error::InvalidInput("blob descriptors must be (position, size)".into()));
+        return Err(crate::Error::InvalidInput(
+            "blob descriptors must be (position, size)".into(),
+        ));
     }
     let pos = s
         .column(0)
@@ -144,11 +146,19 @@ pub fn levels_into_positions(leaf: &mut Shredded) -> Result<Vec<i32>> {
     let n = s.len();
     let def = leaf.def.take();
     if def.as_ref().is_some_and(|d| d.len() != n) {
-        return Err(crate::Error::InvalidInput("blob definition levels do not match the rows".into()));
+        return Err(crate::Error::InvalidInput(
+            "blob definition levels do not match the rows".into(),
+        ));
     }
     let level = |i: usize| def.as_ref().map_or(0, |d| d[i]);
     let positions: arrow_array::UInt64Array = (0..n)
-        .map(|i| Some(if level(i) > 0 { u64::from(level(i)) << 16 } else { pos.value(i) }))
+        .map(|i| {
+            Some(if level(i) > 0 {
+                u64::from(level(i)) << 16
+            } else {
+                pos.value(i)
+            })
+        })
         .collect();
     let sizes: arrow_array::UInt64Array = (0..n)
         .map(|i| Some(if level(i) > 0 { 0 } else { size.value(i) }))
