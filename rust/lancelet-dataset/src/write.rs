@@ -619,7 +619,7 @@ fn appended_field_ids(schema: &Schema, dataset: &[&Field], ids: &[i32]) -> Resul
             for _ in 1..lance_len(g)? {
                 ids.next().ok_or_else(mismatch)?;
             }
-            out.extend(std::iter::repeat_n(-1, lance_len(f)? - 1));
+            out.extend(std::iter::repeat_n(-1, lance_len(f)?.saturating_sub(1)));
             return Ok(());
         }
         if let (DataType::Struct(fc), DataType::Struct(gc)) = (f.data_type(), g.data_type()) {
