@@ -13,6 +13,7 @@
 
 use std::collections::HashMap;
 use std::io::Write;
+use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, RecordBatch};
@@ -134,6 +135,8 @@ struct FieldState {
     first_column: usize,
     /// Page options of each leaf (from the leaf's field metadata).
     leaves: Vec<PageOptions>,
+    /// Per leaf: whether it holds a blob v1 column's descriptors.
+    blob_leaves: Vec<bool>,
 }
 
 /// The leaf fields of `field` in column order (2.1+: structs and lists have no columns).
@@ -168,11 +171,12 @@ pub struct FileWriter<W: Write> {
     stats_columns: Vec<bool>,
     /// 2.1+: one entry per top-level field (empty at 2.0).
     fields: Vec<FieldState>,
-    /// The schema the columns are planned and encoded with: `schema` with top-level blob
-    /// v1 fields as their `(position, size)` descriptors (see [`crate::blob`]).
+    /// The schema the columns are planned and encoded with: `schema` with blob v1 fields
+    /// (top-level or in structs) as their `(position, size)` descriptors (see
+    /// [`crate::blob`]).
     plan_schema: SchemaRef,
-    /// Per top-level field: whether it is a blob v1 column.
-    blob_v1: Vec<bool>,
+    /// Whether the schema has blob v1 columns.
+    has_blob_v1: bool,
 }
 
 impl<W: Write> FileWriter<W> {
@@ -197,8 +201,8 @@ impl<W: Write> FileWriter<W> {
                 )));
             }
         }
-        let blob_v1: Vec<bool> = schema.fields().iter().map(|f| crate::blob::is_blob_v1(f)).collect();
-        let planned = crate::blob::top_level_descriptors(&schema);
+        let planned = crate::blob::descriptor_schema(&schema);
+        let has_blob_v1 = !Arc::ptr_eq(&planned, &schema);
         let (plans, ncols) = if v21 {
             plan_schema_v21(&planned)?
         } else {
@@ -228,6 +232,7 @@ impl<W: Write> FileWriter<W> {
                         .iter()
                         .map(|l| PageOptions::for_field(v2_2, l.metadata()))
                         .collect(),
+                    blob_leaves: leaves.iter().map(|l| crate::blob::is_v1_descriptor_field(l)).collect(),
                 });
                 first_column += leaves.len();
             }
@@ -248,7 +253,7 @@ impl<W: Write> FileWriter<W> {
             stats_columns,
             fields,
             plan_schema: planned,
-            blob_v1,
+            has_blob_v1,
         })
     }
 
@@ -260,21 +265,52 @@ impl<W: Write> FileWriter<W> {
         Ok(pos)
     }
 
-    /// Replaces the blob v1 columns of a checked batch with their descriptors, writing
-    /// their payloads.
+    /// Replaces the blob v1 columns (top-level or in structs) of a checked batch with
+    /// their descriptors, writing their payloads column after column, rows in order.
     fn blob_columns(&mut self, cols: Vec<ArrayRef>) -> Result<Vec<ArrayRef>> {
-        if !self.blob_v1.contains(&true) {
+        if !self.has_blob_v1 {
             return Ok(cols);
         }
+        let (fields, planned) = (self.schema.fields().clone(), self.plan_schema.fields().clone());
         let mut out = Vec::with_capacity(cols.len());
-        for (i, c) in cols.into_iter().enumerate() {
-            if self.blob_v1[i] {
-                out.push(crate::blob::v1_descriptors(&c, |b| self.write_blob_payload(b))?);
-            } else {
-                out.push(c);
-            }
+        for ((c, f), p) in cols.into_iter().zip(fields.iter()).zip(planned.iter()) {
+            out.push(self.blob_array(f, p, c, None)?);
         }
         Ok(out)
+    }
+
+    /// `array` of `field` as `planned` (its descriptor form); `parents` are the nulls of
+    /// the enclosing structs.
+    fn blob_array(
+        &mut self,
+        field: &arrow_schema::Field,
+        planned: &arrow_schema::Field,
+        array: ArrayRef,
+        parents: Option<&arrow_buffer::NullBuffer>,
+    ) -> Result<ArrayRef> {
+        if crate::blob::is_blob_v1(field) {
+            return crate::blob::v1_descriptors(&array, parents, |b| self.write_blob_payload(b));
+        }
+        match (field.data_type(), planned.data_type()) {
+            (DataType::Struct(children), DataType::Struct(planned_children))
+                if field.data_type() != planned.data_type() =>
+            {
+                let s = array
+                    .as_struct_opt()
+                    .ok_or_else(|| Error::InvalidArgument(format!("{:?} must be a struct", field.name())))?;
+                let all = arrow_buffer::NullBuffer::union(parents, s.nulls());
+                let mut cols = Vec::with_capacity(children.len());
+                for ((c, p), a) in children.iter().zip(planned_children.iter()).zip(s.columns()) {
+                    cols.push(self.blob_array(c, p, a.clone(), all.as_ref())?);
+                }
+                Ok(Arc::new(arrow_array::StructArray::try_new(
+                    planned_children.clone(),
+                    cols,
+                    s.nulls().cloned(),
+                )?))
+            }
+            _ => Ok(array),
+        }
     }
 
     /// Records these field ids (one per Lance field, in pre-order) in the file's schema
@@ -500,13 +536,12 @@ impl<W: Write> FileWriter<W> {
         let columns = std::mem::take(&mut self.columns);
         for (i, c) in columns.into_iter().enumerate() {
             // 2.0 marks blob v1 columns in their column encoding (`Blob { inner: Values }`).
-            let column_encoding = if self.opts.version == FileVersion::V2_0
-                && crate::blob::is_v1_descriptor_column(&self.plan_schema, &self.plans, i)
-            {
-                crate::blob::blob_column_encoding()
-            } else {
-                column_values_encoding()
-            };
+            let column_encoding =
+                if self.opts.version == FileVersion::V2_0 && crate::blob::is_v1_descriptor_column(&self.plans, i) {
+                    crate::blob::blob_column_encoding()
+                } else {
+                    column_values_encoding()
+                };
             let meta = pbfile2::ColumnMetadata {
                 encoding: Some(direct_encoding(COLUMN_ENCODING_TYPE_URL, column_encoding)),
                 pages: c.pages,

@@ -157,7 +157,7 @@ impl Dataset {
         let all: Vec<usize> = (0..target_schema.fields().len()).collect();
         let ids = dataset_field_ids(&target_schema, &self.manifest().fields, &all)?;
         let mut wparams = WriteParams {
-            file_version: self.writable_version("merging rows")?,
+            file_version: self.rewrite_version("merging rows")?,
             ..WriteParams::default()
         };
         // Updated rows keep the external blobs of the target rows they replace, wherever
@@ -703,7 +703,7 @@ impl Join<'_> {
             false => {
                 let taken = self.ds.take_addresses(&targets, Some(&lacking)).await?;
                 // Blob values the source lacks come from the target rows' blobs.
-                Some(match self.ds.has_blob_v2_columns() {
+                Some(match self.ds.has_blob_columns() {
                     true => self.ds.materialize_blobs_at(&taken, &targets).await?,
                     false => taken,
                 })

@@ -164,8 +164,8 @@ pub(crate) struct PageJob {
     /// When statistics are kept for the field's first column: zone size and the row
     /// number of the page's first row.
     pub zones: Option<(usize, u64)>,
-    /// The field is a blob v1 column (descriptors wrapped in a blob page).
-    pub blob_v1: bool,
+    /// Per leaf column: whether it holds blob v1 descriptors (wrapped in a blob page).
+    pub blob_leaves: Vec<bool>,
 }
 
 /// An encoded [`PageJob`]: one page per leaf column, and the statistics zones.
@@ -187,20 +187,25 @@ pub(crate) fn encode_job(job: PageJob, path: &str) -> Result<EncodedJob> {
             start += len;
         }
     }
-    // Blob v1 descriptors are encoded all valid, then wrapped in a blob page.
-    let (rows, had_nulls) = if job.blob_v1 {
-        crate::blob::v1_strip_nulls(&job.rows)
-    } else {
-        (job.rows, false)
-    };
-    let leaves = shred(&job.field, rows.as_ref()).map_err(|e| Error::from_encoding(path, e))?;
+    let leaves = shred(&job.field, job.rows.as_ref()).map_err(|e| Error::from_encoding(path, e))?;
     let pages = leaves
-        .iter()
+        .into_iter()
         .zip(&job.leaves)
-        .map(|(leaf, opts)| {
-            let mut page = encode_page(leaf, opts).map_err(|e| Error::from_encoding(path, e))?;
-            if job.blob_v1 {
-                page.layout = lancelet_encoding::v2_1::blob::blob_layout(page.layout, had_nulls);
+        .enumerate()
+        .map(|(k, (mut leaf, opts))| {
+            // Blob v1 descriptors: an all-valid inner page (levels kept in the positions)
+            // wrapped in a blob page that carries the column's layers.
+            let blob = job.blob_leaves.get(k).copied().unwrap_or(false);
+            let layers = match blob {
+                true => Some(
+                    lancelet_encoding::v2_1::blob::levels_into_positions(&mut leaf)
+                        .map_err(|e| Error::from_encoding(path, e))?,
+                ),
+                false => None,
+            };
+            let mut page = encode_page(&leaf, opts).map_err(|e| Error::from_encoding(path, e))?;
+            if let Some(layers) = layers {
+                page.layout = lancelet_encoding::v2_1::blob::blob_layout_with(page.layout, layers);
             }
             Ok(page)
         })
