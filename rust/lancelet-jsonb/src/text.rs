@@ -54,10 +54,11 @@ pub fn write_string(out: &mut String, s: &str) {
     out.push('"');
 }
 
-/// Appends `f` as JSONB prints floats: the shortest digits that read back as `f`, in plain
-/// decimal with a fraction when the decimal exponent is -5..=15 (`1.0`, `0.00001`,
-/// `1000000000000000.0`), otherwise as `d.ddde±x` with an explicit `+` (`1e+16`,
-/// `1.5e-7`). `NaN` and the infinities print as `null`.
+/// Appends `f` as JSONB prints floats: the shortest digits that read back as `f` (ties to
+/// even), in plain decimal with a fraction when the decimal exponent is -5..=15 (`1.0`,
+/// `0.00001`, `1000000000000000.0`), otherwise as `d.ddde±x` with an explicit sign (`1e+16`,
+/// `1.5e-7`); `NaN` and the infinities print as `null`. This is the Żmij algorithm's output,
+/// which pylance's JSONB prints.
 ///
 /// ```
 /// let mut out = String::new();
@@ -65,46 +66,9 @@ pub fn write_string(out: &mut String, s: &str) {
 /// assert_eq!(out, "1.5e+300");
 /// ```
 pub fn write_float(out: &mut String, f: f64) {
-    if !f.is_finite() {
-        out.push_str("null");
-        return;
-    }
-    if f.is_sign_negative() {
-        out.push('-');
-    }
-    // `{:e}` gives the shortest round-trip digits and their exponent.
-    let sci = format!("{:e}", f.abs());
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
-    let exp: i64 = exp.parse().unwrap_or(0);
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    let n = digits.len() as i64;
-    // Position of the decimal point relative to the start of the digits.
-    let point = exp + 1;
-    if (0..=16).contains(&point) && point >= n {
-        out.push_str(&digits);
-        out.extend(std::iter::repeat_n('0', (point - n) as usize));
-        out.push_str(".0");
-    } else if 0 < point && point <= 16 {
-        let (int, frac) = digits.split_at(point as usize);
-        out.push_str(int);
-        out.push('.');
-        out.push_str(frac);
-    } else if -5 < point && point <= 0 {
-        out.push_str("0.");
-        out.extend(std::iter::repeat_n('0', point.unsigned_abs() as usize));
-        out.push_str(&digits);
+    if f.is_finite() {
+        out.push_str(zmij::Buffer::new().format_finite(f));
     } else {
-        let (first, rest) = digits.split_at(1.min(digits.len()));
-        out.push_str(first);
-        if !rest.is_empty() {
-            out.push('.');
-            out.push_str(rest);
-        }
-        let e = point - 1;
-        if e < 0 {
-            let _ = write!(out, "e{e}");
-        } else {
-            let _ = write!(out, "e+{e}");
-        }
+        out.push_str("null");
     }
 }

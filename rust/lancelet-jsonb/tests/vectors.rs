@@ -309,6 +309,15 @@ fn json_get_results_are_scalar_containers_or_the_nested_container() {
 }
 
 #[test]
+fn floats_take_the_shortest_digits_with_ties_to_even() {
+    // -1102877521381973.25: 17 digits are needed and ...973.2 and ...973.3 both read back;
+    // pylance prints the even one.
+    let mut out = String::new();
+    lancelet_jsonb::write_float(&mut out, -1102877521381973.25);
+    assert_eq!(out, "-1102877521381973.2");
+}
+
+#[test]
 fn deep_nesting_needs_no_call_stack() {
     let depth = 10_000;
     let text = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
