@@ -39,6 +39,7 @@ pub mod index;
 pub mod index_build;
 mod index_query;
 pub mod intent;
+pub mod json;
 pub mod knn;
 pub mod lineage;
 pub mod merge_columns;

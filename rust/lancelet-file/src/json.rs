@@ -174,7 +174,7 @@ impl Direction {
         };
         if self.is_leaf(f) {
             return match self {
-                Direction::Store => store_leaf(a, f.name()),
+                Direction::Store => text_to_jsonb(a, f.name()),
                 Direction::Text => text_leaf(a),
             };
         }
@@ -233,8 +233,10 @@ fn mismatch(f: &Field) -> Error {
     Error::Internal(format!("the array of field {:?} is not a {}", f.name(), f.data_type()))
 }
 
-/// JSON text values as JSONB; an invalid one names the column and row.
-fn store_leaf(a: &ArrayRef, name: &str) -> Result<ArrayRef> {
+/// A column of JSON text (`utf8`, `large_utf8` or `utf8_view`) as JSONB `large_binary`,
+/// nulls kept; invalid JSON is an [`Error::InvalidArgument`] naming column `name`, the row
+/// and the position.
+pub fn text_to_jsonb(a: &ArrayRef, name: &str) -> Result<ArrayRef> {
     let texts: Box<dyn Iterator<Item = Option<&str>>> = if let Some(s) = a.as_string_opt::<i32>() {
         Box::new(s.iter())
     } else if let Some(s) = a.as_string_opt::<i64>() {
