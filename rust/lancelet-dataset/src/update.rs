@@ -129,7 +129,11 @@ impl Dataset {
                         let c = batch
                             .column_by_name(f.name())
                             .ok_or_else(|| Error::InvalidArgument(format!("no value for {:?}", f.name())))?;
-                        cast_to(c, f.data_type(), f.name())
+                        if lancelet_file::json::is_lance_json(f) {
+                            json_values(c, f.name())
+                        } else {
+                            cast_to(c, f.data_type(), f.name())
+                        }
                     })
                     .collect::<Result<Vec<ArrayRef>>>()?;
                 let rows = RecordBatch::try_new(schema.clone(), columns).map_err(|e| {
@@ -206,6 +210,16 @@ fn refuse_sql_over_blobs(schema: &arrow_schema::Schema, updates: &[(String, Stri
         }
     }
     Ok(())
+}
+
+/// New values of a JSON column: text (a string expression such as `'{"a": 1}'`) is parsed
+/// into JSONB, as pylance does; bytes are stored as they are.
+fn json_values(c: &ArrayRef, name: &str) -> Result<ArrayRef> {
+    use arrow_schema::DataType;
+    match c.data_type() {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => Ok(lancelet_file::json::text_to_jsonb(c, name)?),
+        _ => cast_to(c, &DataType::LargeBinary, name),
+    }
 }
 
 /// `c` as `to`, the column's type: SQL arithmetic widens (`int32 + 1` is int64), the

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use lancelet_file::json::is_lance_json;
 use lancelet_file::schema::to_lance_fields;
 use lancelet_file::{FileVersion, FileWriter, WriterOptions};
 use lancelet_table::commit::{commit_when, new_transaction, CommitOptions};
@@ -182,11 +183,17 @@ pub fn align_schema(target: &Schema, data: &Schema) -> Result<Alignment> {
             Ok(i) => {
                 let g = data.field(i);
                 if !compatible(f, g) {
+                    let json = is_lance_json(f) || is_lance_json(g);
                     problems.push(format!(
-                        "field {:?} is {} in the dataset but {} in the data",
+                        "field {:?} is {} in the dataset but {} in the data{}",
                         f.name(),
-                        f.data_type(),
-                        g.data_type()
+                        type_name(f),
+                        type_name(g),
+                        if json {
+                            " (JSON columns take pa.json_() values)"
+                        } else {
+                            ""
+                        }
                     ));
                 }
                 order.push(i);
@@ -212,11 +219,15 @@ pub fn align_schema(target: &Schema, data: &Schema) -> Result<Alignment> {
 
 /// Whether data field `g` can be written as dataset field `f`: types equal up to the
 /// names of list items, and any blob v2 value shape (`struct<data, uri>` or with
-/// `position` and `size`) for a blob v2 field, at any depth in structs.
+/// `position` and `size`) for a blob v2 field, both stored JSON or both not, at any
+/// depth in structs.
 fn compatible(f: &Field, g: &Field) -> bool {
     use lancelet_file::blob::is_blob_v2;
     if is_blob_v2(f) && is_blob_v2(g) {
         return true;
+    }
+    if is_lance_json(f) != is_lance_json(g) {
+        return false;
     }
     match (f.data_type(), g.data_type()) {
         (DataType::Struct(x), DataType::Struct(y)) => {
@@ -229,20 +240,30 @@ fn compatible(f: &Field, g: &Field) -> bool {
     }
 }
 
+/// A field's type as errors name it: `json` for stored JSON, else the Arrow type.
+fn type_name(f: &Field) -> String {
+    if is_lance_json(f) {
+        lancelet_file::json::LOGICAL_TYPE.to_string()
+    } else {
+        f.data_type().to_string()
+    }
+}
+
+/// Fields of equal types that are both stored JSON or both not, at every depth.
+fn same_field(a: &Field, b: &Field) -> bool {
+    is_lance_json(a) == is_lance_json(b) && same_type(a.data_type(), b.data_type())
+}
+
 /// Types equal up to the names of list items (which writers spell differently).
 fn same_type(a: &DataType, b: &DataType) -> bool {
     match (a, b) {
-        (DataType::List(x), DataType::List(y)) | (DataType::LargeList(x), DataType::LargeList(y)) => {
-            same_type(x.data_type(), y.data_type())
-        }
-        (DataType::FixedSizeList(x, n), DataType::FixedSizeList(y, m)) => {
-            n == m && same_type(x.data_type(), y.data_type())
-        }
+        (DataType::List(x), DataType::List(y)) | (DataType::LargeList(x), DataType::LargeList(y)) => same_field(x, y),
+        (DataType::FixedSizeList(x, n), DataType::FixedSizeList(y, m)) => n == m && same_field(x, y),
         (DataType::Struct(x), DataType::Struct(y)) => {
             x.len() == y.len()
                 && x.iter()
                     .zip(y.iter())
-                    .all(|(p, q)| p.name() == q.name() && same_type(p.data_type(), q.data_type()))
+                    .all(|(p, q)| p.name() == q.name() && same_field(p, q))
         }
         _ => a == b,
     }
@@ -733,9 +754,11 @@ fn wait_synced(syncs: &mut Syncs) -> Result<()> {
 async fn write_fragments_syncing(
     loc: &Location,
     existing: Option<Dataset>,
-    mut reader: Box<dyn RecordBatchReader + Send>,
+    reader: Box<dyn RecordBatchReader + Send>,
     params: &WriteParams,
 ) -> Result<(Option<Dataset>, StagedWrite, Syncs)> {
+    // JSON text columns (`pa.json_()`) are stored as JSONB.
+    let mut reader = crate::json::storage_reader(reader);
     let data_schema = reader.schema();
     let mode = params.mode;
     if mode == WriteMode::Create && existing.is_some() {

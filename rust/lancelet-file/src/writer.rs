@@ -191,6 +191,8 @@ impl<W: Write> FileWriter<W> {
         if opts.max_page_bytes == 0 || opts.cache_bytes_per_column == 0 || opts.stats_zone_rows == 0 {
             return Err(Error::InvalidArgument("page and cache sizes must be positive".into()));
         }
+        // JSON text columns are stored as JSONB (as pylance's file writer stores them).
+        let schema = crate::json::storage_schema(&schema).unwrap_or(schema);
         // Validates every type up front so a bad schema fails before anything is written.
         to_lance_fields(&schema)?;
         if opts.version != FileVersion::V2_2 {
@@ -360,6 +362,13 @@ impl<W: Write> FileWriter<W> {
     /// A batch that does not match the schema is refused before anything is buffered.
     pub fn write_batch(&mut self, batch: &RecordBatch) -> Result<()> {
         self.check_usable()?;
+        let stored;
+        let batch = if crate::json::storage_schema(&batch.schema()).is_some() {
+            stored = crate::json::to_storage(batch)?;
+            &stored
+        } else {
+            batch
+        };
         let cols = self.check_batch(batch)?;
         let cols = match self.blob_columns(cols) {
             Ok(c) => c,

@@ -141,6 +141,8 @@ impl Dataset {
     }
 
     async fn merge_once(&self, params: &MergeInsertParams, source: &SourceFn) -> Result<(Dataset, MergeStats)> {
+        // JSON text columns (`pa.json_()`) are stored as JSONB.
+        let source = || -> Result<Box<dyn RecordBatchReader + Send>> { Ok(crate::json::storage_reader(source()?)) };
         let reader = source()?;
         let src_schema = reader.schema();
         let target_schema = self.schema().clone();
