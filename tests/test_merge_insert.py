@@ -185,3 +185,27 @@ def test_update_condition_on_a_stable_row_id_dataset_keeps_row_ids(tmp_path):
     after = ds.to_table(with_row_id=True).to_pylist()
     assert {r["id"]: r["_rowid"] for r in after} == ids
     assert [r["v"] for r in sorted(after, key=lambda r: r["id"])] == [10, 25, 30, None]
+
+
+@pytest.mark.parametrize("stable", [False, True])
+@pytest.mark.parametrize("condition", [None, "source.v != 'x2'"])
+def test_a_source_row_updates_every_target_row_with_its_key(tmp_path, stable, condition):
+    # Target keys repeat; a source row replaces each target row with its key, and each
+    # keeps its own values of the columns the source lacks (and its row id), as in pylance.
+    target = pa.table({"id": [1, 1, 2, 2, 2, 3], "v": ["a", "b", "c", "d", "e", "f"], "w": [10, 11, 12, 13, 14, 15]})
+    source = pa.table({"id": [1, 2, 4], "v": ["x1", "x2", "x4"]})
+    out = {}
+    for lib in (lance, lancelet):
+        uri = str(tmp_path / lib.__name__)
+        ds = lib.write_dataset(target, uri, max_rows_per_file=4, enable_stable_row_ids=stable)
+        before = ds.to_table(with_row_id=True).to_pylist()
+        res = ds.merge_insert("id").when_matched_update_all(condition).when_not_matched_insert_all().execute(source)
+        after = lib.dataset(uri).to_table(with_row_id=True).to_pylist()
+        key = lambda r: (r["id"], r["w"] if r["w"] is not None else -1)  # noqa: E731
+        rows = sorted(({k: r[k] for k in ("id", "v", "w")} for r in after), key=key)
+        if stable:
+            ids = {r["w"]: r["_rowid"] for r in before}
+            assert all(ids[r["w"]] == r["_rowid"] for r in after if r["w"] in ids)
+        out[lib.__name__] = (res, rows)
+    assert out["lancelet"] == out["lance"]
+    assert len(out["lancelet"][1]) == 7  # nothing lost: six target rows and one inserted

@@ -678,18 +678,18 @@ impl Join<'_> {
         if keep.is_empty() {
             return Ok(None);
         }
-        // One output row per source row (its first pair where the condition holds).
+        // One output row per updated target row, as pylance writes: a source row whose
+        // key several target rows share replaces each of them (each keeps its own values
+        // of the columns the source lacks, and its row id).
         let mut rows: Vec<u32> = Vec::with_capacity(keep.len());
         let mut targets: Vec<u64> = Vec::with_capacity(keep.len());
         for &k in &keep {
             let p = pairs[k];
             self.gone.push(p.addr);
-            if rows.last() != Some(&p.src) {
-                rows.push(p.src);
-                targets.push(p.addr);
-                if self.stable {
-                    self.moved.push(p.row_id);
-                }
+            rows.push(p.src);
+            targets.push(p.addr);
+            if self.stable {
+                self.moved.push(p.row_id);
             }
         }
         self.stats.num_updated_rows += keep.len() as u64;
