@@ -290,8 +290,15 @@ class BFloat16Array(pa.ExtensionArray):
     """
 
     def __str__(self) -> str:
-        items = ",\n".join(f"  {v}" for v in self.to_pylist())
-        return f"[\n{items}\n]" if items else "[]"
+        # pyarrow's layout: one value a line; past 21 values, the first and last 10.
+        n = len(self)
+        if n > 21:
+            head = [str(v) for v in self.slice(0, 10).to_pylist()]
+            tail = [str(v) for v in self.slice(n - 10).to_pylist()]
+            body = ",\n".join(f"  {v}" for v in head) + ",\n...\n" + ",\n".join(f"  {v}" for v in tail)
+        else:
+            body = ",\n".join(f"  {v}" for v in self.to_pylist())
+        return f"[\n{body}\n]"
 
     def __repr__(self) -> str:
         return f"<lancelet.arrow.BFloat16Array object at {hex(id(self))}>\n{self}"
@@ -799,7 +806,7 @@ class ImageURIArray(ImageArray):
 
         >>> import os, tempfile
         >>> p = os.path.join(tempfile.mkdtemp(), "1.png")
-        >>> _ = open(p, "wb").write(b"\\x89PNG")
+        >>> _ = Path(p).write_bytes(b"\\x89PNG")
         >>> ImageURIArray.from_uris([p]).read_uris().to_pylist()
         [b'\\x89PNG']
         """
