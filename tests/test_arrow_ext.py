@@ -594,3 +594,52 @@ def test_bfloat16_array_str_matches_pylance():
     for n in (0, 1, 20, 21, 22, 35):
         values = [float(i) / 3 for i in range(n)]
         assert str(la.bfloat16_array(values)) == str(pla.bfloat16_array(values))
+
+
+_PROGRAM = textwrap.dedent(
+    """
+    import sys, os
+    import numpy as np
+    import pyarrow as pa
+    if sys.argv[1] == "lancelet":
+        import lancelet as lance
+    else:
+        import lance
+        import lance.arrow
+    from pathlib import Path
+
+    d = Path(sys.argv[2])
+    (d / "img.png").write_bytes(b"fake image bytes")
+    uris = lance.arrow.ImageURIArray.from_uris([str(d / "img.png")] * 2)
+    tensors = lance.arrow.ImageArray.from_array(
+        pa.FixedShapeTensorArray.from_numpy_ndarray(np.arange(24, dtype=np.uint8).reshape(2, 2, 2, 3))
+    )
+    table = pa.table({
+        "emb": lance.arrow.bfloat16_array([0.5, None]),
+        "uri": uris,
+        "img": uris.read_uris(),
+        "px": tensors,
+    })
+    ds = lance.write_dataset(table, str(d / "ds"))
+    back = lance.dataset(str(d / "ds")).to_table()
+    print([back.schema.field(n).type.extension_name for n in back.column_names])
+    print([str(v) for v in back.column("emb").to_pylist()])
+    print(back.column("img").to_pylist())
+    print(back.column("px").combine_chunks().to_numpy().tolist())
+    print(back.column("uri").combine_chunks().read_uris().to_pylist())
+    """
+)
+
+
+def test_pylance_program_runs_unchanged(tmp_path):
+    """A pylance program using ``lance.arrow`` gives the same output with ``import lancelet
+    as lance`` (where ``lance.arrow`` needs no import of its own)."""
+    out = {}
+    for name in ("pylance", "lancelet"):
+        d = tmp_path / name
+        d.mkdir()
+        r = subprocess.run([sys.executable, "-c", _PROGRAM, name, str(d)], capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        out[name] = r.stdout
+    assert out["lancelet"] == out["pylance"]
+    assert "lance.bfloat16" in out["lancelet"] and "fake image bytes" in out["lancelet"]
