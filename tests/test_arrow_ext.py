@@ -62,6 +62,8 @@ TRICKY = [
     1 + 2**-8 + 2**-30,
     3.0e38,
     3.4e38,
+    1e300,
+    -1e300,
     1e38,
     1e-40,
     -1e-45,
@@ -131,7 +133,16 @@ def test_bfloat16_scalar_matches_pylance():
 
 
 def test_bfloat16_array_inputs_match_pylance():
-    for values in (np.array([1.0, 0.1]), (1.5, 2), pa.array([1.0, 0.3]), []):
+    for values in (
+        np.array([1.0, 0.1, 1e300]),
+        np.array([1, 2, 300], np.int32),
+        np.array([0.5, 60000], np.float16),
+        (1.5, 2),
+        pa.array([1.0, 0.3]),
+        pa.array([1, 7], pa.int8()),
+        pa.chunked_array([[1.0], [0.3]]),
+        [],
+    ):
         assert la.bfloat16_array(values).storage.equals(pla.bfloat16_array(values).storage)
 
 
@@ -208,6 +219,10 @@ def test_cast_fixed_size_lists_and_fallback():
     assert out.values.storage.slice(0, 2).equals(pla.bfloat16_array([1.0, 2.0]).storage)
     back = la.cast(out, pa.list_(pa.float64(), 2))
     assert back.to_pylist() == [[1.0, 2.0], None]
+    with_null = pa.FixedSizeListArray.from_arrays(
+        pa.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0]), 2, mask=pa.array([False, True, False])
+    ).slice(1)
+    assert [None if r is None else [str(v) for v in r] for r in la.cast(with_null, pa.list_(la.BFloat16Type(), 2)).to_pylist()] == [None, ["5", "6"]]
     sliced = la.cast(pa.FixedSizeListArray.from_arrays(pa.array([1.0, 2.0, 3.0, 4.0]), 2).slice(1), pa.list_(la.BFloat16Type(), 2))
     assert [[str(v) for v in row] for row in sliced.to_pylist()] == [["3", "4"]]
     with pytest.raises(ValueError, match="size"):

@@ -80,6 +80,12 @@ _BINARY = pa.binary()
 # --------------------------------------------------------------------------------------
 
 
+def _float32(values: Any) -> np.ndarray:
+    """``values`` as float32 (too large for float32: infinity, without a warning)."""
+    with np.errstate(over="ignore"):
+        return np.asarray(values).astype(np.float32)
+
+
 def _bits_from_float32(values: np.ndarray) -> np.ndarray:
     """uint16 bfloat16 bits of a float32 array."""
     u = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32).astype(np.uint64)
@@ -116,7 +122,7 @@ class BFloat16:
 
     def __init__(self, value: float) -> None:
         v = _real(value, "value")
-        self._bits = int(_bits_from_float32(np.array([v], dtype=np.float32))[0])
+        self._bits = int(_bits_from_float32(_float32([v]))[0])
 
     @classmethod
     def from_bytes(cls, bytes: bytes) -> "BFloat16":  # noqa: A002 - pylance's parameter name
@@ -256,7 +262,13 @@ def bfloat16_array(values: Sequence[Optional[float]]) -> "BFloat16Array":
     >>> arr.type.extension_name, arr.to_pylist()
     ('lance.bfloat16', [1, None, 0.100097656])
     """
-    if isinstance(values, (pa.Array, pa.ChunkedArray)):
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if isinstance(values, pa.Array) and (pa.types.is_floating(values.type) or pa.types.is_integer(values.type)):
+        return _cast_flat(values, BFloat16Type(), (), {})
+    if isinstance(values, np.ndarray) and values.dtype.kind in "fiub":
+        return _bf16_from_float32(_float32(values.reshape(-1)), None)
+    if isinstance(values, pa.Array):
         values = values.to_pylist()
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
         raise TypeError(f"values must be a sequence of real numbers, not {type(values).__name__}")
@@ -265,7 +277,7 @@ def bfloat16_array(values: Sequence[Optional[float]]) -> "BFloat16Array":
     for v in values:
         valid.append(v is not None)
         floats.append(0.0 if v is None else _real(v, "values"))
-    return _bf16_from_float32(np.array(floats, dtype=np.float32), np.array(valid, dtype=bool))
+    return _bf16_from_float32(_float32(np.array(floats, dtype=np.float64)), np.array(valid, dtype=bool))
 
 
 def _ml_bfloat16() -> Any:
@@ -396,7 +408,7 @@ def _pandas_classes() -> List[Any]:
                 else:
                     floats.append(s.as_float() if isinstance(s, BFloat16) else _real(s, "value"))
                     valid.append(True)
-            return cls(_bits_from_float32(np.array(floats, np.float32)), np.array(valid, bool))
+            return cls(_bits_from_float32(_float32(np.array(floats, np.float64))), np.array(valid, bool))
 
         @classmethod
         def _from_factorized(cls, values: Any, original: Any) -> Any:
@@ -512,7 +524,7 @@ def _cast_flat(arr: pa.Array, target: pa.DataType, args: tuple, kwargs: dict) ->
         if not pa.types.is_floating(arr.type):
             arr = pc.cast(arr, pa.float32(), *args, **kwargs)
         valid = arr.is_valid().to_numpy(zero_copy_only=False)
-        values = arr.fill_null(0).to_numpy(zero_copy_only=False).astype(np.float32)
+        values = _float32(arr.fill_null(0).to_numpy(zero_copy_only=False))
         return _bf16_from_float32(values, np.asarray(valid, bool))
     if src_bf16:
         storage = arr.storage
@@ -557,11 +569,9 @@ def cast(
                 raise ValueError(
                     f"cannot cast fixed_size_list of size {arr.type.list_size} to one of size {target.list_size}"
                 )
-            flat = (
-                arr.flatten()
-                if not arr.null_count
-                else arr.values[arr.offset * arr.type.list_size :][: len(arr) * arr.type.list_size]
-            )
+            # the child values of every slot, null lists included, so rows stay aligned
+            size = arr.type.list_size
+            flat = arr.values.slice(arr.offset * size, len(arr) * size)
             values = _cast_flat(flat, dst_v, args, kwargs)
             mask = arr.is_null() if arr.null_count else None
             return pa.FixedSizeListArray.from_arrays(
