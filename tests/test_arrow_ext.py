@@ -658,3 +658,40 @@ def test_pylance_program_runs_unchanged(tmp_path):
         out[name] = r.stdout
     assert out["lancelet"] == out["pylance"]
     assert "lance.bfloat16" in out["lancelet"] and "fake image bytes" in out["lancelet"]
+
+
+_NO_PYLANCE = textwrap.dedent(
+    """
+    import importlib.machinery as machinery, sys
+    import pyarrow as pa
+
+    find = machinery.PathFinder.find_spec
+
+    def hide_pylance(name, path=None, target=None):
+        if name == "lance" or name.startswith("lance."):
+            return None
+        return find(name, path, target)
+
+    machinery.PathFinder.find_spec = hide_pylance  # as if pylance were not installed
+
+    import lancelet, lancelet.arrow as la
+
+    try:
+        import lance  # the usual fallback of drop-in programs
+    except ImportError:
+        lance = lancelet
+    assert lance is lancelet
+    sink = pa.BufferOutputStream()
+    table = pa.table({"b": la.bfloat16_array([1.5])})
+    with pa.ipc.new_stream(sink, table.schema) as w:
+        w.write_table(table)
+    back = pa.ipc.open_stream(sink.getvalue()).read_all().column("b").combine_chunks()
+    assert type(back) is la.BFloat16Array, type(back)  # still registered
+    print("ok")
+    """
+)
+
+
+def test_failed_import_of_pylance_keeps_the_registration():
+    r = subprocess.run([sys.executable, "-c", _NO_PYLANCE], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr

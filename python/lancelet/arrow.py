@@ -999,9 +999,26 @@ class _HandOverToPylance(importlib.abc.MetaPathFinder):
     them taken) succeeds. Finds no module itself."""
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> None:
-        if fullname == "lance" or fullname.startswith("lance."):
+        if (fullname == "lance" or fullname.startswith("lance.")) and _is_pylance(fullname, path, target):
             _unregister_all()
         return None
+
+
+def _is_pylance(fullname: str, path: Any, target: Any) -> bool:
+    """Whether importing ``fullname`` will load a module that is not lancelet's (an import of
+    ``lance`` that fails, or ``lance`` aliased to lancelet, keeps the registration)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    for finder in sys.meta_path:
+        if isinstance(finder, _HandOverToPylance) or not hasattr(finder, "find_spec"):
+            continue
+        try:
+            spec = finder.find_spec(fullname, path, target)
+        except (ImportError, ValueError, AttributeError):
+            continue
+        if spec is not None:
+            origin = spec.origin or ""
+            return not os.path.abspath(origin).startswith(here + os.sep)
+    return False
 
 
 def _unregister_all() -> None:
