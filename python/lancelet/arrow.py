@@ -247,7 +247,10 @@ class BFloat16Scalar(pa.ExtensionScalar):
 
 
 def _bf16_from_float32(values: np.ndarray, valid: Optional[np.ndarray]) -> "BFloat16Array":
-    bits = _bits_from_float32(values)
+    return _bf16_from_bits(_bits_from_float32(values), valid)
+
+
+def _bf16_from_bits(bits: np.ndarray, valid: Optional[np.ndarray]) -> "BFloat16Array":
     storage = pa.FixedSizeBinaryArray.from_buffers(_BF16_STORAGE, len(bits), [None, pa.py_buffer(bits.tobytes())])
     if valid is not None and not bool(valid.all()):
         storage = pc.if_else(pa.array(valid, pa.bool_()), storage, pa.scalar(None, _BF16_STORAGE))
@@ -357,7 +360,12 @@ def _pandas_classes() -> List[Any]:
     from pandas.api.extensions import ExtensionArray, ExtensionDtype, register_extension_dtype
 
     class PandasBFloat16Type(ExtensionDtype):
-        """The pandas dtype ``lance.bfloat16``; elements are :class:`BFloat16` or ``None``."""
+        """The pandas dtype ``lance.bfloat16``; elements are :class:`BFloat16` or ``None``.
+
+        >>> from lancelet.arrow import PandasBFloat16Type
+        >>> PandasBFloat16Type().name
+        'lance.bfloat16'
+        """
 
         name = BFLOAT16_EXTENSION
         type = BFloat16
@@ -382,7 +390,12 @@ def _pandas_classes() -> List[Any]:
 
     class PandasBFloat16Array(ExtensionArray):
         """A pandas extension array of bfloat16 values (what ``to_pandas()`` makes of a
-        :class:`BFloat16Array`)."""
+        :class:`BFloat16Array`); made from real numbers, :class:`BFloat16` values or ``None``.
+
+        >>> from lancelet.arrow import PandasBFloat16Array
+        >>> list(PandasBFloat16Array([1.5, None]))
+        [1.5, None]
+        """
 
         def __init__(self, bits: Any, valid: Optional[np.ndarray] = None) -> None:
             if not (isinstance(bits, np.ndarray) and bits.dtype == np.uint16):
@@ -432,7 +445,7 @@ def _pandas_classes() -> List[Any]:
             return len(self._bits)
 
         def __arrow_array__(self, type: Any = None) -> "BFloat16Array":
-            return _bf16_from_float32(_float32_from_bits(self._bits), self._valid)
+            return _bf16_from_bits(self._bits, self._valid)
 
         @property
         def nbytes(self) -> int:
@@ -706,15 +719,29 @@ class ImageScalar(pa.ExtensionScalar):
 
 
 class ImageURIScalar(ImageScalar):
-    """One element of an :class:`ImageURIArray`."""
+    """One element of an :class:`ImageURIArray`.
+
+    >>> type(ImageURIArray.from_uris(["a.png"])[0]).__name__
+    'ImageURIScalar'
+    """
 
 
 class EncodedImageScalar(ImageScalar):
-    """One element of an :class:`EncodedImageArray`."""
+    """One element of an :class:`EncodedImageArray`.
+
+    >>> type(ImageArray.from_array([b"x"])[0]).__name__
+    'EncodedImageScalar'
+    """
 
 
 class FixedShapeImageTensorScalar(ImageScalar):
-    """One element of a :class:`FixedShapeImageTensorArray`."""
+    """One element of a :class:`FixedShapeImageTensorArray` (``as_py()``: the flat pixels).
+
+    >>> import numpy as np
+    >>> t = ImageArray.from_array(pa.FixedShapeTensorArray.from_numpy_ndarray(np.ones((1, 1, 2), np.uint8)))
+    >>> t[0].as_py()
+    [1, 1]
+    """
 
 
 def _short(v: Any) -> str:
