@@ -84,9 +84,11 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    # ``lancelet.namespace`` is imported on first use (it needs the lance-namespace package).
-    if name == "namespace":
+    # ``lancelet.namespace`` is imported on first use (it needs the lance-namespace package);
+    # so is ``lancelet.arrow`` (it needs numpy), so that ``lance.arrow.X`` works after
+    # ``import lancelet as lance``.
+    if name in ("namespace", "arrow"):
         import importlib
 
-        return importlib.import_module(".namespace", __name__)
+        return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'lancelet' has no attribute {name!r}")
