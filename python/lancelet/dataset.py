@@ -733,7 +733,7 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
             ds._storage_options = _storage_options(storage_options)
             ds._commit_namespace = managed
             return ds
-        frags = [f.to_json() for f in operation.fragments]
+        frags = [_operations.without_tombstones(f.to_json()) for f in operation.fragments]
         if isinstance(operation, LanceOperation.Overwrite):
             kind, schema = "overwrite", operation.new_schema
         else:
