@@ -514,3 +514,16 @@ def test_commit_lock_exit_sees_a_failed_commit(tmp_path):
         lancelet.write_dataset(TABLE, uri, mode="create", commit_lock=lock)
     assert lock.calls == [("call", 2), ("enter", 2), ("exit", 2, False)]
     shutil.rmtree(uri)
+
+
+def test_auto_cleanup_after_a_spark_job_commit(tmp_path):
+    # The Spark source commits its jobs' fragments in one native call; cleanup follows it too.
+    pytest.importorskip("pyspark")
+    from lancelet import spark as lspark
+
+    uri = str(tmp_path / "d")
+    lancelet.write_dataset(TABLE, uri)
+    lance.dataset(uri).update_config({"lance.auto_cleanup.interval": "3", "lance.auto_cleanup.older_than": "0s"})
+    frags = [f.to_json() for f in lancelet.fragment.write_fragments(TABLE.slice(0, 1), uri)]
+    lspark._commit(uri, frags, False, TABLE.schema, 2, None, {})
+    assert versions(uri) == [2, 3]

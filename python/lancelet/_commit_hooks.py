@@ -134,20 +134,19 @@ def _cleanup_args(config: Dict[str, str], version: int, previous: int) -> Option
 
 
 def run_auto_cleanup(ds: Any, previous: int) -> None:
-    """Applies the dataset config's automatic cleanup after ``ds`` (a ``LanceDataset`` at
-    the version just committed) was committed on version ``previous``."""
-    from .optimize import cleanup_versions
-
+    """Applies the dataset config's automatic cleanup after ``ds`` (a ``LanceDataset``, or
+    a native dataset, at the version just committed) was committed on version ``previous``."""
     try:
-        native = ds._native
+        native = getattr(ds, "_native", ds)
         args = _cleanup_args(dict(native.config()), native.version(), previous)
         if args is None or not args["versions"]:
             return
-        latest = ds._with(native.checkout(None)) if native.latest_version() != native.version() else ds
-        cleanup_versions(
-            latest,
-            args["older_than"],
-            args["retain_versions"],
+        if native.latest_version() != native.version():
+            native = native.checkout(None)
+        older_than = args["older_than"]
+        native.cleanup_old_versions(
+            older_than=None if older_than is None else older_than.total_seconds(),
+            retain_versions=args["retain_versions"],
             delete_unverified=False,
             error_if_tagged_old_versions=True,
             delete_rate_limit=None,
