@@ -1,5 +1,7 @@
-"""``LanceFragment.merge_columns``: new columns for one fragment, written as one data file
-and not committed, as pylance's fragment API offers. The caller gathers the results of
+"""``LanceFragment.create``, ``create_from_file`` and ``merge_columns``: fragments and
+columns written without a commit, as pylance's fragment API offers.
+
+``merge_columns`` writes the new columns for one fragment as one data file. The caller gathers the results of
 every fragment and commits them with ``LanceOperation.Merge``::
 
     frags, schema = [], None
@@ -15,14 +17,18 @@ ids), so the per-fragment results fit together in one schema.
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 import pyarrow as pa
 
 from . import _native
 from .errors import InvalidArgumentError
 
+#: The most rows (and bytes) a data file may hold: ``LanceFragment.create`` writes one file.
+_NO_LIMIT = 2**64 - 1
+
 if TYPE_CHECKING:  # pragma: no cover
+    from .dataset import LanceDataset
     from .fragment import FragmentMetadata, LanceFragment
     from .schema import LanceSchema
 
@@ -103,3 +109,232 @@ def merge_columns(
     schema = pa.schema(list(ds.schema) + list(added), metadata=ds.schema.metadata)
     ids = list(_native.dataset_field_ids(native)) + list(new_file["fields"])
     return FragmentMetadata.from_json(out), LanceSchema(schema, ids)
+
+
+def create(
+    dataset_uri: Any,
+    data: Any,
+    fragment_id: Optional[int],
+    schema: Optional[pa.Schema],
+    max_rows_per_group: Optional[int],
+    progress: Any,
+    mode: str,
+    data_storage_version: Optional[str],
+    storage_options: Optional[Dict[str, str]],
+    namespace_client: Any,
+    table_id: Optional[List[str]],
+) -> "FragmentMetadata":
+    """See :meth:`lancelet.fragment.LanceFragment.create`."""
+    from . import _namespace_io
+    from .fragment import write_fragments
+
+    if fragment_id is not None and (
+        isinstance(fragment_id, bool) or not isinstance(fragment_id, int) or fragment_id < 0
+    ):
+        raise InvalidArgumentError(f"fragment_id must be a non-negative int, got {fragment_id!r}")
+    if namespace_client is not None:
+        dataset_uri, storage_options, _ = _namespace_io.resolve_read(
+            dataset_uri, namespace_client, table_id, storage_options
+        )
+    frags = write_fragments(
+        data,
+        dataset_uri,
+        schema,
+        mode=mode,
+        max_rows_per_file=_NO_LIMIT,
+        max_rows_per_group=1024 if max_rows_per_group is None else max_rows_per_group,
+        max_bytes_per_file=_NO_LIMIT,
+        progress=progress,
+        data_storage_version=data_storage_version,
+        storage_options=storage_options,
+    )
+    if len(frags) != 1:
+        raise InvalidArgumentError("LanceFragment.create needs at least one row of data")
+    frag = frags[0]
+    frag.id = 0 if fragment_id is None else fragment_id
+    return frag
+
+
+def create_from_file(filename: str, dataset: "LanceDataset", fragment_id: int) -> "FragmentMetadata":
+    """See :meth:`lancelet.fragment.LanceFragment.create_from_file`."""
+    from .file import LanceFileReader
+    from .fragment import FragmentMetadata
+
+    if not isinstance(filename, str) or not filename:
+        raise InvalidArgumentError(f"filename must be a data file name, got {filename!r}")
+    if isinstance(fragment_id, bool) or not isinstance(fragment_id, int) or fragment_id < 0:
+        raise InvalidArgumentError(f"fragment_id must be a non-negative int, got {fragment_id!r}")
+    reader = LanceFileReader(f"{dataset._path.rstrip('/')}/data/{filename}", dataset._storage_options)
+    meta = reader.metadata()
+    # The data storage version ("2.0" files carry 0.3 in their footer).
+    major, minor = (int(x) for x in meta.version.split(".")[:2])
+    if meta.schema.names != dataset.schema.names:
+        raise InvalidArgumentError(
+            f"data file {filename} has columns {meta.schema.names}; the dataset has {dataset.schema.names}"
+        )
+    # The dataset's data file holding the most fields tells which field ids a file of every
+    # column lists (file format 2.1+ lists no struct or list parents) and their columns.
+    known = [f for frag in dataset._native.fragments() for f in frag["files"] if -2 not in f["fields"]]
+    widest = max(known, key=lambda f: len(f["fields"]), default=None)
+    if widest is not None:
+        fields, columns = list(widest["fields"]), list(widest["column_indices"])
+    else:
+        fields = list(_native.dataset_field_ids(dataset._native))
+        columns = list(range(len(fields)))
+    return FragmentMetadata(
+        fragment_id,
+        [
+            {
+                "path": filename,
+                "fields": fields,
+                "column_indices": columns,
+                "file_major_version": major,
+                "file_minor_version": minor,
+                "file_size_bytes": None,
+                "base_id": None,
+            }
+        ],
+        meta.num_rows,
+    )
+
+
+def portable_roaring(values: List[int]) -> bytes:
+    """``values`` (distinct u32s) as a roaring bitmap in the portable format, without run
+    containers: what pylance's ``update_columns(with_offsets=True)`` returns.
+
+    >>> portable_roaring([1])
+    b':0\\x00\\x00\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x10\\x00\\x00\\x00\\x01\\x00'
+    """
+    import struct
+
+    groups: Dict[int, List[int]] = {}
+    for v in sorted(set(values)):
+        groups.setdefault(v >> 16, []).append(v & 0xFFFF)
+    header = struct.pack("<II", 12346, len(groups))
+    header += b"".join(struct.pack("<HH", key, len(low) - 1) for key, low in groups.items())
+    bodies = []
+    for low in groups.values():
+        if len(low) <= 4096:
+            bodies.append(struct.pack(f"<{len(low)}H", *low))
+        else:
+            words = [0] * 1024
+            for v in low:
+                words[v >> 6] |= 1 << (v & 63)
+            bodies.append(struct.pack("<1024Q", *words))
+    offset = len(header) + 4 * len(groups)
+    offsets = []
+    for body in bodies:
+        offsets.append(offset)
+        offset += len(body)
+    return header + struct.pack(f"<{len(offsets)}I", *offsets) + b"".join(bodies)
+
+
+def _subtree_ids(ds: Any, names: List[str]) -> Dict[str, List[int]]:
+    """The field ids (depth-first) of each top-level column in ``names``."""
+    from .schema import _count
+
+    ids = list(_native.dataset_field_ids(ds._native))
+    out: Dict[str, List[int]] = {}
+    pos = 0
+    for f in ds.schema:
+        n = 1 + _count(f.type)
+        if f.name in names:
+            out[f.name] = ids[pos : pos + n]
+        pos += n
+    return out
+
+
+def update_columns(
+    frag: "LanceFragment",
+    data_obj: Any,
+    left_on: str,
+    right_on: Optional[str],
+    schema: Optional[pa.Schema],
+    with_offsets: bool,
+) -> tuple:
+    """See :meth:`lancelet.fragment.LanceFragment.update_columns`."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    from ._inputs import _as_reader
+    from .fragment import FragmentMetadata
+
+    right_on = left_on if right_on is None else right_on
+    if not isinstance(left_on, str) or not isinstance(right_on, str):
+        raise InvalidArgumentError("left_on and right_on must be column names")
+    right = _as_reader(data_obj, schema).read_all()
+    ds = frag._ds
+    dschema = ds.schema
+    if right_on not in right.column_names:
+        raise InvalidArgumentError(f"update_columns: column {right_on} does not exist in the new data")
+    if left_on not in dschema.names and left_on not in ("_rowid", "_rowaddr"):
+        raise InvalidArgumentError(f"update_columns: column {left_on} does not exist in fragment {frag.fragment_id}")
+    names = [n for n in right.column_names if n != right_on]
+    for n in names:
+        if n in ("_rowid", "_rowaddr", left_on) or n not in dschema.names:
+            raise InvalidArgumentError(
+                f"update_columns: column {n} is not a column of the dataset that can be updated "
+                f"(the join column and _rowid/_rowaddr cannot be)"
+            )
+    if not names:
+        raise InvalidArgumentError("update_columns: the new data has no column to update besides the join column")
+    meta_key = left_on if left_on in dschema.names else None
+    columns = names + ([meta_key] if meta_key and meta_key not in names else [])
+    live = frag.to_table(columns=columns, with_row_id=left_on == "_rowid", with_row_address=left_on == "_rowaddr")
+    left_keys = live.column(left_on).combine_chunks()
+    right_keys = right.column(right_on).combine_chunks()
+    if right_keys.type != left_keys.type:
+        try:
+            right_keys = right_keys.cast(left_keys.type)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+            raise InvalidArgumentError(
+                f"update_columns: {right_on} ({right_keys.type}) cannot be joined with {left_on} ({left_keys.type})"
+            ) from e
+    match = pc.index_in(left_keys, value_set=right_keys).to_numpy(zero_copy_only=False)
+    matched = ~np.isnan(match.astype(np.float64))
+    n_live = live.num_rows
+    take = np.arange(n_live, dtype=np.int64)
+    take[matched] = n_live + match[matched].astype(np.int64)
+    new_cols = []
+    for n in names:
+        target = dschema.field(n).type
+        try:
+            values = right.column(n).combine_chunks().cast(target)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+            raise InvalidArgumentError(f"update_columns: column {n} cannot be cast to {target}: {e}") from e
+        both = pa.concat_arrays([live.column(n).combine_chunks(), values])
+        new_cols.append(both.take(pa.array(take)))
+    fid = frag.fragment_id
+    native = ds._native
+    native_meta = next(f for f in native.fragments() if f["id"] == fid)
+    temp = [f"__lancelet_update_{i}" for i in range(len(names))]
+    fields = [pa.field(t, dschema.field(n).type, dschema.field(n).nullable) for t, n in zip(temp, names)]
+    table = pa.Table.from_arrays(new_cols, schema=pa.schema(fields))
+    if n_live != native_meta["physical_rows"]:
+        # Deleted rows are never read: they get a copy of a live row's values (a null would
+        # not fit a non-nullable column, nor a struct in file format 2.0).
+        addrs = frag.to_table(columns=[], with_row_address=True).column("_rowaddr").to_numpy()
+        index = np.zeros(native_meta["physical_rows"], dtype=np.int64)
+        index[(addrs.astype(np.uint64) & np.uint64(0xFFFFFFFF)).astype(np.int64)] = np.arange(n_live)
+        table = table.take(pa.array(index))
+    new_file = dict(native.write_column_file(fid, table.to_reader())["files"][0])
+    # The file's fields got fresh ids (depth-first, consecutive); they stand for the
+    # updated columns' own ids, in the same order.
+    subtrees = _subtree_ids(ds, names)
+    old_ids = [i for n in names for i in subtrees[n]]
+    meta = frag.metadata.to_json()
+    stored = {i for f in meta["files"] for i in f["fields"]}
+    first = next((p for p, i in enumerate(old_ids) if i in stored), None)
+    if first is None or not new_file["fields"]:
+        raise InvalidArgumentError(f"update_columns: fragment {fid} stores none of the columns {names}")
+    start = min(new_file["fields"]) - first
+    mapped = [old_ids[i - start] for i in new_file["fields"]]
+    new_file["fields"] = mapped
+    old = set(old_ids)
+    files = [{**f, "fields": [-2 if i in old else i for i in f["fields"]]} for f in meta["files"]]
+    out = FragmentMetadata.from_json({**meta, "files": files + [new_file]})
+    if not with_offsets:
+        return out, mapped
+    addrs = frag.to_table(columns=[], with_row_address=True).column("_rowaddr").to_numpy()
+    offsets = (addrs[matched].astype(np.uint64) & np.uint64(0xFFFFFFFF)).tolist()
+    return out, mapped, portable_roaring([int(o) for o in offsets])

@@ -344,8 +344,36 @@ def _schema_arg(schema: Any) -> Tuple[pa.Schema, Optional[List[int]]]:
     raise TypeError(f"schema must be a lancelet.schema.LanceSchema or pyarrow.Schema, got {type(schema).__name__}")
 
 
+#: The field id pylance gives a data file's copy of a field that another file now holds.
+TOMBSTONE = -2
+
+
+def without_tombstones(frag: Dict[str, Any]) -> Dict[str, Any]:
+    """A fragment's JSON without tombstoned fields (-2, as pylance's ``update_columns``,
+    ``alter_columns`` and ``drop_columns`` leave them): each such field is dropped with its
+    column index, which reads the same. lancelet's native commit checks every field id
+    against the schema and has no tombstones (a Rust-side gap); files left with no field
+    are dropped."""
+    files = []
+    for f in frag.get("files", []):
+        if TOMBSTONE not in f.get("fields", []):
+            files.append(f)
+            continue
+        keep = [k for k, i in enumerate(f["fields"]) if i != TOMBSTONE]
+        if keep:
+            cols = f.get("column_indices") or []
+            files.append(
+                {
+                    **f,
+                    "fields": [f["fields"][k] for k in keep],
+                    "column_indices": [cols[k] for k in keep] if len(cols) == len(f["fields"]) else cols,
+                }
+            )
+    return {**frag, "files": files}
+
+
 def _json(frags: Iterable[Any]) -> List[Dict[str, Any]]:
-    return [f.to_json() for f in frags]
+    return [without_tombstones(f.to_json()) for f in frags]
 
 
 def _file_json(f: Any) -> Dict[str, Any]:

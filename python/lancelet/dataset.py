@@ -41,7 +41,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tupl
 import pyarrow as pa
 
 # (`from m import x as x`: helpers that moved from here to m, importable from here as before.)
-from . import _branches, _dropin, _expressions, _namespace_io, _native, _operations, _paths, _rowoffset
+from . import _branches, _commit_hooks, _dropin, _expressions, _namespace_io, _native, _operations, _paths, _rowoffset
 from . import blob as _blob
 from ._argcheck import (
     _alterations,
@@ -134,14 +134,20 @@ def dataset(
     every scan of the dataset (``to_table``, ``to_batches``, ``head``, ``scanner``...) unless
     the call gives them; like pylance, ``count_rows``, ``take`` and fragment scans ignore
     it. ``block_size``, ``commit_lock``, ``index_cache_size``, the cache sizes,
-    ``read_params`` and ``session`` are accepted for pylance compatibility and ignored
-    (commits are atomic without a lock).
+    ``read_params`` and ``session`` are accepted for pylance compatibility and ignored.
+    ``commit_lock`` is a callable ``lock(version) -> context manager`` entered around every
+    commit made through the returned dataset (and datasets derived from it), called with
+    the version being committed, as in pylance; an exception from it stops the commit
+    with nothing written. Commits are atomic without one: it is for coordinating writers.
+
+    >>> lancelet.dataset("/data/items.lance", commit_lock=lambda v: my_lock)  # doctest: +SKIP
 
     >>> ds = lancelet.dataset("/data/items.lance", version=3)  # doctest: +SKIP
     """
     if read_params is not None and not isinstance(read_params, dict):
         raise InvalidArgumentError(f"read_params must be a dict, got {type(read_params).__name__}")
     uri, storage_options, managed = _namespace_io.resolve_read(uri, namespace_client, table_id, storage_options)
+    lock = _commit_hooks.check_lock(commit_lock)
     ds = LanceDataset(
         uri,
         version=version,
@@ -149,6 +155,7 @@ def dataset(
         default_scan_options=default_scan_options,
         _commit_namespace=managed,
     )
+    ds._commit_lock = lock
     if asof is not None:
         if version is not None:
             raise InvalidArgumentError("pass version= or asof=, not both")
@@ -212,6 +219,53 @@ def write_dataset(
     properties = _operations.properties(transaction_properties, None)
     path = _native_uri(uri, storage_options)
     _paths.check_write_target(path)
+    lock = _commit_hooks.check_lock(kwargs.get("commit_lock"))
+    if lock is None and isinstance(uri, LanceDataset):
+        lock = uri._commit_lock
+    cleanup = kwargs.get("auto_cleanup_options")
+    cleanup_config = None if cleanup is None else _commit_hooks.auto_cleanup_config(cleanup, defaults=True)
+
+    def latest() -> int:
+        try:
+            return _native.Dataset.open(path, None, _storage_options(storage_options)).latest_version()
+        except FileNotFoundError:
+            return 0
+
+    ds = _commit_hooks.around(
+        lock,
+        latest,
+        lambda: _write(
+            data_obj, uri, path, schema, mode, managed, properties, kwargs, storage_options, max_rows_per_file,
+            max_bytes_per_file, enable_v2_manifest_paths, data_storage_version, commit_message, progress,
+        ),
+        lambda ds: (ds, ds.version - 1),
+    )  # fmt: skip
+    ds._commit_lock = lock
+    if cleanup_config is not None and ds.version == 1:
+        # pylance records these in the creating commit; lancelet's native write takes no
+        # config, so they come in the next version (an UpdateConfig).
+        ds.update_config(cleanup_config)
+    return ds
+
+
+def _write(
+    data_obj: Any,
+    uri: Any,
+    path: str,
+    schema: Optional[pa.Schema],
+    mode: str,
+    managed: Any,
+    properties: Dict[str, str],
+    kwargs: Dict[str, Any],
+    storage_options: Optional[Dict[str, str]],
+    max_rows_per_file: int,
+    max_bytes_per_file: int,
+    enable_v2_manifest_paths: bool,
+    data_storage_version: Optional[str],
+    commit_message: Optional[str],
+    progress: Any,
+) -> "LanceDataset":
+    """The commit of :func:`write_dataset` (its arguments checked)."""
     if _branches.uses_bases(kwargs):  # initial_bases / target_bases: see docs/branches.md
         return _branches.write_with_bases(
             _as_reader(data_obj, schema),
@@ -368,6 +422,8 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
     _default_scan_options: Optional[Dict[str, Any]] = None
     #: The namespace that creates this table's versions (managed versioning), if any.
     _commit_namespace: Optional[_namespace_io.CommitNamespace] = None
+    #: ``commit_lock(version)``: a context manager entered around every commit (see :func:`dataset`).
+    _commit_lock: Optional[_commit_hooks.CommitLock] = None
 
     def __init__(
         self,
@@ -412,6 +468,7 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
         ds._storage_options = self._storage_options
         ds._default_scan_options = self._default_scan_options
         ds._commit_namespace = self._commit_namespace
+        ds._commit_lock = self._commit_lock
         return ds
 
     def _plain(self) -> "LanceDataset":
@@ -540,6 +597,7 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
         """
         _branches.validate(self)
 
+    @_commit_hooks.commits()
     def add_bases(
         self, new_bases: List["_branches.DatasetBasePath"], transaction_properties: Optional[Dict[str, str]] = None
     ) -> "LanceDataset":
@@ -613,6 +671,50 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
         uri = base_uri.uri if isinstance(base_uri, LanceDataset) else base_uri
         path = _native_uri(uri, storage_options)
         _paths.check_write_target(path)
+        lock = _commit_hooks.check_lock(commit_lock)
+        if lock is None and isinstance(base_uri, LanceDataset):
+            lock = base_uri._commit_lock
+
+        def latest() -> int:
+            try:
+                return _native.Dataset.open(path, None, _storage_options(storage_options)).latest_version()
+            except FileNotFoundError:
+                return 0
+
+        def run() -> "LanceDataset":
+            return LanceDataset._commit(
+                base_uri,
+                uri,
+                path,
+                operation,
+                read_version,
+                props,
+                storage_options,
+                enable_v2_manifest_paths,
+                max_retries,
+                commit_message,
+                kwargs,
+            )
+
+        ds = _commit_hooks.around(lock, latest, run, lambda ds: (ds, ds.version - 1))
+        ds._commit_lock = lock
+        return ds
+
+    @staticmethod
+    def _commit(
+        base_uri: Any,
+        uri: Any,
+        path: str,
+        operation: Any,
+        read_version: Optional[int],
+        props: Dict[str, str],
+        storage_options: Optional[Dict[str, str]],
+        enable_v2_manifest_paths: Optional[bool],
+        max_retries: int,
+        commit_message: Optional[str],
+        kwargs: Dict[str, Any],
+    ) -> "LanceDataset":
+        """The commit of :meth:`commit` (its arguments checked)."""
         managed = base_uri._commit_namespace if isinstance(base_uri, LanceDataset) else None
         if kwargs.get("namespace_client_managed_versioning") and kwargs.get("namespace_client") is not None:
             managed = (kwargs["namespace_client"], list(kwargs.get("table_id") or []), _namespace_io.store_key(path))
@@ -631,7 +733,7 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
             ds._storage_options = _storage_options(storage_options)
             ds._commit_namespace = managed
             return ds
-        frags = [f.to_json() for f in operation.fragments]
+        frags = [_operations.without_tombstones(f.to_json()) for f in operation.fragments]
         if isinstance(operation, LanceOperation.Overwrite):
             kind, schema = "overwrite", operation.new_schema
         else:
@@ -692,6 +794,7 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
         """Moves this object to the newest version."""
         self._native = self._native.checkout(None)
 
+    @_commit_hooks.commits()
     def restore(self) -> None:
         """Commits a new version whose content is this (older) version's."""
         self._native = self._native.restore()
@@ -736,6 +839,7 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
         """The table config stored in the manifest (``key -> value``)."""
         return dict(self._native.config())
 
+    @_commit_hooks.commits()
     def update_config(self, values: Dict[str, Optional[str]], *, replace: bool = False) -> Dict[str, str]:
         """Sets table config keys (a value of None removes the key; ``replace=True`` drops
         every other key) in an UpdateConfig commit; moves to the new version and returns
@@ -747,6 +851,7 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
         self._native = self._native.update_config(list(values.items()), bool(replace))
         return self.config()
 
+    @_commit_hooks.commits()
     def delete_config_keys(self, keys: List[str]) -> None:
         """Removes table config keys in an UpdateConfig commit and moves to the new version."""
         if isinstance(keys, str) or not all(isinstance(k, str) for k in keys):
@@ -999,6 +1104,7 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
 
     # -- writing ----------------------------------------------------------------------
 
+    @_commit_hooks.commits()
     def delete(
         self, predicate: str, *, conflict_retries: int = 10, retry_timeout: Optional[_dt.timedelta] = None
     ) -> Dict[str, int]:
@@ -1014,6 +1120,7 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
         self._native, n = self._native.delete(predicate, *_retry_args(conflict_retries, retry_timeout))
         return {"num_deleted_rows": n}
 
+    @_commit_hooks.commits()
     def update(
         self,
         updates: Dict[str, str],
@@ -1052,6 +1159,7 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
         )
         return {"num_rows_updated": n}
 
+    @_commit_hooks.commits()
     def insert(self, data: Any, *, mode: str = "append", **kwargs: Any) -> None:
         """Writes ``data`` to this dataset (appends by default; ``mode="overwrite"``
         replaces its rows) and moves this object to the new version, as pylance's
@@ -1067,6 +1175,7 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
 
         return MergeInsertBuilder(self, on)
 
+    @_commit_hooks.commits()
     def merge(
         self, data_obj: Any, left_on: str, right_on: Optional[str] = None, schema: Optional[pa.Schema] = None
     ) -> None:
@@ -1082,6 +1191,7 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
 
         self._native = merge_columns(self, data_obj, left_on, right_on, schema)
 
+    @_commit_hooks.commits()
     def add_columns(
         self,
         transforms: Any,
@@ -1135,6 +1245,7 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
                 f"or a reader of the new columns' rows; got {type(transforms).__name__}"
             )
 
+    @_commit_hooks.commits()
     def drop_columns(self, columns: List[str]) -> None:
         """Removes columns (dotted paths reach struct fields) from the schema, as a new
         version. Only metadata changes; the data stays in the files until compaction."""
@@ -1147,6 +1258,7 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
             raise InvalidArgumentError("drop_columns takes a non-empty list of column names")
         self._native = self._native.drop_columns(list(columns))
 
+    @_commit_hooks.commits()
     def alter_columns(self, *alterations: Dict[str, Any]) -> None:
         """Renames columns, makes them nullable or changes their types, as a new version.
 

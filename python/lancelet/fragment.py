@@ -433,6 +433,91 @@ class LanceFragment:
 
         return _fragment_ops.merge_columns(self, value_func, columns, batch_size, reader_schema)
 
+    def update_columns(
+        self,
+        data_obj: Any,
+        left_on: str = "_rowid",
+        right_on: Optional[str] = None,
+        schema: Optional[pa.Schema] = None,
+        *,
+        with_offsets: bool = False,
+    ) -> tuple:
+        """Replaces values of existing columns in this fragment's rows without committing,
+        as pylance's ``update_columns``: each row whose ``left_on`` value (a column, or
+        ``_rowid``/``_rowaddr``) equals ``right_on`` in ``data_obj`` (default: the same
+        name) takes that row's values of ``data_obj``'s other columns; other rows keep
+        theirs (when a key repeats in ``data_obj``, one of its rows is used). The new values
+        go into one new data file; the old files keep their data, their copies of the
+        updated fields tombstoned. Returns ``(FragmentMetadata, fields_modified)``, and with
+        ``with_offsets=True`` also the matched rows' offsets in the fragment as portable
+        roaring bitmap bytes. Commit with ``LanceOperation.Update(updated_fragments=[...],
+        fields_modified=...)``.
+
+        >>> meta, fields = ds.get_fragment(0).update_columns(pa.table({"id": [1], "value": [100]}), left_on="id")  # doctest: +SKIP
+        >>> op = lancelet.LanceOperation.Update(updated_fragments=[meta], fields_modified=fields)  # doctest: +SKIP
+        >>> lancelet.LanceDataset.commit(uri, op, read_version=ds.version)  # doctest: +SKIP
+        """
+        from . import _fragment_ops
+
+        return _fragment_ops.update_columns(self, data_obj, left_on, right_on, schema, bool(with_offsets))
+
+    @staticmethod
+    def create(
+        dataset_uri: Any,
+        data: Any,
+        fragment_id: Optional[int] = None,
+        schema: Optional[pa.Schema] = None,
+        max_rows_per_group: Optional[int] = 1024,
+        progress: Any = None,
+        mode: str = "append",
+        *,
+        data_storage_version: Optional[str] = None,
+        use_legacy_format: Optional[bool] = None,
+        storage_options: Optional[Dict[str, str]] = None,
+        namespace_client: Any = None,
+        table_id: Optional[List[str]] = None,
+        session: Any = None,
+    ) -> FragmentMetadata:
+        """Writes ``data`` as one new fragment (one data file) of the dataset at
+        ``dataset_uri`` without committing it, as pylance's ``LanceFragment.create``; returns
+        its :class:`FragmentMetadata` (id ``fragment_id``, 0 when None). The dataset need not
+        exist yet. ``mode="append"`` writes with the dataset's schema and field ids (commit
+        with ``LanceOperation.Append``); ``"create"`` or ``"overwrite"`` with the data's own
+        (``LanceOperation.Overwrite``). ``namespace_client`` + ``table_id`` name the
+        dataset through a namespace instead of ``dataset_uri``.
+
+        >>> frag = lancelet.LanceFragment.create("/tmp/items.lance", table)  # doctest: +SKIP
+        >>> lancelet.LanceDataset.commit("/tmp/items.lance", lancelet.LanceOperation.Overwrite(table.schema, [frag]))  # doctest: +SKIP
+        """
+        from . import _fragment_ops
+
+        return _fragment_ops.create(
+            dataset_uri,
+            data,
+            fragment_id,
+            schema,
+            max_rows_per_group,
+            progress,
+            mode,
+            "legacy" if use_legacy_format else data_storage_version,
+            storage_options,
+            namespace_client,
+            table_id,
+        )
+
+    @staticmethod
+    def create_from_file(filename: str, dataset: "LanceDataset", fragment_id: int) -> FragmentMetadata:
+        """The :class:`FragmentMetadata` of a fragment made of one existing data file
+        (``filename``, relative to the dataset's ``data/`` directory) holding every column of
+        ``dataset``, e.g. a file whose fragment was lost; not committed. As in pylance.
+
+        >>> meta = lancelet.LanceFragment.create_from_file(path, ds, 42)  # doctest: +SKIP
+        >>> lancelet.LanceDataset.commit(ds.uri, lancelet.LanceOperation.Append([meta]), read_version=ds.version)  # doctest: +SKIP
+        """
+        from . import _fragment_ops
+
+        return _fragment_ops.create_from_file(filename, dataset, fragment_id)
+
     def __repr__(self) -> str:
         return f"LanceFragment(id={self.fragment_id}, physical_rows={self.physical_rows})"
 

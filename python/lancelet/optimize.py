@@ -9,9 +9,9 @@ CompactionMetrics(fragments_removed=12, fragments_added=1, files_removed=12, fil
 from __future__ import annotations
 
 import datetime as _dt
-from typing import TYPE_CHECKING, Any, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
-from . import _native
+from . import _commit_hooks, _native
 from ._argcheck import _positive_int
 from ._counters import _Counters
 from .errors import InvalidArgumentError
@@ -48,6 +48,23 @@ class DatasetOptimizer:
     def __init__(self, ds: "LanceDataset"):
         self._ds = ds
 
+    def enable_auto_cleanup(self, auto_cleanup_config: Dict[str, int], **kwargs: Any) -> None:
+        """Turns on automatic cleanup (an UpdateConfig commit): after every commit whose
+        version is a multiple of ``interval``, versions older than ``older_than_seconds``
+        are removed, as pylance does (same config keys, so either library applies it).
+
+        >>> ds.optimize.enable_auto_cleanup({"interval": 20, "older_than_seconds": 14 * 86400})  # doctest: +SKIP
+        """
+        self._ds.update_config(_commit_hooks.auto_cleanup_config(auto_cleanup_config))
+
+    def disable_auto_cleanup(self, **kwargs: Any) -> None:
+        """Turns automatic cleanup off (removes its config keys in an UpdateConfig commit).
+
+        >>> ds.optimize.disable_auto_cleanup()  # doctest: +SKIP
+        """
+        self._ds.delete_config_keys([_commit_hooks.INTERVAL, _commit_hooks.OLDER_THAN])
+
+    @_commit_hooks.commits(lambda self: self._ds)
     def optimize_indices(
         self,
         num_indices_to_merge: Optional[int] = None,
@@ -75,6 +92,7 @@ class DatasetOptimizer:
             index_names = list(index_names)
         self._ds._native = _native.optimize_indices(self._ds._native, num_indices_to_merge, index_names)
 
+    @_commit_hooks.commits(lambda self: self._ds)
     def compact_files(
         self,
         *,

@@ -62,7 +62,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tupl
 
 import pyarrow as pa
 
-from . import _native, _spark_namespace
+from . import _commit_hooks, _native, _spark_namespace
 from . import blob as _blob
 from .dataset import LanceDataset, LanceOperation, dataset
 from .errors import InvalidArgumentError, LanceIOError, LanceNotFoundError, SchemaMismatchError, UnsupportedFeatureError
@@ -559,7 +559,7 @@ def _commit(
         kind = "append" if read_version is not None else "create_or_append"
     path = _native_uri(uri, storage or None)
     _paths.check_write_target(path)
-    _native.Dataset.commit(
+    native = _native.Dataset.commit(
         path,
         kind,
         frags,
@@ -568,6 +568,7 @@ def _commit(
         commit_message=message,
         storage_options=_storage_options(storage or None),
     )
+    _commit_hooks.run_auto_cleanup(native, native.version() - 1)
 
 
 class LanceletDataSource(DataSource):
