@@ -12,7 +12,7 @@ use std::sync::{Condvar, Mutex};
 
 use arrow_array::ArrayRef;
 use arrow_schema::FieldRef;
-use lancelet_encoding::v2_1::{encode_page, shred, EncodedPage21, PageOptions};
+use lancelet_encoding::v2_1::{encode_page, shred, EncodedPage21, PageOptions, Shredded};
 
 use crate::error::{Error, Result};
 use crate::stats::{zone_stats, ZoneStats};
@@ -161,6 +161,9 @@ pub(crate) struct PageJob {
     pub rows: ArrayRef,
     /// Page options of each leaf column of the field.
     pub leaves: Vec<PageOptions>,
+    /// Encode only this leaf column ([`crate::PageRules::Pylance`], whose leaves flush
+    /// on their own), cut where pylance cuts the levels of sparse lists.
+    pub leaf: Option<usize>,
     /// When statistics are kept for the field's first column: zone size and the row
     /// number of the page's first row.
     pub zones: Option<(usize, u64)>,
@@ -168,9 +171,10 @@ pub(crate) struct PageJob {
     pub blob_v1: bool,
 }
 
-/// An encoded [`PageJob`]: one page per leaf column, and the statistics zones.
+/// An encoded [`PageJob`]: its pages, each with the index of its leaf column, and the
+/// statistics zones.
 pub(crate) struct EncodedJob {
-    pub pages: Vec<EncodedPage21>,
+    pub pages: Vec<(usize, EncodedPage21)>,
     pub zones: Vec<ZoneStats>,
 }
 
@@ -193,18 +197,44 @@ pub(crate) fn encode_job(job: PageJob, path: &str) -> Result<EncodedJob> {
     } else {
         (job.rows, false)
     };
-    let leaves = shred(&job.field, rows.as_ref()).map_err(|e| Error::from_encoding(path, e))?;
-    let pages = leaves
-        .iter()
-        .zip(&job.leaves)
-        .map(|(leaf, opts)| {
-            let mut page = encode_page(leaf, opts).map_err(|e| Error::from_encoding(path, e))?;
-            if job.blob_v1 {
-                page.layout = lancelet_encoding::v2_1::blob::blob_layout(page.layout, had_nulls);
+    let encode = |leaf: &Shredded, opts: &PageOptions| -> Result<EncodedPage21> {
+        let mut page = encode_page(leaf, opts).map_err(|e| Error::from_encoding(path, e))?;
+        if job.blob_v1 {
+            page.layout = lancelet_encoding::v2_1::blob::blob_layout(page.layout, had_nulls);
+        }
+        Ok(page)
+    };
+    let mut pages = Vec::new();
+    match job.leaf {
+        None => {
+            let leaves = shred(&job.field, rows.as_ref()).map_err(|e| Error::from_encoding(path, e))?;
+            for (k, (leaf, opts)) in leaves.iter().zip(&job.leaves).enumerate() {
+                pages.push((k, encode(leaf, opts)?));
             }
-            Ok(page)
-        })
-        .collect::<Result<Vec<_>>>()?;
+        }
+        Some(k) => {
+            let opts = job
+                .leaves
+                .get(k)
+                .ok_or_else(|| Error::InvalidArgument(format!("field {:?} has no leaf {k}", job.field.name())))?;
+            let (field, rows, j) = super::pylance::leaf_path(&job.field, &rows, k)?;
+            let mut leaves = shred(&field, rows.as_ref()).map_err(|e| Error::from_encoding(path, e))?;
+            if j >= leaves.len() {
+                return Err(Error::InvalidArgument(format!("field {:?} has no leaf {k}", job.field.name())));
+            }
+            let leaf = leaves.swap_remove(j);
+            if leaf.rep.is_some() {
+                let ends = super::pylance::level_budget_ends(&leaf)?;
+                if ends.len() > 1 {
+                    for piece in leaf.split_rows(&ends).map_err(|e| Error::from_encoding(path, e))? {
+                        pages.push((k, encode(&piece, opts)?));
+                    }
+                    return Ok(EncodedJob { pages, zones });
+                }
+            }
+            pages.push((k, encode(&leaf, opts)?));
+        }
+    }
     Ok(EncodedJob { pages, zones })
 }
 
