@@ -95,6 +95,9 @@ def main() -> None:
         data_bytes = args.rows * args.size
         for name, n in scan_bytes.items():
             print(f"metadata scan bytes read ({name}): {n} of {data_bytes} payload bytes")
+        # The scan reads the id and label pages only: less than one image's bytes.
+        if scan_bytes["lancelet"] is not None and scan_bytes["lancelet"] >= args.size:
+            raise SystemExit(f"lancelet's metadata scan read {scan_bytes['lancelet']} bytes: payload bytes were read")
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

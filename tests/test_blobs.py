@@ -295,9 +295,8 @@ def test_v1_input_at_2_2_becomes_v2(tmp_path, writer, reader):
 
 
 def test_rewrites_of_blob_rows_keep_their_payloads(tmp_path):
-    """Compaction and update rewrite blob v2 rows with their payloads placed anew (more
-    cases, both ways, in tests/test_blob_updates.py); blob v1 rewrites stay refused, and
-    the blobs stay readable."""
+    """Compaction and update rewrite blob rows (v2 and v1) with their payloads placed anew
+    (more cases, both ways, in tests/test_blob_updates.py)."""
     uri = str(tmp_path / "c.lance")
     for _ in range(2):
         lancelet.write_dataset(v2_table(lancelet), uri, mode="append")
@@ -309,11 +308,11 @@ def test_rewrites_of_blob_rows_keep_their_payloads(tmp_path):
     v1 = str(tmp_path / "v1.lance")
     for _ in range(2):
         lancelet.write_dataset(v1_table(), v1, mode="append", data_storage_version="2.1")
-    with pytest.raises(lancelet.UnsupportedFeatureError):
-        lancelet.dataset(v1).optimize.compact_files()
-    with pytest.raises(lancelet.UnsupportedFeatureError):
-        lancelet.dataset(v1).update({"id": "id + 1"})
-    assert all_bytes(lancelet.dataset(v1), "img", len(V1_VALUES)) == V1_VALUES
+    lancelet.dataset(v1).optimize.compact_files()
+    lancelet.dataset(v1).update({"id": "id + 1"})
+    for mod in LIBS.values():
+        assert all_bytes(mod.dataset(v1), "img", 2 * len(V1_VALUES)) == V1_VALUES * 2
+        assert [len(f.data_files()) for f in mod.dataset(v1).get_fragments()] == [1]
 
 
 def test_cleanup_removes_sidecars_of_removed_files_only(tmp_path):

@@ -8,31 +8,27 @@ import os
 import time
 import uuid
 
-import pyarrow as pa
 import pytest
 
 import lancelet
 from _support import referenced_files
+from _tables import id_strings
 
 lance = pytest.importorskip("lance")
 
 ZERO = dt.timedelta(0)
 
 
-def _t(lo: int, hi: int) -> pa.Table:
-    return pa.table({"id": pa.array(range(lo, hi), pa.int64()), "s": [f"r{i}" for i in range(lo, hi)]})
-
-
 def _history(lib, uri: str) -> None:
     """Eight versions: appends, deletes (small and bitmap-sized), an overwrite."""
-    lib.write_dataset(_t(0, 100), uri)                       # 1
-    lib.write_dataset(_t(100, 200), uri, mode="append")      # 2
-    lib.dataset(uri).delete("id < 10")                       # 3
-    lib.write_dataset(_t(200, 300), uri, mode="append")      # 4
-    lib.write_dataset(_t(0, 7000), uri, mode="overwrite")    # 5
-    lib.dataset(uri).delete("id % 2 = 0")                    # 6 (bitmap deletion file)
-    lib.write_dataset(_t(7000, 7100), uri, mode="append")    # 7
-    lib.dataset(uri).delete("id = 7001")                     # 8
+    lib.write_dataset(id_strings(range(0, 100)), uri)                          # 1
+    lib.write_dataset(id_strings(range(100, 200)), uri, mode="append")         # 2
+    lib.dataset(uri).delete("id < 10")                                         # 3
+    lib.write_dataset(id_strings(range(200, 300)), uri, mode="append")         # 4
+    lib.write_dataset(id_strings(range(0, 7000)), uri, mode="overwrite")       # 5
+    lib.dataset(uri).delete("id % 2 = 0")                                      # 6 (bitmap deletion file)
+    lib.write_dataset(id_strings(range(7000, 7100)), uri, mode="append")       # 7
+    lib.dataset(uri).delete("id = 7001")                                       # 8
 
 
 def _files(uri: str):
@@ -99,15 +95,15 @@ def test_a_tagged_old_version_is_an_error_that_removes_nothing(tmp_path):
 
 def test_the_latest_version_is_never_removed(tmp_path):
     uri = str(tmp_path / "d.lance")
-    lancelet.write_dataset(_t(0, 10), uri)
+    lancelet.write_dataset(id_strings(range(0, 10)), uri)
     stats = lancelet.dataset(uri).cleanup_old_versions(older_than=ZERO, delete_unverified=True)
     assert stats.old_versions == 0 and stats.data_files_removed == 0
-    assert lancelet.dataset(uri).to_table().equals(_t(0, 10))
+    assert lancelet.dataset(uri).to_table().equals(id_strings(range(0, 10)))
     # Cleaning up through an old checkout still keeps the newest version.
-    lancelet.write_dataset(_t(10, 20), uri, mode="append")
+    lancelet.write_dataset(id_strings(range(10, 20)), uri, mode="append")
     old = lancelet.dataset(uri, version=1)
     assert old.cleanup_old_versions(older_than=ZERO).old_versions == 1
-    assert lancelet.dataset(uri).to_table().equals(_t(0, 20))
+    assert lancelet.dataset(uri).to_table().equals(id_strings(range(0, 20)))
 
 
 def _orphans(uri: str):
@@ -182,6 +178,6 @@ def test_rate_limit_and_concurrency_are_honoured(tmp_path):
 ])
 def test_bad_arguments_are_clear_errors(tmp_path, kwargs):
     uri = str(tmp_path / "d.lance")
-    lancelet.write_dataset(_t(0, 10), uri)
+    lancelet.write_dataset(id_strings(range(0, 10)), uri)
     with pytest.raises(lancelet.InvalidArgumentError):
         lancelet.dataset(uri).cleanup_old_versions(**kwargs)

@@ -3,23 +3,18 @@ pylance's order, pylance reads the result; conflicts with concurrent deletes onl
 
 from __future__ import annotations
 
-import pyarrow as pa
 import pytest
+from _tables import sample
 
 import lancelet
 
 lance = pytest.importorskip("lance")
 
 
-def _t(lo: int, hi: int) -> pa.Table:
-    return pa.table({"id": pa.array(range(lo, hi), pa.int64()), "s": [f"v{i}" for i in range(lo, hi)],
-                     "e": pa.array([[float(i)] * 4 for i in range(lo, hi)], pa.list_(pa.float32(), 4))})
-
-
 def _small_fragments(lib, uri, n=20, rows=50):
-    lib.write_dataset(_t(0, rows), uri, data_storage_version="2.0")
+    lib.write_dataset(sample(range(0, rows), vector_dim=4), uri, data_storage_version="2.0")
     for k in range(1, n):
-        lib.write_dataset(_t(k * rows, (k + 1) * rows), uri, mode="append")
+        lib.write_dataset(sample(range(k * rows, (k + 1) * rows), vector_dim=4), uri, mode="append")
     return lib.dataset(uri)
 
 
@@ -67,7 +62,7 @@ def test_compaction_conflicts_with_deletes_not_appends(tmp_path):
     uri = str(tmp_path / "d.lance")
     _small_fragments(lancelet, uri, n=6, rows=20)
     stale = lancelet.dataset(uri)
-    lancelet.write_dataset(_t(1000, 1010), uri, mode="append")
+    lancelet.write_dataset(sample(range(1000, 1010), vector_dim=4), uri, mode="append")
     stale.optimize.compact_files(target_rows_per_fragment=1000)
     t = lancelet.dataset(uri).to_table()
     # The rewritten rows take the next fragment id, after the appended fragment (pylance's order).
@@ -76,12 +71,12 @@ def test_compaction_conflicts_with_deletes_not_appends(tmp_path):
     oracle = str(tmp_path / "oracle.lance")
     _small_fragments(lance, oracle, n=6, rows=20)
     stale = lance.dataset(oracle)
-    lance.write_dataset(_t(1000, 1010), oracle, mode="append")
+    lance.write_dataset(sample(range(1000, 1010), vector_dim=4), oracle, mode="append")
     stale.optimize.compact_files(target_rows_per_fragment=1000)
     assert lance.dataset(oracle).to_table()["id"].to_pylist() == t["id"].to_pylist()
     stale = lancelet.dataset(uri)
     lancelet.dataset(uri).delete("id = 5")
-    lancelet.write_dataset(_t(2000, 2001), uri, mode="append")
+    lancelet.write_dataset(sample(range(2000, 2001), vector_dim=4), uri, mode="append")
     with pytest.raises(lancelet.CommitConflictError):
         stale.optimize.compact_files(target_rows_per_fragment=10_000)
     assert lancelet.dataset(uri).count_rows() == 130

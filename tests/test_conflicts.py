@@ -103,7 +103,7 @@ def _run(lib: Any, name: str, ds: Any, uri: str, prepared: Any, retries: Optiona
         raise AssertionError(name)
 
 
-def _table(lib: Any, uri: str) -> Tuple[list, list]:
+def _contents(lib: Any, uri: str) -> Tuple[list, list]:
     t = lib.dataset(uri).to_table()
     return t.schema.names, sorted(t.to_pylist(), key=lambda r: r["id"])
 
@@ -115,13 +115,13 @@ def _pair(lib: Any, root: Any, a: str, b: str, retries: Optional[int]) -> Dict[s
     first, second = lib.dataset(uri, version=1), lib.dataset(uri, version=1)
     prepared_a, prepared_b = _prepare(lib, a, uri), _prepare(lib, b, uri)
     _run(lib, a, first, uri, prepared_a, None)
-    after_a = _table(lib, uri)
+    after_a = _contents(lib, uri)
     try:
         _run(lib, b, second, uri, prepared_b, retries)
         error: Optional[BaseException] = None
     except Exception as e:  # noqa: BLE001 - pylance raises OSError or CommitConflictError
         error = e
-    return {"error": error, "after_a": after_a, "final": _table(lib, uri)}
+    return {"error": error, "after_a": after_a, "final": _contents(lib, uri)}
 
 
 def _fails(a: str, b: str) -> bool:

@@ -31,6 +31,7 @@ APPENDS_EACH = 3
 ROWS_EACH = 50
 
 
+# Special table (not in _tables): the subprocess writers below append rows of this schema without importing it.
 def _table(start: int, n: int) -> pa.Table:
     ids = list(range(start, start + n))
     return pa.table({"id": pa.array(ids, pa.int64()), "payload": pa.array([f"p{i}" for i in ids])})

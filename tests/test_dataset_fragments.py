@@ -14,6 +14,7 @@ import lance
 import lancelet
 from lancelet import FragmentMetadata, LanceDataset, LanceOperation
 from lancelet import errors as E
+from _tables import id_strings
 
 pytestmark = pytest.mark.lancelet_only
 
@@ -21,35 +22,31 @@ pytestmark = pytest.mark.lancelet_only
 SCHEMA = pa.schema([("id", pa.int64()), ("s", pa.string())])
 
 
-def _t(lo: int, hi: int) -> pa.Table:
-    return pa.table({"id": range(lo, hi), "s": [f"v{i % 7}" for i in range(lo, hi)]}, schema=SCHEMA)
-
-
 def test_write_fragments_commits_nothing_until_commit(tmp_path):
     uri = str(tmp_path / "a.lance")
-    frags = lancelet.write_fragments(_t(0, 10), uri, max_rows_per_file=4)
+    frags = lancelet.write_fragments(id_strings(range(0, 10)), uri, max_rows_per_file=4)
     assert [f.physical_rows for f in frags] == [4, 4, 2]
     assert not os.path.exists(os.path.join(uri, "_versions"))
     ds = LanceDataset.commit(uri, LanceOperation.Overwrite(SCHEMA, frags))
     assert ds.version == 1
-    assert ds.to_table().equals(_t(0, 10))
+    assert ds.to_table().equals(id_strings(range(0, 10)))
 
 
 def test_fragments_from_many_writers_commit_as_one_append(tmp_path):
     uri = str(tmp_path / "a.lance")
-    lancelet.write_dataset(_t(0, 5), uri)
-    parts = [lancelet.write_fragments(_t(lo, lo + 5), uri) for lo in (5, 10, 15)]
+    lancelet.write_dataset(id_strings(range(0, 5)), uri)
+    parts = [lancelet.write_fragments(id_strings(range(lo, lo + 5)), uri) for lo in (5, 10, 15)]
     ds = LanceDataset.commit(uri, LanceOperation.Append([f for p in parts for f in p]), read_version=1)
     assert ds.version == 2
     assert sorted(f.fragment_id for f in ds.get_fragments()) == [0, 1, 2, 3]
-    assert ds.to_table().sort_by("id").equals(_t(0, 20))
-    assert lance.dataset(uri).to_table().sort_by("id").equals(_t(0, 20))
+    assert ds.to_table().sort_by("id").equals(id_strings(range(0, 20)))
+    assert lance.dataset(uri).to_table().sort_by("id").equals(id_strings(range(0, 20)))
 
 
 def test_metadata_json_round_trips_through_pylance(tmp_path):
     uri = str(tmp_path / "a.lance")
-    lancelet.write_dataset(_t(0, 5), uri)
-    ours = lancelet.write_fragments(_t(5, 9), uri)
+    lancelet.write_dataset(id_strings(range(0, 5)), uri)
+    ours = lancelet.write_fragments(id_strings(range(5, 9)), uri)
     text = json.dumps(ours[0].to_json())
     theirs = lance.fragment.FragmentMetadata.from_json(text)
     assert theirs.physical_rows == 4
@@ -58,15 +55,15 @@ def test_metadata_json_round_trips_through_pylance(tmp_path):
     pds = lance.LanceDataset.commit(uri, lance.LanceOperation.Append([theirs]), read_version=1)
     assert pds.count_rows() == 9
     # ...and lancelet commits pylance's (2.2 files, as the dataset's format).
-    pf = lance.fragment.write_fragments(_t(9, 12), uri, data_storage_version="2.2")
+    pf = lance.fragment.write_fragments(id_strings(range(9, 12)), uri, data_storage_version="2.2")
     back = [FragmentMetadata.from_json(json.dumps(f.to_json())) for f in pf]
     ds = LanceDataset.commit(uri, LanceOperation.Append(back), read_version=2)
-    assert ds.to_table().sort_by("id").equals(_t(0, 12))
+    assert ds.to_table().sort_by("id").equals(id_strings(range(0, 12)))
 
 
 def test_existing_fragment_metadata_has_pylance_fields(tmp_path):
     uri = str(tmp_path / "a.lance")
-    ds = lancelet.write_dataset(_t(0, 10), uri)
+    ds = lancelet.write_dataset(id_strings(range(0, 10)), uri)
     ds.delete("id < 3")
     meta = lancelet.dataset(uri).get_fragments()[0].metadata
     assert meta.num_deletions == 3 and meta.num_rows == 7
@@ -77,15 +74,15 @@ def test_existing_fragment_metadata_has_pylance_fields(tmp_path):
 
 def test_append_commit_without_dataset_is_not_found(tmp_path):
     uri = str(tmp_path / "a.lance")
-    frags = lancelet.write_fragments(_t(0, 3), uri)
+    frags = lancelet.write_fragments(id_strings(range(0, 3)), uri)
     with pytest.raises(E.LanceNotFoundError):
         LanceDataset.commit(uri, LanceOperation.Append(frags))
 
 
 def test_commit_refuses_hostile_fragment_metadata(tmp_path):
     uri = str(tmp_path / "a.lance")
-    lancelet.write_dataset(_t(0, 3), uri)
-    good = lancelet.write_fragments(_t(3, 6), uri)[0].to_json()
+    lancelet.write_dataset(id_strings(range(0, 3)), uri)
+    good = lancelet.write_fragments(id_strings(range(3, 6)), uri)[0].to_json()
     cases = {
         "escaping path": dict(good, files=[dict(good["files"][0], path="../../etc/passwd")]),
         "unknown field id": dict(good, files=[dict(good["files"][0], fields=[0, 99], column_indices=[0, 1])]),
@@ -102,13 +99,13 @@ def test_overwrite_commit_on_a_stale_version_conflicts_only_with_an_overwrite(tm
     # As in pylance 14 (tests/test_conflicts.py): an overwrite replaces a concurrent
     # append, but not a concurrent overwrite.
     uri = str(tmp_path / "a.lance")
-    lancelet.write_dataset(_t(0, 3), uri)
-    frags = lancelet.write_fragments(_t(0, 2), uri, mode="overwrite")
-    lancelet.write_dataset(_t(3, 4), uri, mode="append")  # version 2 lands meanwhile
+    lancelet.write_dataset(id_strings(range(0, 3)), uri)
+    frags = lancelet.write_fragments(id_strings(range(0, 2)), uri, mode="overwrite")
+    lancelet.write_dataset(id_strings(range(3, 4)), uri, mode="append")  # version 2 lands meanwhile
     LanceDataset.commit(uri, LanceOperation.Overwrite(SCHEMA, frags), read_version=1)
     assert lancelet.dataset(uri).count_rows() == 2
-    frags = lancelet.write_fragments(_t(0, 1), uri, mode="overwrite")
-    lancelet.write_dataset(_t(3, 4), uri, mode="overwrite")  # version 4 lands meanwhile
+    frags = lancelet.write_fragments(id_strings(range(0, 1)), uri, mode="overwrite")
+    lancelet.write_dataset(id_strings(range(3, 4)), uri, mode="overwrite")  # version 4 lands meanwhile
     with pytest.raises(E.CommitConflictError):
         LanceDataset.commit(uri, LanceOperation.Overwrite(SCHEMA, frags), read_version=3)
     assert lancelet.dataset(uri).count_rows() == 1 and lancelet.dataset(uri).version == 4

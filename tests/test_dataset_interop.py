@@ -23,6 +23,7 @@ pytestmark = pytest.mark.interop
 V2 = {"data_storage_version": "2.0"}
 
 
+# Special table (not in _tables): the asserts below pin its values (names "n8", null counts, deleted rows).
 def _table(start: int, n: int) -> pa.Table:
     """Built fresh (not sliced): pylance 14 panics writing sliced struct arrays."""
     ids = list(range(start, start + n))

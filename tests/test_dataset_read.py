@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pytest
+from _tables import sample
 
 import lancelet
 
@@ -12,23 +13,13 @@ lance = pytest.importorskip("lance")
 pytestmark = pytest.mark.interop
 
 
-def _table(start: int, n: int) -> pa.Table:
-    return pa.table(
-        {
-            "id": pa.array(range(start, start + n), pa.int64()),
-            "name": [f"n{i}" if i % 4 else None for i in range(start, start + n)],
-            "vec": pa.FixedSizeListArray.from_arrays(pa.array([float(i) for i in range(n * 2)], pa.float32()), 2),
-        }
-    )
-
-
 @pytest.fixture
 def pylance_dataset(tmp_path):
     """Three appends, a small delete (Arrow deletion file) and a large one (bitmap)."""
     uri = str(tmp_path / "ds.lance")
-    lance.write_dataset(_table(0, 100), uri, data_storage_version="2.0")
-    lance.write_dataset(_table(100, 5000), uri, mode="append")
-    lance.write_dataset(_table(5100, 50), uri, mode="append")
+    lance.write_dataset(sample(range(100)), uri, data_storage_version="2.0")
+    lance.write_dataset(sample(range(100, 5100)), uri, mode="append")
+    lance.write_dataset(sample(range(5100, 5150)), uri, mode="append")
     ds = lance.dataset(uri)
     ds.delete("id < 3")
     ds.delete("id % 3 = 1 AND id > 200")

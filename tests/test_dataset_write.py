@@ -14,21 +14,9 @@ import pathlib
 import pandas as pd
 import pyarrow as pa
 import pytest
+from _tables import sample
 
 V2 = {"data_storage_version": "2.0"}
-
-
-def _table(start: int, n: int) -> pa.Table:
-    """``id`` (start..start+n), ``name`` (every 5th null), ``score`` and a 2-dim ``vec``."""
-    ids = list(range(start, start + n))
-    return pa.table(
-        {
-            "id": pa.array(ids, pa.int64()),
-            "name": pa.array([None if i % 5 == 0 else f"name-{i}" for i in ids], pa.string()),
-            "score": pa.array([i * 0.5 for i in ids], pa.float64()),
-            "vec": pa.FixedSizeListArray.from_arrays(pa.array([float(v) for i in ids for v in (i, -i)], pa.float32()), 2),
-        }
-    )
 
 
 def _write(lib, data, uri, **kwargs):
@@ -49,7 +37,7 @@ def uri(tmp_path) -> str:
 @pytest.fixture
 def three_fragments(lib, uri) -> str:
     """Fragments 0, 1, 2 holding ids 0..9, 10..19, 20..24 (one create, ``max_rows_per_file=10``)."""
-    _write(lib, _table(0, 25), uri, max_rows_per_file=10)
+    _write(lib, sample(range(25)), uri, max_rows_per_file=10)
     return uri
 
 
@@ -59,35 +47,35 @@ def three_fragments(lib, uri) -> str:
 
 
 def test_create_writes_version_one_that_reads_back(lib, uri, tables_equal):
-    ds = _write(lib, _table(0, 100), uri)
+    ds = _write(lib, sample(range(100)), uri)
     assert ds.version == 1
     assert ds.latest_version == 1
     assert ds.count_rows() == 100
-    assert ds.schema == _table(0, 1).schema
+    assert ds.schema == sample(range(1)).schema
     assert ds.data_storage_version == "2.0"
-    tables_equal(ds.to_table(), _table(0, 100))
+    tables_equal(ds.to_table(), sample(range(100)))
     reopened = lib.dataset(uri)
     assert reopened.version == 1
-    tables_equal(reopened.to_table(), _table(0, 100))
+    tables_equal(reopened.to_table(), sample(range(100)))
 
 
 def test_uri_is_reported_as_given(lib, uri):
-    assert _write(lib, _table(0, 3), uri).uri == uri
+    assert _write(lib, sample(range(3)), uri).uri == uri
     assert lib.dataset(uri).uri == uri
 
 
 def test_pathlib_uri_is_accepted(lib, tmp_path):
-    ds = _write(lib, _table(0, 3), pathlib.Path(tmp_path) / "p.lance")
+    ds = _write(lib, sample(range(3)), pathlib.Path(tmp_path) / "p.lance")
     assert ds.count_rows() == 3
     assert lib.dataset(pathlib.Path(tmp_path) / "p.lance").count_rows() == 3
 
 
 def test_create_on_existing_dataset_raises_and_leaves_it_unchanged(lib, uri, errors):
-    _write(lib, _table(0, 10), uri)
+    _write(lib, sample(range(10)), uri)
     with pytest.raises(errors.already_exists):
-        _write(lib, _table(100, 5), uri)
+        _write(lib, sample(range(100, 105)), uri)
     with pytest.raises(errors.already_exists):
-        _write(lib, _table(100, 5), uri, mode="create")
+        _write(lib, sample(range(100, 105)), uri, mode="create")
     ds = lib.dataset(uri)
     assert ds.version == 1
     assert _ids(ds.to_table()) == list(range(10))
@@ -95,59 +83,59 @@ def test_create_on_existing_dataset_raises_and_leaves_it_unchanged(lib, uri, err
 
 @pytest.mark.lancelet_only
 def test_create_on_existing_dataset_raises_file_exists_error(lib, uri):
-    _write(lib, _table(0, 10), uri)
+    _write(lib, sample(range(10)), uri)
     with pytest.raises(lib.LanceError) as info:
-        _write(lib, _table(0, 10), uri)
+        _write(lib, sample(range(10)), uri)
     assert isinstance(info.value, FileExistsError)
 
 
 def test_append_adds_rows_in_a_new_version(lib, uri):
-    _write(lib, _table(0, 10), uri)
-    ds = _write(lib, _table(10, 5), uri, mode="append")
+    _write(lib, sample(range(10)), uri)
+    ds = _write(lib, sample(range(10, 15)), uri, mode="append")
     assert ds.version == 2
     assert _ids(ds.to_table()) == list(range(15))
     assert _ids(lib.dataset(uri).to_table()) == list(range(15))
 
 
 def test_append_creates_a_missing_dataset(lib, uri):
-    ds = _write(lib, _table(0, 7), uri, mode="append")
+    ds = _write(lib, sample(range(7)), uri, mode="append")
     assert ds.version == 1
     assert _ids(lib.dataset(uri).to_table()) == list(range(7))
 
 
 def test_overwrite_replaces_rows_and_keeps_history(lib, uri):
-    _write(lib, _table(0, 10), uri)
-    ds = _write(lib, _table(100, 3), uri, mode="overwrite")
+    _write(lib, sample(range(10)), uri)
+    ds = _write(lib, sample(range(100, 103)), uri, mode="overwrite")
     assert ds.version == 2
     assert _ids(lib.dataset(uri).to_table()) == [100, 101, 102]
     assert _ids(lib.dataset(uri, version=1).to_table()) == list(range(10))
 
 
 def test_overwrite_may_change_the_schema(lib, uri):
-    _write(lib, _table(0, 10), uri)
+    _write(lib, sample(range(10)), uri)
     new = pa.table({"other": pa.array([1.5, 2.5], pa.float64())})
     ds = _write(lib, new, uri, mode="overwrite")
     assert ds.schema == new.schema
     assert lib.dataset(uri).to_table().equals(new)
-    assert lib.dataset(uri, version=1).schema == _table(0, 1).schema
+    assert lib.dataset(uri, version=1).schema == sample(range(1)).schema
     # and appends now follow the new schema
     _write(lib, pa.table({"other": pa.array([3.5], pa.float64())}), uri, mode="append")
     assert lib.dataset(uri).to_table().column("other").to_pylist() == [1.5, 2.5, 3.5]
 
 
 def test_overwrite_creates_a_missing_dataset(lib, uri):
-    ds = _write(lib, _table(0, 4), uri, mode="overwrite")
+    ds = _write(lib, sample(range(4)), uri, mode="overwrite")
     assert ds.version == 1
     assert lib.dataset(uri).count_rows() == 4
 
 
 def test_unknown_mode_raises_value_error(lib, uri):
     with pytest.raises(ValueError):
-        _write(lib, _table(0, 1), uri, mode="upsert")
+        _write(lib, sample(range(1)), uri, mode="upsert")
 
 
 def test_commit_message_and_storage_options_none_are_accepted(lib, uri):
-    ds = _write(lib, _table(0, 3), uri, commit_message="first", storage_options=None)
+    ds = _write(lib, sample(range(3)), uri, commit_message="first", storage_options=None)
     assert ds.count_rows() == 3
 
 
@@ -181,7 +169,7 @@ INPUT_KINDS = {
 
 @pytest.mark.parametrize("kind", list(INPUT_KINDS))
 def test_every_input_kind_writes_the_same_rows(lib, uri, kind, tables_equal):
-    table = _table(0, 30)
+    table = sample(range(30))
     data, kwargs = INPUT_KINDS[kind](table)
     ds = _write(lib, data, uri, **kwargs)
     tables_equal(lib.dataset(uri).to_table(), table)
@@ -190,8 +178,8 @@ def test_every_input_kind_writes_the_same_rows(lib, uri, kind, tables_equal):
 
 @pytest.mark.parametrize("kind", list(INPUT_KINDS))
 def test_every_input_kind_appends(lib, uri, kind):
-    _write(lib, _table(0, 5), uri)
-    data, kwargs = INPUT_KINDS[kind](_table(5, 30))
+    _write(lib, sample(range(5)), uri)
+    data, kwargs = INPUT_KINDS[kind](sample(range(5, 35)))
     _write(lib, data, uri, mode="append", **kwargs)
     assert _ids(lib.dataset(uri).to_table()) == list(range(35))
 
@@ -211,8 +199,8 @@ def test_pandas_dataframe_with_a_non_default_index_keeps_it_as_a_column(lib, uri
 @pytest.mark.lancelet_only
 def test_generator_without_schema_takes_the_schema_of_its_first_batch(lib, uri, tables_equal):
     # pylance raises ValueError here; lancelet peeks at the first batch instead.
-    _write(lib, _gen(_table(0, 3).to_batches()), uri)
-    tables_equal(lib.dataset(uri).to_table(), _table(0, 3))
+    _write(lib, _gen(sample(range(3)).to_batches()), uri)
+    tables_equal(lib.dataset(uri).to_table(), sample(range(3)))
 
 
 @pytest.mark.lancelet_only
@@ -229,41 +217,41 @@ def test_unsupported_input_raises_type_error(lib, uri):
 @pytest.mark.lancelet_only
 def test_any_arrow_c_stream_object_is_accepted(lib, uri, tables_equal):
     # pylance 14 refuses these with TypeError("Unknown data type").
-    _write(lib, _CStreamOnly(_table(0, 12)), uri)
-    tables_equal(lib.dataset(uri).to_table(), _table(0, 12))
+    _write(lib, _CStreamOnly(sample(range(12))), uri)
+    tables_equal(lib.dataset(uri).to_table(), sample(range(12)))
 
 
 @pytest.mark.lancelet_only
 def test_list_of_batches_needs_no_schema(lib, uri, tables_equal):
     # pylance 14 requires schema= for a list of batches.
-    _write(lib, _table(0, 12).to_batches(max_chunksize=5), uri)
-    tables_equal(lib.dataset(uri).to_table(), _table(0, 12))
+    _write(lib, sample(range(12)).to_batches(max_chunksize=5), uri)
+    tables_equal(lib.dataset(uri).to_table(), sample(range(12)))
 
 
 def test_data_storage_version_2_0_is_accepted_on_every_mode(lib, uri):
-    lib.write_dataset(_table(0, 3), uri, data_storage_version="2.0")
-    lib.write_dataset(_table(3, 3), uri, mode="append", data_storage_version="2.0")
-    ds = lib.write_dataset(_table(6, 3), uri, mode="overwrite", data_storage_version="2.0")
+    lib.write_dataset(sample(range(3)), uri, data_storage_version="2.0")
+    lib.write_dataset(sample(range(3, 6)), uri, mode="append", data_storage_version="2.0")
+    ds = lib.write_dataset(sample(range(6, 9)), uri, mode="overwrite", data_storage_version="2.0")
     assert ds.data_storage_version == "2.0"
 
 
 @pytest.mark.lancelet_only
 def test_default_data_storage_version_is_2_2(lib, uri):
-    assert lib.write_dataset(_table(0, 3), uri).data_storage_version == "2.2"
+    assert lib.write_dataset(sample(range(3)), uri).data_storage_version == "2.2"
 
 
 @pytest.mark.lancelet_only
 @pytest.mark.parametrize("version", ["legacy", "0.1", "2.3"])
 def test_other_storage_versions_are_unsupported(lib, uri, version, errors):
     with pytest.raises(errors.unsupported):
-        lib.write_dataset(_table(0, 3), uri, data_storage_version=version)
+        lib.write_dataset(sample(range(3)), uri, data_storage_version=version)
     with pytest.raises(errors.lance_error):
         lib.dataset(uri)  # nothing was committed
 
 
 def test_unknown_storage_version_raises(lib, uri):
     with pytest.raises((ValueError, NotImplementedError)):
-        lib.write_dataset(_table(0, 3), uri, data_storage_version="9.9")
+        lib.write_dataset(sample(range(3)), uri, data_storage_version="9.9")
 
 
 # --------------------------------------------------------------------------------------
@@ -271,8 +259,8 @@ def test_unknown_storage_version_raises(lib, uri):
 # --------------------------------------------------------------------------------------
 
 def _strict_table(n: int = 5) -> pa.Table:
-    """``_table`` with ``id`` declared non-nullable (pylance lets appends omit nullable fields)."""
-    t = _table(0, n)
+    """``sample`` with ``id`` declared non-nullable (pylance lets appends omit nullable fields)."""
+    t = sample(range(n))
     return t.cast(pa.schema([t.schema.field("id").with_nullable(False)] + list(t.schema)[1:]))
 
 
@@ -304,20 +292,20 @@ def test_append_with_a_different_schema_raises_naming_the_field(lib, uri, case, 
 
 
 def test_append_with_columns_in_another_order_is_reordered(lib, uri):
-    _write(lib, _table(0, 5), uri)
-    _write(lib, _table(5, 3).select(["vec", "score", "name", "id"]), uri, mode="append")
+    _write(lib, sample(range(5)), uri)
+    _write(lib, sample(range(5, 8)).select(["vec", "score", "name", "id"]), uri, mode="append")
     ds = lib.dataset(uri)
-    assert ds.schema == _table(0, 1).schema
+    assert ds.schema == sample(range(1)).schema
     assert _ids(ds.to_table()) == list(range(8))
     assert ds.to_table().column("vec").to_pylist()[5:] == [[5.0, -5.0], [6.0, -6.0], [7.0, -7.0]]
 
 
 def test_append_without_a_nullable_column_reads_it_as_null(lib, uri):
     # pylance writes such a fragment with data files covering only the given fields.
-    _write(lib, _table(0, 3), uri)
-    _write(lib, _table(3, 2).select(["id", "name"]), uri, mode="append")
+    _write(lib, sample(range(3)), uri)
+    _write(lib, sample(range(3, 5)).select(["id", "name"]), uri, mode="append")
     got = lib.dataset(uri).to_table()
-    assert got.schema == _table(0, 1).schema
+    assert got.schema == sample(range(1)).schema
     assert got.column("score").to_pylist() == [0.0, 0.5, 1.0, None, None]
     assert got.column("vec").to_pylist()[3:] == [None, None]
     assert lib.dataset(uri).to_table(columns=["vec"], filter="id > 2").column("vec").to_pylist() == [None, None]
@@ -345,34 +333,34 @@ def test_max_rows_per_file_splits_into_fragments(lib, three_fragments):
 
 
 def test_appended_fragments_get_new_ids(lib, three_fragments):
-    _write(lib, _table(25, 12), three_fragments, mode="append", max_rows_per_file=5)
+    _write(lib, sample(range(25, 37)), three_fragments, mode="append", max_rows_per_file=5)
     frags = lib.dataset(three_fragments).get_fragments()
     assert [f.fragment_id for f in frags] == [0, 1, 2, 3, 4, 5]
     assert [f.count_rows() for f in frags] == [10, 10, 5, 5, 5, 2]
 
 
 def test_max_rows_per_group_does_not_change_the_rows(lib, uri, tables_equal):
-    _write(lib, _table(0, 50), uri, max_rows_per_group=7)
-    tables_equal(lib.dataset(uri).to_table(), _table(0, 50))
+    _write(lib, sample(range(50)), uri, max_rows_per_group=7)
+    tables_equal(lib.dataset(uri).to_table(), sample(range(50)))
 
 
 def test_max_bytes_per_file_is_accepted(lib, uri, tables_equal):
-    _write(lib, _table(0, 50), uri, max_bytes_per_file=1 << 20)
-    tables_equal(lib.dataset(uri).to_table(), _table(0, 50))
+    _write(lib, sample(range(50)), uri, max_bytes_per_file=1 << 20)
+    tables_equal(lib.dataset(uri).to_table(), sample(range(50)))
 
 
 def test_empty_table_writes_a_version_without_fragments(lib, uri):
-    ds = _write(lib, _table(0, 0), uri)
+    ds = _write(lib, sample(range(0)), uri)
     assert ds.version == 1
     assert ds.count_rows() == 0
     assert ds.get_fragments() == []
-    assert ds.schema == _table(0, 0).schema
+    assert ds.schema == sample(range(0)).schema
     assert lib.dataset(uri).to_table().num_rows == 0
 
 
 def test_appending_an_empty_table_keeps_the_rows_and_commits_a_version(lib, uri):
-    _write(lib, _table(0, 5), uri)
-    ds = _write(lib, _table(0, 0), uri, mode="append")
+    _write(lib, sample(range(5)), uri)
+    ds = _write(lib, sample(range(0)), uri, mode="append")
     assert ds.version == 2
     assert ds.count_rows() == 5
     assert len(ds.get_fragments()) == 1
@@ -396,7 +384,7 @@ def test_get_fragment_of_a_missing_id_is_none(lib, three_fragments):
 def test_fragment_reads(lib, three_fragments, tables_equal):
     ds = lib.dataset(three_fragments)
     frag = ds.get_fragment(1)
-    tables_equal(frag.to_table(), _table(10, 10))
+    tables_equal(frag.to_table(), sample(range(10, 20)))
     assert frag.count_rows("id % 2 = 0") == 5
     assert _ids(frag.to_table(filter="id >= 15")) == [15, 16, 17, 18, 19]
     assert frag.to_table(columns=["name"]).column_names == ["name"]
@@ -444,11 +432,11 @@ def test_nested_types_round_trip_across_appends(lib, uri, mixed_table, tables_eq
 @pytest.fixture
 def history(lib, uri):
     """Versions 1..5: create 0..9, append 10..19, append 20..24, overwrite 100..102, append 103..104."""
-    _write(lib, _table(0, 10), uri)
-    _write(lib, _table(10, 10), uri, mode="append")
-    _write(lib, _table(20, 5), uri, mode="append")
-    _write(lib, _table(100, 3), uri, mode="overwrite")
-    _write(lib, _table(103, 2), uri, mode="append")
+    _write(lib, sample(range(10)), uri)
+    _write(lib, sample(range(10, 20)), uri, mode="append")
+    _write(lib, sample(range(20, 25)), uri, mode="append")
+    _write(lib, sample(range(100, 103)), uri, mode="overwrite")
+    _write(lib, sample(range(103, 105)), uri, mode="append")
     return uri
 
 
@@ -501,9 +489,9 @@ def test_checkout_latest_moves_an_old_checkout_to_the_newest_version(lib, histor
 
 
 def test_latest_version_sees_commits_made_after_opening(lib, uri):
-    _write(lib, _table(0, 3), uri)
+    _write(lib, sample(range(3)), uri)
     ds = lib.dataset(uri)
-    _write(lib, _table(3, 3), uri, mode="append")
+    _write(lib, sample(range(3, 6)), uri, mode="append")
     assert ds.version == 1
     assert ds.latest_version == 2
     assert ds.count_rows() == 3
@@ -533,7 +521,7 @@ def test_restore_commits_the_checked_out_version_as_the_newest(lib, history):
     assert [v["version"] for v in ds.versions()] == [1, 2, 3, 4, 5, 6]
     # history is untouched, and appends continue from the restored state
     assert _ids(lib.dataset(history, version=5).to_table()) == HISTORY[5]
-    _write(lib, _table(500, 1), history, mode="append")
+    _write(lib, sample(range(500, 501)), history, mode="append")
     assert _ids(lib.dataset(history).to_table()) == HISTORY[2] + [500]
 
 
@@ -570,7 +558,7 @@ def test_dataset_opens_by_tag(lib, history):
 
 def test_tags_survive_later_commits(lib, history):
     lib.dataset(history).tags.create("v2", 2)
-    _write(lib, _table(900, 1), history, mode="append")
+    _write(lib, sample(range(900, 901)), history, mode="append")
     lib.dataset(history).delete("id = 900")
     assert lib.dataset(history).tags.list()["v2"]["version"] == 2
     assert _ids(lib.dataset(history, version="v2").to_table()) == HISTORY[2]
@@ -611,7 +599,7 @@ def test_to_pandas_matches_to_table(lib, three_fragments):
 @pytest.mark.lancelet_only
 def test_dataset_is_an_arrow_c_stream(lib, three_fragments, tables_equal):
     # pylance 14's LanceDataset has no __arrow_c_stream__.
-    tables_equal(pa.table(lib.dataset(three_fragments)), _table(0, 25))
+    tables_equal(pa.table(lib.dataset(three_fragments)), sample(range(25)))
 
 
 LIMIT_OFFSET = [
@@ -743,7 +731,7 @@ def test_count_rows_with_filters(lib, three_fragments):
 def test_take_rows_across_fragments(lib, three_fragments, tables_equal):
     ds = lib.dataset(three_fragments)
     idx = [0, 9, 10, 19, 20, 24]
-    tables_equal(ds.take(idx), _table(0, 25).take(idx))
+    tables_equal(ds.take(idx), sample(range(25)).take(idx))
 
 
 def test_take_keeps_duplicates_and_order(lib, three_fragments):
@@ -824,7 +812,7 @@ def test_deletes_accumulate(lib, three_fragments):
 
 
 def test_small_delete_writes_an_arrow_deletion_file(lib, uri):
-    _write(lib, _table(0, 20_000), uri)
+    _write(lib, sample(range(20_000)), uri)
     lib.dataset(uri).delete("id < 3")
     frag = lib.dataset(uri).get_fragments()[0]
     assert frag.deletion_file().endswith(".arrow")
@@ -832,7 +820,7 @@ def test_small_delete_writes_an_arrow_deletion_file(lib, uri):
 
 
 def test_large_delete_writes_a_bitmap_deletion_file(lib, uri):
-    _write(lib, _table(0, 20_000), uri)
+    _write(lib, sample(range(20_000)), uri)
     lib.dataset(uri).delete("id % 4 <> 0")
     ds = lib.dataset(uri)
     frag = ds.get_fragments()[0]
@@ -856,7 +844,7 @@ def test_deleting_everything_leaves_an_empty_dataset(lib, three_fragments):
     assert ds.count_rows() == 0
     assert ds.get_fragments() == []
     assert ds.to_table().schema == ds.schema
-    _write(lib, _table(50, 2), three_fragments, mode="append")
+    _write(lib, sample(range(50, 52)), three_fragments, mode="append")
     assert _ids(lib.dataset(three_fragments).to_table()) == [50, 51]
 
 
@@ -876,9 +864,9 @@ def test_delete_with_an_unknown_column_raises_naming_it(lib, three_fragments, er
 def test_delete_through_an_old_checkout_commits_on_top_of_concurrent_appends(lib, uri):
     # The delete applies to the rows of the version it was made from; the appended
     # fragment is untouched, and the commit is rebased onto the latest version.
-    _write(lib, _table(0, 10), uri)
+    _write(lib, sample(range(10)), uri)
     stale = lib.dataset(uri)
-    _write(lib, _table(10, 10), uri, mode="append")
+    _write(lib, sample(range(10, 20)), uri, mode="append")
     stale.delete("id % 2 = 0")
     ds = lib.dataset(uri)
     assert ds.version == 3
@@ -907,12 +895,12 @@ def test_progress_is_reported(lib, uri, oracle_self):
         def progress(*args, **kwargs):
             calls.append((args, kwargs))
 
-    _write(lib, _table(0, 25), uri, max_rows_per_file=10, progress=progress)
+    _write(lib, sample(range(25)), uri, max_rows_per_file=10, progress=progress)
     assert calls
     assert lib.dataset(uri).count_rows() == 25
 
 
 @pytest.mark.lancelet_only
 def test_progress_true_shows_a_bar_and_writes(lib, uri, capsys):
-    _write(lib, _table(0, 25), uri, progress=True)
+    _write(lib, sample(range(25)), uri, progress=True)
     assert lib.dataset(uri).count_rows() == 25

@@ -9,19 +9,10 @@ import uuid
 
 import pyarrow as pa
 import pytest
+from _tables import sample
 
 import lancelet
 from lancelet.file import LanceFileReader, LanceFileWriter
-
-
-def _table(n: int = 1000) -> pa.Table:
-    return pa.table(
-        {
-            "id": pa.array(range(n), pa.int64()),
-            "s": [f"value {i % 17}" for i in range(n)],
-            "v": pa.array([[float(i), float(i) + 0.5] for i in range(n)], pa.list_(pa.float32(), 2)),
-        }
-    )
 
 
 def _write(uri: str, table: pa.Table, **kwargs) -> int:
@@ -36,7 +27,7 @@ def _read(uri: str, **kwargs) -> pa.Table:
 
 def test_memory_round_trip():
     uri = f"memory://file-uris/{uuid.uuid4().hex}/t.lance"
-    table = _table()
+    table = sample(range(1000))
     size = _write(uri, table)
     assert size and size > 0
     reader = LanceFileReader(uri)
@@ -48,8 +39,8 @@ def test_memory_round_trip():
 
 def test_a_memory_file_appears_only_when_closed():
     uri = f"memory://file-uris/{uuid.uuid4().hex}/t.lance"
-    w = LanceFileWriter(uri, _table().schema)
-    w.write_batch(_table(10))
+    w = LanceFileWriter(uri, sample(range(1000)).schema)
+    w.write_batch(sample(range(10)))
     with pytest.raises(lancelet.LanceNotFoundError):
         LanceFileReader(uri)
     w.abort()
@@ -59,14 +50,14 @@ def test_a_memory_file_appears_only_when_closed():
 
 def test_a_data_file_of_a_memory_dataset_opens_by_uri():
     root = f"memory://file-uris/{uuid.uuid4().hex}/ds.lance"
-    table = _table(300)
+    table = sample(range(300))
     ds = lancelet.write_dataset(table, root)
     path = ds.get_fragments()[0].data_files()[0].path
     assert _read(f"{root}/data/{path}").equals(table)
 
 
 def test_file_uri(tmp_path):
-    table = _table()
+    table = sample(range(1000))
     target = tmp_path / "uri.lance"
     _write("file://" + str(target), table)
     assert sorted(os.listdir(tmp_path)) == ["uri.lance"]
@@ -75,7 +66,7 @@ def test_file_uri(tmp_path):
 
 
 def test_local_path(tmp_path):
-    table = _table()
+    table = sample(range(1000))
     target = tmp_path / "local.lance"
     _write(str(target), table, version="2.1")
     assert _read(target).equals(table)
@@ -92,7 +83,7 @@ def test_missing_files_are_not_found(tmp_path):
 def test_s3_round_trip(s3):
     uri, opts, client = s3
     uri = uri.replace("items.lance", "f.lance")
-    table = _table(5000)
+    table = sample(range(5000))
     size = _write(uri, table, storage_options=opts)
     key = uri[len("s3://lancelet/") :]
     assert client.head_object(Bucket="lancelet", Key=key)["ContentLength"] == size
@@ -114,7 +105,7 @@ def test_s3_missing_object_and_bad_options(s3):
 @pytest.mark.interop
 def test_pylance_writes_lancelet_reads_by_file_uri(tmp_path):
     lance_file = pytest.importorskip("lance.file")
-    table = _table()
+    table = sample(range(1000))
     target = tmp_path / "pylance.lance"
     with lance_file.LanceFileWriter("file://" + str(target), table.schema) as w:
         w.write_batch(table)
@@ -124,7 +115,7 @@ def test_pylance_writes_lancelet_reads_by_file_uri(tmp_path):
 @pytest.mark.interop
 def test_lancelet_writes_pylance_reads_by_file_uri(tmp_path):
     lance_file = pytest.importorskip("lance.file")
-    table = _table()
+    table = sample(range(1000))
     target = tmp_path / "lancelet.lance"
     _write("file://" + str(target), table)
     assert lance_file.LanceFileReader("file://" + str(target)).read_all().to_table().equals(table)
@@ -135,7 +126,7 @@ def test_pylance_and_lancelet_exchange_files_on_s3(s3):
     lance_file = pytest.importorskip("lance.file")
     uri, opts, _ = s3
     theirs, ours = uri.replace("items.lance", "theirs.lance"), uri.replace("items.lance", "ours.lance")
-    table = _table(3000)
+    table = sample(range(3000))
     with lance_file.LanceFileWriter(theirs, table.schema, storage_options=opts) as w:
         w.write_batch(table)
     assert _read(theirs, storage_options=opts).equals(table)

@@ -329,7 +329,9 @@ def test_pylance_default_dataset_is_readable(tmp_path, tables_equal):
     tables_equal(ds.to_table(columns=["tags"]), table.select(["tags"]))
 
 
-def test_appending_to_a_v22_dataset_keeps_its_format(tmp_path):
+def test_appending_at_2_0_to_a_v22_dataset_keeps_its_data_format(tmp_path):
+    """The appended file is of the version asked for (as pylance writes it); the dataset's
+    data format stays 2.2, and both libraries read the mixed files."""
     import lancelet
 
     table = pa.table({"id": pa.array(range(10), pa.int64())})
@@ -338,3 +340,7 @@ def test_appending_to_a_v22_dataset_keeps_its_format(tmp_path):
     lancelet.write_dataset(table, uri, mode="append", data_storage_version="2.0")
     assert lance.dataset(uri).count_rows() == 20
     assert lance.dataset(uri).data_storage_version == "2.2"
+    files = [(d.file_major_version, d.file_minor_version) for f in lance.dataset(uri).get_fragments()
+             for d in f.data_files()]
+    assert files == [(2, 2), (2, 0)]
+    assert lancelet.dataset(uri).to_table().column("id").to_pylist() == list(range(10)) * 2

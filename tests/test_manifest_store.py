@@ -11,18 +11,14 @@ import sys
 import threading
 import uuid
 
-import pyarrow as pa
 import pytest
 
 import lancelet
 from _support import kill_after_ready, start_appenders, wait_appenders
+from _tables import id_strings
 
 pytestmark = pytest.mark.lancelet_only
 lance = pytest.importorskip("lance")
-
-
-def _t(lo: int, hi: int) -> pa.Table:
-    return pa.table({"id": pa.array(range(lo, hi), pa.int64()), "s": [f"v{i}" for i in range(lo, hi)]})
 
 
 @pytest.fixture
@@ -43,19 +39,19 @@ def _keys(client, uri):
 def test_without_conditional_put_or_manifest_store_commits_are_refused(no_cas):
     uri, plain, _, _, client = no_cas
     with pytest.raises(lancelet.UnsupportedFeatureError, match="manifest_store"):
-        lancelet.write_dataset(_t(0, 10), uri, storage_options=plain)
+        lancelet.write_dataset(id_strings(range(0, 10)), uri, storage_options=plain)
     assert not [k for k in _keys(client, uri) if k.startswith("_versions/") and k.endswith(".manifest")]
 
 
 def test_the_whole_api_works_through_a_sqlite_manifest_store(no_cas):
     uri, _, opts, db, client = no_cas
-    lancelet.write_dataset(_t(0, 100), uri, storage_options=opts)
-    lancelet.write_dataset(_t(100, 150), uri, mode="append", storage_options=opts)
+    lancelet.write_dataset(id_strings(range(0, 100)), uri, storage_options=opts)
+    lancelet.write_dataset(id_strings(range(100, 150)), uri, mode="append", storage_options=opts)
     ds = lancelet.dataset(uri, storage_options=opts)
     ds.delete("id < 5")
     ds.tags.create("trimmed", 3)
-    assert lancelet.dataset(uri, storage_options=opts).to_table().equals(_t(5, 150))
-    assert lancelet.dataset(uri, version=1, storage_options=opts).to_table().equals(_t(0, 100))
+    assert lancelet.dataset(uri, storage_options=opts).to_table().equals(id_strings(range(5, 150)))
+    assert lancelet.dataset(uri, version=1, storage_options=opts).to_table().equals(id_strings(range(0, 100)))
     assert lancelet.dataset(uri, version="trimmed", storage_options=opts).count_rows() == 145
     # Every version is a complete manifest under its final name; no staged copies remain.
     keys = _keys(client, uri)
@@ -68,18 +64,18 @@ def test_the_whole_api_works_through_a_sqlite_manifest_store(no_cas):
     # Readers that know nothing of the manifest store (pylance included) see the same history.
     s3_opts = {k: v for k, v in opts.items() if k not in ("manifest_store", "aws_conditional_put")}
     theirs = lance.dataset(uri, storage_options=s3_opts)
-    assert theirs.version == 3 and theirs.to_table().equals(_t(5, 150))
+    assert theirs.version == 3 and theirs.to_table().equals(id_strings(range(5, 150)))
 
 
 def test_concurrent_writers_through_sqlite_all_land(no_cas):
     uri, _, opts, _, _ = no_cas
-    lancelet.write_dataset(_t(0, 10), uri, storage_options=opts)
+    lancelet.write_dataset(id_strings(range(0, 10)), uri, storage_options=opts)
     procs = start_appenders(uri, opts, 4)
     errors = []
 
     def append(i):
         try:
-            lancelet.write_dataset(_t(200_000 + 100 * i, 200_000 + 100 * i + 20), uri, mode="append",
+            lancelet.write_dataset(id_strings(range(200_000 + 100 * i, 200_000 + 100 * i + 20)), uri, mode="append",
                                    storage_options=opts)
         except Exception as e:  # noqa: BLE001 - reported below
             errors.append(e)
@@ -115,31 +111,31 @@ def test_a_reader_finishes_a_commit_whose_writer_died(tmp_path):
     root = str(tmp_path / "d.lance")
     db = str(tmp_path / "m.db")
     opts = {"manifest_store": f"sqlite:{db}"}
-    lancelet.write_dataset(_t(0, 10), root, storage_options=opts)
-    lancelet.write_dataset(_t(10, 20), root, mode="append", storage_options=opts)
+    lancelet.write_dataset(id_strings(range(0, 10)), root, storage_options=opts)
+    lancelet.write_dataset(id_strings(range(10, 20)), root, mode="append", storage_options=opts)
     final = _interrupt_last_commit(root, db, f"file://{os.path.abspath(root)}")
     # Without the store the half-done version 2 is invisible...
     assert lancelet.dataset(root).version == 1
     # ...with it, opening finishes the commit the store promised.
     ds = lancelet.dataset(root, storage_options=opts)
-    assert ds.version == 2 and ds.to_table().equals(_t(0, 20))
+    assert ds.version == 2 and ds.to_table().equals(id_strings(range(0, 20)))
     assert os.path.exists(os.path.join(root, final))
     assert not [n for n in os.listdir(os.path.join(root, "_versions")) if ".manifest-" in n]
-    assert lance.dataset(root).to_table().equals(_t(0, 20))
+    assert lance.dataset(root).to_table().equals(id_strings(range(0, 20)))
     # A writer arriving at an interrupted commit finishes it first and takes the next version.
-    lancelet.write_dataset(_t(20, 30), root, mode="append", storage_options=opts)
+    lancelet.write_dataset(id_strings(range(20, 30)), root, mode="append", storage_options=opts)
     _interrupt_last_commit(root, db, f"file://{os.path.abspath(root)}")
-    lancelet.write_dataset(_t(30, 40), root, mode="append", storage_options=opts)
+    lancelet.write_dataset(id_strings(range(30, 40)), root, mode="append", storage_options=opts)
     ds = lancelet.dataset(root)
-    assert ds.version == 4 and ds.to_table().equals(_t(0, 40))
+    assert ds.version == 4 and ds.to_table().equals(id_strings(range(0, 40)))
 
 
 def test_memory_manifest_store_on_a_memory_dataset():
     uri = f"memory://{uuid.uuid4().hex}/d.lance"
     opts = {"manifest_store": "memory"}
-    lancelet.write_dataset(_t(0, 10), uri, storage_options=opts)
-    lancelet.write_dataset(_t(10, 20), uri, mode="append", storage_options=opts)
-    assert lancelet.dataset(uri, storage_options=opts).to_table().equals(_t(0, 20))
+    lancelet.write_dataset(id_strings(range(0, 10)), uri, storage_options=opts)
+    lancelet.write_dataset(id_strings(range(10, 20)), uri, mode="append", storage_options=opts)
+    assert lancelet.dataset(uri, storage_options=opts).to_table().equals(id_strings(range(0, 20)))
 
 
 _WRITER = """
@@ -165,7 +161,7 @@ def test_killed_writers_leave_a_committed_version(tmp_path, seed):
 
     root, db = str(tmp_path / "d.lance"), str(tmp_path / "m.db")
     opts = {"manifest_store": f"sqlite:{db}"}
-    lancelet.write_dataset(_t(0, 10), root, storage_options=opts)
+    lancelet.write_dataset(id_strings(range(0, 10)), root, storage_options=opts)
     rng, printed = random.Random(seed), 1
     for _ in range(6):
         proc = subprocess.Popen([sys.executable, "-c", _WRITER, root, db],
@@ -175,7 +171,7 @@ def test_killed_writers_leave_a_committed_version(tmp_path, seed):
             printed = int(line)
         ds = lancelet.dataset(root, storage_options=opts)
         assert ds.version in (printed, printed + 1)
-        assert ds.to_table().equals(_t(0, 10 * ds.version))
+        assert ds.to_table().equals(id_strings(range(0, 10 * ds.version)))
         printed = ds.version
     with sqlite3.connect(db) as c:
         (recorded,) = c.execute("SELECT max(version) FROM lancelet_manifests").fetchone()
@@ -185,5 +181,5 @@ def test_killed_writers_leave_a_committed_version(tmp_path, seed):
 @pytest.mark.parametrize("spec", ["postgres://db", "sqlite:", "", "sqlite:/no/such/dir/m.db"])
 def test_bad_manifest_store_options_are_clear_errors(tmp_path, spec):
     with pytest.raises((lancelet.InvalidArgumentError, OSError)):
-        lancelet.write_dataset(_t(0, 1), str(tmp_path / "d.lance"), storage_options={"manifest_store": spec})
+        lancelet.write_dataset(id_strings(range(0, 1)), str(tmp_path / "d.lance"), storage_options={"manifest_store": spec})
     assert not os.path.exists(tmp_path / "d.lance" / "_versions")

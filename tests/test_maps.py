@@ -25,6 +25,7 @@ def _rows(i: int):
     return [None, [], [("a", i), ("b", None)], [(f"k{i}", i * 2)] * (i % 5)][i % 4]
 
 
+# Special table (not in _tables): nested maps of lists, the subject of these tests.
 def _table(n: int = N) -> pa.Table:
     rows = [_rows(i) for i in range(n)]
     inner = pa.map_(pa.int64(), pa.list_(pa.string()))

@@ -14,13 +14,14 @@ import pyarrow.compute as pc
 import pytest
 
 import lancelet
+from _tables import id_strings
 
 lance = pytest.importorskip("lance")
 
 
 def _table(lo: int, hi: int) -> pa.Table:
-    ids = pa.array(range(lo, hi), pa.int64())
-    return pa.table({"id": ids, "s": pc.cast(ids, pa.string())})
+    """Special table: ``s`` is the id as text, the key the merge tests join on."""
+    return id_strings(range(lo, hi), fmt="{}")
 
 
 def _files(uri: str) -> set:

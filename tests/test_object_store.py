@@ -17,22 +17,19 @@ import pytest
 import lancelet
 from lancelet import errors as E
 from _support import free_port, kill_after_ready, start_appenders, wait_appenders
+from _tables import id_strings
 
 pytestmark = pytest.mark.lancelet_only
 
 
-def _t(lo: int, hi: int) -> pa.Table:
-    return pa.table({"id": pa.array(range(lo, hi), pa.int64()), "s": [f"v{i % 11}" for i in range(lo, hi)]})
-
-
 def _exercise(uri, opts):
     """Write, append, filter, take, delete, tags and time travel on one dataset."""
-    ds = lancelet.write_dataset(_t(0, 1000), uri, max_rows_per_file=300, storage_options=opts)
+    ds = lancelet.write_dataset(id_strings(range(0, 1000)), uri, max_rows_per_file=300, storage_options=opts)
     assert ds.version == 1 and len(ds.get_fragments()) == 4
-    lancelet.write_dataset(_t(1000, 1500), uri, mode="append", storage_options=opts)
+    lancelet.write_dataset(id_strings(range(1000, 1500)), uri, mode="append", storage_options=opts)
     ds = lancelet.dataset(uri, storage_options=opts)
     assert ds.version == 2
-    assert ds.to_table().equals(_t(0, 1500))
+    assert ds.to_table().equals(id_strings(range(0, 1500)))
     assert ds.to_table(filter="id % 100 = 7").column("id").to_pylist() == list(range(7, 1500, 100))
     assert ds.take([0, 999, 1499]).column("id").to_pylist() == [0, 999, 1499]
     ds.delete("id < 10")
@@ -50,7 +47,7 @@ def test_memory_datasets_support_the_whole_api():
 
 def test_memory_datasets_are_separate_by_path():
     a, b = (f"memory://{uuid.uuid4().hex}/t" for _ in range(2))
-    lancelet.write_dataset(_t(0, 3), a)
+    lancelet.write_dataset(id_strings(range(0, 3)), a)
     with pytest.raises(E.LanceNotFoundError):
         lancelet.dataset(b)
 
@@ -62,7 +59,7 @@ def test_s3_datasets_support_the_whole_api(s3):
 
 def test_s3_dataset_layout_is_lance(s3):
     uri, opts, client = s3
-    lancelet.write_dataset(_t(0, 10), uri, storage_options=opts)
+    lancelet.write_dataset(id_strings(range(0, 10)), uri, storage_options=opts)
     prefix = uri[len("s3://lancelet/"):]
     keys = [o["Key"][len(prefix) + 1:] for o in client.list_objects_v2(Bucket="lancelet", Prefix=prefix)["Contents"]]
     assert "_versions/18446744073709551614.manifest" in keys
@@ -73,10 +70,10 @@ def test_s3_dataset_layout_is_lance(s3):
 def test_pylance_reads_lancelet_on_s3_and_back(s3):
     lance = pytest.importorskip("lance")
     uri, opts, _ = s3
-    lancelet.write_dataset(_t(0, 500), uri, storage_options=opts)
-    assert lance.dataset(uri, storage_options=opts).to_table().equals(_t(0, 500))
-    lance.write_dataset(_t(500, 600), uri, mode="append", storage_options=opts)
-    assert lancelet.dataset(uri, storage_options=opts).to_table().sort_by("id").equals(_t(0, 600))
+    lancelet.write_dataset(id_strings(range(0, 500)), uri, storage_options=opts)
+    assert lance.dataset(uri, storage_options=opts).to_table().equals(id_strings(range(0, 500)))
+    lance.write_dataset(id_strings(range(500, 600)), uri, mode="append", storage_options=opts)
+    assert lancelet.dataset(uri, storage_options=opts).to_table().sort_by("id").equals(id_strings(range(0, 600)))
 
 
 def test_large_data_files_are_uploaded_in_parts(s3):
@@ -101,7 +98,7 @@ def _append_in_threads(uri, opts, writers: int, rows: int) -> list:
     def append(i):
         try:
             lo = 1000 * (i + 1)
-            lancelet.write_dataset(_t(lo, lo + rows), uri, mode="append", storage_options=opts)
+            lancelet.write_dataset(id_strings(range(lo, lo + rows)), uri, mode="append", storage_options=opts)
         except Exception as e:  # noqa: BLE001
             failures.append(e)
 
@@ -115,7 +112,7 @@ def _append_in_threads(uri, opts, writers: int, rows: int) -> list:
 
 def test_concurrent_appends_on_s3_all_land(s3):
     uri, opts, _ = s3
-    lancelet.write_dataset(_t(0, 10), uri, storage_options=opts)
+    lancelet.write_dataset(id_strings(range(0, 10)), uri, storage_options=opts)
     assert not _append_in_threads(uri, opts, 6, 50)
     ds = lancelet.dataset(uri, storage_options=opts)
     assert ds.version == 7
@@ -157,7 +154,7 @@ def test_spark_reads_and_writes_s3(s3):
     import lancelet.spark
 
     uri, opts, _ = s3
-    lancelet.write_dataset(_t(0, 100), uri, storage_options=opts)
+    lancelet.write_dataset(id_strings(range(0, 100)), uri, storage_options=opts)
     os.environ["PYSPARK_PYTHON"] = sys.executable
     spark = SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false").getOrCreate()
     try:
@@ -240,7 +237,7 @@ def test_an_outage_mid_write_is_a_clear_error_and_corrupts_nothing(s3_endpoint):
             "aws_secret_access_key": "test", "aws_region": "us-east-1", "allow_http": "true",
             "client_max_retries": "1", "client_retry_timeout": "3"}
     uri = f"s3://lancelet/{uuid.uuid4().hex}/items.lance"
-    lancelet.write_dataset(_t(0, 100), uri, storage_options=opts)
+    lancelet.write_dataset(id_strings(range(0, 100)), uri, storage_options=opts)
 
     def slow_batches():
         for i in range(40):
@@ -255,8 +252,8 @@ def test_an_outage_mid_write_is_a_clear_error_and_corrupts_nothing(s3_endpoint):
     assert time.monotonic() - t0 < 60  # the retry budget, not a hang
     proxy.start()
     ds = lancelet.dataset(uri, storage_options=opts)
-    assert ds.version == 1 and ds.to_table().equals(_t(0, 100))
-    lancelet.write_dataset(_t(100, 110), uri, mode="append", storage_options=opts)
+    assert ds.version == 1 and ds.to_table().equals(id_strings(range(0, 100)))
+    lancelet.write_dataset(id_strings(range(100, 110)), uri, mode="append", storage_options=opts)
     assert lancelet.dataset(uri, storage_options=opts).count_rows() == 110
     proxy.cut()
 
@@ -326,7 +323,7 @@ def test_sixteen_writers_appending_and_deleting_at_once(local_or_s3):
     fragments all land, deletes of one fragment either land or raise CommitConflictError;
     every landed change is in the table and the history is linear."""
     uri, opts = local_or_s3
-    lancelet.write_dataset(_t(0, 800), uri, max_rows_per_file=100, storage_options=opts)
+    lancelet.write_dataset(id_strings(range(0, 800)), uri, max_rows_per_file=100, storage_options=opts)
     procs = start_appenders(uri, opts, 4)
     deleted, conflicts, failures = [], [], []
 
@@ -364,7 +361,7 @@ def test_sixteen_writers_appending_and_deleting_at_once(local_or_s3):
 def test_sixteen_writers_threads_and_processes_on_s3(s3):
 
     uri, opts, _ = s3
-    lancelet.write_dataset(_t(0, 10), uri, storage_options=opts)
+    lancelet.write_dataset(id_strings(range(0, 10)), uri, storage_options=opts)
     procs = start_appenders(uri, opts, 8)
     failures = _append_in_threads(uri, opts, 8, 20)
     wait_appenders(procs)

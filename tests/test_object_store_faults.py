@@ -20,6 +20,7 @@ import pytest
 import lancelet
 from lancelet import errors as E
 from _support import FaultProxy, FaultRequest, s3_options, start_s3_server, stop
+from _tables import id_strings
 
 pytestmark = pytest.mark.lancelet_only
 
@@ -79,7 +80,7 @@ def px(s3_server):
 
 @pytest.fixture(scope="module")
 def shared(s3_server):
-    """A dataset (version 1: ``_t(0, 1000)`` in 4 files) that read-only tests share."""
+    """A dataset (version 1: ``id_strings(range(0, 1000))`` in 4 files) that read-only tests share."""
     uri = _uri()
     _create(uri, s3_options(s3_server[0]))
     return uri
@@ -93,15 +94,6 @@ def _opts(px: FaultProxy, **extra: str) -> dict:
     return {**s3_options(px.endpoint), **extra}
 
 
-def _rows(ids) -> pa.Table:
-    ids = list(ids)
-    return pa.table({"id": pa.array(ids, pa.int64()), "s": [f"v{i % 7}" for i in ids]})
-
-
-def _t(lo: int, hi: int) -> pa.Table:
-    return _rows(range(lo, hi))
-
-
 def _check(uri: str, opts: dict, version: int, table: pa.Table) -> None:
     """The dataset is at ``version`` and holds exactly ``table`` (read without faults)."""
     ds = lancelet.dataset(uri, storage_options=opts)
@@ -113,40 +105,40 @@ def _check(uri: str, opts: dict, version: int, table: pa.Table) -> None:
 # --- transient faults: retried away ----------------------------------------------------------
 
 def _create(uri, opts):
-    lancelet.write_dataset(_t(0, 1000), uri, max_rows_per_file=300, storage_options=opts)
-    return 1, _t(0, 1000)
+    lancelet.write_dataset(id_strings(range(0, 1000)), uri, max_rows_per_file=300, storage_options=opts)
+    return 1, id_strings(range(0, 1000))
 
 
 def _append(uri, opts):
-    lancelet.write_dataset(_t(1000, 1200), uri, mode="append", max_rows_per_file=100, storage_options=opts)
-    return 2, _t(0, 1200)
+    lancelet.write_dataset(id_strings(range(1000, 1200)), uri, mode="append", max_rows_per_file=100, storage_options=opts)
+    return 2, id_strings(range(0, 1200))
 
 
 def _scan(uri, opts):
     ds = lancelet.dataset(uri, storage_options=opts)
-    assert ds.to_table().equals(_t(0, 1000))
+    assert ds.to_table().equals(id_strings(range(0, 1000)))
     assert ds.to_table(filter="id % 100 = 7").column("id").to_pylist() == list(range(7, 1000, 100))
     assert ds.count_rows("id >= 500") == 500
-    return 1, _t(0, 1000)
+    return 1, id_strings(range(0, 1000))
 
 
 def _take(uri, opts):
     ds = lancelet.dataset(uri, storage_options=opts)
-    assert ds.take([0, 299, 300, 999]).equals(_rows([0, 299, 300, 999]))
-    return 1, _t(0, 1000)
+    assert ds.take([0, 299, 300, 999]).equals(id_strings([0, 299, 300, 999]))
+    return 1, id_strings(range(0, 1000))
 
 
 def _delete(uri, opts):
     lancelet.dataset(uri, storage_options=opts).delete("id % 3 = 0 or id >= 900")
-    return 2, _rows(i for i in range(900) if i % 3)
+    return 2, id_strings(i for i in range(900) if i % 3)
 
 
 def _versions(uri, opts):
-    lancelet.write_dataset(_t(1000, 1010), uri, mode="append", storage_options=opts)
+    lancelet.write_dataset(id_strings(range(1000, 1010)), uri, mode="append", storage_options=opts)
     ds = lancelet.dataset(uri, storage_options=opts)
     assert [v["version"] for v in ds.versions()] == [1, 2]
     assert lancelet.dataset(uri, version=1, storage_options=opts).count_rows() == 1000
-    return 2, _t(0, 1010)
+    return 2, id_strings(range(0, 1010))
 
 
 OPERATIONS = {"create": _create, "append": _append, "scan": _scan, "take": _take, "delete": _delete,
@@ -207,9 +199,9 @@ def test_persistent_errors_are_a_clear_oserror_and_damage_nothing(px, case):
     assert "500" in str(err.value) or "Internal" in str(err.value), str(err.value)
     assert rule.fired >= 3  # the first try and both retries
     assert elapsed < 5, f"gave up after {elapsed:.1f}s: the retry budget is 2 retries"
-    _check(uri, _opts(px), 1, _t(0, 1000))
-    lancelet.write_dataset(_t(1000, 1100), uri, mode="append", storage_options=_opts(px))
-    _check(uri, _opts(px), 2, _t(0, 1100))
+    _check(uri, _opts(px), 1, id_strings(range(0, 1000)))
+    lancelet.write_dataset(id_strings(range(1000, 1100)), uri, mode="append", storage_options=_opts(px))
+    _check(uri, _opts(px), 2, id_strings(range(0, 1100)))
 
 
 def test_transient_manifest_put_errors_commit_exactly_once(px):
@@ -218,7 +210,7 @@ def test_transient_manifest_put_errors_commit_exactly_once(px):
     rule = px.fail(503, when=manifest_put, times=3)
     _append(uri, opts)
     assert rule.fired == 3
-    _check(uri, opts, 2, _t(0, 1200))
+    _check(uri, opts, 2, id_strings(range(0, 1200)))
 
 
 # --- the write landed, the answer was lost ---------------------------------------------------
@@ -275,7 +267,7 @@ def test_a_landed_commit_whose_outcome_cannot_be_read_back_is_an_error_not_a_sec
     put.stop()
     get.stop()
     assert put.fired >= 1 and get.fired >= 1
-    _check(uri, _opts(px), 2, _t(0, 1200))  # it had landed, once
+    _check(uri, _opts(px), 2, id_strings(range(0, 1200)))  # it had landed, once
 
 
 # --- multipart uploads (data files over 32 MiB) ----------------------------------------------
@@ -335,7 +327,7 @@ def test_cut_off_manifest_reads_are_retried(px):
     _create(uri, opts)
     _append(uri, opts)
     rule = px.truncate(when=manifest_get, every=2, keep=0.3)
-    _check(uri, opts, 2, _t(0, 1200))
+    _check(uri, opts, 2, id_strings(range(0, 1200)))
     assert lancelet.dataset(uri, version=1, storage_options=opts).count_rows() == 1000
     rule.stop()
     assert rule.fired >= 2
@@ -353,14 +345,14 @@ def test_persistently_cut_off_reads_are_errors_never_wrong_data(px, shared, hone
     rule.stop()
     assert isinstance(err.value, (E.LanceIOError, E.CorruptFileError)), repr(err.value)
     assert rule.fired >= 1
-    _check(uri, _opts(px), 1, _t(0, 1000))
+    _check(uri, _opts(px), 1, id_strings(range(0, 1000)))
 
 
 # --- readers and a writer, both through a failing server --------------------------------------
 
 def test_readers_never_see_a_half_written_version_while_the_server_fails(px):
     uri, opts = _uri(), _opts(px)
-    lancelet.write_dataset(_t(0, 100), uri, storage_options=opts)
+    lancelet.write_dataset(id_strings(range(0, 100)), uri, storage_options=opts)
     rules = [px.fail(503, when=lambda r: r.method == "PUT", every=3),
              px.truncate(when=manifest_get, every=2),
              px.truncate(when=data_get, every=5)]
@@ -370,7 +362,7 @@ def test_readers_never_see_a_half_written_version_while_the_server_fails(px):
     def write():
         try:
             for v in range(2, 7):
-                lancelet.write_dataset(_t(100 * (v - 1), 100 * v), uri, mode="append", storage_options=opts)
+                lancelet.write_dataset(id_strings(range(100 * (v - 1), 100 * v)), uri, mode="append", storage_options=opts)
         except Exception as e:  # noqa: BLE001
             failures.append(e)
         finally:
@@ -381,7 +373,7 @@ def test_readers_never_see_a_half_written_version_while_the_server_fails(px):
     seen = set()
     while not done.is_set() or len(seen) < 2:
         ds = lancelet.dataset(uri, storage_options=opts)
-        assert ds.to_table().sort_by("id").equals(_t(0, 100 * ds.version))
+        assert ds.to_table().sort_by("id").equals(id_strings(range(0, 100 * ds.version)))
         seen.add(ds.version)
         if done.is_set():
             break
@@ -390,4 +382,4 @@ def test_readers_never_see_a_half_written_version_while_the_server_fails(px):
         r.stop()
     assert not failures, failures
     assert all(r.fired >= 1 for r in rules)
-    _check(uri, opts, 6, _t(0, 600))
+    _check(uri, opts, 6, id_strings(range(0, 600)))

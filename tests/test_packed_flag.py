@@ -25,6 +25,7 @@ plf = pytest.importorskip("lance.file")
 POINT = pa.struct([pa.field("a", pa.int32()), pa.field("b", pa.int32())])
 
 
+# Special table (not in _tables): the packed flag lives in the field metadata under test.
 def _table(value: str, key: str = "packed") -> pa.Table:
     schema = pa.schema([pa.field("p", POINT, metadata={key: value}), pa.field("x", pa.int32())])
     points = pa.array([{"a": i, "b": -i} for i in range(5)], POINT)

@@ -116,6 +116,7 @@ CASES = {
 }
 
 
+# Special table (not in _tables): one per packed-struct case of CASES.
 def _table(case: str, n: int) -> pa.Table:
     schema, build, _ = CASES[case]
     return pa.Table.from_arrays(build(n), schema=schema())

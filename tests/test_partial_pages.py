@@ -25,6 +25,7 @@ plf = pytest.importorskip("lance.file")
 ROWS = 200_000
 
 
+# Special table (not in _tables): long strings and 32-dim vectors sized to fill pages partially.
 def _table(rows: int) -> pa.Table:
     rng = np.random.default_rng(5)
     words = np.array("alpha beta gamma delta epsilon zeta eta theta iota kappa lambda".split())

@@ -17,12 +17,14 @@ from hypothesis import strategies as st
 
 import lancelet
 from lancelet.errors import UnsupportedFeatureError
+from _tables import id_strings
 
 LINEAGE = ["_row_created_at_version", "_row_last_updated_at_version"]
 
 
 def _table(ids, tag="s"):
-    return pa.table({"id": pa.array(ids, pa.int64()), "v": [f"{tag}{i}" for i in ids]})
+    """Special table: ``v`` carries a tag telling which write or merge gave the row."""
+    return id_strings(ids, column="v", fmt=tag + "{}")
 
 
 def _view(ds):

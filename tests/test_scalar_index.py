@@ -57,6 +57,7 @@ BASE_DATE = dt.date(2024, 1, 1)
 BASE_TS = dt.datetime(2024, 1, 1)
 
 
+# Special table (not in _tables): one column per scalar index type, each with its own nulls and duplicates.
 def make_table(start: int, n: int) -> pa.Table:
     """Rows ``start .. start+n``; every indexable column has nulls (and duplicates)."""
     ks = range(start, start + n)

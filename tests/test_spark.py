@@ -56,6 +56,7 @@ def spark(tmp_path_factory):
     session.stop()
 
 
+# Special table (not in _tables): one column per Spark SQL type the connector maps.
 def _table(n: int, seed: int = 0) -> pa.Table:
     rng = np.random.default_rng(seed)
     ids = np.arange(n, dtype=np.int64)

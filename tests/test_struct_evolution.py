@@ -11,6 +11,7 @@ import lancelet
 from lancelet.errors import InvalidArgumentError, UnsupportedFeatureError
 
 
+# Special table (not in _tables): hand-written nested struct rows the evolution asserts name.
 def _table(null_struct: bool = False) -> pa.Table:
     rows = [{"a": 1, "b": "x", "c": {"d": 1.0, "e": 2}}, {"a": 2, "b": None, "c": {"d": None, "e": 3}},
             {"a": 3, "b": "z", "c": None if null_struct else {"d": 3.5, "e": None}}]

@@ -90,6 +90,7 @@ def _fsl(vecs: np.ndarray, nulls: Optional[np.ndarray] = None) -> pa.Array:
     return pa.FixedSizeListArray.from_arrays(pa.array(vecs.ravel()), vecs.shape[1], mask=pa.array(nulls))
 
 
+# Special table (not in _tables): wraps the given vectors (any dtype, null rows) with id and cat.
 def _table(vecs: np.ndarray, start: int = 0, nulls: Optional[np.ndarray] = None) -> pa.Table:
     ids = np.arange(start, start + len(vecs))
     return pa.table({"id": pa.array(ids, pa.int64()), "cat": pa.array(ids % 7, pa.int64()),

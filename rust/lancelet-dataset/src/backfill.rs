@@ -193,7 +193,7 @@ fn conform(batch: RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
 fn call(udf: &mut Udf<'_>, batch: RecordBatch) -> Result<RecordBatch> {
     let rows = batch.num_rows();
     // View types (polars strings) are stored as their plain types, as pylance does.
-    let out = crate::views::plain_batch(udf(batch)?)?;
+    let out = crate::json::storage_batch(crate::views::plain_batch(udf(batch)?)?)?;
     if out.num_rows() != rows {
         return Err(Error::InvalidArgument(format!(
             "the UDF returned {} rows for a batch of {rows}",
@@ -254,7 +254,8 @@ impl Dataset {
     ) -> Result<pb::DataFile> {
         self.fragment(fragment_id)?;
         let plain = crate::views::plain_schema(schema);
-        let schema = plain.as_ref().unwrap_or(schema);
+        let schema = crate::json::storage_schema(plain.as_ref().unwrap_or(schema));
+        let schema = &schema;
         let fields = self.new_fields(schema)?;
         let scan = Scan::plan(self, self.backfill_scan(fragment_id, read_columns, batch_size)).await?;
         let mut writer = self.column_file_writer(schema.clone(), &fields, file_tag)?;
@@ -306,7 +307,7 @@ impl Dataset {
             (Some(s), _) | (None, Some(s)) => Some(s.clone()),
             (None, None) => self.backfill_schema(udf, read_columns).await?,
         };
-        let schema = schema.map(|s| crate::views::plain_schema(&s).unwrap_or(s));
+        let schema = schema.map(|s| crate::json::storage_schema(&crate::views::plain_schema(&s).unwrap_or(s)));
         let Some(schema) = schema else {
             return Err(Error::InvalidArgument(
                 "the dataset has no rows to run the UDF on; give it an output_schema \

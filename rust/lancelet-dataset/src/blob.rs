@@ -172,7 +172,27 @@ impl Dataset {
         let root = self.root().display().to_string();
         let col = descriptor_column(&batch, column)
             .ok_or_else(|| Error::corrupt(&root, format!("blob column {column} did not read as descriptors")))?;
-        let descs = descriptors(&col, &root)?;
+        self.locate_blobs(column, addresses, &col).await
+    }
+
+    /// The locations of blob descriptors `col` of column `column` (dotted paths allowed),
+    /// read from the rows at `addresses` (one per descriptor; a null descriptor, e.g. under
+    /// a null parent, has none). Every range is checked against its file's size.
+    pub(crate) async fn locate_blobs(
+        &self,
+        column: &str,
+        addresses: &[u64],
+        col: &StructArray,
+    ) -> Result<Vec<Option<BlobLocation>>> {
+        let root = self.root().display().to_string();
+        if col.len() != addresses.len() {
+            return Err(Error::InvalidArgument(format!(
+                "{} blob descriptors for {} row addresses",
+                col.len(),
+                addresses.len()
+            )));
+        }
+        let descs = descriptors(col, &root)?;
         let path: Vec<&str> = column.split('.').collect();
         // Data file (relative to data/) holding the column, per fragment.
         let mut files: HashMap<u64, String> = HashMap::new();

@@ -1,49 +1,100 @@
-//! Rewriting rows that hold blob v2 values (update, merge_insert): a scan gives a blob v2
-//! column as descriptors, which point into the old data file (inline bytes) or its
-//! sidecars; rows moved to a new data file need their payloads again. Each descriptor is
-//! turned back into the value a writer takes (`data` bytes, or an external `uri` with its
-//! `position` and `size`, which stays a reference), and the writer places it anew (inline,
-//! packed or dedicated), as pylance 14 does when it rewrites such rows.
+//! Rewriting rows that hold blob values (update, merge_insert, compaction): a scan gives a
+//! blob column as descriptors, which point into the old data file (inline bytes, blob v1
+//! payloads) or its sidecars; rows moved to a new data file need their payloads again.
+//! Each descriptor is turned back into the value a writer takes, and the writer places it
+//! anew, as pylance 14 does when it rewrites such rows:
 //!
-//! Blob v1 columns (and blobs inside structs) are still refused.
+//! * blob v2: the `data` bytes, or an external `uri` with its `position` and `size`, which
+//!   stays a reference; placed inline, packed or dedicated by the new file's rules;
+//! * blob v1 (2.0, 2.1): the bytes, written before the new file's pages as a fresh write
+//!   of those rows would place them.
+//!
+//! Blobs inside structs are materialized through their dotted paths, with the values
+//! under a null parent left null (a writer stores nothing for them).
 
 use std::sync::Arc;
 
 use arrow_array::builder::{LargeBinaryBuilder, StringBuilder, UInt64Builder};
 use arrow_array::cast::AsArray;
 use arrow_array::types::UInt64Type;
-use arrow_array::{ArrayRef, RecordBatch, StructArray};
+use arrow_array::{Array, ArrayRef, RecordBatch, StructArray};
 use arrow_buffer::NullBuffer;
-use arrow_schema::{DataType, FieldRef, Schema};
-use lancelet_file::blob::is_blob_v2;
+use arrow_schema::{DataType, Field, FieldRef, Schema};
+use lancelet_file::blob::{is_blob, is_blob_v1, is_blob_v2};
 
+use crate::blob::BlobLocation;
 use crate::{Dataset, Error, Result};
+
+/// Whether `f` is or holds (in structs) a blob column.
+fn holds_blob(f: &Field) -> bool {
+    is_blob(f)
+        || match f.data_type() {
+            DataType::Struct(children) => children.iter().any(|c| holds_blob(c)),
+            _ => false,
+        }
+}
+
+/// Whether `f` holds a blob column below a list, map or fixed-size list.
+fn blob_in_list(f: &Field) -> bool {
+    match f.data_type() {
+        _ if is_blob(f) => false,
+        DataType::Struct(children) => children.iter().any(|c| blob_in_list(c)),
+        DataType::List(c)
+        | DataType::LargeList(c)
+        | DataType::FixedSizeList(c, _)
+        | DataType::Map(c, _)
+        | DataType::ListView(c)
+        | DataType::LargeListView(c) => holds_blob(c) || blob_in_list(c),
+        _ => false,
+    }
+}
 
 impl Dataset {
     /// Refuses `what` (a rewrite of rows) when the dataset has blob columns lancelet cannot
-    /// rewrite yet: blob v1 columns, or blobs inside structs. Top-level blob v2 columns are
-    /// rewritten through [`Dataset::materialize_blobs`].
+    /// rewrite: blobs inside lists. Blob columns at the top level and in structs (v1 and
+    /// v2) are rewritten through [`Dataset::materialize_blobs`].
     pub(crate) fn refuse_unrewritable_blobs(&self, what: &str) -> Result<()> {
-        let schema = self.schema();
-        let scan = self.scan_schema();
-        for (f, s) in schema.fields().iter().zip(scan.fields().iter()) {
-            if f.data_type() != s.data_type() && !is_blob_v2(f) {
-                return Err(Error::Unsupported(format!(
-                    "{what} a dataset with blob column {:?} (blob v1, or blobs inside a struct) is not supported yet",
-                    f.name()
-                )));
-            }
+        match self.schema().fields().iter().find(|f| blob_in_list(f)) {
+            Some(f) => Err(Error::Unsupported(format!(
+                "{what} a dataset with blob values inside lists (column {:?}) is not supported",
+                f.name()
+            ))),
+            None => Ok(()),
         }
-        Ok(())
     }
 
-    /// Whether the dataset has top-level blob v2 columns (whose rewrites need
-    /// [`Dataset::materialize_blobs`]).
+    /// Whether the dataset has blob columns (v1 or v2, at the top level or in structs),
+    /// whose rewrites need [`Dataset::materialize_blobs`].
+    pub(crate) fn has_blob_columns(&self) -> bool {
+        self.schema().fields().iter().any(|f| holds_blob(f))
+    }
+
+    /// The file format rewritten rows are written in (`what` names the operation, for
+    /// errors): the dataset's, except that a dataset of format 2.0 or 2.1 with blob v2
+    /// columns (a 2.1 dataset appended at 2.2, whose blob v1 column became v2) writes 2.2
+    /// files, the only ones that hold blob v2 values. pylance 14 refuses such rewrites;
+    /// it reads the files lancelet writes.
+    pub(crate) fn rewrite_version(&self, what: &str) -> Result<lancelet_file::FileVersion> {
+        let version = self.writable_version(what)?;
+        Ok(match self.has_blob_v2_columns() {
+            true => lancelet_file::FileVersion::V2_2,
+            false => version,
+        })
+    }
+
+    /// Whether the dataset has blob v2 columns (whose external values rewrites keep).
     pub(crate) fn has_blob_v2_columns(&self) -> bool {
-        self.schema().fields().iter().any(|f| is_blob_v2(f))
+        fn v2(f: &Field) -> bool {
+            is_blob_v2(f)
+                || match f.data_type() {
+                    DataType::Struct(children) => children.iter().any(|c| v2(c)),
+                    _ => false,
+                }
+        }
+        self.schema().fields().iter().any(|f| v2(f))
     }
 
-    /// `batch` (a scan of this version with `_rowaddr`) with each blob v2 column, given as
+    /// `batch` (a scan of this version with `_rowaddr`) with each blob column, given as
     /// descriptors, replaced by the values a writer takes: the payload bytes, or for an
     /// external blob its URI, position and size.
     pub(crate) async fn materialize_blobs(&self, batch: &RecordBatch) -> Result<RecordBatch> {
@@ -57,6 +108,8 @@ impl Dataset {
     }
 
     /// As [`Dataset::materialize_blobs`], for rows read from `addresses` (one per row).
+    /// A blob column whose values are not descriptors (an update that set it to new
+    /// bytes or NULL) is left as it is.
     pub(crate) async fn materialize_blobs_at(&self, batch: &RecordBatch, addresses: &[u64]) -> Result<RecordBatch> {
         if addresses.len() != batch.num_rows() {
             return Err(Error::InvalidArgument(format!(
@@ -73,11 +126,13 @@ impl Dataset {
             let Ok(target) = schema.field_with_name(f.name()) else {
                 continue;
             };
-            if !is_blob_v2(target) || f.data_type() == target.data_type() {
-                continue;
+            if let Some(c) = self
+                .materialize_column(f.name(), target, &columns[i], None, addresses)
+                .await?
+            {
+                columns[i] = c;
+                fields[i] = Arc::new(target.clone());
             }
-            columns[i] = self.blob_values(f.name(), target.data_type(), addresses).await?;
-            fields[i] = Arc::new(target.clone());
         }
         let opts = arrow_array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
         Ok(RecordBatch::try_new_with_options(
@@ -87,21 +142,93 @@ impl Dataset {
         )?)
     }
 
+    /// The writer's values of column `path` (dataset field `target`) given as `column`
+    /// (as a scan returns it), or `None` when it needs no change. `parents` are the
+    /// nulls of the enclosing structs: a value under a null parent is not located.
+    async fn materialize_column(
+        &self,
+        path: &str,
+        target: &Field,
+        column: &ArrayRef,
+        parents: Option<&NullBuffer>,
+        addresses: &[u64],
+    ) -> Result<Option<ArrayRef>> {
+        if column.data_type() == target.data_type() || !holds_blob(target) {
+            return Ok(None);
+        }
+        let Some(s) = column.as_struct_opt() else {
+            // New values set by an update (bytes, NULL): the writer takes them as they are.
+            return Ok(None);
+        };
+        if is_blob(target) {
+            let nulls = NullBuffer::union(parents, s.nulls());
+            let (f, cols, _) = s.clone().into_parts();
+            let located = StructArray::try_new(f, cols, nulls)?;
+            let locations = self.locate_blobs(path, addresses, &located).await?;
+            let values = if is_blob_v1(target) {
+                self.blob_bytes(&locations, target.data_type()).await?
+            } else {
+                self.blob_values(path, &locations, target.data_type()).await?
+            };
+            return Ok(Some(values));
+        }
+        let DataType::Struct(children) = target.data_type() else {
+            return Ok(None);
+        };
+        let all = NullBuffer::union(parents, s.nulls());
+        let mut out = Vec::with_capacity(children.len());
+        for child in children {
+            let col = s.column_by_name(child.name()).cloned().ok_or_else(|| {
+                Error::InvalidArgument(format!("struct {path:?} was read without its field {:?}", child.name()))
+            })?;
+            let p = format!("{path}.{}", child.name());
+            let m = Box::pin(self.materialize_column(&p, child, &col, all.as_ref(), addresses)).await?;
+            out.push(match m {
+                Some(m) => m,
+                None if col.data_type() == child.data_type() => col,
+                None => arrow_cast::cast(&col, child.data_type())?,
+            });
+        }
+        Ok(Some(Arc::new(StructArray::try_new(
+            children.clone(),
+            out,
+            s.nulls().cloned(),
+        )?)))
+    }
+
+    /// The payloads at `locations` as a binary array of type `to` (a blob v1 field's).
+    async fn blob_bytes(&self, locations: &[Option<BlobLocation>], to: &DataType) -> Result<ArrayRef> {
+        let mut data = LargeBinaryBuilder::new();
+        for loc in locations {
+            match loc {
+                None => data.append_null(),
+                Some(l) => {
+                    let bytes = self.read_blob(l, 0..l.size).await?;
+                    data.append_value(bytes.as_slice());
+                }
+            }
+        }
+        let a: ArrayRef = Arc::new(data.finish());
+        Ok(match to {
+            DataType::LargeBinary => a,
+            other => arrow_cast::cast(&a, other)?,
+        })
+    }
+
     /// The writer's values (`data`, `uri`, `position`, `size`) of blob column `column` at
-    /// `addresses`, as a struct of type `to`.
-    async fn blob_values(&self, column: &str, to: &DataType, addresses: &[u64]) -> Result<ArrayRef> {
+    /// `locations`, as a struct of type `to`.
+    async fn blob_values(&self, column: &str, locations: &[Option<BlobLocation>], to: &DataType) -> Result<ArrayRef> {
         let DataType::Struct(children) = to else {
             return Err(Error::InvalidArgument(format!(
                 "blob column {column:?} is not a struct"
             )));
         };
-        let locations = self.blob_locations(column, addresses).await?;
         let n = locations.len();
         let mut data = LargeBinaryBuilder::new();
         let mut uri = StringBuilder::new();
         let (mut position, mut size) = (UInt64Builder::with_capacity(n), UInt64Builder::with_capacity(n));
         let mut valid = Vec::with_capacity(n);
-        for loc in &locations {
+        for loc in locations {
             match loc {
                 None => {
                     data.append_null();
@@ -159,24 +286,34 @@ impl Dataset {
     }
 }
 
-/// Whether the rows of `reader` give any blob v2 column of `schema` an external URI.
+/// Whether the rows of `reader` give any blob v2 column of `schema` (at the top level or
+/// in structs) an external URI.
 pub(crate) fn has_external_blobs(
     reader: Box<dyn arrow_array::RecordBatchReader + Send>,
     schema: &Schema,
 ) -> Result<bool> {
-    let names: Vec<&str> = schema
+    fn paths(f: &Field, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+        prefix.push(f.name().clone());
+        if is_blob_v2(f) {
+            out.push(prefix.clone());
+        } else if let DataType::Struct(children) = f.data_type() {
+            children.iter().for_each(|c| paths(c, prefix, out));
+        }
+        prefix.pop();
+    }
+    let mut blobs = Vec::new();
+    schema
         .fields()
         .iter()
-        .filter(|f| is_blob_v2(f))
-        .map(|f| f.name().as_str())
-        .collect();
+        .for_each(|f| paths(f, &mut Vec::new(), &mut blobs));
     for batch in reader {
         let batch = batch?;
-        for name in &names {
-            let uri = batch
-                .column_by_name(name)
-                .and_then(|c| c.as_struct_opt())
-                .and_then(|s| s.column_by_name("uri"));
+        for path in &blobs {
+            let mut col = batch.column_by_name(&path[0]).cloned();
+            for part in &path[1..] {
+                col = col.and_then(|c| c.as_struct_opt().and_then(|s| s.column_by_name(part)).cloned());
+            }
+            let uri = col.and_then(|c| c.as_struct_opt().and_then(|s| s.column_by_name("uri")).cloned());
             if uri.is_some_and(|u| u.null_count() < u.len()) {
                 return Ok(true);
             }

@@ -8,6 +8,13 @@
 //! take it past the pack threshold (1 GiB); smaller values are written inline, 64-byte
 //! aligned. Sidecar ids count from 1 per data file in the order sidecars are opened, and
 //! a sidecar is `data/<stem>/<id bits reversed>.blob` (see [`crate::blob::sidecar_name`]).
+//!
+//! A data file has one current pack, shared by all its blob columns: each input batch is
+//! placed column after column (blob fields in pre-order), rows in order. A packed value
+//! goes to the current pack unless the pack was opened under another pack threshold, or
+//! (being non-empty) would pass its threshold with the value; then the pack is closed and
+//! the next id opened. Dedicated values take the next id and leave the pack open. The
+//! write option `blob_pack_file_size_threshold` overrides every field's own threshold.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -49,66 +56,92 @@ pub struct BlobWriteOptions {
     pub bases: Vec<(u32, String)>,
 }
 
-/// Whether `schema` has a top-level blob v2 column.
-pub fn has_blob_v2(schema: &Schema) -> bool {
-    schema.fields().iter().any(|f| is_blob_v2(f))
+/// Whether `f` is, or holds in structs, a field `pred` accepts.
+fn holds(f: &Field, pred: &dyn Fn(&Field) -> bool) -> bool {
+    pred(f)
+        || match f.data_type() {
+            arrow_schema::DataType::Struct(children) => children.iter().any(|c| holds(c, pred)),
+            _ => false,
+        }
 }
 
-/// Refuses blob columns (v1 or v2) below the top level of `schema` (in structs or
-/// lists): their payloads would not be placed, so writing them would lose the values.
-/// pylance 14 writes blobs in structs; lancelet reads those (see
-/// [`crate::Dataset::blob_locations`]) but does not write them yet.
+/// `f` with every field `map` replaces (at any depth in structs) replaced.
+fn map_field(f: &FieldRef, map: &dyn Fn(&Field) -> Option<Field>) -> FieldRef {
+    if let Some(m) = map(f) {
+        return Arc::new(m);
+    }
+    match f.data_type() {
+        arrow_schema::DataType::Struct(children) if children.iter().any(|c| holds(c, &|x| map(x).is_some())) => {
+            let kids: Vec<FieldRef> = children.iter().map(|c| map_field(c, map)).collect();
+            Arc::new(
+                f.as_ref()
+                    .clone()
+                    .with_data_type(arrow_schema::DataType::Struct(kids.into())),
+            )
+        }
+        _ => f.clone(),
+    }
+}
+
+fn map_schema(schema: &SchemaRef, map: &dyn Fn(&Field) -> Option<Field>) -> SchemaRef {
+    if !schema.fields().iter().any(|f| holds(f, &|x| map(x).is_some())) {
+        return schema.clone();
+    }
+    let fields: Vec<FieldRef> = schema.fields().iter().map(|f| map_field(f, map)).collect();
+    Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
+}
+
+/// Whether `schema` has a blob v2 column (at the top level or in structs).
+pub fn has_blob_v2(schema: &Schema) -> bool {
+    schema.fields().iter().any(|f| holds(f, &|x| is_blob_v2(x)))
+}
+
+/// Refuses blob columns (v1 or v2) inside lists, maps or fixed-size lists: pylance 14
+/// cannot read some of them back, and lancelet does not place their payloads. Blobs in
+/// structs (at any depth) are fine.
 pub fn refuse_nested_blobs(schema: &Schema) -> Result<()> {
-    fn walk(f: &Field, path: &str) -> Result<()> {
+    fn walk(f: &Field, path: &str, in_list: bool) -> Result<()> {
         use arrow_schema::DataType as D;
-        let children: Vec<&FieldRef> = match f.data_type() {
-            D::Struct(fs) => fs.iter().collect(),
-            D::List(c) | D::LargeList(c) | D::FixedSizeList(c, _) | D::Map(c, _) => vec![c],
-            D::ListView(c) | D::LargeListView(c) => vec![c],
-            _ => Vec::new(),
+        let (children, list): (Vec<&FieldRef>, bool) = match f.data_type() {
+            D::Struct(fs) => (fs.iter().collect(), in_list),
+            D::List(c) | D::LargeList(c) | D::FixedSizeList(c, _) | D::Map(c, _) => (vec![c], true),
+            D::ListView(c) | D::LargeListView(c) => (vec![c], true),
+            _ => (Vec::new(), in_list),
         };
         for c in children {
             let p = format!("{path}.{}", c.name());
-            if is_blob_v1(c) || is_blob_v2(c) {
+            if list && (is_blob_v1(c) || is_blob_v2(c)) {
                 return Err(Error::Unsupported(format!(
-                    "writing blob column {p:?} inside a struct or list is not supported yet \
-                     (lancelet reads such columns; write blob columns at the top level)"
+                    "writing blob column {p:?} inside a list or map is not supported \
+                     (blob columns may be top-level or inside structs)"
                 )));
             }
-            walk(c, &p)?;
+            if !is_blob_v2(c) {
+                walk(c, &p, list)?;
+            }
         }
         Ok(())
     }
     for f in schema.fields() {
         if !is_blob_v2(f) {
-            walk(f, f.name())?;
+            walk(f, f.name(), false)?;
         }
     }
     Ok(())
 }
 
-/// The schema a data file stores for `schema`: blob v2 columns as their descriptors.
+/// The schema a data file stores for `schema`: blob v2 columns (at any depth in structs)
+/// as their descriptors.
 pub fn file_schema(schema: &SchemaRef) -> SchemaRef {
-    if !has_blob_v2(schema) {
-        return schema.clone();
-    }
-    let fields: Vec<FieldRef> = schema
-        .fields()
-        .iter()
-        .map(|f| {
-            if is_blob_v2(f) {
-                Arc::new(v2_descriptor_field(f.name(), f.is_nullable()))
-            } else {
-                f.clone()
-            }
-        })
-        .collect();
-    Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
+    map_schema(schema, &|f| {
+        is_blob_v2(f).then(|| v2_descriptor_field(f.name(), f.is_nullable()))
+    })
 }
 
 /// The field ids a data file of [`file_schema`] records, from the dataset's ids of
 /// `schema` (pre-order): a blob column keeps its id and its five descriptor fields get
-/// -1, its logical fields (`data`, `uri`, ...) none, as pylance writes them.
+/// -1, its logical fields (`data`, `uri`, ...) none, as pylance writes them (wherever the
+/// blob column sits).
 pub fn file_field_ids(schema: &Schema, ids: &[i32]) -> Result<Vec<i32>> {
     let flat = to_lance_fields(schema)?;
     if flat.len() != ids.len() {
@@ -122,7 +155,7 @@ pub fn file_field_ids(schema: &Schema, ids: &[i32]) -> Result<Vec<i32>> {
             continue;
         }
         out.push(*id);
-        if f.parent_id == -1 && f.extension_name == BLOB_V2_EXTENSION {
+        if f.extension_name == BLOB_V2_EXTENSION {
             skipped.insert(f.id);
             out.extend([-1; 5]);
         }
@@ -130,32 +163,26 @@ pub fn file_field_ids(schema: &Schema, ids: &[i32]) -> Result<Vec<i32>> {
     Ok(out)
 }
 
-/// Whether `schema` has a top-level blob v1 column.
+/// Whether `schema` has a blob v1 column (at the top level or in structs).
 pub fn has_blob_v1(schema: &Schema) -> bool {
-    schema.fields().iter().any(|f| is_blob_v1(f))
+    schema.fields().iter().any(|f| holds(f, &|x| is_blob_v1(x)))
 }
 
-/// `schema` with its top-level blob v1 columns as blob v2 (`struct<data, uri>` with the
-/// `lance.blob.v2` extension), the shape pylance gives them at 2.2.
+/// A blob v1 field as blob v2: `struct<data: large_binary, uri: utf8>` with only the
+/// `lance.blob.v2` extension name as metadata, the shape pylance gives it at 2.2.
+pub fn v1_as_v2_field(f: &Field) -> Field {
+    let kids = vec![
+        Field::new("data", arrow_schema::DataType::LargeBinary, true),
+        Field::new("uri", arrow_schema::DataType::Utf8, true),
+    ];
+    let md = HashMap::from([("ARROW:extension:name".to_string(), BLOB_V2_EXTENSION.to_string())]);
+    Field::new(f.name(), arrow_schema::DataType::Struct(kids.into()), f.is_nullable()).with_metadata(md)
+}
+
+/// `schema` with its blob v1 columns (at any depth in structs) as blob v2
+/// ([`v1_as_v2_field`]).
 pub fn v1_as_v2_schema(schema: &SchemaRef) -> SchemaRef {
-    let fields: Vec<FieldRef> = schema
-        .fields()
-        .iter()
-        .map(|f| {
-            if !is_blob_v1(f) {
-                return f.clone();
-            }
-            let kids = vec![
-                Field::new("data", arrow_schema::DataType::LargeBinary, true),
-                Field::new("uri", arrow_schema::DataType::Utf8, true),
-            ];
-            let md = HashMap::from([("ARROW:extension:name".to_string(), BLOB_V2_EXTENSION.to_string())]);
-            Arc::new(
-                Field::new(f.name(), arrow_schema::DataType::Struct(kids.into()), f.is_nullable()).with_metadata(md),
-            )
-        })
-        .collect();
-    Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
+    map_schema(schema, &|f| is_blob_v1(f).then(|| v1_as_v2_field(f)))
 }
 
 /// A batch of the original schema with its blob v1 columns wrapped as [`v1_as_v2_schema`]
@@ -163,19 +190,38 @@ pub fn v1_as_v2_schema(schema: &SchemaRef) -> SchemaRef {
 pub fn v1_as_v2_batch(batch: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
     let mut cols = Vec::with_capacity(batch.num_columns());
     for (c, f) in batch.columns().iter().zip(schema.fields()) {
-        match f.data_type() {
-            arrow_schema::DataType::Struct(kids) if is_blob_v2(f) && c.data_type() != f.data_type() => {
-                let data = arrow_cast::cast(c, &arrow_schema::DataType::LargeBinary)?;
-                let uri = arrow_array::new_null_array(&arrow_schema::DataType::Utf8, c.len());
-                cols.push(
-                    Arc::new(StructArray::try_new(kids.clone(), vec![data, uri], c.logical_nulls())?) as ArrayRef,
-                );
-            }
-            _ => cols.push(c.clone()),
-        }
+        cols.push(v1_as_v2_array(c, f)?);
     }
     let opts = arrow_array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
     Ok(RecordBatch::try_new_with_options(schema.clone(), cols, &opts)?)
+}
+
+/// `c` (of a field holding blob v1 values) as field `f` of [`v1_as_v2_schema`].
+fn v1_as_v2_array(c: &ArrayRef, f: &Field) -> Result<ArrayRef> {
+    use arrow_schema::DataType as D;
+    if c.data_type() == f.data_type() {
+        return Ok(c.clone());
+    }
+    match (f.data_type(), c.as_struct_opt()) {
+        (D::Struct(kids), _) if is_blob_v2(f) => {
+            let data = arrow_cast::cast(c, &D::LargeBinary)?;
+            let uri = arrow_array::new_null_array(&D::Utf8, c.len());
+            Ok(Arc::new(StructArray::try_new(
+                kids.clone(),
+                vec![data, uri],
+                c.logical_nulls(),
+            )?))
+        }
+        (D::Struct(kids), Some(s)) if kids.len() == s.num_columns() => {
+            let cols = kids
+                .iter()
+                .zip(s.columns())
+                .map(|(k, a)| v1_as_v2_array(a, k))
+                .collect::<Result<Vec<_>>>()?;
+            Ok(Arc::new(StructArray::try_new(kids.clone(), cols, s.nulls().cloned())?))
+        }
+        _ => Ok(c.clone()),
+    }
 }
 
 fn threshold(f: &Field, key: &str, default: u64) -> Result<u64> {
@@ -200,6 +246,9 @@ struct Pack {
     id: u32,
     out: BufWriter<File>,
     size: u64,
+    /// The pack threshold it was opened under (a value of a column with another one
+    /// closes it).
+    threshold: u64,
 }
 
 /// A finished sidecar: where it goes in the store and where it was written.
@@ -211,17 +260,52 @@ pub struct Sidecar {
     pub local: PathBuf,
 }
 
+/// How a field's values are encoded.
+#[derive(Debug, Clone)]
+enum Plan {
+    /// Copied as they are.
+    Plain,
+    /// A blob v2 column with these thresholds.
+    Blob(Thresholds),
+    /// A struct holding blob v2 columns: its fields' plans, in order.
+    Struct(Vec<Plan>),
+}
+
+impl Plan {
+    fn of(f: &Field, opts: &BlobWriteOptions) -> Result<Plan> {
+        if is_blob_v2(f) {
+            // The write option wins over the field's metadata (as in pylance).
+            let pack = match opts.pack_file_size_threshold {
+                Some(t) => t,
+                None => threshold(f, PACK_THRESHOLD_KEY, DEFAULT_PACK_THRESHOLD)?,
+            };
+            return Ok(Plan::Blob(Thresholds {
+                inline: threshold(f, INLINE_THRESHOLD_KEY, DEFAULT_INLINE_THRESHOLD)?,
+                dedicated: threshold(f, DEDICATED_THRESHOLD_KEY, DEFAULT_DEDICATED_THRESHOLD)?.max(1),
+                pack: pack.max(1),
+            }));
+        }
+        match f.data_type() {
+            arrow_schema::DataType::Struct(children) if holds(f, &|x| is_blob_v2(x)) => Ok(Plan::Struct(
+                children.iter().map(|c| Plan::of(c, opts)).collect::<Result<_>>()?,
+            )),
+            _ => Ok(Plan::Plain),
+        }
+    }
+}
+
 /// Encodes the blob v2 columns of the batches of one data file.
 pub struct BlobEncoder {
-    /// Per top-level column: its thresholds, if a blob v2 column.
-    columns: Vec<Option<Thresholds>>,
+    /// Per top-level column: how it is encoded.
+    columns: Vec<Plan>,
     file_schema: SchemaRef,
     opts: BlobWriteOptions,
     /// Where sidecars go: local directory, and their store directory (`data/<stem>`).
     local_dir: PathBuf,
     store_dir: String,
     next_id: u32,
-    packs: HashMap<usize, Pack>,
+    /// The current pack, shared by every blob column of the file.
+    pack: Option<Pack>,
     done: Vec<Sidecar>,
 }
 
@@ -232,17 +316,7 @@ impl BlobEncoder {
         let columns = schema
             .fields()
             .iter()
-            .map(|f| -> Result<Option<Thresholds>> {
-                if !is_blob_v2(f) {
-                    return Ok(None);
-                }
-                let pack_default = opts.pack_file_size_threshold.unwrap_or(DEFAULT_PACK_THRESHOLD);
-                Ok(Some(Thresholds {
-                    inline: threshold(f, INLINE_THRESHOLD_KEY, DEFAULT_INLINE_THRESHOLD)?,
-                    dedicated: threshold(f, DEDICATED_THRESHOLD_KEY, DEFAULT_DEDICATED_THRESHOLD)?.max(1),
-                    pack: threshold(f, PACK_THRESHOLD_KEY, pack_default)?.max(1),
-                }))
-            })
+            .map(|f| Plan::of(f, &opts))
             .collect::<Result<Vec<_>>>()?;
         let stem = sidecar_dir(file_name);
         Ok(Self {
@@ -252,12 +326,12 @@ impl BlobEncoder {
             local_dir: local_data_dir.join(stem),
             store_dir: format!("{}/{stem}", crate::DATA_DIR),
             next_id: 1,
-            packs: HashMap::new(),
+            pack: None,
             done: Vec::new(),
         })
     }
 
-    fn open_sidecar(&mut self) -> Result<Pack> {
+    fn open_sidecar(&mut self, threshold: u64) -> Result<Pack> {
         let id = self.next_id;
         self.next_id = self
             .next_id
@@ -275,6 +349,7 @@ impl BlobEncoder {
             id,
             out: BufWriter::with_capacity(1 << 20, f),
             size: 0,
+            threshold,
         })
     }
 
@@ -299,38 +374,40 @@ impl BlobEncoder {
         Ok(())
     }
 
-    /// Places one stored value of column `col`: `(kind, position, size, blob_id)`.
+    /// Places one stored value of a column with thresholds `t`:
+    /// `(kind, position, size, blob_id)`.
     fn place(
         &mut self,
-        col: usize,
         t: &Thresholds,
         bytes: &[u8],
         inline: &mut dyn FnMut(&[u8]) -> lancelet_file::Result<u64>,
     ) -> Result<(u8, u64, u64, u32)> {
         let size = bytes.len() as u64;
         if size > t.dedicated {
-            let mut p = self.open_sidecar()?;
+            let mut p = self.open_sidecar(0)?;
             self.write_to(&mut p, bytes)?;
             let id = p.id;
             self.close(p)?;
             return Ok((kind::DEDICATED, 0, size, id));
         }
         if size > t.inline {
-            if let Some(p) = self.packs.remove(&col) {
-                if p.size > 0 && p.size + size > t.pack {
+            if let Some(p) = self.pack.take() {
+                let full = p.size > 0 && p.size.saturating_add(size) > t.pack;
+                if full || p.threshold != t.pack {
                     self.close(p)?;
                 } else {
-                    self.packs.insert(col, p);
+                    self.pack = Some(p);
                 }
             }
-            let mut p = match self.packs.remove(&col) {
+            let mut p = match self.pack.take() {
                 Some(p) => p,
-                None => self.open_sidecar()?,
+                None => self.open_sidecar(t.pack)?,
             };
             let at = p.size;
-            self.write_to(&mut p, bytes)?;
+            let written = self.write_to(&mut p, bytes);
             let id = p.id;
-            self.packs.insert(col, p);
+            self.pack = Some(p);
+            written?;
             return Ok((kind::PACKED, at, size, id));
         }
         let pos = inline(bytes)?;
@@ -364,6 +441,7 @@ impl BlobEncoder {
 
     /// Replaces the blob v2 columns of `batch` (dataset schema) with descriptors, writing
     /// stored values (inline ones through `inline`, which returns their file position).
+    /// Columns are placed one after another (blob fields in pre-order), rows in order.
     pub fn encode(
         &mut self,
         batch: &RecordBatch,
@@ -375,12 +453,20 @@ impl BlobEncoder {
         // a batch, so keeping a slice of a small column would keep the batch's payloads
         // (e.g. 8 MB images) alive too, and memory would grow with the whole stream.
         let all_rows = UInt32Array::from_iter_values(0..batch.num_rows() as u32);
-        for (i, c) in batch.columns().iter().enumerate() {
-            match self.columns.get(i).cloned().flatten() {
-                Some(t) => cols.push(self.encode_column(i, &t, c, inline)?),
-                None => cols.push(arrow_select::take::take(c.as_ref(), &all_rows, None)?),
+        let plans = std::mem::take(&mut self.columns);
+        let file_fields = self.file_schema.fields().clone();
+        let mut encoded = Ok(());
+        for ((c, plan), f) in batch.columns().iter().zip(&plans).zip(file_fields.iter()) {
+            match self.encode_array(plan, f, c, None, &all_rows, inline) {
+                Ok(a) => cols.push(a),
+                Err(e) => {
+                    encoded = Err(e);
+                    break;
+                }
             }
         }
+        self.columns = plans;
+        encoded?;
         let opts = arrow_array::RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
         Ok(RecordBatch::try_new_with_options(
             self.file_schema.clone(),
@@ -389,11 +475,54 @@ impl BlobEncoder {
         )?)
     }
 
+    /// `array` encoded by `plan` as field `file_field` of the file schema; `parents` are
+    /// the nulls of the enclosing structs (a value under a null parent is not stored, as
+    /// in pylance, so its descriptor is null).
+    fn encode_array(
+        &mut self,
+        plan: &Plan,
+        file_field: &Field,
+        array: &ArrayRef,
+        parents: Option<&NullBuffer>,
+        all_rows: &UInt32Array,
+        inline: &mut dyn FnMut(&[u8]) -> lancelet_file::Result<u64>,
+    ) -> Result<ArrayRef> {
+        match plan {
+            Plan::Plain => Ok(arrow_select::take::take(array.as_ref(), all_rows, None)?),
+            Plan::Blob(t) => self.encode_column(t, array, parents, inline),
+            Plan::Struct(children) => {
+                let s = array.as_struct_opt().ok_or_else(|| {
+                    Error::InvalidArgument(format!(
+                        "{:?} must be a struct, got {}",
+                        file_field.name(),
+                        array.data_type()
+                    ))
+                })?;
+                let arrow_schema::DataType::Struct(file_children) = file_field.data_type() else {
+                    return Err(Error::InvalidArgument(format!(
+                        "{:?} is not a struct",
+                        file_field.name()
+                    )));
+                };
+                let all = NullBuffer::union(parents, s.nulls());
+                let mut cols = Vec::with_capacity(children.len());
+                for ((p, f), c) in children.iter().zip(file_children.iter()).zip(s.columns()) {
+                    cols.push(self.encode_array(p, f, c, all.as_ref(), all_rows, inline)?);
+                }
+                Ok(Arc::new(StructArray::try_new(
+                    file_children.clone(),
+                    cols,
+                    s.nulls().cloned(),
+                )?))
+            }
+        }
+    }
+
     fn encode_column(
         &mut self,
-        col: usize,
         t: &Thresholds,
         array: &ArrayRef,
+        parents: Option<&NullBuffer>,
         inline: &mut dyn FnMut(&[u8]) -> lancelet_file::Result<u64>,
     ) -> Result<ArrayRef> {
         let n = array.len();
@@ -426,7 +555,8 @@ impl BlobEncoder {
         for i in 0..n {
             let d = data.filter(|d| d.is_valid(i)).map(|d| d.value(i));
             let u = uri.filter(|u| u.is_valid(i)).map(|u| u.value(i));
-            if s.is_null(i) || (d.is_none() && u.is_none()) {
+            let hidden = parents.is_some_and(|p| p.is_null(i));
+            if hidden || s.is_null(i) || (d.is_none() && u.is_none()) {
                 kinds.push(0);
                 pos.push(0);
                 sizes.push(0);
@@ -438,7 +568,7 @@ impl BlobEncoder {
             valid.push(true);
             let (k, p, z, id, u) = match (d, u) {
                 (Some(bytes), _) => {
-                    let (k, p, z, id) = self.place(col, t, bytes, inline)?;
+                    let (k, p, z, id) = self.place(t, bytes, inline)?;
                     (k, p, z, id, String::new())
                 }
                 (None, Some(u)) => {
@@ -448,7 +578,7 @@ impl BlobEncoder {
                     };
                     if self.opts.ingest_external {
                         let bytes = ingest(u, range)?;
-                        let (k, p, z, id) = self.place(col, t, &bytes, inline)?;
+                        let (k, p, z, id) = self.place(t, &bytes, inline)?;
                         (k, p, z, id, String::new())
                     } else {
                         let (p, z) = range.unwrap_or((0, 0));
@@ -478,10 +608,9 @@ impl BlobEncoder {
         )?))
     }
 
-    /// Closes the open packs; returns every sidecar written for this data file.
+    /// Closes the open pack; returns every sidecar written for this data file.
     pub fn finish(mut self) -> Result<Vec<Sidecar>> {
-        let packs: Vec<Pack> = self.packs.drain().map(|(_, p)| p).collect();
-        for p in packs {
+        if let Some(p) = self.pack.take() {
             self.close(p)?;
         }
         Ok(std::mem::take(&mut self.done))
@@ -542,17 +671,52 @@ mod tests {
     }
 
     #[test]
-    fn blobs_below_the_top_level_are_refused() {
+    fn blobs_in_lists_are_refused_blobs_in_structs_are_not() {
         let v1 = Field::new("b", DataType::LargeBinary, true)
             .with_metadata(HashMap::from([("lance-encoding:blob".to_string(), "true".to_string())]));
         let top = Schema::new(vec![v1.clone()]);
         assert!(refuse_nested_blobs(&top).is_ok());
-        let nested = Schema::new(vec![Field::new(
+        let s = Field::new(
             "s",
             DataType::Struct(vec![Field::new("k", DataType::Int64, true), v1].into()),
             true,
-        )]);
-        let err = refuse_nested_blobs(&nested).unwrap_err();
-        assert!(matches!(&err, Error::Unsupported(m) if m.contains("\"s.b\"")), "{err}");
+        );
+        assert!(refuse_nested_blobs(&Schema::new(vec![s.clone()])).is_ok());
+        let listed = Schema::new(vec![Field::new("l", DataType::List(Arc::new(s)), true)]);
+        let err = refuse_nested_blobs(&listed).unwrap_err();
+        assert!(
+            matches!(&err, Error::Unsupported(m) if m.contains("\"l.s.b\"")),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn nested_blob_children_get_minus_one_ids() {
+        let ext = HashMap::from([("ARROW:extension:name".to_string(), BLOB_V2_EXTENSION.to_string())]);
+        let blob = Field::new(
+            "b",
+            DataType::Struct(
+                vec![
+                    Field::new("data", DataType::LargeBinary, true),
+                    Field::new("uri", DataType::Utf8, true),
+                ]
+                .into(),
+            ),
+            true,
+        )
+        .with_metadata(ext);
+        let s = Field::new(
+            "s",
+            DataType::Struct(vec![Field::new("k", DataType::Int64, true), blob].into()),
+            true,
+        );
+        let schema = Schema::new(vec![Field::new("id", DataType::Int64, true), s]);
+        assert_eq!(
+            file_field_ids(&schema, &[0, 1, 2, 3, 4, 5]).unwrap(),
+            vec![0, 1, 2, 3, -1, -1, -1, -1, -1]
+        );
+        let fs = file_schema(&Arc::new(schema));
+        assert!(matches!(fs.field(1).data_type(),
+            DataType::Struct(kids) if lancelet_file::blob::is_descriptor(&kids[1])));
     }
 }

@@ -150,8 +150,8 @@ impl Dataset {
             ));
         }
         self.refuse_unrewritable_blobs("compacting")?;
-        // Blob v2 values are read back and placed anew in the new files (re-packed).
-        let blobs = self.has_blob_v2_columns();
+        // Blob values are read back and placed anew in the new files (re-packed).
+        let blobs = self.has_blob_columns();
         if !(0.0..=1.0).contains(&opts.materialize_deletions_threshold) {
             return Err(Error::InvalidArgument(format!(
                 "materialize_deletions_threshold must be between 0 and 1, got {}",
@@ -177,7 +177,7 @@ impl Dataset {
         if groups.is_empty() {
             return Ok((self.clone(), CompactionMetrics::default()));
         }
-        let version = self.writable_version("compaction")?;
+        let version = self.rewrite_version("compaction")?;
         let stable = self.has_stable_row_ids();
         let schema = self.schema().clone();
         let all: Vec<usize> = (0..schema.fields().len()).collect();

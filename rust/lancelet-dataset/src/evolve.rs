@@ -121,6 +121,9 @@ impl Dataset {
         // View types (polars strings) are stored as their plain types, as pylance does.
         let plain = crate::views::plain_schema(schema);
         let schema = plain.as_deref().unwrap_or(schema);
+        // JSON text columns are stored as JSONB.
+        let stored = lancelet_file::json::storage_schema(schema);
+        let schema = stored.as_deref().unwrap_or(schema);
         let top: HashSet<&str> = self
             .manifest()
             .fields

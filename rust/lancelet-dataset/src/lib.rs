@@ -40,6 +40,7 @@ pub mod index_build;
 mod index_query;
 pub mod index_segments;
 pub mod intent;
+pub mod json;
 pub mod knn;
 pub mod lineage;
 pub mod merge_columns;

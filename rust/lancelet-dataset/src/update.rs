@@ -36,7 +36,7 @@ impl Dataset {
             return Err(Error::InvalidArgument("update needs at least one column to set".into()));
         }
         self.refuse_unrewritable_blobs("updating rows in")?;
-        let version = self.writable_version("updating rows")?;
+        let version = self.rewrite_version("updating rows")?;
         let stable = self.has_stable_row_ids();
         let schema = self.schema().clone();
         for (col, _) in updates {
@@ -46,7 +46,7 @@ impl Dataset {
                         "update sets column {col:?}, which does not exist (top-level columns only)"
                     )))
                 }
-                // As in pylance 14: rows with blobs move, but blob values are not set by SQL.
+                // As in pylance 14: rows with blobs move, but blob v2 values are not set by SQL.
                 Ok(f) if lancelet_file::blob::is_blob_v2(f) => {
                     return Err(Error::Unsupported(format!(
                         "direct updates to column {col:?} containing blob v2 values are not supported"
@@ -55,6 +55,7 @@ impl Dataset {
                 Ok(_) => {}
             }
         }
+        refuse_sql_over_blobs(&schema, updates)?;
         let exprs: Vec<(String, String)> = schema
             .fields()
             .iter()
@@ -106,7 +107,7 @@ impl Dataset {
             },
             ..WriteParams::default()
         };
-        let blobs = self.has_blob_v2_columns();
+        let blobs = self.has_blob_columns();
         let mut writer = FragmentWriter::new(self.store().clone(), schema.clone(), ids, params)?;
         let mut written = Vec::new();
         let staged: Result<(Vec<pb::DataFragment>, Vec<pb::DataFragment>, Vec<u64>)> = async {
@@ -128,7 +129,11 @@ impl Dataset {
                         let c = batch
                             .column_by_name(f.name())
                             .ok_or_else(|| Error::InvalidArgument(format!("no value for {:?}", f.name())))?;
-                        cast_to(c, f.data_type(), f.name())
+                        if lancelet_file::json::is_lance_json(f) {
+                            json_values(c, f.name())
+                        } else {
+                            cast_to(c, f.data_type(), f.name())
+                        }
                     })
                     .collect::<Result<Vec<ArrayRef>>>()?;
                 let rows = RecordBatch::try_new(schema.clone(), columns).map_err(|e| {
@@ -174,6 +179,46 @@ impl Dataset {
                 Err(e)
             }
         }
+    }
+}
+
+/// Refuses update expressions that read blob v1 values other than `{"img": "img"}`: a
+/// scan gives such a column as descriptors, not bytes, so an expression over it would
+/// see the wrong values. Setting the column to new bytes or NULL (`X'414243'`,
+/// `CAST('abc' AS BINARY)`, `NULL`) is fine, as in pylance 14.
+fn refuse_sql_over_blobs(schema: &arrow_schema::Schema, updates: &[(String, String)]) -> Result<()> {
+    let blob = |name: &str| {
+        schema
+            .fields()
+            .iter()
+            .find(|f| f.name() == name || f.name().eq_ignore_ascii_case(name))
+            .filter(|f| lancelet_file::blob::is_blob(f))
+    };
+    for (col, sql) in updates {
+        let expr = lancelet_expr::parse(sql).map_err(|e| Error::expr(format!("update of {col:?}"), e))?;
+        if let lancelet_expr::Expr::Column(path) = &expr {
+            if path.len() == 1 && blob(&path[0]).is_some_and(|f| f.name() == col) {
+                continue;
+            }
+        }
+        if let Some(f) = expr.columns().iter().find_map(|p| p.first().and_then(|n| blob(n))) {
+            return Err(Error::Unsupported(format!(
+                "update of {col:?}: expressions over the values of blob column {:?} are not supported \
+                 (set it to new bytes, NULL, or itself)",
+                f.name()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// New values of a JSON column: text (a string expression such as `'{"a": 1}'`) is parsed
+/// into JSONB, as pylance does; bytes are stored as they are.
+fn json_values(c: &ArrayRef, name: &str) -> Result<ArrayRef> {
+    use arrow_schema::DataType;
+    match c.data_type() {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => Ok(lancelet_file::json::text_to_jsonb(c, name)?),
+        _ => cast_to(c, &DataType::LargeBinary, name),
     }
 }
 

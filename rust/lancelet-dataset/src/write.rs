@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use lancelet_file::json::is_lance_json;
 use lancelet_file::schema::to_lance_fields;
 use lancelet_file::{FileVersion, FileWriter, WriterOptions};
 use lancelet_table::commit::{commit_when, new_transaction, CommitOptions};
@@ -181,12 +182,18 @@ pub fn align_schema(target: &Schema, data: &Schema) -> Result<Alignment> {
         match data.index_of(f.name()) {
             Ok(i) => {
                 let g = data.field(i);
-                if !same_type(f.data_type(), g.data_type()) {
+                if !compatible(f, g) {
+                    let json = is_lance_json(f) || is_lance_json(g);
                     problems.push(format!(
-                        "field {:?} is {} in the dataset but {} in the data",
+                        "field {:?} is {} in the dataset but {} in the data{}",
                         f.name(),
-                        f.data_type(),
-                        g.data_type()
+                        type_name(f),
+                        type_name(g),
+                        if json {
+                            " (JSON columns take pa.json_() values)"
+                        } else {
+                            ""
+                        }
                     ));
                 }
                 order.push(i);
@@ -210,20 +217,53 @@ pub fn align_schema(target: &Schema, data: &Schema) -> Result<Alignment> {
     Ok(Alignment { order, present })
 }
 
-/// Types equal up to the names of list items (which writers spell differently).
-fn same_type(a: &DataType, b: &DataType) -> bool {
-    match (a, b) {
-        (DataType::List(x), DataType::List(y)) | (DataType::LargeList(x), DataType::LargeList(y)) => {
-            same_type(x.data_type(), y.data_type())
-        }
-        (DataType::FixedSizeList(x, n), DataType::FixedSizeList(y, m)) => {
-            n == m && same_type(x.data_type(), y.data_type())
-        }
+/// Whether data field `g` can be written as dataset field `f`: types equal up to the
+/// names of list items, and any blob v2 value shape (`struct<data, uri>` or with
+/// `position` and `size`) for a blob v2 field, both stored JSON or both not, at any
+/// depth in structs.
+fn compatible(f: &Field, g: &Field) -> bool {
+    use lancelet_file::blob::is_blob_v2;
+    if is_blob_v2(f) && is_blob_v2(g) {
+        return true;
+    }
+    if is_lance_json(f) != is_lance_json(g) {
+        return false;
+    }
+    match (f.data_type(), g.data_type()) {
         (DataType::Struct(x), DataType::Struct(y)) => {
             x.len() == y.len()
                 && x.iter()
                     .zip(y.iter())
-                    .all(|(p, q)| p.name() == q.name() && same_type(p.data_type(), q.data_type()))
+                    .all(|(p, q)| p.name() == q.name() && compatible(p, q))
+        }
+        (a, b) => same_type(a, b),
+    }
+}
+
+/// A field's type as errors name it: `json` for stored JSON, else the Arrow type.
+fn type_name(f: &Field) -> String {
+    if is_lance_json(f) {
+        lancelet_file::json::LOGICAL_TYPE.to_string()
+    } else {
+        f.data_type().to_string()
+    }
+}
+
+/// Fields of equal types that are both stored JSON or both not, at every depth.
+fn same_field(a: &Field, b: &Field) -> bool {
+    is_lance_json(a) == is_lance_json(b) && same_type(a.data_type(), b.data_type())
+}
+
+/// Types equal up to the names of list items (which writers spell differently).
+fn same_type(a: &DataType, b: &DataType) -> bool {
+    match (a, b) {
+        (DataType::List(x), DataType::List(y)) | (DataType::LargeList(x), DataType::LargeList(y)) => same_field(x, y),
+        (DataType::FixedSizeList(x, n), DataType::FixedSizeList(y, m)) => n == m && same_field(x, y),
+        (DataType::Struct(x), DataType::Struct(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y.iter())
+                    .all(|(p, q)| p.name() == q.name() && same_field(p, q))
         }
         _ => a == b,
     }
@@ -585,6 +625,45 @@ pub(crate) fn dataset_field_ids(
     Ok(out)
 }
 
+/// The ids data files record for `schema` (the appended columns, as written) from the
+/// dataset's fields `dataset` (the same columns) and their pre-order ids `ids`: the same,
+/// except where a blob v2 column is written for a dataset blob column of another shape
+/// (blob v1, or v2 with other children): it keeps its id and its children (which data
+/// files never list) get -1.
+fn appended_field_ids(schema: &Schema, dataset: &[&Field], ids: &[i32]) -> Result<Vec<i32>> {
+    fn lance_len(f: &Field) -> Result<usize> {
+        Ok(to_lance_fields(&Schema::new(vec![f.clone()]))?.len())
+    }
+    fn walk(f: &Field, g: &Field, ids: &mut std::slice::Iter<'_, i32>, out: &mut Vec<i32>) -> Result<()> {
+        let mismatch = || Error::SchemaMismatch("the dataset's field list does not match its schema".into());
+        if lancelet_file::blob::is_blob_v2(f) && lancelet_file::blob::is_blob(g) {
+            out.push(*ids.next().ok_or_else(mismatch)?);
+            for _ in 1..lance_len(g)? {
+                ids.next().ok_or_else(mismatch)?;
+            }
+            out.extend(std::iter::repeat_n(-1, lance_len(f)?.saturating_sub(1)));
+            return Ok(());
+        }
+        if let (DataType::Struct(fc), DataType::Struct(gc)) = (f.data_type(), g.data_type()) {
+            out.push(*ids.next().ok_or_else(mismatch)?);
+            for (a, b) in fc.iter().zip(gc.iter()) {
+                walk(a, b, ids, out)?;
+            }
+            return Ok(());
+        }
+        for _ in 0..lance_len(g)? {
+            out.push(*ids.next().ok_or_else(mismatch)?);
+        }
+        Ok(())
+    }
+    let mut out = Vec::with_capacity(ids.len());
+    let mut it = ids.iter();
+    for (f, g) in schema.fields().iter().zip(dataset) {
+        walk(f, g, &mut it, &mut out)?;
+    }
+    Ok(out)
+}
+
 /// Lance fields in pre-order (parents before children, siblings in list order).
 fn preorder(fields: &[lancelet_proto::pbfile::Field]) -> Vec<&lancelet_proto::pbfile::Field> {
     fn visit<'a>(
@@ -675,22 +754,29 @@ fn wait_synced(syncs: &mut Syncs) -> Result<()> {
 async fn write_fragments_syncing(
     loc: &Location,
     existing: Option<Dataset>,
-    mut reader: Box<dyn RecordBatchReader + Send>,
+    reader: Box<dyn RecordBatchReader + Send>,
     params: &WriteParams,
 ) -> Result<(Option<Dataset>, StagedWrite, Syncs)> {
+    // JSON text columns (`pa.json_()`) are stored as JSONB.
+    let mut reader = crate::json::storage_reader(reader);
     let data_schema = reader.schema();
     let mode = params.mode;
     if mode == WriteMode::Create && existing.is_some() {
         return Err(Error::AlreadyExists(loc.store.root_display()));
     }
     let appending = mode == WriteMode::Append && existing.is_some();
-    // Appends keep the dataset's file format, whatever version was asked for, and so do
-    // overwrites that name none (as pylance); a legacy dataset is overwritten at the default.
+    // Appends keep the dataset's file format unless they name one (then their files are
+    // of that format, and the dataset mixes versions, as in pylance), and so do overwrites
+    // that name none; a legacy dataset is overwritten at the default.
     let kept;
     let params = match (&existing, appending || params.default_file_version) {
         (Some(ds), true) if !(mode == WriteMode::Overwrite && ds.data_storage_version() == "0.1") => {
+            let dataset_version = ds.writable_version("appending")?;
             kept = WriteParams {
-                file_version: ds.writable_version("appending")?,
+                file_version: match appending && !params.default_file_version {
+                    true => params.file_version,
+                    false => dataset_version,
+                },
                 ..params.clone()
             };
             &kept
@@ -723,7 +809,13 @@ async fn write_fragments_syncing(
     };
     let (file_schema, order, field_ids) = match (&existing, appending) {
         (Some(ds), true) => {
-            let aligned = align_schema(ds.schema(), &data_schema)?;
+            // At 2.2 the dataset's blob v1 columns take blob v2 values: the commit turns
+            // those the new files hold into blob v2 fields, as pylance does.
+            let target = match params.file_version == FileVersion::V2_2 {
+                true => crate::blob_write::v1_as_v2_schema(ds.schema()),
+                false => ds.schema().clone(),
+            };
+            let aligned = align_schema(&target, &data_schema)?;
             // Keep the data's nested field names (e.g. list items) so batches need no cast.
             let fields: Vec<Field> = aligned
                 .order
@@ -738,6 +830,8 @@ async fn write_fragments_syncing(
                 .collect();
             let schema = Arc::new(Schema::new_with_metadata(fields, ds.schema().metadata().clone()));
             let ids = dataset_field_ids(ds.schema(), &ds.manifest().fields, &aligned.present)?;
+            let present: Vec<&Field> = aligned.present.iter().map(|&p| ds.schema().field(p)).collect();
+            let ids = appended_field_ids(&schema, &present, &ids)?;
             let identity = aligned.order.len() == data_schema.fields().len()
                 && aligned.order.iter().enumerate().all(|(i, &j)| i == j);
             (schema, (!identity).then_some(aligned.order), ids)
@@ -867,12 +961,13 @@ pub async fn commit_fragments(
     commit_fragments_on(loc, existing, kind, fragments, params).await
 }
 
-/// Checks that fragments from outside fit the dataset they are committed to: safe paths,
-/// known field ids, the dataset's file version.
+/// Checks fragments to commit: safe paths, known field ids, and files of format `version`
+/// (an overwrite), or of any format lancelet writes (an append: pylance lets a dataset mix
+/// file versions).
 fn check_fragments(
     fragments: &[pb::DataFragment],
     fields: &[lancelet_proto::pbfile::Field],
-    version: &str,
+    version: Option<&str>,
 ) -> Result<()> {
     let known: std::collections::HashSet<i32> = fields.iter().map(|f| f.id).collect();
     for f in fragments {
@@ -891,11 +986,20 @@ fn check_fragments(
                 )));
             }
             let v = format!("{}.{}", d.file_major_version, d.file_minor_version);
-            if v != version {
-                return Err(Error::Unsupported(format!(
-                    "data file {} has format {v} but the dataset uses {version}",
-                    d.path
-                )));
+            match version {
+                Some(version) if v != version => {
+                    return Err(Error::Unsupported(format!(
+                        "data file {} has format {v} but the dataset uses {version}",
+                        d.path
+                    )))
+                }
+                None if !matches!(v.as_str(), "2.0" | "2.1" | "2.2") => {
+                    return Err(Error::Unsupported(format!(
+                        "data file {} has format {v}; appends take files of format 2.0, 2.1 or 2.2",
+                        d.path
+                    )))
+                }
+                _ => {}
             }
         }
     }
@@ -935,7 +1039,7 @@ async fn commit_fragments_on_when(
                 )));
             };
             version = ds.data_storage_version();
-            check_fragments(&fragments, &ds.manifest().fields, &version)?;
+            check_fragments(&fragments, &ds.manifest().fields, None)?;
             Operation::Append(pb::transaction::Append { fragments })
         }
         CommitKind::Overwrite(schema) => {
@@ -947,7 +1051,7 @@ async fn commit_fragments_on_when(
                     version = v.name().to_string();
                 }
             }
-            check_fragments(&fragments, &fields, &version)?;
+            check_fragments(&fragments, &fields, Some(&version))?;
             Operation::Overwrite(pb::transaction::Overwrite {
                 fragments,
                 schema: fields,

@@ -605,6 +605,7 @@ pub struct SqlType<'a>(pub &'a DataType);
 impl Display for SqlType<'_> {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         match self.0 {
+            DataType::Null => f.write_str("NULL"),
             DataType::Boolean => f.write_str("BOOLEAN"),
             DataType::Int8 => f.write_str("TINYINT"),
             DataType::Int16 => f.write_str("SMALLINT"),

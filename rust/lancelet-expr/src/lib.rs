@@ -82,10 +82,10 @@
 //! `array_element(l, i)` (1-based, negative counts from the end, out of range is NULL), struct
 //! fields `s['f']` / `get_field(s, 'f')` / `expr.f` after a subscript, and the JSON functions
 //! `json_extract`, `json_exists`, `json_get`, `json_get_string|int|float|bool`,
-//! `json_array_contains`, `json_array_length` over JSON text columns (Lance runs them on its
-//! JSONB `lance.json` storage; results match pylance 14 except that `json_get` returns JSON
-//! text instead of JSONB bytes, JSONPath filters `?(...)` are not supported, and plain string
-//! columns are accepted where Lance requires a JSON column). Function names and keywords are
+//! `json_array_contains`, `json_array_length` over stored JSON columns (JSONB
+//! `large_binary`, Lance's `lance.json`), with pylance 14's results (`json_get` returns
+//! JSONB); beyond Lance they also take JSON text (`utf8`) documents, and JSONPath filters
+//! `?(...)` are not supported. Function names and keywords are
 //! case-insensitive. Type names in casts: `tinyint`, `smallint`, `int`/`integer`, `bigint`
 //! (each optionally `unsigned`), `float`/`real`, `double`, `string`/`varchar`/`text`, `binary`,
 //! `boolean`, `date`, `timestamp[(0|3|6|9)] [WITH TIME ZONE 'tz']`, `decimal(p, s)`, plus

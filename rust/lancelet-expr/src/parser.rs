@@ -605,6 +605,8 @@ impl Parser {
             }
             "date64" => DataType::Date64,
             "boolean" | "bool" => DataType::Boolean,
+            // The type of an untyped NULL; the binder casts NULL literals to it.
+            "null" => DataType::Null,
             "date" => DataType::Date32,
             "timestamp" | "datetime" => {
                 let unit = if self.peek().tok == Tok::LParen {

@@ -435,3 +435,13 @@ fn errors_are_typed_and_readable() {
         assert!(!shown.is_empty() && !shown.contains("src/"), "{shown}");
     }
 }
+
+#[test]
+fn null_typed_casts_print_and_parse_back() {
+    let batch = everything();
+    let bound = parse("NOT ((nul) IN (NULL))").unwrap().bind(&batch.schema()).unwrap();
+    let printed = bound.expr().to_string();
+    let again = parse(&printed).unwrap_or_else(|e| panic!("{printed}: {e}"));
+    assert_eq!(again.to_string(), printed);
+    assert_eq!(parse("CAST(1 AS NULL)").unwrap().to_string(), "CAST(1 AS NULL)");
+}

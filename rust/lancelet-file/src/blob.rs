@@ -250,26 +250,28 @@ pub fn v1_to_v2_descriptors(a: &ArrayRef, dt: &DataType) -> Option<ArrayRef> {
         .map(|a| Arc::new(a) as ArrayRef)
 }
 
-/// `schema` with its top-level blob v1 fields as packed `(position, size)` descriptor
-/// structs: what a writer plans and encodes.
-pub fn top_level_descriptors(schema: &SchemaRef) -> SchemaRef {
-    if !schema.fields().iter().any(|f| is_blob_v1(f)) {
+/// `schema` with its blob v1 fields (top-level or in structs) as packed
+/// `(position, size)` descriptor structs: what a writer plans and encodes.
+pub fn descriptor_schema(schema: &SchemaRef) -> SchemaRef {
+    if !schema.fields().iter().any(|f| has(f, &is_blob_v1)) {
         return schema.clone();
     }
-    let fields: Vec<FieldRef> = schema
-        .fields()
-        .iter()
-        .map(|f| v1_file_field(f).map(Arc::new).unwrap_or_else(|| f.clone()))
-        .collect();
+    let fields: Vec<FieldRef> = schema.fields().iter().map(|f| map_field(f, &v1_file_field)).collect();
     Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
 }
 
-/// Whether 2.0 `column` holds the descriptors of a top-level blob v1 field of
-/// `plan_schema` (as [`top_level_descriptors`] made it).
-pub fn is_v1_descriptor_column(plan_schema: &Schema, plans: &[crate::plan::FieldPlan], column: usize) -> bool {
-    plans.iter().zip(plan_schema.fields()).any(|(p, f)| {
-        p.column() == column && is_descriptor(f) && matches!(f.data_type(), DataType::Struct(c) if c.len() == 2)
-    })
+/// Whether 2.0 `column` holds the descriptors of a blob v1 field (as
+/// [`descriptor_schema`] made it), at the top level or in a struct.
+pub fn is_v1_descriptor_column(plans: &[crate::plan::FieldPlan], column: usize) -> bool {
+    let mut found = false;
+    for p in plans {
+        p.visit(&mut |p| {
+            if let crate::plan::FieldPlan::Leaf { column: c, field } = p {
+                found |= *c == column && is_v1_descriptor_field(field);
+            }
+        });
+    }
+    found
 }
 
 /// The 2.0 column encoding of a blob v1 column: `Blob { inner: Values }`.
@@ -407,7 +409,8 @@ pub fn bounded(d: &Descriptor, path: &str, file_size: u64) -> crate::Result<(u64
     }
 }
 
-fn is_v1_descriptor_field(f: &Field) -> bool {
+/// Whether `f` is a v1 descriptor struct (`position`, `size`) marked blob.
+pub fn is_v1_descriptor_field(f: &Field) -> bool {
     is_descriptor(f) && matches!(f.data_type(), DataType::Struct(c) if c.len() == 2)
 }
 
@@ -491,9 +494,11 @@ pub async fn v1_bytes(reader: &crate::FileReader, batch: RecordBatch) -> crate::
 /// Turns the values of a blob v1 column (`binary`/`large_binary`) into descriptors,
 /// handing each non-empty payload to `write_payload`, which stores it and returns its
 /// absolute position in the file. Nulls become `(1, 0)` with the row marked null, empty
-/// values `(0, 0)`.
+/// values `(0, 0)`. A value under a null parent struct (`parents`) is not stored: its row
+/// is null too, as pylance writes it.
 pub fn v1_descriptors(
     array: &ArrayRef,
+    parents: Option<&NullBuffer>,
     mut write_payload: impl FnMut(&[u8]) -> crate::Result<u64>,
 ) -> crate::Result<ArrayRef> {
     let n = array.len();
@@ -506,8 +511,9 @@ pub fn v1_descriptors(
             _ => None,
         }
     };
+    let nulls = NullBuffer::union(parents, array.logical_nulls().as_ref());
     for i in 0..n {
-        if array.is_null(i) {
+        if nulls.as_ref().is_some_and(|b| b.is_null(i)) {
             pos.push(1);
             size.push(0);
             continue;
@@ -526,7 +532,6 @@ pub fn v1_descriptors(
             size.push(v.len() as u64);
         }
     }
-    let nulls = array.logical_nulls();
     Ok(Arc::new(StructArray::try_new(
         v1_descriptor_fields(),
         vec![Arc::new(UInt64Array::from(pos)), Arc::new(UInt64Array::from(size))],
@@ -566,28 +571,6 @@ pub fn v1_page_2_0(
         })),
         num_rows: s.len() as u64,
     })
-}
-
-/// The descriptors of a v1 page at 2.1+ as encoded: all rows valid, a null row stored as
-/// `(65536, 0)` (its definition level in `position`); the returned flag says whether any
-/// row was null.
-pub fn v1_strip_nulls(desc: &ArrayRef) -> (ArrayRef, bool) {
-    match desc.as_struct_opt() {
-        Some(s) if s.null_count() > 0 => {
-            let pos = s.column(0).as_primitive::<UInt64Type>();
-            let null_pos = lancelet_encoding::v2_1::blob::NULL_POSITION;
-            let pos: UInt64Array = (0..s.len())
-                .map(|i| Some(if s.is_null(i) { null_pos } else { pos.value(i) }))
-                .collect();
-            let (f, mut cols, _) = s.clone().into_parts();
-            cols[0] = Arc::new(pos);
-            match StructArray::try_new(f, cols, None) {
-                Ok(a) => (Arc::new(a), true),
-                Err(_) => (desc.clone(), true),
-            }
-        }
-        _ => (desc.clone(), false),
-    }
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ pub mod blob;
 pub mod error;
 pub mod footer;
 pub mod io;
+pub mod json;
 pub mod legacy;
 pub mod plan;
 pub mod reader;

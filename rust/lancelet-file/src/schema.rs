@@ -178,7 +178,11 @@ fn push_field(f: &Field, parent_id: i32, out: &mut Vec<pb::Field>) -> Result<()>
         name: f.name().clone(),
         id,
         parent_id,
-        logical_type: logical_type(dt)?,
+        logical_type: if crate::json::is_lance_json(f) {
+            crate::json::LOGICAL_TYPE.to_string()
+        } else {
+            logical_type(dt)?
+        },
         nullable: f.is_nullable(),
         metadata,
         // pylance marks primary-key fields by metadata and sets the flag alongside it.
@@ -300,11 +304,16 @@ fn build_field(
                 .ok_or_else(|| Error::Unsupported(format!("logical type {other:?} of field {:?} in {path}", f.name)))?
         }
     };
-    let md: HashMap<String, String> = f
+    let mut md: HashMap<String, String> = f
         .metadata
         .iter()
         .map(|(k, v)| (k.clone(), String::from_utf8_lossy(v).into_owned()))
         .collect();
+    // The logical type alone marks stored JSON (pylance reads it so); the Arrow field
+    // carries it as its extension name.
+    if lt == crate::json::LOGICAL_TYPE {
+        md.insert(EXTENSION_NAME_KEY.to_string(), crate::json::LANCE_JSON.to_string());
+    }
     Ok(Field::new(f.name.clone(), dt, f.nullable).with_metadata(md))
 }
 
@@ -328,6 +337,31 @@ mod tests {
             let s = logical_type(&t).unwrap();
             assert_eq!(parse_simple(&s), Some(t), "{s}");
         }
+    }
+
+    #[test]
+    fn stored_json_fields_have_the_json_logical_type_at_any_depth() {
+        let json_md = |name: &str| HashMap::from([(EXTENSION_NAME_KEY.to_string(), name.to_string())]);
+        let j = Field::new("j", DataType::LargeBinary, true).with_metadata(json_md("lance.json"));
+        let schema = Schema::new(vec![
+            j.clone(),
+            Field::new("s", DataType::Struct(vec![j.clone()].into()), true),
+            Field::new("l", DataType::List(Arc::new(j.clone())), true),
+            // Only large_binary marked lance.json is JSON (pylance leaves these alone).
+            Field::new("b", DataType::Binary, true).with_metadata(json_md("lance.json")),
+            Field::new("t", DataType::Utf8, true).with_metadata(json_md("lance.json")),
+        ]);
+        let fields = to_lance_fields(&schema).unwrap();
+        let types: Vec<&str> = fields.iter().map(|f| f.logical_type.as_str()).collect();
+        assert_eq!(types, ["json", "struct", "json", "list", "json", "binary", "string"]);
+        assert_eq!(fields[0].extension_name, "lance.json");
+        assert_eq!(fields[0].encoding, pb::Encoding::VarBinary as i32);
+        // The logical type alone is enough to read a field back as stored JSON.
+        let mut bare = fields.clone();
+        bare[0].metadata.clear();
+        let back = from_lance_fields(&bare, &HashMap::new(), "x").unwrap();
+        assert!(crate::json::is_lance_json(back.field(0)));
+        assert_eq!(from_lance_fields(&fields, &HashMap::new(), "x").unwrap(), schema);
     }
 
     #[test]

@@ -14,6 +14,7 @@
 
 use std::collections::HashMap;
 use std::io::Write;
+use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::{Array, ArrayRef, RecordBatch};
@@ -159,6 +160,8 @@ struct FieldState {
     first_column: usize,
     /// Page options of each leaf (from the leaf's field metadata).
     leaves: Vec<PageOptions>,
+    /// Per leaf: whether it holds a blob v1 column's descriptors.
+    blob_leaves: Vec<bool>,
     /// [`PageRules::Pylance`]: each leaf's own buffering (the field's rows are kept in
     /// `pending` until every leaf has written them).
     leaf_state: Vec<LeafState>,
@@ -211,11 +214,12 @@ pub struct FileWriter<W: Write> {
     stats_columns: Vec<bool>,
     /// 2.1+: one entry per top-level field (empty at 2.0).
     fields: Vec<FieldState>,
-    /// The schema the columns are planned and encoded with: `schema` with top-level blob
-    /// v1 fields as their `(position, size)` descriptors (see [`crate::blob`]).
+    /// The schema the columns are planned and encoded with: `schema` with blob v1 fields
+    /// (top-level or in structs) as their `(position, size)` descriptors (see
+    /// [`crate::blob`]).
     plan_schema: SchemaRef,
-    /// Per top-level field: whether it is a blob v1 column.
-    blob_v1: Vec<bool>,
+    /// Whether the schema has blob v1 columns.
+    has_blob_v1: bool,
 }
 
 impl<W: Write> FileWriter<W> {
@@ -230,6 +234,8 @@ impl<W: Write> FileWriter<W> {
         if opts.max_page_bytes == 0 || opts.cache_bytes_per_column == 0 || opts.stats_zone_rows == 0 {
             return Err(Error::InvalidArgument("page and cache sizes must be positive".into()));
         }
+        // JSON text columns are stored as JSONB (as pylance's file writer stores them).
+        let schema = crate::json::storage_schema(&schema).unwrap_or(schema);
         // Validates every type up front so a bad schema fails before anything is written.
         to_lance_fields(&schema)?;
         if opts.version != FileVersion::V2_2 {
@@ -240,8 +246,8 @@ impl<W: Write> FileWriter<W> {
                 )));
             }
         }
-        let blob_v1: Vec<bool> = schema.fields().iter().map(|f| crate::blob::is_blob_v1(f)).collect();
-        let planned = crate::blob::top_level_descriptors(&schema);
+        let planned = crate::blob::descriptor_schema(&schema);
+        let has_blob_v1 = !Arc::ptr_eq(&planned, &schema);
         let (plans, ncols) = if v21 {
             plan_schema_v21(&planned)?
         } else {
@@ -274,6 +280,7 @@ impl<W: Write> FileWriter<W> {
                     leaf_state: vec![LeafState::default(); leaves.len()],
                     pending_start: 0,
                     rows: 0,
+                    blob_leaves: leaves.iter().map(|l| crate::blob::is_v1_descriptor_field(l)).collect(),
                 });
                 first_column += leaves.len();
             }
@@ -294,7 +301,7 @@ impl<W: Write> FileWriter<W> {
             stats_columns,
             fields,
             plan_schema: planned,
-            blob_v1,
+            has_blob_v1,
         })
     }
 
@@ -306,21 +313,52 @@ impl<W: Write> FileWriter<W> {
         Ok(pos)
     }
 
-    /// Replaces the blob v1 columns of a checked batch with their descriptors, writing
-    /// their payloads.
+    /// Replaces the blob v1 columns (top-level or in structs) of a checked batch with
+    /// their descriptors, writing their payloads column after column, rows in order.
     fn blob_columns(&mut self, cols: Vec<ArrayRef>) -> Result<Vec<ArrayRef>> {
-        if !self.blob_v1.contains(&true) {
+        if !self.has_blob_v1 {
             return Ok(cols);
         }
+        let (fields, planned) = (self.schema.fields().clone(), self.plan_schema.fields().clone());
         let mut out = Vec::with_capacity(cols.len());
-        for (i, c) in cols.into_iter().enumerate() {
-            if self.blob_v1[i] {
-                out.push(crate::blob::v1_descriptors(&c, |b| self.write_blob_payload(b))?);
-            } else {
-                out.push(c);
-            }
+        for ((c, f), p) in cols.into_iter().zip(fields.iter()).zip(planned.iter()) {
+            out.push(self.blob_array(f, p, c, None)?);
         }
         Ok(out)
+    }
+
+    /// `array` of `field` as `planned` (its descriptor form); `parents` are the nulls of
+    /// the enclosing structs.
+    fn blob_array(
+        &mut self,
+        field: &arrow_schema::Field,
+        planned: &arrow_schema::Field,
+        array: ArrayRef,
+        parents: Option<&arrow_buffer::NullBuffer>,
+    ) -> Result<ArrayRef> {
+        if crate::blob::is_blob_v1(field) {
+            return crate::blob::v1_descriptors(&array, parents, |b| self.write_blob_payload(b));
+        }
+        match (field.data_type(), planned.data_type()) {
+            (DataType::Struct(children), DataType::Struct(planned_children))
+                if field.data_type() != planned.data_type() =>
+            {
+                let s = array
+                    .as_struct_opt()
+                    .ok_or_else(|| Error::InvalidArgument(format!("{:?} must be a struct", field.name())))?;
+                let all = arrow_buffer::NullBuffer::union(parents, s.nulls());
+                let mut cols = Vec::with_capacity(children.len());
+                for ((c, p), a) in children.iter().zip(planned_children.iter()).zip(s.columns()) {
+                    cols.push(self.blob_array(c, p, a.clone(), all.as_ref())?);
+                }
+                Ok(Arc::new(arrow_array::StructArray::try_new(
+                    planned_children.clone(),
+                    cols,
+                    s.nulls().cloned(),
+                )?))
+            }
+            _ => Ok(array),
+        }
     }
 
     /// Records these field ids (one per Lance field, in pre-order) in the file's schema
@@ -370,6 +408,13 @@ impl<W: Write> FileWriter<W> {
     /// A batch that does not match the schema is refused before anything is buffered.
     pub fn write_batch(&mut self, batch: &RecordBatch) -> Result<()> {
         self.check_usable()?;
+        let stored;
+        let batch = if crate::json::storage_schema(&batch.schema()).is_some() {
+            stored = crate::json::to_storage(batch)?;
+            &stored
+        } else {
+            batch
+        };
         let cols = self.check_batch(batch)?;
         if batch.num_rows() == 0 && self.opts.page_rules == PageRules::Pylance {
             // pylance does not buffer empty batches: they count no bytes.
@@ -560,13 +605,12 @@ impl<W: Write> FileWriter<W> {
         let columns = std::mem::take(&mut self.columns);
         for (i, c) in columns.into_iter().enumerate() {
             // 2.0 marks blob v1 columns in their column encoding (`Blob { inner: Values }`).
-            let column_encoding = if self.opts.version == FileVersion::V2_0
-                && crate::blob::is_v1_descriptor_column(&self.plan_schema, &self.plans, i)
-            {
-                crate::blob::blob_column_encoding()
-            } else {
-                column_values_encoding()
-            };
+            let column_encoding =
+                if self.opts.version == FileVersion::V2_0 && crate::blob::is_v1_descriptor_column(&self.plans, i) {
+                    crate::blob::blob_column_encoding()
+                } else {
+                    column_values_encoding()
+                };
             let meta = pbfile2::ColumnMetadata {
                 encoding: Some(direct_encoding(COLUMN_ENCODING_TYPE_URL, column_encoding)),
                 pages: c.pages,

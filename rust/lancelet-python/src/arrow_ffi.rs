@@ -61,8 +61,10 @@ pub fn import_batch(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<RecordBa
     }
     let n = columns.first().map(|c| c.len()).unwrap_or(0);
     let opts = arrow_array::RecordBatchOptions::new().with_row_count(Some(n));
-    RecordBatch::try_new_with_options(std::sync::Arc::new(schema), columns, &opts)
-        .map_err(|e| errors::invalid(py, e.to_string()))
+    let batch = RecordBatch::try_new_with_options(std::sync::Arc::new(schema), columns, &opts)
+        .map_err(|e| errors::invalid(py, e.to_string()))?;
+    // JSON text columns (`pa.json_()`) are stored as JSONB.
+    lancelet_dataset::json::storage_batch(batch).map_err(|e| errors::to_py(py, e))
 }
 
 /// Wraps a batch reader into an `arrow_array_stream` capsule.

@@ -15,7 +15,7 @@ use lancelet_file::FileVersion;
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyCapsuleMethods, PyDict};
 
-use crate::arrow_ffi::{schema_capsule, BatchStream, ErrorSlot, FnReader};
+use crate::arrow_ffi::{schema_capsule, stream_error, BatchStream, ErrorSlot, FnReader};
 use crate::errors;
 use crate::fragment_meta::{fragment_dict, fragment_from_dict};
 use crate::runtime::{block_on, runtime, spawner, wait_task};
@@ -123,9 +123,9 @@ pub(crate) fn import_stream(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<
     // so the capsule's destructor will not release it again.
     let stream = unsafe { FFI_ArrowArrayStream::from_raw(ptr.as_ptr().cast::<FFI_ArrowArrayStream>()) };
     let reader = RecordBatchStreamReader::try_new(stream).map_err(|e| errors::invalid(py, e.to_string()))?;
-    Ok(lancelet_dataset::views::plain_reader(Box::new(OutsideRuntime(
-        Box::new(reader),
-    ))))
+    Ok(lancelet_dataset::json::storage_reader(
+        lancelet_dataset::views::plain_reader(Box::new(OutsideRuntime(Box::new(reader)))),
+    ))
 }
 
 /// Pulls each batch outside the runtime's context. Writes consume their input inside
@@ -207,7 +207,8 @@ const REMOTE_READAHEAD: usize = 4;
 
 /// Runs a scan's tasks a few at a time ahead of the consumer, in order.
 fn scan_stream(scan: Arc<Scan>) -> BatchStream {
-    let schema = scan.schema().clone();
+    // Stored JSON leaves as JSON text, as pylance returns it.
+    let schema = lancelet_dataset::json::text_schema(scan.schema());
     let slot = ErrorSlot::default();
     let err_slot = slot.clone();
     let cores = std::thread::available_parallelism()
@@ -230,7 +231,7 @@ fn scan_stream(scan: Arc<Scan>) -> BatchStream {
     let next = move || -> Option<Result<RecordBatch, ArrowError>> {
         loop {
             if let Some(b) = ready.pop_front() {
-                return Some(Ok(b));
+                return Some(lancelet_dataset::json::text_batch(b).map_err(|e| stream_error(&err_slot, e)));
             }
             if limiter.done() {
                 return None;
@@ -263,12 +264,18 @@ fn row_indices(py: Python<'_>, indices: Vec<i64>) -> PyResult<Vec<u64>> {
 /// schema)`.
 type Alteration<'py> = (String, Option<String>, Option<bool>, Option<Bound<'py, PyAny>>);
 
-/// Hands a single batch out as a stream.
+/// Hands a single batch of dataset rows out as a stream, stored JSON as JSON text (as
+/// pylance returns it).
 pub(crate) fn one_batch(batch: RecordBatch) -> BatchStream {
-    let schema = batch.schema();
+    let schema = lancelet_dataset::json::text_schema(&batch.schema());
+    let slot = ErrorSlot::default();
+    let err_slot = slot.clone();
     let mut once = Some(batch);
-    let next = move || once.take().map(Ok);
-    BatchStream::new(Box::new(FnReader { schema, next }), ErrorSlot::default())
+    let next = move || {
+        once.take()
+            .map(|b| lancelet_dataset::json::text_batch(b).map_err(|e| stream_error(&err_slot, e)))
+    };
+    BatchStream::new(Box::new(FnReader { schema, next }), slot)
 }
 
 #[pymethods]
@@ -377,7 +384,8 @@ impl PyDataset {
             .iter()
             .map(|f| fragment_dict(py, f))
             .collect::<PyResult<Vec<_>>>()?;
-        Ok((frags, schema_capsule(py, &staged.schema)?, staged.appending))
+        let schema = lancelet_dataset::json::text_schema(&staged.schema);
+        Ok((frags, schema_capsule(py, &schema)?, staged.appending))
     }
 
     /// Commits fragments written earlier as one new version: `kind` is "append" or
@@ -525,7 +533,7 @@ impl PyDataset {
 
     /// The table schema.
     fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
-        schema_capsule(py, self.inner.schema())
+        schema_capsule(py, &lancelet_dataset::json::text_schema(self.inner.schema()))
     }
 
     /// Fragment metadata as dicts.

@@ -237,7 +237,12 @@ pub(crate) fn import_schema(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<
     let ptr = capsule.pointer_checked(Some(c"arrow_schema"))?;
     // SAFETY: the capsule name was checked, so it holds a valid ArrowSchema that we only borrow.
     let ffi = unsafe { &*(ptr.as_ptr().cast::<FFI_ArrowSchema>()) };
-    Schema::try_from(ffi).map_err(|e| errors::invalid(py, e.to_string()))
+    let schema = Schema::try_from(ffi).map_err(|e| errors::invalid(py, e.to_string()))?;
+    // JSON text fields (`pa.json_()`) are stored as JSONB.
+    Ok(match lancelet_file::json::storage_schema(&schema) {
+        Some(stored) => stored.as_ref().clone(),
+        None => schema,
+    })
 }
 
 #[pymethods]

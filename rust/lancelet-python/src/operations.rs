@@ -299,6 +299,7 @@ fn schema_items(
 ) -> PyResult<()> {
     let s = lancelet_file::schema::from_lance_fields(fields, metadata, "transaction schema")
         .map_err(|e| errors::to_py(py, lancelet_dataset::Error::from(e)))?;
+    let s = lancelet_file::json::text_schema(&s).map_or(s, |t| t.as_ref().clone());
     out.set_item("schema", schema_capsule(py, &s)?)?;
     out.set_item("field_ids", depth_first_ids(fields))?;
     Ok(())

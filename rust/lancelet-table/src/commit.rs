@@ -535,6 +535,8 @@ pub async fn apply(
     match op {
         Operation::Append(a) => {
             let new = new_rows(number_new_fragments(&m, &a.fragments, &mut next)?);
+            // 2.2 files holding blob v1 columns turn them into blob v2 (as pylance).
+            crate::blob_fields::upgrade_appended_blob_fields(&mut m.fields, &new);
             add_fragments(&mut m, new);
         }
         Operation::Overwrite(o) => {

@@ -20,6 +20,7 @@
 
 pub mod asof;
 pub mod bases;
+pub mod blob_fields;
 pub mod branches;
 pub mod catalog_store;
 pub mod commit;

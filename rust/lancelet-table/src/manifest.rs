@@ -243,7 +243,9 @@ pub fn check_legacy_dictionaries(m: &pb::Manifest, path: &str) -> Result<()> {
 
 /// Sets the feature flags a manifest's content requires.
 pub fn set_feature_flags(m: &mut pb::Manifest) {
-    let kept = FLAG_USE_V2_FORMAT_DEPRECATED | FLAG_STABLE_ROW_IDS;
+    // Once a dataset has mixed file versions it keeps the flag, whatever its files later
+    // (pylance keeps it after compactions and overwrites too).
+    let kept = FLAG_USE_V2_FORMAT_DEPRECATED | FLAG_STABLE_ROW_IDS | FLAG_MIXED_FILE_VERSIONS;
     let mut reader = m.reader_feature_flags & kept;
     let mut writer = m.writer_feature_flags & kept;
     if m.fragments.iter().any(|f| f.deletion_file.is_some()) {

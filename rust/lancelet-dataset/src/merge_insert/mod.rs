@@ -141,6 +141,8 @@ impl Dataset {
     }
 
     async fn merge_once(&self, params: &MergeInsertParams, source: &SourceFn) -> Result<(Dataset, MergeStats)> {
+        // JSON text columns (`pa.json_()`) are stored as JSONB.
+        let source = || -> Result<Box<dyn RecordBatchReader + Send>> { Ok(crate::json::storage_reader(source()?)) };
         let reader = source()?;
         let src_schema = reader.schema();
         let target_schema = self.schema().clone();
@@ -157,7 +159,7 @@ impl Dataset {
         let all: Vec<usize> = (0..target_schema.fields().len()).collect();
         let ids = dataset_field_ids(&target_schema, &self.manifest().fields, &all)?;
         let mut wparams = WriteParams {
-            file_version: self.writable_version("merging rows")?,
+            file_version: self.rewrite_version("merging rows")?,
             ..WriteParams::default()
         };
         // Updated rows keep the external blobs of the target rows they replace, wherever
@@ -703,7 +705,7 @@ impl Join<'_> {
             false => {
                 let taken = self.ds.take_addresses(&targets, Some(&lacking)).await?;
                 // Blob values the source lacks come from the target rows' blobs.
-                Some(match self.ds.has_blob_v2_columns() {
+                Some(match self.ds.has_blob_columns() {
                     true => self.ds.materialize_blobs_at(&taken, &targets).await?,
                     false => taken,
                 })

@@ -293,6 +293,22 @@ fn conform(a: ArrayRef, dt: &DataType) -> Result<ArrayRef> {
     if let Some(v2) = lancelet_file::blob::v1_to_v2_descriptors(&a, dt) {
         return Ok(v2);
     }
+    // ... also inside structs.
+    use arrow_array::{cast::AsArray, Array};
+    if let (Some(s), DataType::Struct(target)) = (a.as_struct_opt(), dt) {
+        let reshaped = |x: &DataType, y: &DataType| matches!((x, y), (DataType::Struct(p), DataType::Struct(q)) if p.len() != q.len());
+        let children = s.columns().iter().zip(target.iter());
+        if s.num_columns() == target.len() && children.clone().any(|(c, f)| reshaped(c.data_type(), f.data_type())) {
+            let cols = children
+                .map(|(c, f)| conform(c.clone(), f.data_type()))
+                .collect::<Result<Vec<_>>>()?;
+            return Ok(Arc::new(arrow_array::StructArray::try_new(
+                target.clone(),
+                cols,
+                s.nulls().cloned(),
+            )?));
+        }
+    }
     let data = a.to_data().into_builder().data_type(dt.clone()).build()?;
     Ok(arrow_array::make_array(data))
 }

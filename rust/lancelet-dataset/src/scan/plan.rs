@@ -159,7 +159,7 @@ impl Scan {
                 .collect(),
             Output::Exprs(b, _) => b
                 .iter()
-                .map(|(n, e)| Arc::new(Field::new(n, e.data_type().clone(), true)))
+                .map(|(n, e)| Arc::new(expr_field(n, e, &read_schema)))
                 .collect(),
         };
         if opts.with_row_id {
@@ -327,5 +327,41 @@ pub(super) fn nested_field(top: &FieldRef, path: &[String]) -> FieldRef {
         .chain(path.iter().map(String::as_str))
         .collect::<Vec<_>>()
         .join(".");
-    Arc::new(Field::new(name, f.data_type().clone(), true))
+    Arc::new(keep_json(Field::new(name, f.data_type().clone(), true), &f))
+}
+
+/// `out` with the metadata of `from` when `from` is stored JSON, so that it reads back as
+/// JSON text (pylance returns `columns=["s.j"]` and `{"x": "j"}` as JSON).
+fn keep_json(out: Field, from: &Field) -> Field {
+    if lancelet_file::json::is_lance_json(from) {
+        out.with_metadata(from.metadata().clone())
+    } else {
+        out
+    }
+}
+
+/// The output field of projection expression `e` named `name`: a plain reference to a
+/// stored JSON column stays JSON.
+fn expr_field(name: &str, e: &BoundExpr, read_schema: &Schema) -> Field {
+    let out = Field::new(name, e.data_type().clone(), true);
+    let lancelet_expr::Expr::Column(path) = e.expr() else {
+        return out;
+    };
+    let Some((top, rest)) = path.split_first() else {
+        return out;
+    };
+    let Ok(mut f) = read_schema.field_with_name(top).cloned() else {
+        return out;
+    };
+    for p in rest {
+        let child = match f.data_type() {
+            DataType::Struct(children) => children.iter().find(|c| c.name() == p).map(|c| c.as_ref().clone()),
+            _ => None,
+        };
+        match child {
+            Some(c) => f = c,
+            None => return out,
+        }
+    }
+    keep_json(out, &f)
 }

@@ -570,43 +570,46 @@ impl Compressor {
     /// Compresses values into Lance's variable-width shape: offsets (`n + 1`, from 0)
     /// into the concatenated compressed bytes.
     ///
-    /// The two halves of the values are compressed by two interleaved parses: each
-    /// greedy step waits on the previous one (its table lookups need the position it
-    /// leaves), so two independent chains keep the processor busy while either waits.
-    /// The output is the same as compressing the values one by one.
+    /// Four quarters of the values are compressed by four interleaved parses: each greedy
+    /// step waits on the previous one (its table lookups need the position it leaves, and
+    /// the two-byte table lives in L2), so independent chains keep the processor busy
+    /// while the others wait. The output is the same as compressing the values one by one.
     pub fn compress_values<'a>(&self, values: impl IntoIterator<Item = &'a [u8]>) -> (Vec<u64>, Vec<u8>) {
+        const LANES: usize = 4;
         let values: Vec<&[u8]> = values.into_iter().collect();
-        let (first, second) = values.split_at(values.len() / 2);
-        let mut a = Lane::new(first);
-        let mut b = Lane::new(second);
-        let mut a_ok = self.advance(&mut a);
-        let mut b_ok = self.advance(&mut b);
-        while a_ok && b_ok {
-            while a.i + 8 <= a.cur.len() && b.i + 8 <= b.cur.len() {
-                self.fast_step(&mut a);
-                self.fast_step(&mut b);
+        let per = values.len().div_ceil(LANES).max(1);
+        let mut parts = values.chunks(per);
+        let mut lanes: [Lane<'_>; LANES] = std::array::from_fn(|_| Lane::new(parts.next().unwrap_or(&[])));
+        let mut ok: [bool; LANES] = std::array::from_fn(|k| self.advance(&mut lanes[k]));
+        while ok.iter().all(|&o| o) {
+            while lanes.iter().all(|l| l.i + 8 <= l.cur.len()) {
+                for lane in lanes.iter_mut() {
+                    self.fast_step(lane);
+                }
             }
-            if a.i + 8 > a.cur.len() {
-                a_ok = self.advance(&mut a);
-            }
-            if b.i + 8 > b.cur.len() {
-                b_ok = self.advance(&mut b);
+            for (lane, o) in lanes.iter_mut().zip(ok.iter_mut()) {
+                if lane.i + 8 > lane.cur.len() {
+                    *o = self.advance(lane);
+                }
             }
         }
-        for (lane, mut ok) in [(&mut a, a_ok), (&mut b, b_ok)] {
-            while ok {
+        for (lane, mut o) in lanes.iter_mut().zip(ok) {
+            while o {
                 while lane.i + 8 <= lane.cur.len() {
                     self.fast_step(lane);
                 }
-                ok = self.advance(lane);
+                o = self.advance(lane);
             }
         }
-        let base = a.out.len() as u64;
-        let mut offsets = a.offsets;
-        offsets.extend(b.offsets.iter().skip(1).map(|o| o + base));
-        let mut out = Vec::with_capacity(a.out.len() + b.out.len());
-        out.extend_from_slice(&a.out);
-        out.extend_from_slice(&b.out);
+        let total: usize = lanes.iter().map(|l| l.out.len()).sum();
+        let mut offsets = Vec::with_capacity(values.len() + 1);
+        let mut out = Vec::with_capacity(total);
+        offsets.push(0);
+        for lane in &lanes {
+            let base = out.len() as u64;
+            offsets.extend(lane.offsets.iter().skip(1).map(|o| o + base));
+            out.extend_from_slice(&lane.out);
+        }
         (offsets, out)
     }
 

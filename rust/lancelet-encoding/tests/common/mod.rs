@@ -1,7 +1,8 @@
 //! Builders of Lance 2.1 pages for tests and benches: mini-block pages of bit-packed
 //! integers, of strings (plain or FSST) and of lists with rep/def levels, and full-zip
-//! string pages. The byte layouts follow `/work/notes/pylance_v2_1_v2_2_facts.md`
-//! (§4 chunks, §6 encodings, §7 full-zip).
+//! string pages. The byte layouts are the ones `lancelet_encoding::v2_1` documents and
+//! decodes (`page_decode` for chunks and full-zip, `values_decode` for the encodings),
+//! checked against pylance's own files in `tests/data/file/v2_1` and `v2_2`.
 #![allow(dead_code, clippy::unwrap_used, missing_docs)]
 
 use arrow_buffer::Buffer;

@@ -435,14 +435,21 @@ impl Binder<'_> {
                 let mut bound = Vec::with_capacity(args.len());
                 for (i, a) in args.into_iter().enumerate() {
                     let a = self.decode(a)?;
+                    // The document: stored JSON (JSONB bytes, as Lance requires) or JSON text.
+                    let jsonb =
+                        i == 0 && matches!(a.ty, DataType::LargeBinary | DataType::Binary | DataType::BinaryView);
                     let ok = if i == 0 {
-                        is_string(&a.ty) || a.ty == DataType::Null
+                        jsonb || is_string(&a.ty) || a.ty == DataType::Null
                     } else {
                         can_cast_types(&a.ty, &DataType::Utf8)
                             && !matches!(a.ty, DataType::List(_) | DataType::Struct(_))
                     };
                     if !ok {
-                        let what = if i == 0 { "a JSON string" } else { "a string" };
+                        let what = if i == 0 {
+                            "a JSON column (JSONB bytes or JSON text)"
+                        } else {
+                            "a string"
+                        };
                         return Err(type_error(format!(
                             "argument {} of {name}() must be {what}, but {} is {}",
                             i + 1,
@@ -450,7 +457,8 @@ impl Binder<'_> {
                             a.ty
                         )));
                     }
-                    bound.push(self.cast_to(a, &DataType::Utf8)?);
+                    let to = if jsonb { DataType::LargeBinary } else { DataType::Utf8 };
+                    bound.push(self.cast_to(a, &to)?);
                 }
                 // A constant path is checked now: a bad one is the user's error.
                 if func.takes_path() {

@@ -1,18 +1,21 @@
-//! JSON functions over UTF-8 JSON text, with the results of Lance's JSONB functions.
+//! JSON functions over Lance's stored JSON (JSONB `large_binary`, the `lance.json` columns)
+//! with pylance 14's results; JSON text (`utf8`) documents are accepted too.
 //!
-//! Lance stores `pa.json_()` columns as JSONB (`lance.json`) and its functions read that
-//! binary form; here they read JSON text, which is what such a column holds once it is
-//! converted back to Arrow's `arrow.json` (a string column). Outputs follow pylance 14:
-//! `json_extract` and `json_get` print compact JSON with object keys sorted and numbers as
-//! JSONB prints them (`1.0`, `1e+20`), the `json_get_*` conversions are JSONB's strict ones.
+//! A document is validated and navigated in place (`lancelet_jsonb`): no tree is built.
+//! Outputs follow pylance: `json_extract` prints compact JSON with object keys sorted and
+//! numbers as JSONB prints them (`1.0`, `1e+20`); `json_get` returns the value as JSONB (a
+//! scalar in a scalar container), so it can be the document of another JSON function;
+//! the `json_get_*` conversions are JSONB's strict ones. Bytes that are not JSONB make
+//! `json_extract` (except of `'$'`, which prints them as text), `json_exists`,
+//! `json_array_contains` and `json_array_length` fail, and give NULL from the `json_get*`
+//! functions, as in pylance.
 
-use std::cmp::Ordering;
-use std::fmt::Write as _;
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
-use arrow_array::{Array, ArrayRef, BooleanArray, Float64Array, Int64Array, StringArray};
-use serde_json::Value as Json;
+use arrow_array::{Array, ArrayRef, BooleanArray, Float64Array, Int64Array, LargeBinaryArray, StringArray};
+use lancelet_jsonb::{Number, Value as Json};
 
 use crate::error::{Error, Result};
 use crate::eval::Value;
@@ -78,7 +81,8 @@ impl JsonFunc {
     pub(crate) fn data_type(self) -> arrow_schema::DataType {
         use arrow_schema::DataType;
         match self {
-            JsonFunc::Extract | JsonFunc::Get | JsonFunc::GetString => DataType::Utf8,
+            JsonFunc::Extract | JsonFunc::GetString => DataType::Utf8,
+            JsonFunc::Get => DataType::LargeBinary,
             JsonFunc::GetInt | JsonFunc::ArrayLength => DataType::Int64,
             JsonFunc::GetFloat => DataType::Float64,
             JsonFunc::Exists | JsonFunc::GetBool | JsonFunc::ArrayContains => DataType::Boolean,
@@ -99,7 +103,8 @@ impl JsonFunc {
         }
     }
 
-    /// Evaluates on Utf8 arguments; NULL in any argument gives NULL.
+    /// Evaluates on a JSON document (JSONB `large_binary` or JSON text `utf8`) and `utf8`
+    /// further arguments; NULL in any argument gives NULL.
     pub(crate) fn invoke(self, values: &[Value], rows: usize) -> Result<Value> {
         let all_scalar = values.iter().all(Value::is_scalar);
         let len = if all_scalar { 1 } else { rows };
@@ -107,7 +112,11 @@ impl JsonFunc {
             .iter()
             .map(|v| v.clone().into_array(len))
             .collect::<Result<Vec<ArrayRef>>>()?;
-        let strings = arrays
+        let (doc, rest) = arrays
+            .split_first()
+            .ok_or_else(|| Error::Type(format!("{}() needs a JSON document", self.name())))?;
+        let docs = Docs::new(self, doc)?;
+        let strings = rest
             .iter()
             .map(|a| {
                 a.as_string_opt::<i32>()
@@ -118,40 +127,63 @@ impl JsonFunc {
         let mut out = Output::new(self, len);
         for row in 0..len {
             let args: Option<Vec<&str>> = strings.iter().map(|s| s.is_valid(row).then(|| s.value(row))).collect();
-            let Some(args) = args else {
+            let (Some(args), Some(bytes)) = (args, docs.get(row)?) else {
                 out.push_null();
                 continue;
             };
-            let doc = parse_doc(self, args[0])?;
+            let root = lancelet_jsonb::decode(&bytes);
+            let arg = |i: usize| args.get(i).copied().unwrap_or_default();
             match self {
                 JsonFunc::Extract => {
-                    let found = paths.get(args[1])?.select(&doc);
-                    match found.len() {
-                        0 => out.push_null(),
-                        1 => out.push_str(&to_text(found[0])),
-                        _ => out.push_str(&to_text(&Json::Array(found.into_iter().cloned().collect()))),
+                    let path = paths.get(arg(0))?;
+                    let Some(root) = root else {
+                        // pylance prints the whole of bytes that are not JSONB for '$'.
+                        if path.is_root() {
+                            out.push_str(&lancelet_jsonb::to_text(&bytes));
+                            continue;
+                        }
+                        return Err(self.not_jsonb(arg(0)));
+                    };
+                    let found = path.select(root);
+                    match found.as_slice() {
+                        [] => out.push_null(),
+                        [one] => out.push_str(&one.to_text()),
+                        many => {
+                            let texts: Vec<String> = many.iter().map(Json::to_text).collect();
+                            out.push_str(&format!("[{}]", texts.join(",")));
+                        }
                     }
                 }
-                JsonFunc::Exists => out.push_bool(!paths.get(args[1])?.select(&doc).is_empty()),
+                JsonFunc::Exists => {
+                    let path = paths.get(arg(0))?;
+                    let root = root.ok_or_else(|| self.not_jsonb(arg(0)))?;
+                    out.push_bool(!path.select(root).is_empty());
+                }
                 JsonFunc::ArrayContains => {
-                    let needle = args[2];
+                    let path = paths.get(arg(0))?;
+                    let root = root.ok_or_else(|| self.not_jsonb(arg(0)))?;
+                    let needle = arg(1);
                     let quoted = format!("\"{needle}\"");
-                    let hit = paths.get(args[1])?.select(&doc).iter().any(|v| match v {
-                        Json::Array(items) => items.iter().any(|item| {
-                            let text = to_text(item);
+                    let hit = path.select(root).iter().any(|v| match v {
+                        Json::Array(items) => items.items().any(|item| {
+                            let text = item.to_text();
                             text == needle || text == quoted
                         }),
                         _ => false,
                     });
                     out.push_bool(hit);
                 }
-                JsonFunc::ArrayLength => match paths.get(args[1])?.select(&doc).first() {
-                    None => out.push_null(),
-                    Some(Json::Array(items)) => out.push_int(i64::try_from(items.len()).unwrap_or(i64::MAX)),
-                    // Lance counts the items of a non-array as 0.
-                    Some(_) => out.push_int(0),
-                },
-                _ => match get_by_key(&doc, args[1]) {
+                JsonFunc::ArrayLength => {
+                    let path = paths.get(arg(0))?;
+                    let root = root.ok_or_else(|| self.not_jsonb(arg(0)))?;
+                    match path.select(root).first() {
+                        None => out.push_null(),
+                        Some(Json::Array(items)) => out.push_int(i64::try_from(items.len()).unwrap_or(i64::MAX)),
+                        // Lance counts the items of a non-array as 0.
+                        Some(_) => out.push_int(0),
+                    }
+                }
+                _ => match root.and_then(|r| get_by_key(r, arg(0))) {
                     None => out.push_null(),
                     Some(v) => self.convert(v, &mut out)?,
                 },
@@ -165,37 +197,43 @@ impl JsonFunc {
         })
     }
 
+    /// The error for a path function on bytes that are not JSONB.
+    fn not_jsonb(self, path: &str) -> Error {
+        Error::Type(format!(
+            "{}(): failed to select value from path '{path}': the value is not JSONB",
+            self.name()
+        ))
+    }
+
     /// The `json_get*` conversions of one found value (JSONB's strict mode).
-    fn convert(self, v: &Json, out: &mut Output) -> Result<()> {
+    fn convert(self, v: Json<'_>, out: &mut Output) -> Result<()> {
         let fail = |what: &str| {
             Error::Type(format!(
                 "{}(): cannot convert the JSON value {} to {what}",
                 self.name(),
-                to_text(v)
+                v.to_text()
             ))
         };
         if self == JsonFunc::Get {
-            out.push_str(&to_text(v));
+            out.push_binary(v.to_jsonb());
             return Ok(());
         }
-        if v.is_null() {
+        if v == Json::Null {
             out.push_null();
             return Ok(());
         }
         match self {
             JsonFunc::GetString => match v {
                 Json::String(s) => out.push_str(s),
-                Json::Number(_) | Json::Bool(_) => out.push_str(&to_text(v)),
+                Json::Number(_) | Json::Bool(_) => out.push_str(&v.to_text()),
                 _ => return Err(fail("a string")),
             },
             JsonFunc::GetInt => {
                 let i = match v {
-                    Json::Bool(b) => Some(i64::from(*b)),
-                    Json::Number(n) => match (n.as_i64(), n.as_f64()) {
-                        (Some(i), _) => Some(i),
-                        (None, _) if n.is_u64() => None,
-                        (None, f) => f.and_then(round_to_i64),
-                    },
+                    Json::Bool(b) => Some(i64::from(b)),
+                    Json::Number(Number::Float(f)) => round_to_i64(f),
+                    // A u64 above i64::MAX does not convert (no rounding either).
+                    Json::Number(n) => n.as_i64(),
                     Json::String(s) => s
                         .parse::<i64>()
                         .ok()
@@ -206,8 +244,8 @@ impl JsonFunc {
             }
             JsonFunc::GetFloat => {
                 let f = match v {
-                    Json::Bool(b) => Some(if *b { 1.0 } else { 0.0 }),
-                    Json::Number(n) => n.as_f64(),
+                    Json::Bool(b) => Some(if b { 1.0 } else { 0.0 }),
+                    Json::Number(n) => Some(n.as_f64()),
                     Json::String(s) => s.parse::<f64>().ok(),
                     _ => None,
                 };
@@ -215,7 +253,7 @@ impl JsonFunc {
             }
             JsonFunc::GetBool => {
                 let b = match v {
-                    Json::Bool(b) => Some(*b),
+                    Json::Bool(b) => Some(b),
                     Json::String(s) if s.eq_ignore_ascii_case("true") || s.eq_ignore_ascii_case("yes") => Some(true),
                     Json::String(s) if s.eq_ignore_ascii_case("false") || s.eq_ignore_ascii_case("no") => Some(false),
                     _ => None,
@@ -228,6 +266,49 @@ impl JsonFunc {
     }
 }
 
+/// The documents of a call: stored JSON (JSONB bytes) or JSON text, parsed per row.
+enum Docs<'a> {
+    Jsonb(&'a LargeBinaryArray),
+    Text(JsonFunc, &'a StringArray),
+    Null,
+}
+
+impl<'a> Docs<'a> {
+    fn new(func: JsonFunc, a: &'a ArrayRef) -> Result<Self> {
+        if let Some(b) = a.as_binary_opt::<i64>() {
+            Ok(Docs::Jsonb(b))
+        } else if let Some(s) = a.as_string_opt::<i32>() {
+            Ok(Docs::Text(func, s))
+        } else if a.null_count() == a.len() {
+            Ok(Docs::Null)
+        } else {
+            Err(Error::Type(format!(
+                "{}() needs a JSON document (JSON or JSONB bytes), got {}",
+                func.name(),
+                a.data_type()
+            )))
+        }
+    }
+
+    /// The JSONB bytes of row `row` (`None` for NULL); text is parsed, invalid text is an error.
+    fn get(&self, row: usize) -> Result<Option<Cow<'a, [u8]>>> {
+        Ok(match self {
+            Docs::Jsonb(b) => b.is_valid(row).then(|| Cow::Borrowed(b.value(row))),
+            Docs::Text(func, s) => match s.is_valid(row) {
+                false => None,
+                true => {
+                    let text = s.value(row);
+                    let bytes = lancelet_jsonb::parse(text.as_bytes()).map_err(|e| {
+                        Error::Type(format!("{}(): the value is not valid JSON ({e}): {text}", func.name()))
+                    })?;
+                    Some(Cow::Owned(bytes))
+                }
+            },
+            Docs::Null => None,
+        })
+    }
+}
+
 /// Rounds half away from zero; `None` outside the `i64` range (and for NaN).
 fn round_to_i64(f: f64) -> Option<i64> {
     let r = f.round();
@@ -236,16 +317,11 @@ fn round_to_i64(f: f64) -> Option<i64> {
     (-limit..limit).contains(&r).then_some(r as i64)
 }
 
-fn parse_doc(func: JsonFunc, text: &str) -> Result<Json> {
-    serde_json::from_str(text)
-        .map_err(|e| Error::Type(format!("{}(): the value is not valid JSON ({e}): {text}", func.name())))
-}
-
 /// A field of an object, or an element of an array when `key` is a non-negative integer.
-fn get_by_key<'a>(doc: &'a Json, key: &str) -> Option<&'a Json> {
+fn get_by_key<'a>(doc: Json<'a>, key: &str) -> Option<Json<'a>> {
     match doc {
-        Json::Object(map) => map.get(key),
-        Json::Array(items) => key.parse::<usize>().ok().and_then(|i| items.get(i)),
+        Json::Object(_) => doc.get(key),
+        Json::Array(_) => key.parse::<usize>().ok().and_then(|i| doc.index(i)),
         _ => None,
     }
 }
@@ -253,6 +329,7 @@ fn get_by_key<'a>(doc: &'a Json, key: &str) -> Option<&'a Json> {
 /// The result column under construction.
 enum Output {
     Str(Vec<Option<String>>),
+    Binary(Vec<Option<Vec<u8>>>),
     Int(Vec<Option<i64>>),
     Float(Vec<Option<f64>>),
     Bool(Vec<Option<bool>>),
@@ -265,6 +342,7 @@ impl Output {
             DataType::Int64 => Output::Int(Vec::with_capacity(len)),
             DataType::Float64 => Output::Float(Vec::with_capacity(len)),
             DataType::Boolean => Output::Bool(Vec::with_capacity(len)),
+            DataType::LargeBinary => Output::Binary(Vec::with_capacity(len)),
             _ => Output::Str(Vec::with_capacity(len)),
         }
     }
@@ -272,6 +350,7 @@ impl Output {
     fn push_null(&mut self) {
         match self {
             Output::Str(v) => v.push(None),
+            Output::Binary(v) => v.push(None),
             Output::Int(v) => v.push(None),
             Output::Float(v) => v.push(None),
             Output::Bool(v) => v.push(None),
@@ -281,6 +360,12 @@ impl Output {
     fn push_str(&mut self, s: &str) {
         if let Output::Str(v) = self {
             v.push(Some(s.to_string()));
+        }
+    }
+
+    fn push_binary(&mut self, b: Vec<u8>) {
+        if let Output::Binary(v) = self {
+            v.push(Some(b));
         }
     }
 
@@ -305,125 +390,10 @@ impl Output {
     fn finish(self) -> ArrayRef {
         match self {
             Output::Str(v) => Arc::new(StringArray::from(v)),
+            Output::Binary(v) => Arc::new(LargeBinaryArray::from_iter(v)),
             Output::Int(v) => Arc::new(Int64Array::from(v)),
             Output::Float(v) => Arc::new(Float64Array::from(v)),
             Output::Bool(v) => Arc::new(BooleanArray::from(v)),
-        }
-    }
-}
-
-/// Compact JSON text as JSONB prints it: object keys in byte order, floats as `1.0`,
-/// `1e+20`, `1.5e-7`.
-pub(crate) fn to_text(v: &Json) -> String {
-    let mut out = String::new();
-    write_json(&mut out, v);
-    out
-}
-
-fn write_json(out: &mut String, v: &Json) {
-    match v {
-        Json::Null => out.push_str("null"),
-        Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Json::Number(n) => {
-            if let Some(i) = n.as_i64() {
-                let _ = write!(out, "{i}");
-            } else if let Some(u) = n.as_u64() {
-                let _ = write!(out, "{u}");
-            } else if let Some(f) = n.as_f64() {
-                write_float(out, f);
-            }
-        }
-        Json::String(s) => write_string(out, s),
-        Json::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_json(out, item);
-            }
-            out.push(']');
-        }
-        Json::Object(map) => {
-            let mut entries: Vec<(&String, &Json)> = map.iter().collect();
-            entries.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-            out.push('{');
-            for (i, (k, item)) in entries.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_string(out, k);
-                out.push(':');
-                write_json(out, item);
-            }
-            out.push('}');
-        }
-    }
-}
-
-fn write_string(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-}
-
-/// Shortest round-trip digits laid out as ryu does (decimal notation for exponents -5..16,
-/// otherwise `d.ddde±x`), with an explicit `+` on positive exponents as JSONB prints them.
-fn write_float(out: &mut String, f: f64) {
-    if !f.is_finite() {
-        out.push_str("null");
-        return;
-    }
-    if f.is_sign_negative() {
-        out.push('-');
-    }
-    let sci = format!("{:e}", f.abs());
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    let n = digits.len() as i32;
-    let kk = exp + 1; // position of the decimal point relative to the digits
-    let k = kk - n;
-    if (0..=16).contains(&kk) && k >= 0 {
-        out.push_str(&digits);
-        out.extend(std::iter::repeat_n('0', k as usize));
-        out.push_str(".0");
-    } else if 0 < kk && kk <= 16 {
-        out.push_str(&digits[..kk as usize]);
-        out.push('.');
-        out.push_str(&digits[kk as usize..]);
-    } else if -5 < kk && kk <= 0 {
-        out.push_str("0.");
-        out.extend(std::iter::repeat_n('0', (-kk) as usize));
-        out.push_str(&digits);
-    } else {
-        out.push_str(&digits[..1]);
-        if n > 1 {
-            out.push('.');
-            out.push_str(&digits[1..]);
-        }
-        let e = kk - 1;
-        match e.cmp(&0) {
-            Ordering::Less => {
-                let _ = write!(out, "e{e}");
-            }
-            _ => {
-                let _ = write!(out, "e+{e}");
-            }
         }
     }
 }
@@ -573,29 +543,33 @@ impl JsonPath {
         Ok(JsonPath { steps })
     }
 
+    /// Whether the path is `$` alone (the whole document).
+    fn is_root(&self) -> bool {
+        self.steps.is_empty()
+    }
+
     /// Every value the path selects, in document order.
-    fn select<'a>(&self, doc: &'a Json) -> Vec<&'a Json> {
+    fn select<'a>(&self, doc: Json<'a>) -> Vec<Json<'a>> {
         let mut current = vec![doc];
         for step in &self.steps {
             let mut next = Vec::new();
             for v in current {
                 match (step, v) {
-                    (Step::Key(k), Json::Object(map)) => next.extend(map.get(k)),
-                    (Step::AllValues, Json::Object(map)) => {
-                        let mut entries: Vec<(&String, &Json)> = map.iter().collect();
-                        entries.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-                        next.extend(entries.into_iter().map(|(_, v)| v));
-                    }
-                    (Step::AllItems, Json::Array(items)) => next.extend(items.iter()),
+                    (Step::Key(k), Json::Object(_)) => next.extend(v.get(k)),
+                    // Members are stored with their keys sorted.
+                    (Step::AllValues, Json::Object(c)) => next.extend(c.items()),
+                    (Step::AllItems, Json::Array(c)) => next.extend(c.items()),
                     // Lax mode: `[*]` on a non-array is the value itself.
                     (Step::AllItems, other) => next.push(other),
-                    (Step::Items(ranges), Json::Array(items)) => {
+                    (Step::Items(ranges), Json::Array(c)) => {
+                        let items: Vec<Json<'a>> = c.items().collect();
+                        let n = items.len() as i64;
                         for (from, to) in ranges {
                             let a = from.resolve(items.len());
-                            let b = to.map_or(a, |t| t.resolve(items.len())).min(items.len() as i64 - 1);
+                            let b = to.map_or(a, |t| t.resolve(items.len())).min(n - 1);
                             for j in a.max(0)..=b {
                                 if let Some(item) = usize::try_from(j).ok().and_then(|j| items.get(j)) {
-                                    next.push(item);
+                                    next.push(*item);
                                 }
                             }
                         }

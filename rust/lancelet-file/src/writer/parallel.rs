@@ -167,8 +167,8 @@ pub(crate) struct PageJob {
     /// When statistics are kept for the field's first column: zone size and the row
     /// number of the page's first row.
     pub zones: Option<(usize, u64)>,
-    /// The field is a blob v1 column (descriptors wrapped in a blob page).
-    pub blob_v1: bool,
+    /// Per leaf column: whether it holds blob v1 descriptors (wrapped in a blob page).
+    pub blob_leaves: Vec<bool>,
 }
 
 /// An encoded [`PageJob`]: its pages, each with the index of its leaf column, and the
@@ -191,25 +191,28 @@ pub(crate) fn encode_job(job: PageJob, path: &str) -> Result<EncodedJob> {
             start += len;
         }
     }
-    // Blob v1 descriptors are encoded all valid, then wrapped in a blob page.
-    let (rows, had_nulls) = if job.blob_v1 {
-        crate::blob::v1_strip_nulls(&job.rows)
-    } else {
-        (job.rows, false)
-    };
-    let encode = |leaf: &Shredded, opts: &PageOptions| -> Result<EncodedPage21> {
-        let mut page = encode_page(leaf, opts).map_err(|e| Error::from_encoding(path, e))?;
-        if job.blob_v1 {
-            page.layout = lancelet_encoding::v2_1::blob::blob_layout(page.layout, had_nulls);
+    let encode = |k: usize, mut leaf: Shredded, opts: &PageOptions| -> Result<EncodedPage21> {
+        // Blob v1 descriptors: an all-valid inner page (levels kept in the positions)
+        // wrapped in a blob page that carries the column's layers.
+        let layers = match job.blob_leaves.get(k).copied().unwrap_or(false) {
+            true => Some(
+                lancelet_encoding::v2_1::blob::levels_into_positions(&mut leaf)
+                    .map_err(|e| Error::from_encoding(path, e))?,
+            ),
+            false => None,
+        };
+        let mut page = encode_page(&leaf, opts).map_err(|e| Error::from_encoding(path, e))?;
+        if let Some(layers) = layers {
+            page.layout = lancelet_encoding::v2_1::blob::blob_layout_with(page.layout, layers);
         }
         Ok(page)
     };
     let mut pages = Vec::new();
     match job.leaf {
         None => {
-            let leaves = shred(&job.field, rows.as_ref()).map_err(|e| Error::from_encoding(path, e))?;
-            for (k, (leaf, opts)) in leaves.iter().zip(&job.leaves).enumerate() {
-                pages.push((k, encode(leaf, opts)?));
+            let leaves = shred(&job.field, job.rows.as_ref()).map_err(|e| Error::from_encoding(path, e))?;
+            for (k, (leaf, opts)) in leaves.into_iter().zip(&job.leaves).enumerate() {
+                pages.push((k, encode(k, leaf, opts)?));
             }
         }
         Some(k) => {
@@ -217,22 +220,23 @@ pub(crate) fn encode_job(job: PageJob, path: &str) -> Result<EncodedJob> {
                 .leaves
                 .get(k)
                 .ok_or_else(|| Error::InvalidArgument(format!("field {:?} has no leaf {k}", job.field.name())))?;
-            let (field, rows, j) = super::pylance::leaf_path(&job.field, &rows, k)?;
+            let (field, rows, j) = super::pylance::leaf_path(&job.field, &job.rows, k)?;
             let mut leaves = shred(&field, rows.as_ref()).map_err(|e| Error::from_encoding(path, e))?;
             if j >= leaves.len() {
                 return Err(Error::InvalidArgument(format!("field {:?} has no leaf {k}", job.field.name())));
             }
             let leaf = leaves.swap_remove(j);
-            if leaf.rep.is_some() {
-                let ends = super::pylance::level_budget_ends(&leaf)?;
-                if ends.len() > 1 {
-                    for piece in leaf.split_rows(&ends).map_err(|e| Error::from_encoding(path, e))? {
-                        pages.push((k, encode(&piece, opts)?));
-                    }
-                    return Ok(EncodedJob { pages, zones });
+            let ends = match leaf.rep.is_some() {
+                true => super::pylance::level_budget_ends(&leaf)?,
+                false => Vec::new(),
+            };
+            if ends.len() > 1 {
+                for piece in leaf.split_rows(&ends).map_err(|e| Error::from_encoding(path, e))? {
+                    pages.push((k, encode(k, piece, opts)?));
                 }
+            } else {
+                pages.push((k, encode(k, leaf, opts)?));
             }
-            pages.push((k, encode(&leaf, opts)?));
         }
     }
     Ok(EncodedJob { pages, zones })

@@ -146,7 +146,7 @@ impl<W: Write> FileWriter<W> {
 
     pub(super) fn encode_and_write(&mut self, column: usize, array: &ArrayRef) -> Result<()> {
         self.record_zones(column, array);
-        if crate::blob::is_v1_descriptor_column(self.plan_schema.as_ref(), &self.plans, column) {
+        if crate::blob::is_v1_descriptor_column(&self.plans, column) {
             let page = crate::blob::v1_page_2_0(array)?;
             return self.write_page(column, page);
         }

@@ -43,7 +43,6 @@ impl<W: Write> FileWriter<W> {
                 arrow_select::concat::concat(&refs)?
             };
             let field = self.plan_schema.fields()[i].clone();
-            let blob_v1 = self.blob_v1.get(i).copied().unwrap_or(false);
             let first = self.fields[i].first_column;
             let stats = self.stats_columns.get(first).copied().unwrap_or(false);
             let bytes = array.to_data().get_slice_memory_size()? as u64;
@@ -66,7 +65,7 @@ impl<W: Write> FileWriter<W> {
                     leaves: self.fields[i].leaves.clone(),
                     leaf: None,
                     zones: stats.then_some((step, *zone_rows)),
-                    blob_v1,
+                    blob_leaves: self.fields[i].blob_leaves.clone(),
                 });
                 if stats {
                     *zone_rows += len as u64;
@@ -160,7 +159,7 @@ impl<W: Write> FileWriter<W> {
                 leaves: state.leaves.clone(),
                 leaf: Some(k),
                 zones: stats.then_some((step, *zone_rows)),
-                blob_v1: self.blob_v1.get(i).copied().unwrap_or(false),
+                blob_leaves: state.blob_leaves.clone(),
             });
             if stats {
                 *zone_rows += end - start;

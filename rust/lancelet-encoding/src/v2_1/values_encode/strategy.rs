@@ -262,7 +262,9 @@ pub fn compress_mini_block(values: &dyn Array, opts: &EncodeOptions) -> Result<M
         best: Best::Plain,
         size: plain_size,
     };
-    let dict_ok = !opts.no_dictionary && len >= DICT_MIN_VALUES && !too_many_distinct(&page);
+    // Counting distinct values is a pass over the page: only pages that will try a
+    // dictionary pay for it (an FSST-hinted string page, say, does not).
+    let dict_ok = || !opts.no_dictionary && len >= DICT_MIN_VALUES && !too_many_distinct(&page);
     match &page {
         Page::Fixed { width, data, len } => {
             let width = *width;
@@ -276,7 +278,7 @@ pub fn compress_mini_block(values: &dyn Array, opts: &EncodeOptions) -> Result<M
                     choice.offer_built(rle(width, data, *len)?);
                 }
             }
-            if dict_ok && opts.v2_2 {
+            if opts.v2_2 && dict_ok() {
                 if let Some(d) = dictionary(&page, true, opts.dictionary_index_bytes)? {
                     if (d.encoded_size() as f64) < DICT_MAX_RATIO * plain_size as f64 {
                         choice.offer_built(d);
@@ -288,7 +290,7 @@ pub fn compress_mini_block(values: &dyn Array, opts: &EncodeOptions) -> Result<M
             if hint == Hint::Fsst {
                 return fsst(offsets, data, *large);
             }
-            if dict_ok {
+            if dict_ok() {
                 if let Some(d) = dictionary(&page, opts.v2_2, opts.dictionary_index_bytes)? {
                     if (d.encoded_size() as f64) < DICT_MAX_RATIO * plain_size as f64 {
                         choice.offer_built(d);
