@@ -429,7 +429,10 @@ impl<W: Write> FileWriter<W> {
         };
         let res = if self.fields.is_empty() {
             let plans = std::mem::take(&mut self.plans);
-            let res = plans.iter().zip(&cols).try_for_each(|(p, c)| self.push(p, c).map(|_| ()));
+            let res = plans
+                .iter()
+                .zip(&cols)
+                .try_for_each(|(p, c)| self.push(p, c).map(|_| ()));
             self.plans = plans;
             res
         } else if self.opts.page_rules == PageRules::Pylance {

@@ -78,7 +78,11 @@ impl Shredded {
         self.layers
             .iter()
             .map(|l| match RepDefLayer::try_from(*l) {
-                Ok(RepDefLayer::RepdefNullableItem | RepDefLayer::RepdefNullableList | RepDefLayer::RepdefEmptyableList) => 1,
+                Ok(
+                    RepDefLayer::RepdefNullableItem
+                    | RepDefLayer::RepdefNullableList
+                    | RepDefLayer::RepdefEmptyableList,
+                ) => 1,
                 Ok(RepDefLayer::RepdefNullAndEmptyList) => 2,
                 _ => 0,
             })
@@ -87,7 +91,10 @@ impl Shredded {
 
     /// Number of entries (one per level pair; one per value when there are no levels).
     fn entries(&self) -> usize {
-        self.rep.as_ref().or(self.def.as_ref()).map_or(self.values.len(), Vec::len)
+        self.rep
+            .as_ref()
+            .or(self.def.as_ref())
+            .map_or(self.values.len(), Vec::len)
     }
 
     /// Index of each row's first entry, and the number of entries at the end.
@@ -1086,9 +1093,14 @@ mod tests {
                 let entries: usize = levels[start..*end].iter().map(|l| l.entries).sum();
                 assert_eq!(piece.entries(), entries);
                 assert_eq!(piece.row_levels().unwrap(), levels[start..*end].to_vec());
-                let back =
-                    assemble(path, &piece.layers, piece.rep.as_deref(), piece.def.as_deref(), piece.values.clone())
-                        .unwrap();
+                let back = assemble(
+                    path,
+                    &piece.layers,
+                    piece.rep.as_deref(),
+                    piece.def.as_deref(),
+                    piece.values.clone(),
+                )
+                .unwrap();
                 got.extend(rows(back.as_ref(), path));
                 start = *end;
             }

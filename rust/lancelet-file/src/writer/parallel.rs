@@ -223,7 +223,10 @@ pub(crate) fn encode_job(job: PageJob, path: &str) -> Result<EncodedJob> {
             let (field, rows, j) = super::pylance::leaf_path(&job.field, &job.rows, k)?;
             let mut leaves = shred(&field, rows.as_ref()).map_err(|e| Error::from_encoding(path, e))?;
             if j >= leaves.len() {
-                return Err(Error::InvalidArgument(format!("field {:?} has no leaf {k}", job.field.name())));
+                return Err(Error::InvalidArgument(format!(
+                    "field {:?} has no leaf {k}",
+                    job.field.name()
+                )));
             }
             let leaf = leaves.swap_remove(j);
             let ends = match leaf.rep.is_some() {

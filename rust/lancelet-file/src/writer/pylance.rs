@@ -25,8 +25,8 @@
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
-use arrow_array::{make_array, new_empty_array, Array, ArrayRef, BooleanArray, Int32Array, Int64Array, StructArray};
-use arrow_data::transform::MutableArrayData;
+use arrow_array::{new_empty_array, Array, ArrayRef, BooleanArray, Int32Array, Int64Array, StructArray};
+use arrow_data::ArrayData;
 use arrow_schema::{DataType, Field, FieldRef};
 use lancelet_encoding::v2_1::Shredded;
 
@@ -111,12 +111,20 @@ pub(super) fn list_counted_bytes(array: &ArrayRef) -> (u64, u64) {
 }
 
 /// 2.0: the buffer bytes of the copy pylance keeps of an array it buffers without
-/// flushing: only the array's own rows, in buffers of Arrow's allocation sizes.
+/// flushing: a copy of each of the array's buffers as the array holds them (a sliced
+/// string array keeps all its value bytes), each allocated to its length rounded up
+/// to 64 bytes.
 pub(super) fn copied_bytes(array: &dyn Array) -> Result<u64> {
-    let data = array.to_data();
-    let mut copy = MutableArrayData::new(vec![&data], false, data.len());
-    copy.try_extend(0, 0, data.len())?;
-    Ok(make_array(copy.freeze()).get_buffer_memory_size() as u64)
+    Ok(copy_size(&array.to_data()))
+}
+
+/// Bytes of the copy of `data` (see [`copied_bytes`]).
+fn copy_size(data: &ArrayData) -> u64 {
+    let round = |b: usize| b.div_ceil(64) as u64 * 64;
+    let nulls = data.nulls().map_or(0, |n| round(n.buffer().len()));
+    let buffers: u64 = data.buffers().iter().map(|b| round(b.len())).sum();
+    let children: u64 = data.child_data().iter().map(copy_size).sum();
+    nulls + buffers + children
 }
 
 /// 2.0: into how many pages of how many rows a flush of one array of `rows` rows and
@@ -182,7 +190,10 @@ pub(super) fn leaf_path(field: &FieldRef, array: &ArrayRef, k: usize) -> Result<
                 }
                 first += n;
             }
-            Err(Error::InvalidArgument(format!("field {:?} has no leaf {k}", field.name())))
+            Err(Error::InvalidArgument(format!(
+                "field {:?} has no leaf {k}",
+                field.name()
+            )))
         }
         DataType::List(item) | DataType::LargeList(item) => {
             let (f, values, j) = leaf_path(item, &values_of(array, field)?, k)?;
@@ -264,6 +275,30 @@ mod tests {
         assert_eq!(copied_bytes(ints.slice(500, 500).as_ref()).unwrap(), 4032);
     }
 
+    /// Sizes pylance 14.0.2 gives single-array 2.0 flushes (the smallest
+    /// `max_page_bytes` that leaves the array one page).
+    #[test]
+    fn copies_round_each_buffer_to_64_bytes() {
+        let s: ArrayRef = Arc::new(StringArray::from_iter_values(
+            (0..19_999).map(|i| format!("x{}", i % 3)),
+        ));
+        assert_eq!(copied_bytes(s.as_ref()).unwrap(), 120_000);
+        let s: ArrayRef = Arc::new(StringArray::from_iter(
+            (0..1001).map(|i| (i % 5 != 0).then(|| "y".repeat(i % 7))),
+        ));
+        assert_eq!(copied_bytes(s.as_ref()).unwrap(), 6592);
+        // A slice's copy keeps all the value bytes (and the whole validity bitmap).
+        assert_eq!(copied_bytes(s.slice(5, 900).as_ref()).unwrap(), 3648 + 2432 + 128);
+        let ints: ArrayRef = Arc::new(Int64Array::from_iter((0..1001).map(|i| (i % 5 != 0).then_some(i))));
+        assert_eq!(copied_bytes(ints.as_ref()).unwrap(), 8192);
+        let ints: ArrayRef = Arc::new(Int64Array::from_iter_values(0..1001));
+        assert_eq!(copied_bytes(ints.slice(3, 900).as_ref()).unwrap(), 7232);
+        let bools: ArrayRef = Arc::new(BooleanArray::from_iter((0..1001).map(|i| Some(i % 3 == 0))));
+        assert_eq!(copied_bytes(bools.as_ref()).unwrap(), 128);
+        let s: ArrayRef = Arc::new(StringArray::from_iter_values((0..1001).map(|i| "y".repeat(i % 7))));
+        assert_eq!(copied_bytes(s.as_ref()).unwrap(), 7040);
+    }
+
     #[test]
     fn list_offsets_count_an_integer_and_a_boolean_array() {
         let mut b = ListBuilder::new(Int64Builder::new());
@@ -319,11 +354,17 @@ mod tests {
     fn sparse_pages_are_cut_at_the_budget_and_dense_ones_are_not() {
         // Alternating [1] / []: 65535 levels per page.
         let rows: Vec<Option<Vec<i64>>> = (0..140_000).map(|i| Some(vec![1; i % 2])).collect();
-        assert_eq!(level_budget_ends(&list_leaf(&rows)).unwrap(), vec![65_535, 131_070, 140_000]);
+        assert_eq!(
+            level_budget_ends(&list_leaf(&rows)).unwrap(),
+            vec![65_535, 131_070, 140_000]
+        );
         // A dense run before the first empty list is a page of its own, however long.
         let mut rows: Vec<Option<Vec<i64>>> = (0..70_000).map(|_| Some(vec![1])).collect();
         rows.extend((0..70_000).map(|i| Some(vec![1; i % 2])));
-        assert_eq!(level_budget_ends(&list_leaf(&rows)).unwrap(), vec![70_000, 135_535, 140_000]);
+        assert_eq!(
+            level_budget_ends(&list_leaf(&rows)).unwrap(),
+            vec![70_000, 135_535, 140_000]
+        );
         // Without entries lacking values nothing is cut.
         let rows: Vec<Option<Vec<i64>>> = (0..100_000).map(|_| Some(vec![1, 2])).collect();
         assert_eq!(level_budget_ends(&list_leaf(&rows)).unwrap(), vec![100_000]);
@@ -353,7 +394,10 @@ mod tests {
         let array: ArrayRef = Arc::new(s);
         let (f, a, j) = leaf_path(&field, &array, 1).unwrap();
         assert_eq!(j, 0);
-        assert_eq!(f.data_type(), &DataType::Struct(vec![Field::new("b", DataType::Utf8, true)].into()));
+        assert_eq!(
+            f.data_type(),
+            &DataType::Struct(vec![Field::new("b", DataType::Utf8, true)].into())
+        );
         assert_eq!(a.null_count(), 1);
         let whole = lancelet_encoding::v2_1::shred(&field, array.as_ref()).unwrap();
         let one = lancelet_encoding::v2_1::shred(&f, a.as_ref()).unwrap();

@@ -50,7 +50,13 @@ impl<W: Write> FileWriter<W> {
     /// pylance's rules for a list: the offsets column counts an integer array of the
     /// offsets, then a boolean array of the validity (the count restarts when the
     /// offsets alone pass the cache size); when it flushes, the items flush too.
-    fn push_list_pylance(&mut self, column: usize, item: &FieldPlan, array: &ArrayRef, items: &ArrayRef) -> Result<bool> {
+    fn push_list_pylance(
+        &mut self,
+        column: usize,
+        item: &FieldPlan,
+        array: &ArrayRef,
+        items: &ArrayRef,
+    ) -> Result<bool> {
         let (offsets, validity) = pylance::list_counted_bytes(array);
         let cache = self.opts.cache_bytes_per_column;
         let state = &mut self.columns[column];

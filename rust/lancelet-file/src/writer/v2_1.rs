@@ -191,10 +191,9 @@ fn pending_rows(pending: &[ArrayRef], start: u64, len: u64) -> Result<ArrayRef> 
         skip = 0;
     }
     match parts.len() {
-        0 => Ok(pending.first().map_or_else(
-            || arrow_array::new_null_array(&DataType::Null, 0),
-            |a| a.slice(0, 0),
-        )),
+        0 => Ok(pending
+            .first()
+            .map_or_else(|| arrow_array::new_null_array(&DataType::Null, 0), |a| a.slice(0, 0))),
         1 => Ok(parts.remove(0)),
         _ => {
             let refs: Vec<&dyn Array> = parts.iter().map(|a| a.as_ref()).collect();
