@@ -270,11 +270,6 @@ def test_dictionary_dataset_round_trip(case, writer, reader, tmp_path):
 # -- max_page_bytes ----------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="page splitting differs from pylance 14 (which ignores max_page_bytes at 2.1+ and flushes "
-    "pages by its own accumulation rules); not implemented yet",
-)
 def test_max_page_bytes_page_counts_match_pylance(tmp_path):
     import numpy as np
 

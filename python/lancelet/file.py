@@ -375,7 +375,9 @@ class LanceFileWriter:
         and raises :class:`UnsupportedFeatureError`.
     max_page_bytes:
         Largest page; a flushed column larger than this is cut into several pages
-        (default 32 MiB).
+        (default 32 MiB). Pages are cut by pylance 14's rules, so the same batches give
+        the same pages as ``lance.file.LanceFileWriter`` (at 2.0 a flush of one array is
+        cut by this size; at 2.1+, like pylance, it leaves pages whole).
     data_cache_bytes:
         Memory for buffering columns before they are written (split evenly among the
         top-level fields; 8 MiB per column when None).

@@ -17,7 +17,8 @@
 //! use arrow_schema::{DataType, Field, Schema};
 //! use lancelet_file::json;
 //!
-//! let md = [("ARROW:extension:name".to_string(), "arrow.json".to_string())].into();
+//! let md: std::collections::HashMap<String, String> =
+//!     [("ARROW:extension:name".to_string(), "arrow.json".to_string())].into();
 //! let schema = Arc::new(Schema::new(vec![Field::new("j", DataType::Utf8, true).with_metadata(md)]));
 //! let text = StringArray::from(vec![Some(r#"{"b": 1, "a": 2}"#), None]);
 //! let batch = RecordBatch::try_new(schema, vec![Arc::new(text)]).unwrap();

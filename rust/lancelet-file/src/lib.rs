@@ -27,4 +27,4 @@ pub mod writer;
 pub use error::{Error, Result};
 pub use footer::FileVersion;
 pub use reader::{FileReader, PageCache, Projection, Spawner};
-pub use writer::{FileWriter, WriterOptions};
+pub use writer::{FileWriter, PageRules, WriterOptions};

@@ -2,11 +2,12 @@
 //!
 //! Batches are shredded into columns (see [`crate::plan`]) and buffered per column;
 //! a column's buffered data is flushed once it passes `cache_bytes_per_column`, so memory
-//! stays bounded by about that much per column whatever the input size. A flush of one
-//! array larger than `max_page_bytes` is cut into equal pages below that size (the rule
-//! pylance follows too, so both write the same pages for the same input). Page buffers
-//! are written 64-byte aligned; `finish` then writes the file descriptor (global
-//! buffer 0), the column metadata, the two offset tables and the footer.
+//! stays bounded by about that much per column whatever the input size. How the bytes
+//! are counted and how a flush is cut into pages follows [`PageRules`]: lancelet's own
+//! rules (the default: pages sized for reading them back) or pylance 14's (the same
+//! pages as pylance writes for the same batches). Page buffers are written 64-byte
+//! aligned; `finish` then writes the file descriptor (global buffer 0), the column
+//! metadata, the two offset tables and the footer.
 //!
 //! A batch is checked completely before any of it is buffered; if buffering still fails
 //! (an I/O error), the writer refuses further use rather than write an inconsistent file.
@@ -34,6 +35,7 @@ use crate::stats::{supports as stats_supports, zone_stats, FileStats, ZoneStats,
 
 mod check;
 mod parallel;
+mod pylance;
 mod v2_0;
 mod v2_1;
 
@@ -72,13 +74,33 @@ fn has_lists(dt: &DataType) -> bool {
     })
 }
 
+/// How a [`FileWriter`] counts the bytes it buffers and cuts its flushes into pages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PageRules {
+    /// lancelet's rules: a column counts the bytes of the rows it buffers (a slice only
+    /// its own part). At 2.0 a flush of one array is cut into pages below
+    /// `max_page_bytes`; at 2.1+ a top-level field's flush is cut into pages of at most
+    /// 8 MiB (2 MiB with lists) or `max_page_bytes` if smaller, so that readers fetch
+    /// little more than they need.
+    #[default]
+    Lancelet,
+    /// pylance 14's rules, so that the same batches give the same pages as pylance
+    /// writes: each (leaf) column flushes on its own when the Arrow memory size of the
+    /// arrays it was given (a slice counts its parent's buffers) passes the cache size;
+    /// `max_page_bytes` cuts only 2.0 flushes of a single array; 2.1+ pages are cut only
+    /// to bound the levels of sparse lists. See the `pylance` module for the details.
+    Pylance,
+}
+
 /// Options of a [`FileWriter`].
 #[derive(Debug, Clone)]
 pub struct WriterOptions {
     /// Flush a column once it has buffered more than this many bytes.
     pub cache_bytes_per_column: u64,
-    /// A flushed array larger than this is cut into several pages.
+    /// A flushed array larger than this is cut into several pages (see [`PageRules`]).
     pub max_page_bytes: u64,
+    /// How bytes are counted and flushes cut into pages.
+    pub page_rules: PageRules,
     /// File format version to write (2.0, 2.1 or 2.2).
     pub version: FileVersion,
     /// Encoding choices.
@@ -99,6 +121,7 @@ impl Default for WriterOptions {
         Self {
             cache_bytes_per_column: DEFAULT_CACHE_BYTES_PER_COLUMN,
             max_page_bytes: DEFAULT_MAX_PAGE_BYTES,
+            page_rules: PageRules::Lancelet,
             version: FileVersion::DEFAULT,
             encode: EncodeOptions::default(),
             page_stats: false,
@@ -121,6 +144,8 @@ struct ColumnState {
     pending: Vec<ArrayRef>,
     pending_bytes: u64,
     list: ListAcc,
+    /// 2.0 lists under [`PageRules::Pylance`]: bytes counted for the offsets buffered.
+    list_bytes: u64,
     struct_rows: u64,
     /// Statistics zones of the pages written so far, and the rows they cover.
     zones: Vec<ZoneStats>,
@@ -137,6 +162,24 @@ struct FieldState {
     leaves: Vec<PageOptions>,
     /// Per leaf: whether it holds a blob v1 column's descriptors.
     blob_leaves: Vec<bool>,
+    /// [`PageRules::Pylance`]: each leaf's own buffering (the field's rows are kept in
+    /// `pending` until every leaf has written them).
+    leaf_state: Vec<LeafState>,
+    /// Row number (in the field) of the first row of `pending`.
+    pending_start: u64,
+    /// Rows given to the field so far.
+    rows: u64,
+}
+
+/// One leaf column's buffering under [`PageRules::Pylance`].
+#[derive(Default, Clone)]
+struct LeafState {
+    /// Bytes counted since the leaf's last page.
+    bytes: u64,
+    /// Row number (in the field) of the leaf's first row not written yet.
+    start: u64,
+    /// Whether the leaf has been given rows since its last page.
+    dirty: bool,
 }
 
 /// The leaf fields of `field` in column order (2.1+: structs and lists have no columns).
@@ -234,6 +277,9 @@ impl<W: Write> FileWriter<W> {
                         .iter()
                         .map(|l| PageOptions::for_field(v2_2, l.metadata()))
                         .collect(),
+                    leaf_state: vec![LeafState::default(); leaves.len()],
+                    pending_start: 0,
+                    rows: 0,
                     blob_leaves: leaves.iter().map(|l| crate::blob::is_v1_descriptor_field(l)).collect(),
                 });
                 first_column += leaves.len();
@@ -370,6 +416,10 @@ impl<W: Write> FileWriter<W> {
             batch
         };
         let cols = self.check_batch(batch)?;
+        if batch.num_rows() == 0 && self.opts.page_rules == PageRules::Pylance {
+            // pylance does not buffer empty batches: they count no bytes.
+            return Ok(());
+        }
         let cols = match self.blob_columns(cols) {
             Ok(c) => c,
             Err(e) => {
@@ -379,9 +429,14 @@ impl<W: Write> FileWriter<W> {
         };
         let res = if self.fields.is_empty() {
             let plans = std::mem::take(&mut self.plans);
-            let res = plans.iter().zip(&cols).try_for_each(|(p, c)| self.push(p, c));
+            let res = plans
+                .iter()
+                .zip(&cols)
+                .try_for_each(|(p, c)| self.push(p, c).map(|_| ()));
             self.plans = plans;
             res
+        } else if self.opts.page_rules == PageRules::Pylance {
+            self.push_leaves(&cols)
         } else {
             self.push_fields(&cols)
         };
@@ -464,8 +519,15 @@ impl<W: Write> FileWriter<W> {
     /// the number of rows written.
     pub fn finish(mut self) -> Result<(W, u64)> {
         self.check_usable()?;
-        let all: Vec<usize> = (0..self.fields.len()).collect();
-        self.flush_fields(&all)?;
+        if self.opts.page_rules == PageRules::Pylance {
+            let all: Vec<(usize, usize)> = (0..self.fields.len())
+                .flat_map(|i| (0..self.fields[i].leaves.len()).map(move |k| (i, k)))
+                .collect();
+            self.flush_leaves(&all)?;
+        } else {
+            let all: Vec<usize> = (0..self.fields.len()).collect();
+            self.flush_fields(&all)?;
+        }
         let mut order = Vec::new();
         if self.fields.is_empty() {
             for p in &self.plans {
@@ -475,7 +537,7 @@ impl<W: Write> FileWriter<W> {
         for p in &order {
             match p {
                 FieldPlan::Leaf { column, field } => {
-                    self.flush_leaf(*column)?;
+                    self.flush_leaf(*column, false)?;
                     if self.columns[*column].pages.is_empty() && self.rows > 0 {
                         // A list whose items are all empty still gets one (empty) items page,
                         // as pylance writes it.
@@ -493,7 +555,8 @@ impl<W: Write> FileWriter<W> {
                 }
                 FieldPlan::Struct { column, .. } => {
                     let rows = self.columns[*column].struct_rows;
-                    if rows > 0 || self.rows > 0 {
+                    // pylance writes a struct's header page even in a file of no rows.
+                    if rows > 0 || self.rows > 0 || self.opts.page_rules == PageRules::Pylance {
                         self.write_page(*column, struct_header(rows))?;
                     }
                 }

@@ -9,7 +9,7 @@ use arrow_array::RecordBatch;
 use arrow_schema::{ArrowError, Schema};
 use lancelet_dataset::readahead::Readahead;
 use lancelet_file::uri_writer::UriFileWriter;
-use lancelet_file::{FileReader, FileVersion, PageCache, WriterOptions};
+use lancelet_file::{FileReader, FileVersion, PageCache, PageRules, WriterOptions};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule, PyCapsuleMethods, PyDict, PyList};
 
@@ -270,6 +270,8 @@ impl PyFileWriter {
         let mut opts = WriterOptions {
             version,
             page_stats,
+            // The same pages as pylance writes for the same batches.
+            page_rules: PageRules::Pylance,
             ..WriterOptions::default()
         };
         if let Some(m) = max_page_bytes {

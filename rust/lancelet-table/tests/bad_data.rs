@@ -47,7 +47,11 @@ struct Entry {
 fn inventory() -> Vec<Entry> {
     let text = std::fs::read_to_string(root().join("inventory.json")).unwrap();
     let entries: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
-    let field = |e: &serde_json::Value, k: &str| e[k].as_str().unwrap_or_else(|| panic!("{k} missing in {e}")).to_string();
+    let field = |e: &serde_json::Value, k: &str| {
+        e[k].as_str()
+            .unwrap_or_else(|| panic!("{k} missing in {e}"))
+            .to_string()
+    };
     entries
         .iter()
         .map(|e| Entry {

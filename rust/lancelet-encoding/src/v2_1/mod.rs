@@ -49,7 +49,7 @@ pub use page_decode::{
 };
 pub use page_encode::{encode_page, EncodedPage21, PageOptions, Structural};
 pub use path::{is_packed, is_packed_metadata, leaf_paths, path_type, PathNode};
-pub use repdef_encode::{has_nested, shred, Shredded};
+pub use repdef_encode::{has_nested, shred, RowLevels, Shredded};
 
 /// Type URL of a 2.1+ page layout inside `google.protobuf.Any`.
 pub const PAGE_LAYOUT_TYPE_URL: &str = "/lance.encodings21.PageLayout";

@@ -45,6 +45,129 @@ pub struct Shredded {
     pub num_rows: usize,
 }
 
+/// The levels of one top-level row of a [`Shredded`] leaf.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowLevels {
+    /// Entries (repetition / definition level pairs) of the row.
+    pub entries: usize,
+    /// Whether one of them owns no value slot: a null or empty list, or a null struct
+    /// above a list.
+    pub invisible: bool,
+}
+
+impl Shredded {
+    /// Largest repetition level: the number of list layers.
+    pub fn max_rep(&self) -> u16 {
+        self.layers
+            .iter()
+            .filter(|l| {
+                matches!(
+                    RepDefLayer::try_from(**l),
+                    Ok(RepDefLayer::RepdefAllValidList
+                        | RepDefLayer::RepdefNullableList
+                        | RepDefLayer::RepdefEmptyableList
+                        | RepDefLayer::RepdefNullAndEmptyList)
+                )
+            })
+            .count() as u16
+    }
+
+    /// Largest definition level: one per nullable item or list layer and per emptyable
+    /// list layer.
+    pub fn max_def(&self) -> u16 {
+        self.layers
+            .iter()
+            .map(|l| match RepDefLayer::try_from(*l) {
+                Ok(
+                    RepDefLayer::RepdefNullableItem
+                    | RepDefLayer::RepdefNullableList
+                    | RepDefLayer::RepdefEmptyableList,
+                ) => 1,
+                Ok(RepDefLayer::RepdefNullAndEmptyList) => 2,
+                _ => 0,
+            })
+            .sum()
+    }
+
+    /// Number of entries (one per level pair; one per value when there are no levels).
+    fn entries(&self) -> usize {
+        self.rep
+            .as_ref()
+            .or(self.def.as_ref())
+            .map_or(self.values.len(), Vec::len)
+    }
+
+    /// Index of each row's first entry, and the number of entries at the end.
+    fn row_bounds(&self) -> Result<Vec<usize>> {
+        let n = self.entries();
+        let mut bounds = Vec::with_capacity(self.num_rows + 1);
+        match &self.rep {
+            Some(rep) => {
+                let top = self.max_rep();
+                bounds.extend(rep.iter().enumerate().filter(|(_, r)| **r == top).map(|(e, _)| e));
+            }
+            None => bounds.extend(0..n),
+        }
+        if bounds.len() != self.num_rows || (n > 0 && bounds.first() != Some(&0)) {
+            return Err(Error::InvalidInput(format!(
+                "{} rows start in {n} entries of a leaf of {} rows",
+                bounds.len(),
+                self.num_rows
+            )));
+        }
+        bounds.push(n);
+        Ok(bounds)
+    }
+
+    /// Whether entry `e` owns a value slot.
+    fn visible(&self, max_visible: u16) -> impl Fn(usize) -> bool + '_ {
+        move |e| self.def.as_ref().is_none_or(|d| d[e] <= max_visible)
+    }
+
+    /// The levels of every row, in order.
+    pub fn row_levels(&self) -> Result<Vec<RowLevels>> {
+        let bounds = self.row_bounds()?;
+        let visible = self.visible(super::repdef_decode::max_visible_def(&self.layers)?);
+        Ok(bounds
+            .windows(2)
+            .map(|w| RowLevels {
+                entries: w[1] - w[0],
+                invisible: (w[0]..w[1]).any(|e| !visible(e)),
+            })
+            .collect())
+    }
+
+    /// Cuts the leaf into consecutive pieces of whole rows, piece `i` ending at row
+    /// `ends[i]` (increasing, the last one `num_rows`). Every piece keeps the layers.
+    pub fn split_rows(&self, ends: &[usize]) -> Result<Vec<Shredded>> {
+        let empty_first = ends.first() == Some(&0) && self.num_rows > 0;
+        if empty_first || ends.last() != Some(&self.num_rows) || ends.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(Error::InvalidInput(format!(
+                "row cuts {ends:?} do not split {} rows",
+                self.num_rows
+            )));
+        }
+        let bounds = self.row_bounds()?;
+        let visible = self.visible(super::repdef_decode::max_visible_def(&self.layers)?);
+        let mut out = Vec::with_capacity(ends.len());
+        let (mut row, mut entry, mut value) = (0usize, 0usize, 0usize);
+        for &end in ends {
+            let entry_end = bounds[end];
+            let values = (entry..entry_end).filter(|e| visible(*e)).count();
+            let cut = |v: &Option<Vec<u16>>| v.as_ref().map(|v| v[entry..entry_end].to_vec());
+            out.push(Shredded {
+                layers: self.layers.clone(),
+                rep: cut(&self.rep),
+                def: cut(&self.def),
+                values: self.values.slice(value, values),
+                num_rows: end - row,
+            });
+            (row, entry, value) = (end, entry_end, value + values);
+        }
+        Ok(out)
+    }
+}
+
 /// Shreds `array` (of `field`'s type) into one `Shredded` per leaf, depth-first order (same
 /// order as [`super::path::leaf_paths`]).
 pub fn shred(field: &Field, array: &dyn Array) -> Result<Vec<Shredded>> {
@@ -951,6 +1074,64 @@ mod tests {
         }
     }
 
+    /// Splits the leaves of `array` at `cuts` (row boundaries) and checks that the pieces
+    /// hold the rows of the whole, in order, each piece's levels matching its rows.
+    fn check_split(field: &Field, array: &ArrayRef, cuts: &[usize]) {
+        let paths = leaf_paths(field);
+        for (path, s) in paths.iter().zip(shred(field, array.as_ref()).unwrap()) {
+            let levels = s.row_levels().unwrap();
+            assert_eq!(levels.len(), array.len());
+            let mut ends: Vec<usize> = cuts.iter().copied().filter(|c| *c > 0 && *c < array.len()).collect();
+            ends.sort_unstable();
+            ends.dedup();
+            ends.push(array.len());
+            let pieces = s.split_rows(&ends).unwrap();
+            let mut got = Vec::new();
+            let mut start = 0;
+            for (piece, end) in pieces.iter().zip(&ends) {
+                assert_eq!(piece.num_rows, end - start);
+                let entries: usize = levels[start..*end].iter().map(|l| l.entries).sum();
+                assert_eq!(piece.entries(), entries);
+                assert_eq!(piece.row_levels().unwrap(), levels[start..*end].to_vec());
+                let back = assemble(
+                    path,
+                    &piece.layers,
+                    piece.rep.as_deref(),
+                    piece.def.as_deref(),
+                    piece.values.clone(),
+                )
+                .unwrap();
+                got.extend(rows(back.as_ref(), path));
+                start = *end;
+            }
+            assert_eq!(got, rows(array.as_ref(), path), "path {path:?}");
+        }
+    }
+
+    #[test]
+    fn row_levels_count_entries_and_invisible_slots() {
+        // [[1,2],None,[],None,[7]]
+        let mut b = ListBuilder::new(Int32Builder::new());
+        b.append_value([Some(1), Some(2)]);
+        b.append_null();
+        b.append_value(Vec::<Option<i32>>::new());
+        b.append_value([None]);
+        b.append_value([Some(7)]);
+        let a: ArrayRef = Arc::new(b.finish());
+        let field = Field::new("l", a.data_type().clone(), true);
+        let s = shred(&field, a.as_ref()).unwrap().remove(0);
+        let rl = |entries, invisible| RowLevels { entries, invisible };
+        assert_eq!(
+            s.row_levels().unwrap(),
+            vec![rl(2, false), rl(1, true), rl(1, true), rl(1, false), rl(1, false)]
+        );
+        assert_eq!((s.max_rep(), s.max_def()), (1, 3));
+        check_split(&field, &a, &[1, 3]);
+        assert!(s.split_rows(&[0, 5]).is_err());
+        assert!(s.split_rows(&[3, 2, 5]).is_err());
+        assert!(s.split_rows(&[4]).is_err());
+    }
+
     #[test]
     fn zero_rows() {
         let mut rng = Rng(7);
@@ -969,6 +1150,14 @@ mod tests {
             let f = gen_field(&mut rng, "r", 3);
             let a = gen_array(&mut rng, f.data_type(), n);
             check_round_trip(&f, &a);
+        }
+
+        #[test]
+        fn split_rows_keeps_every_row(seed in 1u64.., n in 0usize..24, cuts in proptest::collection::vec(0usize..24, 0..4)) {
+            let mut rng = Rng(seed);
+            let f = gen_field(&mut rng, "r", 3);
+            let a = gen_array(&mut rng, f.data_type(), n);
+            check_split(&f, &a, &cuts);
         }
     }
 }

@@ -12,7 +12,7 @@ use std::sync::{Condvar, Mutex};
 
 use arrow_array::ArrayRef;
 use arrow_schema::FieldRef;
-use lancelet_encoding::v2_1::{encode_page, shred, EncodedPage21, PageOptions};
+use lancelet_encoding::v2_1::{encode_page, shred, EncodedPage21, PageOptions, Shredded};
 
 use crate::error::{Error, Result};
 use crate::stats::{zone_stats, ZoneStats};
@@ -161,6 +161,9 @@ pub(crate) struct PageJob {
     pub rows: ArrayRef,
     /// Page options of each leaf column of the field.
     pub leaves: Vec<PageOptions>,
+    /// Encode only this leaf column ([`crate::PageRules::Pylance`], whose leaves flush
+    /// on their own), cut where pylance cuts the levels of sparse lists.
+    pub leaf: Option<usize>,
     /// When statistics are kept for the field's first column: zone size and the row
     /// number of the page's first row.
     pub zones: Option<(usize, u64)>,
@@ -168,9 +171,10 @@ pub(crate) struct PageJob {
     pub blob_leaves: Vec<bool>,
 }
 
-/// An encoded [`PageJob`]: one page per leaf column, and the statistics zones.
+/// An encoded [`PageJob`]: its pages, each with the index of its leaf column, and the
+/// statistics zones.
 pub(crate) struct EncodedJob {
-    pub pages: Vec<EncodedPage21>,
+    pub pages: Vec<(usize, EncodedPage21)>,
     pub zones: Vec<ZoneStats>,
 }
 
@@ -187,29 +191,57 @@ pub(crate) fn encode_job(job: PageJob, path: &str) -> Result<EncodedJob> {
             start += len;
         }
     }
-    let leaves = shred(&job.field, job.rows.as_ref()).map_err(|e| Error::from_encoding(path, e))?;
-    let pages = leaves
-        .into_iter()
-        .zip(&job.leaves)
-        .enumerate()
-        .map(|(k, (mut leaf, opts))| {
-            // Blob v1 descriptors: an all-valid inner page (levels kept in the positions)
-            // wrapped in a blob page that carries the column's layers.
-            let blob = job.blob_leaves.get(k).copied().unwrap_or(false);
-            let layers = match blob {
-                true => Some(
-                    lancelet_encoding::v2_1::blob::levels_into_positions(&mut leaf)
-                        .map_err(|e| Error::from_encoding(path, e))?,
-                ),
-                false => None,
-            };
-            let mut page = encode_page(&leaf, opts).map_err(|e| Error::from_encoding(path, e))?;
-            if let Some(layers) = layers {
-                page.layout = lancelet_encoding::v2_1::blob::blob_layout_with(page.layout, layers);
+    let encode = |k: usize, mut leaf: Shredded, opts: &PageOptions| -> Result<EncodedPage21> {
+        // Blob v1 descriptors: an all-valid inner page (levels kept in the positions)
+        // wrapped in a blob page that carries the column's layers.
+        let layers = match job.blob_leaves.get(k).copied().unwrap_or(false) {
+            true => Some(
+                lancelet_encoding::v2_1::blob::levels_into_positions(&mut leaf)
+                    .map_err(|e| Error::from_encoding(path, e))?,
+            ),
+            false => None,
+        };
+        let mut page = encode_page(&leaf, opts).map_err(|e| Error::from_encoding(path, e))?;
+        if let Some(layers) = layers {
+            page.layout = lancelet_encoding::v2_1::blob::blob_layout_with(page.layout, layers);
+        }
+        Ok(page)
+    };
+    let mut pages = Vec::new();
+    match job.leaf {
+        None => {
+            let leaves = shred(&job.field, job.rows.as_ref()).map_err(|e| Error::from_encoding(path, e))?;
+            for (k, (leaf, opts)) in leaves.into_iter().zip(&job.leaves).enumerate() {
+                pages.push((k, encode(k, leaf, opts)?));
             }
-            Ok(page)
-        })
-        .collect::<Result<Vec<_>>>()?;
+        }
+        Some(k) => {
+            let opts = job
+                .leaves
+                .get(k)
+                .ok_or_else(|| Error::InvalidArgument(format!("field {:?} has no leaf {k}", job.field.name())))?;
+            let (field, rows, j) = super::pylance::leaf_path(&job.field, &job.rows, k)?;
+            let mut leaves = shred(&field, rows.as_ref()).map_err(|e| Error::from_encoding(path, e))?;
+            if j >= leaves.len() {
+                return Err(Error::InvalidArgument(format!(
+                    "field {:?} has no leaf {k}",
+                    job.field.name()
+                )));
+            }
+            let leaf = leaves.swap_remove(j);
+            let ends = match leaf.rep.is_some() {
+                true => super::pylance::level_budget_ends(&leaf)?,
+                false => Vec::new(),
+            };
+            if ends.len() > 1 {
+                for piece in leaf.split_rows(&ends).map_err(|e| Error::from_encoding(path, e))? {
+                    pages.push((k, encode(k, piece, opts)?));
+                }
+            } else {
+                pages.push((k, encode(k, leaf, opts)?));
+            }
+        }
+    }
     Ok(EncodedJob { pages, zones })
 }
 

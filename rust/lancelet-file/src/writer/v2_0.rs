@@ -5,16 +5,19 @@ use super::check::visible_values;
 use super::*;
 
 impl<W: Write> FileWriter<W> {
-    pub(super) fn push(&mut self, plan: &FieldPlan, array: &ArrayRef) -> Result<()> {
+    /// Buffers `array` (of `plan`'s field) in its columns, flushing those that pass the
+    /// cache size; returns whether a page was written.
+    pub(super) fn push(&mut self, plan: &FieldPlan, array: &ArrayRef) -> Result<bool> {
         match plan {
             FieldPlan::Leaf { column, .. } => self.push_leaf(*column, array.clone()),
             FieldPlan::Struct { column, children, .. } => {
                 self.columns[*column].struct_rows += array.len() as u64;
                 let s = array.as_struct();
+                let mut wrote = false;
                 for (child, col) in children.iter().zip(s.columns()) {
-                    self.push(child, col)?;
+                    wrote |= self.push(child, col)?;
                 }
-                Ok(())
+                Ok(wrote)
             }
             FieldPlan::List { column, item, .. } => {
                 let (items, ends_valid) = match array.data_type() {
@@ -31,43 +34,109 @@ impl<W: Write> FileWriter<W> {
                     }
                     acc.items += items.len() as u64;
                 }
-                self.push(item, &items)?;
+                if self.opts.page_rules == PageRules::Pylance {
+                    return self.push_list_pylance(*column, item, array, &items);
+                }
+                let wrote = self.push(item, &items)?;
                 if self.columns[*column].list.ends.len() as u64 * 8 > self.opts.cache_bytes_per_column {
                     self.flush_list(*column)?;
+                    return Ok(true);
                 }
-                Ok(())
+                Ok(wrote)
             }
         }
     }
 
-    pub(super) fn push_leaf(&mut self, column: usize, array: ArrayRef) -> Result<()> {
-        let bytes = array.to_data().get_slice_memory_size()? as u64;
+    /// pylance's rules for a list: the offsets column counts an integer array of the
+    /// offsets, then a boolean array of the validity (the count restarts when the
+    /// offsets alone pass the cache size); when it flushes, the items flush too.
+    fn push_list_pylance(
+        &mut self,
+        column: usize,
+        item: &FieldPlan,
+        array: &ArrayRef,
+        items: &ArrayRef,
+    ) -> Result<bool> {
+        let (offsets, validity) = pylance::list_counted_bytes(array);
+        let cache = self.opts.cache_bytes_per_column;
+        let state = &mut self.columns[column];
+        state.list_bytes += offsets;
+        let mut flush = state.list_bytes > cache;
+        if !flush {
+            state.list_bytes += validity;
+            flush = state.list_bytes > cache;
+        }
+        if flush {
+            state.list_bytes = 0;
+            self.flush_list(column)?;
+        }
+        let wrote = self.push(item, items)?;
+        if flush && !wrote {
+            self.flush_plan(item)?;
+        }
+        Ok(flush || wrote)
+    }
+
+    /// Flushes every column of `plan` (struct headers are written at the end).
+    fn flush_plan(&mut self, plan: &FieldPlan) -> Result<()> {
+        match plan {
+            FieldPlan::Leaf { column, .. } => self.flush_leaf(*column, false).map(|_| ()),
+            FieldPlan::Struct { children, .. } => children.iter().try_for_each(|c| self.flush_plan(c)),
+            FieldPlan::List { column, item, .. } => {
+                self.columns[*column].list_bytes = 0;
+                self.flush_list(*column)?;
+                self.flush_plan(item)
+            }
+        }
+    }
+
+    pub(super) fn push_leaf(&mut self, column: usize, array: ArrayRef) -> Result<bool> {
+        let bytes = match self.opts.page_rules {
+            PageRules::Lancelet => array.to_data().get_slice_memory_size()? as u64,
+            PageRules::Pylance => pylance::counted_bytes(array.as_ref()),
+        };
         let state = &mut self.columns[column];
         state.pending_bytes += bytes;
         state.pending.push(array);
         if state.pending_bytes > self.opts.cache_bytes_per_column {
-            self.flush_leaf(column)?;
+            return self.flush_leaf(column, true);
         }
-        Ok(())
+        Ok(false)
     }
 
-    pub(super) fn flush_leaf(&mut self, column: usize) -> Result<()> {
+    /// Writes the arrays `column` has buffered; `now` when the last one was just given
+    /// (pylance keeps a compact copy of the others: see [`pylance::copied_bytes`]).
+    /// Returns whether a page was written.
+    pub(super) fn flush_leaf(&mut self, column: usize, now: bool) -> Result<bool> {
         let pending = std::mem::take(&mut self.columns[column].pending);
         self.columns[column].pending_bytes = 0;
         if pending.is_empty() {
-            return Ok(());
+            return Ok(false);
         }
         if pending.len() > 1 {
             // Several buffered arrays (each small) make one page.
             let refs: Vec<&dyn Array> = pending.iter().map(|a| a.as_ref()).collect();
             let array = arrow_select::concat::concat(&refs)?;
-            return self.encode_and_write(column, &array);
+            self.encode_and_write(column, &array)?;
+            return Ok(true);
         }
         // One array: cut it into equal pages no larger than `max_page_bytes`.
         for array in pending {
-            let bytes = array.to_data().get_slice_memory_size()? as u64;
-            let parts = (bytes.div_ceil(self.opts.max_page_bytes) as usize).clamp(1, array.len().max(1));
-            let rows = array.len().div_ceil(parts).max(1);
+            let rows = match self.opts.page_rules {
+                PageRules::Lancelet => {
+                    let bytes = array.to_data().get_slice_memory_size()? as u64;
+                    let parts = (bytes.div_ceil(self.opts.max_page_bytes) as usize).clamp(1, array.len().max(1));
+                    array.len().div_ceil(parts).max(1)
+                }
+                PageRules::Pylance => {
+                    let bytes = if now {
+                        array.get_buffer_memory_size() as u64
+                    } else {
+                        pylance::copied_bytes(array.as_ref())?
+                    };
+                    pylance::split_rows(array.len(), bytes, self.opts.max_page_bytes)
+                }
+            };
             let mut start = 0;
             loop {
                 let len = rows.min(array.len() - start);
@@ -78,7 +147,7 @@ impl<W: Write> FileWriter<W> {
                 }
             }
         }
-        Ok(())
+        Ok(true)
     }
 
     pub(super) fn encode_and_write(&mut self, column: usize, array: &ArrayRef) -> Result<()> {
