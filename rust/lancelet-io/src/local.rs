@@ -95,9 +95,152 @@ impl ReadAt for LocalFile {
         futures::future::ready(Ok(self.size)).boxed()
     }
     fn read_range(&self, range: Range<u64>) -> BoxFuture<'_, Result<Buffer>> {
-        // Local reads are served from the page cache in microseconds; doing them inline
-        // avoids a thread hop per range.
-        futures::future::ready(pread(&self.file, &range, &self.path)).boxed()
+        // A read the page cache can serve takes microseconds: it is done inline, with no
+        // thread hop. One that would wait on the disk goes to the I/O threads, so that the
+        // many small reads of a cold `take` wait on the disk together instead of one after
+        // another on the runtime's two workers.
+        if let Some(done) = pread_cached(&self.file, &range, &self.path) {
+            return futures::future::ready(done).boxed();
+        }
+        let (file, path) = (self.file.clone(), self.path.clone());
+        let pending = io_threads::run(move || pread(&file, &range, &path));
+        async move {
+            pending.await.unwrap_or_else(|_| {
+                Err(Error::io(
+                    &self.path,
+                    std::io::Error::other("an I/O thread stopped before finishing a read"),
+                ))
+            })
+        }
+        .boxed()
+    }
+}
+
+/// Whether `preadv2(RWF_NOWAIT)` is known not to work here (an old kernel or a file
+/// system without it): then every read is done inline, as before.
+static NOWAIT_UNSUPPORTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Reads `range` if the page cache holds all of it, without blocking: `None` when some of
+/// it would have to come from the disk.
+fn pread_cached(file: &std::fs::File, range: &Range<u64>, path: &str) -> Option<Result<Buffer>> {
+    use std::os::unix::io::AsRawFd;
+    use std::sync::atomic::Ordering;
+    if NOWAIT_UNSUPPORTED.load(Ordering::Relaxed) {
+        return Some(pread(file, range, path));
+    }
+    let Ok(len) = usize::try_from(range.end - range.start) else {
+        return Some(pread(file, range, path));
+    };
+    let mut buf = MutableBuffer::with_capacity(len);
+    let mut filled = 0usize;
+    while filled < len {
+        let Ok(offset) = i64::try_from(range.start + filled as u64) else {
+            return Some(pread(file, range, path));
+        };
+        let iov = libc::iovec {
+            // SAFETY (of the pointer arithmetic): `filled < len` bytes into `len` bytes of capacity.
+            iov_base: unsafe { buf.as_mut_ptr().add(filled) }.cast::<libc::c_void>(),
+            iov_len: len - filled,
+        };
+        // SAFETY: one iovec of `len - filled` bytes of capacity owned by `buf`, past the
+        // bytes already written; the kernel writes at most that many.
+        let n = unsafe { libc::preadv2(file.as_raw_fd(), &iov, 1, offset, libc::RWF_NOWAIT) };
+        if n > 0 {
+            filled += n as usize;
+            continue;
+        }
+        if n == 0 {
+            // Past the end: the plain read reports it.
+            return Some(pread(file, range, path));
+        }
+        let e = std::io::Error::last_os_error();
+        return match e.raw_os_error() {
+            Some(libc::EAGAIN) => None,
+            Some(libc::EINTR) => continue,
+            Some(libc::EOPNOTSUPP | libc::EINVAL | libc::ENOSYS) => {
+                NOWAIT_UNSUPPORTED.store(true, Ordering::Relaxed);
+                Some(pread(file, range, path))
+            }
+            _ => Some(Err(Error::io(path, e))),
+        };
+    }
+    // SAFETY: the loop above initialised all `len` bytes.
+    unsafe { buf.set_len(len) };
+    Some(Ok(buf.into()))
+}
+
+/// A few threads that do local reads which wait on the disk. They are made on first use
+/// and again in a forked child (threads do not survive `fork`).
+mod io_threads {
+    use std::sync::mpsc::{channel, Receiver, Sender};
+    use std::sync::{Arc, Mutex};
+
+    use futures::channel::oneshot;
+
+    /// Reads in flight at once on the disk: enough to keep an SSD's queue busy; the
+    /// threads mostly sleep in `pread`.
+    const THREADS: usize = 16;
+
+    type Job = Box<dyn FnOnce() + Send>;
+
+    static POOL: Mutex<Option<(u32, Sender<Job>)>> = Mutex::new(None);
+
+    /// Runs `f` on an I/O thread (or here, when no thread could be started) and gives
+    /// its result through the returned channel.
+    pub(super) fn run<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> oneshot::Receiver<T> {
+        let (done, rx) = oneshot::channel();
+        let job: Job = Box::new(move || {
+            let _ = done.send(f());
+        });
+        match sender() {
+            Some(tx) => {
+                if let Err(unsent) = tx.send(job) {
+                    (unsent.0)();
+                }
+            }
+            None => job(),
+        }
+        rx
+    }
+
+    fn sender() -> Option<Sender<Job>> {
+        let pid = std::process::id();
+        let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((p, tx)) = pool.as_ref() {
+            if *p == pid {
+                return Some(tx.clone());
+            }
+        }
+        let (tx, rx) = channel::<Job>();
+        let rx = Arc::new(Mutex::new(rx));
+        let mut started = 0;
+        for i in 0..THREADS {
+            let rx = rx.clone();
+            let spawned = std::thread::Builder::new()
+                .name(format!("lancelet-io-{i}"))
+                .spawn(move || worker(&rx));
+            if spawned.is_ok() {
+                started += 1;
+            }
+        }
+        if started == 0 {
+            return None;
+        }
+        *pool = Some((pid, tx.clone()));
+        Some(tx)
+    }
+
+    fn worker(rx: &Mutex<Receiver<Job>>) {
+        loop {
+            let job = {
+                let rx = rx.lock().unwrap_or_else(|e| e.into_inner());
+                rx.recv()
+            };
+            match job {
+                Ok(job) => job(),
+                Err(_) => return,
+            }
+        }
     }
 }
 
@@ -295,6 +438,40 @@ impl Storage for LocalStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reads_from_the_cache_and_from_the_io_threads_give_the_same_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let data: Vec<u8> = (0..200_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        std::fs::write(&path, &data).unwrap();
+        let f = LocalFile::open(path.to_str().unwrap()).unwrap();
+        let ranges = [0..10u64, 5..70_000, 199_990..200_000, 123_456..123_457, 7..7];
+        // Just written, the file is in the page cache: served inline.
+        for r in &ranges {
+            let got = pread_cached(&f.file, r, "f").expect("cached").unwrap();
+            assert_eq!(got.as_slice(), &data[r.start as usize..r.end as usize]);
+        }
+        // Many reads at once through the I/O threads, each its own bytes.
+        let pending: Vec<_> = (0..64u64)
+            .map(|i| {
+                let (file, r) = (f.file.clone(), i * 3000..i * 3000 + 1000 + i);
+                (r.clone(), io_threads::run(move || pread(&file, &r, "f")))
+            })
+            .collect();
+        for (r, rx) in pending {
+            let got = futures::executor::block_on(rx).unwrap().unwrap();
+            assert_eq!(got.as_slice(), &data[r.start as usize..r.end as usize]);
+        }
+        // Past the end is the same error either way.
+        let past = 199_999..200_001u64;
+        let a = pread_cached(&f.file, &past, f.path()).unwrap().unwrap_err().to_string();
+        let b = futures::executor::block_on(f.read_range(past.clone()))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(a, b);
+        assert!(a.contains("past the end"), "{a}");
+    }
 
     #[cfg(unix)]
     #[test]
