@@ -59,14 +59,7 @@ async fn check(case: &str, exact: bool) {
         assert_eq!(stats[key], want[key], "{case} statistics {key}");
     }
     for (k, v) in want["sub_index"].as_object().unwrap() {
-        if let (Some(a), Some(b)) = (stats["sub_index"][k].as_f64(), v.as_f64()) {
-            assert!(
-                (a - b).abs() <= 1e-9 * b.abs().max(1.0),
-                "{case} sub_index {k}: {a} vs {b}"
-            );
-        } else {
-            assert_eq!(&stats["sub_index"][k], v, "{case} sub_index {k}");
-        }
+        same_json(&stats["sub_index"][k], v, &format!("{case} sub_index {k}"));
     }
     let queries = e["queries"].as_array().unwrap();
     let k = e["k"].as_u64().unwrap() as usize;
@@ -196,4 +189,21 @@ async fn ivf_rq_is_searched_through_its_partitions() {
     assert_eq!(one.len(), sizes[first]);
     // No model: lancelet cannot encode RaBitQ codes.
     assert!(matches!(idx.model(), Err(Error::Unsupported(_))));
+}
+
+/// `got` equals `want`, numbers to within 1e-9 relative at any depth: JSON float text is
+/// parsed to the nearest double or one ULP off depending on serde_json's features.
+fn same_json(got: &serde_json::Value, want: &serde_json::Value, what: &str) {
+    match (got, want) {
+        (serde_json::Value::Object(a), serde_json::Value::Object(b)) => {
+            assert_eq!(a.len(), b.len(), "{what}: {got} vs {want}");
+            for (k, w) in b {
+                same_json(&a[k], w, &format!("{what}.{k}"));
+            }
+        }
+        _ => match (got.as_f64(), want.as_f64()) {
+            (Some(a), Some(b)) => assert!((a - b).abs() <= 1e-9 * b.abs().max(1.0), "{what}: {a} vs {b}"),
+            _ => assert_eq!(got, want, "{what}"),
+        },
+    }
 }
