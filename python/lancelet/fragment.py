@@ -486,8 +486,8 @@ class LanceFragment:
         (``LanceOperation.Overwrite``). ``namespace_client`` + ``table_id`` name the
         dataset through a namespace instead of ``dataset_uri``.
 
-        >>> frag = lancelet.LanceFragment.create("/tmp/items.lance", table)  # doctest: +SKIP
-        >>> lancelet.LanceDataset.commit("/tmp/items.lance", lancelet.LanceOperation.Overwrite(table.schema, [frag]))  # doctest: +SKIP
+        >>> frag = lancelet.LanceFragment.create("items.lance", table)  # doctest: +SKIP
+        >>> lancelet.LanceDataset.commit("items.lance", lancelet.LanceOperation.Overwrite(table.schema, [frag]))  # doctest: +SKIP
         """
         from . import _fragment_ops
 

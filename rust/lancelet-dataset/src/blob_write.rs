@@ -648,21 +648,19 @@ mod tests {
     use super::*;
     use arrow_schema::DataType;
 
+    /// A blob v2 field (`struct<data, uri>` with the extension name).
+    fn blob_v2(name: &str) -> Field {
+        let ext = HashMap::from([("ARROW:extension:name".to_string(), BLOB_V2_EXTENSION.to_string())]);
+        let parts = vec![
+            Field::new("data", DataType::LargeBinary, true),
+            Field::new("uri", DataType::Utf8, true),
+        ];
+        Field::new(name, DataType::Struct(parts.into()), true).with_metadata(ext)
+    }
+
     #[test]
     fn blob_children_get_minus_one_ids() {
-        let ext = HashMap::from([("ARROW:extension:name".to_string(), BLOB_V2_EXTENSION.to_string())]);
-        let blob = Field::new(
-            "b",
-            DataType::Struct(
-                vec![
-                    Field::new("data", DataType::LargeBinary, true),
-                    Field::new("uri", DataType::Utf8, true),
-                ]
-                .into(),
-            ),
-            true,
-        )
-        .with_metadata(ext);
+        let blob = blob_v2("b");
         let schema = Schema::new(vec![Field::new("id", DataType::Int64, true), blob]);
         assert_eq!(
             file_field_ids(&schema, &[0, 1, 2, 3]).unwrap(),
@@ -692,19 +690,7 @@ mod tests {
 
     #[test]
     fn nested_blob_children_get_minus_one_ids() {
-        let ext = HashMap::from([("ARROW:extension:name".to_string(), BLOB_V2_EXTENSION.to_string())]);
-        let blob = Field::new(
-            "b",
-            DataType::Struct(
-                vec![
-                    Field::new("data", DataType::LargeBinary, true),
-                    Field::new("uri", DataType::Utf8, true),
-                ]
-                .into(),
-            ),
-            true,
-        )
-        .with_metadata(ext);
+        let blob = blob_v2("b");
         let s = Field::new(
             "s",
             DataType::Struct(vec![Field::new("k", DataType::Int64, true), blob].into()),
