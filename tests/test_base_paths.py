@@ -14,6 +14,7 @@ import pyarrow as pa
 import pytest
 
 import lancelet
+from _lance_pb import _varint
 from lancelet.errors import CorruptFileError, InvalidArgumentError
 
 lance = pytest.importorskip("lance")
@@ -32,17 +33,6 @@ def _ids(ds) -> list:
 def _latest_manifest(root: str) -> str:
     d = os.path.join(root, "_versions")
     return os.path.join(d, min(f for f in os.listdir(d) if f.endswith(".manifest")))
-
-
-def _varint(b: bytes, i: int):
-    out = shift = 0
-    while True:
-        c = b[i]
-        i += 1
-        out |= (c & 0x7F) << shift
-        shift += 7
-        if c < 0x80:
-            return out, i
 
 
 def _flags(root: str) -> tuple:
