@@ -23,13 +23,25 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_file import make_table, timeit  # noqa: E402
 
 
-def main() -> None:
+def parse_args(argv=None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--rows", type=int, default=2_000_000)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--dir", default=None)
-    args = ap.parse_args()
-    root = args.dir or tempfile.mkdtemp(prefix="lancelet-bench-spark-")
+    ap.add_argument("--dir", default=None, help="where the tables go (created if missing; kept afterwards)")
+    return ap.parse_args(argv)
+
+
+def work_dir(path=None) -> str:
+    """``path`` (created with its parents if missing), or a new temporary directory."""
+    if not path:
+        return tempfile.mkdtemp(prefix="lancelet-bench-spark-")
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def main(argv=None) -> None:
+    args = parse_args(argv)
+    root = work_dir(args.dir)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
