@@ -414,8 +414,8 @@ def _scoped_store_params(params: Any, new_bases: List[Tuple], path: str, options
         raise InvalidArgumentError(f"base_store_params maps base paths to dicts of string options, got {params!r}")
 
     def norm(p: str) -> str:
-        p = p[len("file://") :] if p.startswith("file://") else p
-        return (p if "://" in p else os.path.abspath(os.path.expanduser(p))).rstrip("/")
+        p = _paths.native_path(p)
+        return (p if "://" in p else os.path.abspath(p)).rstrip("/")
 
     ids = {norm(p): bid for bid, _, _, p in new_bases}
     if os.path.isdir(os.path.join(path, "_versions")) or "://" in path:

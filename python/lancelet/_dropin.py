@@ -11,6 +11,7 @@ from typing import Any, Dict, Iterator, List, Optional
 
 import pyarrow as pa
 
+from . import _native
 from .errors import InvalidArgumentError
 
 # --------------------------------------------------------------------------------------
@@ -26,7 +27,8 @@ def dataset_state(ds: Any) -> tuple:
     path = ds._path
     if _paths.is_local(path):
         path = os.path.abspath(path)  # the unpickling process may run elsewhere
-    return (ds.uri, path, ds.version, ds._storage_options, ds._default_scan_options)
+    allow = _native.ds_external_blobs_allowed(ds._native)
+    return (ds.uri, path, ds.version, ds._storage_options, ds._default_scan_options, allow)
 
 
 def reopen_dataset(
@@ -35,6 +37,7 @@ def reopen_dataset(
     version: int,
     storage_options: Optional[Dict[str, str]],
     default_scan_options: Optional[Dict[str, Any]],
+    allow_external_blobs: bool = False,
 ) -> Any:
     """A pickled dataset, opened again at its version."""
     from . import _native
@@ -42,7 +45,10 @@ def reopen_dataset(
     from .dataset import LanceDataset
 
     ds = LanceDataset.__new__(LanceDataset)
-    ds._init(uri, path, _native.Dataset.open(path, version, _storage_options(storage_options)))
+    native = _native.Dataset.open(path, version, _storage_options(storage_options))
+    if allow_external_blobs:
+        native = _native.ds_allow_external_blobs(native, True)
+    ds._init(uri, path, native)
     ds._storage_options = storage_options
     ds._default_scan_options = default_scan_options
     return ds

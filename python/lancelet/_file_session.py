@@ -35,8 +35,6 @@ def _base(path: Any, storage_options: Optional[Dict[str, str]]) -> str:
     from .file import _local_path
 
     text = os.fspath(path) if isinstance(path, os.PathLike) else str(path)
-    if text.startswith("file://"):
-        text = text[len("file://") :]
     return os.path.abspath(_local_path(text, storage_options))
 
 

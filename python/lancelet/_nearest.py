@@ -48,11 +48,13 @@ def _queries(q: Any) -> tuple:
     raise InvalidArgumentError(f"nearest 'q' must be a vector or a 2-D array of vectors, got {arr.ndim} dimensions")
 
 
-def _positive(name: str, v: Any) -> Optional[int]:
+def _positive(name: str, v: Any, call: str = "nearest") -> Optional[int]:
+    """``v`` as an int (``None`` stays ``None``); anything but a positive integer is an
+    error naming ``call``, the call the user made (``nearest`` or ``create_index``)."""
     if v is None:
         return None
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v <= 0:
-        raise InvalidArgumentError(f"nearest {name!r} must be a positive integer, got {v!r}")
+        raise InvalidArgumentError(f"{call}: {name!r} must be a positive integer, got {v!r}")
     return int(v)
 
 
@@ -193,10 +195,10 @@ def _vector_args(
     return {
         "index_type": kind,
         "metric": str(metric).lower(),
-        "num_partitions": _positive("num_partitions", num_partitions),
-        "num_sub_vectors": _positive("num_sub_vectors", num_sub_vectors),
+        "num_partitions": _positive("num_partitions", num_partitions, "create_index"),
+        "num_sub_vectors": _positive("num_sub_vectors", num_sub_vectors, "create_index"),
         "num_bits": int(num_bits),
-        "target_partition_size": _positive("target_partition_size", target),
+        "target_partition_size": _positive("target_partition_size", target, "create_index"),
         "sample_rate": int(sample_rate),
         "max_iters": int(max_iters),
         "ivf_centroids": centroids,

@@ -14,6 +14,7 @@ import os
 import re
 from typing import Any, Callable, Optional, TypeVar
 
+from . import _native
 from .errors import InvalidArgumentError, LanceIOError, LanceNotFoundError
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
@@ -31,19 +32,14 @@ def scheme(uri: str) -> Optional[str]:
 
 
 def native_path(uri: str) -> str:
-    """``uri`` as the native layer opens it: a local path (``~`` expanded, ``file:``
-    prefixes removed) or a ``scheme://`` URI unchanged."""
+    """``uri`` as the native layer opens it: a local path (``~`` expanded; ``file:`` URIs
+    decoded as RFC 8089 says, so ``%20`` is a space, by the native layer's one rule) or a
+    ``scheme://`` URI unchanged."""
     s = scheme(uri)
-    if s == "file":
-        rest = uri[len("file://") :]
-        if rest.startswith("localhost/"):
-            rest = rest[len("localhost") :]
-        return os.path.expanduser(rest) if rest.startswith("~") else rest
-    if s is not None:
+    if s is not None and s != "file":
         return uri
-    if uri.startswith("file:/"):
-        return uri[len("file:") :]
-    return os.path.expanduser(uri)
+    local = _native.local_path(uri)
+    return uri if local is None else os.path.expanduser(local)
 
 
 def is_local(path: str) -> bool:

@@ -123,6 +123,8 @@ def dataset(
     session: Any = None,
     namespace_client: Any = None,
     table_id: Optional[List[str]] = None,
+    *,
+    allow_external_blob_outside_bases: bool = False,
 ) -> "LanceDataset":
     """Opens the dataset at ``uri``, or table ``table_id`` of ``namespace_client`` (a
     ``lance_namespace.LanceNamespace``, e.g. :class:`lancelet.namespace.DirectoryNamespace`).
@@ -135,6 +137,9 @@ def dataset(
     the call gives them; like pylance, ``count_rows``, ``take`` and fragment scans ignore
     it. ``block_size``, ``commit_lock``, ``index_cache_size``, the cache sizes,
     ``read_params`` and ``session`` are accepted for pylance compatibility and ignored.
+    ``allow_external_blob_outside_bases=True`` lets blob reads follow external blob URIs that
+    lie outside the dataset's registered base paths (see "Untrusted datasets" in the README:
+    off by default, since such a URI can name any local file or object).
     ``commit_lock`` is a callable ``lock(version) -> context manager`` entered around every
     commit made through the returned dataset (and datasets derived from it), called with
     the version being committed, as in pylance; an exception from it stops the commit
@@ -154,6 +159,7 @@ def dataset(
         storage_options=storage_options,
         default_scan_options=default_scan_options,
         _commit_namespace=managed,
+        allow_external_blob_outside_bases=allow_external_blob_outside_bases,
     )
     ds._commit_lock = lock
     if asof is not None:
@@ -241,6 +247,9 @@ def write_dataset(
         lambda ds: (ds, ds.version - 1),
     )  # fmt: skip
     ds._commit_lock = lock
+    if kwargs.get("allow_external_blob_outside_bases"):
+        # The writer chose to reference objects outside the bases: it may read them back.
+        ds._native = _native.ds_allow_external_blobs(ds._native, True)
     if cleanup_config is not None and ds.version == 1:
         # pylance records these in the creating commit; lancelet's native write takes no
         # config, so they come in the next version (an UpdateConfig).
@@ -433,6 +442,7 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
         default_scan_options: Optional[Dict[str, Any]] = None,
         *,
         _commit_namespace: Optional[_namespace_io.CommitNamespace] = None,
+        allow_external_blob_outside_bases: bool = False,
     ):
         from ._dropin import check_default_scan_options
 
@@ -448,6 +458,8 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
                 commit_namespace=_commit_namespace,
             ),
         )
+        if allow_external_blob_outside_bases:
+            self._native = _native.ds_allow_external_blobs(self._native, True)
         self._storage_options = _storage_options(storage_options)
         self._commit_namespace = _commit_namespace
         self._default_scan_options = check_default_scan_options(default_scan_options)

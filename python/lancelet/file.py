@@ -33,6 +33,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Unio
 import pyarrow as pa
 
 from . import _native
+from ._paths import native_path
 from .errors import InvalidArgumentError, UnsupportedFeatureError
 
 __all__ = [
@@ -63,7 +64,7 @@ def stable_version() -> str:
 def _uri(path: Any) -> str:
     """A local path (``~`` expanded) or a ``file://``, ``memory://`` or ``s3://`` URI."""
     path = os.fspath(path) if isinstance(path, os.PathLike) else str(path)
-    return os.path.expanduser(path) if path.startswith("~") else path
+    return native_path(path)
 
 
 def _local_path(path: Any, storage_options: Optional[Dict[str, str]]) -> str:
@@ -73,7 +74,7 @@ def _local_path(path: Any, storage_options: Optional[Dict[str, str]]) -> str:
         raise UnsupportedFeatureError(f"LanceFileSession works on local directories only, got {path!r}")
     if storage_options:
         raise InvalidArgumentError(f"storage_options are not used for local files: {sorted(storage_options)}")
-    return os.path.expanduser(path) if path.startswith("~") else path
+    return native_path(path)
 
 
 def _storage_options(uri: str, storage_options: Optional[Dict[str, str]]) -> Optional[Dict[str, str]]:

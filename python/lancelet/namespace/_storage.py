@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import urllib.parse
 import uuid
 from typing import Dict, List, Optional, Tuple
 
@@ -134,7 +135,7 @@ class LocalRoot(RootStorage):
         return os.path.join(self.root, *[p for p in rel.split("/") if p])
 
     def uri(self, rel: str) -> str:
-        return "file://" + self.path(rel)
+        return "file://" + urllib.parse.quote(self.path(rel))
 
     def exists(self, rel: str) -> bool:
         return os.path.isfile(self.path(rel))

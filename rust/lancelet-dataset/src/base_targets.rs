@@ -146,7 +146,7 @@ impl Store for SpreadStore {
 }
 
 fn norm(p: &str) -> String {
-    p.strip_prefix("file://").unwrap_or(p).trim_end_matches('/').to_string()
+    crate::blob::comparable(p)
 }
 
 /// The base path `target` names (by name first, then by path).

@@ -30,7 +30,7 @@ pub(crate) struct RefsRoot {
 
 /// Whether `path` is a local path (no scheme, or `file://`).
 fn is_local(path: &str) -> bool {
-    !path.contains("://") || path.starts_with("file://")
+    lancelet_io::uri::local_path(path).is_some()
 }
 
 /// Opens the store at `uri` with the options of `caches` (none for local paths).

@@ -17,7 +17,6 @@
 
 use std::collections::HashMap;
 use std::ops::Range;
-use std::path::Path;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
@@ -95,15 +94,43 @@ fn descriptors(col: &StructArray, path: &str) -> Result<Vec<Option<Descriptor>>>
         .collect())
 }
 
-/// Opens an external object by URI (`file://`, a bare absolute path, or any URI
-/// [`crate::open_uri`] accepts).
-async fn open_external(uri: &str) -> Result<Arc<dyn ReadAt>> {
-    let local = uri
-        .strip_prefix("file://")
-        .or_else(|| uri.starts_with('/').then_some(uri));
-    let (dir, name) = match local {
+/// An external blob's URI in a comparable form: a local path (RFC 8089 decoded) or the
+/// URI itself, without a trailing `/`.
+pub(crate) fn comparable(uri: &str) -> String {
+    match lancelet_io::uri::local_path(uri) {
+        Some(p) => p.display().to_string().trim_end_matches('/').to_string(),
+        None => uri.trim_end_matches('/').to_string(),
+    }
+}
+
+/// The id of the registered base path `uri` lies under (`None`: outside every base).
+fn base_of(uri: &str, bases: &[(u32, String)]) -> Option<u32> {
+    let target = comparable(uri);
+    bases.iter().find_map(|(id, base)| {
+        let b = comparable(base);
+        let rest = target.strip_prefix(&b)?.strip_prefix('/')?;
+        let inside = !rest.is_empty() && rest.split('/').all(|c| !c.is_empty() && c != "." && c != "..");
+        inside.then_some(*id)
+    })
+}
+
+/// Whether explicit credentials are among `options` (keys as pylance spells them).
+fn has_credentials(options: &HashMap<String, String>) -> bool {
+    options.keys().any(|k| {
+        let k = k.to_ascii_lowercase();
+        k.contains("access_key_id")
+            || k.contains("secret_access_key")
+            || k.contains("session_token")
+            || k.contains("skip_signature")
+    })
+}
+
+/// Opens an external object: `uri` is a `file://` URI, an absolute path or any URI
+/// [`crate::open_uri`] accepts, opened with `options`.
+async fn open_external(uri: &str, options: &HashMap<String, String>) -> Result<Arc<dyn ReadAt>> {
+    let local = lancelet_io::uri::local_path(uri);
+    let (dir, name) = match &local {
         Some(p) => {
-            let p = Path::new(p);
             let (Some(dir), Some(name)) = (p.parent(), p.file_name()) else {
                 return Err(Error::InvalidArgument(format!(
                     "external blob URI {uri:?} names no file"
@@ -121,7 +148,7 @@ async fn open_external(uri: &str) -> Result<Arc<dyn ReadAt>> {
             }
         },
     };
-    let loc = crate::open_uri(dir, &HashMap::new())?;
+    let loc = crate::open_uri(dir, options)?;
     Ok(loc.store.open_file(name).await?)
 }
 
@@ -172,17 +199,21 @@ impl Dataset {
         let root = self.root().display().to_string();
         let col = descriptor_column(&batch, column)
             .ok_or_else(|| Error::corrupt(&root, format!("blob column {column} did not read as descriptors")))?;
-        self.locate_blobs(column, addresses, &col).await
+        self.locate_blobs(column, addresses, &col, false).await
     }
 
     /// The locations of blob descriptors `col` of column `column` (dotted paths allowed),
     /// read from the rows at `addresses` (one per descriptor; a null descriptor, e.g. under
     /// a null parent, has none). Every range is checked against its file's size.
+    /// `rewriting`: the rows are being rewritten (compaction, update), which keeps external
+    /// blobs as references without handing their bytes to anyone, so the reader's
+    /// outside-the-bases policy does not apply.
     pub(crate) async fn locate_blobs(
         &self,
         column: &str,
         addresses: &[u64],
         col: &StructArray,
+        rewriting: bool,
     ) -> Result<Vec<Option<BlobLocation>>> {
         let root = self.root().display().to_string();
         if col.len() != addresses.len() {
@@ -229,6 +260,9 @@ impl Dataset {
                 }
             };
             let t = lancelet_file::blob::target(&d, &file, &bases, &root)?;
+            if t.external && d.blob_id == 0 && !rewriting {
+                self.check_external(column, &t.path)?;
+            }
             if d.size == 0 && d.kind != kind::EXTERNAL {
                 // Empty: nothing to read (and the position may be anything).
                 out.push(Some(BlobLocation {
@@ -271,9 +305,71 @@ impl Dataset {
         )))
     }
 
+    /// Lets this dataset (and every version opened from it) read external blobs whose URIs
+    /// lie outside its registered base paths. Off by default: a dataset from elsewhere could
+    /// otherwise make its reader fetch any local file (`file:///etc/passwd`) or any object
+    /// its credentials reach. pylance reads them unasked.
+    pub fn allow_external_blobs_outside_bases(self, allow: bool) -> Self {
+        self.caches
+            .external_outside_bases
+            .store(allow, std::sync::atomic::Ordering::Relaxed);
+        self
+    }
+
+    /// Whether [`Dataset::allow_external_blobs_outside_bases`] is on.
+    pub fn external_blobs_outside_bases_allowed(&self) -> bool {
+        self.caches
+            .external_outside_bases
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn base_list(&self) -> Vec<(u32, String)> {
+        self.manifest()
+            .base_paths
+            .iter()
+            .map(|b| (b.id, b.path.clone()))
+            .collect()
+    }
+
+    /// Refuses an external blob at `uri` (a descriptor with no base) that lies outside every
+    /// registered base path, unless the reader allowed it.
+    fn check_external(&self, column: &str, uri: &str) -> Result<()> {
+        if self.external_blobs_outside_bases_allowed() || base_of(uri, &self.base_list()).is_some() {
+            return Ok(());
+        }
+        Err(Error::InvalidArgument(format!(
+            "blob column {column} points at {uri:?}, outside the dataset's registered base paths; \
+             a dataset can name any file or object this way, so such blobs are read only when \
+             the reader allows it (lancelet.dataset(..., allow_external_blob_outside_bases=True), \
+             or Dataset::allow_external_blobs_outside_bases in Rust)"
+        )))
+    }
+
+    /// The storage options for an external object: the base path's own when `uri` lies in
+    /// one; else the dataset's, never signed with credentials found in the environment or
+    /// an instance-metadata endpoint (the user passed none for that store).
+    fn external_options(&self, uri: &str) -> HashMap<String, String> {
+        if lancelet_io::uri::local_path(uri).is_some() {
+            return HashMap::new();
+        }
+        let options = self.storage_options();
+        if let Some(id) = base_of(uri, &self.base_list()) {
+            return lancelet_table::bases::base_options(&options, id);
+        }
+        let mut own = lancelet_table::bases::own_options(&options);
+        if !has_credentials(&own)
+            && uri
+                .split_once("://")
+                .is_some_and(|(s, _)| s.eq_ignore_ascii_case("s3") || s.eq_ignore_ascii_case("s3a"))
+        {
+            own.insert("aws_skip_signature".into(), "true".into());
+        }
+        own
+    }
+
     async fn open_blob_file(&self, path: &str, external: bool) -> Result<Arc<dyn ReadAt>> {
         if external {
-            open_external(path).await
+            open_external(path, &self.external_options(path)).await
         } else {
             Ok(self.store().open_file(path).await?)
         }

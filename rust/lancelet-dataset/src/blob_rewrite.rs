@@ -164,7 +164,7 @@ impl Dataset {
             let nulls = NullBuffer::union(parents, s.nulls());
             let (f, cols, _) = s.clone().into_parts();
             let located = StructArray::try_new(f, cols, nulls)?;
-            let locations = self.locate_blobs(path, addresses, &located).await?;
+            let locations = self.locate_blobs(path, addresses, &located, true).await?;
             let values = if is_blob_v1(target) {
                 self.blob_bytes(&locations, target.data_type()).await?
             } else {

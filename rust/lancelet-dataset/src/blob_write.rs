@@ -421,9 +421,11 @@ impl BlobEncoder {
                 "External blob URI '{uri}' is not a valid absolute URI (use file:///... for local files)"
             )));
         }
-        let uri_path = uri.strip_prefix("file://").unwrap_or(uri);
+        let uri_path = crate::blob::comparable(uri);
+        let uri_path = uri_path.as_str();
         for (id, base) in &self.opts.bases {
-            let b = base.strip_prefix("file://").unwrap_or(base).trim_end_matches('/');
+            let b = crate::blob::comparable(base);
+            let b = b.as_str();
             if let Some(rest) = uri_path.strip_prefix(b).and_then(|r| r.strip_prefix('/')) {
                 if !rest.is_empty() {
                     return Ok((position, size, *id, rest.to_string()));
@@ -625,12 +627,16 @@ impl BlobEncoder {
 /// Reads an external object's bytes (or its range) for `external_blob_mode="ingest"`;
 /// local files only.
 fn ingest(uri: &str, range: Option<(u64, u64)>) -> Result<Vec<u8>> {
-    let path = uri.strip_prefix("file://").ok_or_else(|| {
-        Error::Unsupported(format!(
-            "ingesting external blob {uri:?}: only file:// URIs can be ingested"
-        ))
-    })?;
-    let all = std::fs::read(path).map_err(|e| lancelet_file::Error::io(path, e))?;
+    let path = uri
+        .starts_with("file:")
+        .then(|| lancelet_io::uri::local_path(uri))
+        .flatten()
+        .ok_or_else(|| {
+            Error::Unsupported(format!(
+                "ingesting external blob {uri:?}: only file:// URIs can be ingested"
+            ))
+        })?;
+    let all = std::fs::read(&path).map_err(|e| lancelet_file::Error::io(&path.display().to_string(), e))?;
     match range {
         None => Ok(all),
         Some((p, z)) => {

@@ -12,7 +12,8 @@ use crate::scan::{Columns, Scan, ScanOptions};
 use crate::{Dataset, Result};
 
 impl Dataset {
-    /// Live rows matching `filter` (all live rows when it is `None` or blank), counted in
+    /// Live rows matching `filter` (all live rows when it is `None`; a blank filter is an
+    /// error), counted in
     /// `fragments` only when given (an unknown fragment id is an `InvalidArgument` error).
     ///
     /// ```no_run
@@ -23,7 +24,9 @@ impl Dataset {
     /// # Ok(()) }
     /// ```
     pub async fn count_rows_where(&self, filter: Option<&str>, fragments: Option<&[u64]>) -> Result<u64> {
-        let filter = filter.filter(|f| !f.trim().is_empty());
+        if let Some(f) = filter {
+            crate::scan::refuse_blank_filter(f)?;
+        }
         let Some(filter) = filter else {
             return match fragments {
                 None => Ok(self.count_rows()),

@@ -33,10 +33,11 @@ impl IndexStore for DirStore {
         async move {
             let n = bytes.len() as u64;
             let path = format!("{}/{name}", self.dir);
-            self.store
-                .put(&path, bytes.into())
-                .await
-                .map_err(|e| lancelet_index::Error::InvalidArgument(format!("writing {path}: {e}")))?;
+            // An I/O failure (permission denied, disk full) stays an I/O error.
+            self.store.put(&path, bytes.into()).await.map_err(|e| match e {
+                lancelet_table::Error::Io { path, source } => lancelet_file::Error::Io { path, source }.into(),
+                other => lancelet_index::Error::InvalidArgument(format!("writing {path}: {other}")),
+            })?;
             Ok(n)
         }
         .boxed()

@@ -109,12 +109,26 @@ impl Dataset {
                 )))
             }
         };
-        for q in &n.queries {
+        for (qi, q) in n.queries.iter().enumerate() {
             if q.len() != dim {
                 return Err(Error::InvalidArgument(format!(
                     "the query has {} dimensions, column {:?} has {dim}",
                     q.len(),
                     n.column
+                )));
+            }
+            // A NaN or infinite query has no nearest neighbours: every distance to it is NaN
+            // (an index would otherwise rank its partitions arbitrarily). Refused, with and
+            // without an index alike.
+            if let Some(i) = q.iter().position(|x| !x.is_finite()) {
+                let which = if n.batch {
+                    format!("query {qi}")
+                } else {
+                    "the query vector".to_string()
+                };
+                return Err(Error::InvalidArgument(format!(
+                    "{which} has a non-finite value ({}) at position {i}; nearest needs finite numbers",
+                    q[i]
                 )));
             }
         }

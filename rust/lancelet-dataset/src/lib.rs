@@ -99,6 +99,8 @@ struct Caches {
     storage_options: Mutex<HashMap<String, String>>,
     /// Stores of other base paths, by path.
     base_stores: Mutex<HashMap<String, Arc<dyn Store>>>,
+    /// Whether external blobs outside the registered base paths may be read.
+    external_outside_bases: std::sync::atomic::AtomicBool,
 }
 
 /// A version of a dataset, by number or by tag name.

@@ -38,7 +38,7 @@ mod tasks;
 
 pub(crate) use fragment::{file_layouts, FileLayout};
 pub use limit::Limiter;
-pub(crate) use plan::projected_schema;
+pub(crate) use plan::{projected_schema, refuse_blank_filter};
 use plan::{Filter, Output};
 
 /// Name of the row id column.

@@ -430,17 +430,32 @@ impl FragmentWriter {
         Ok(())
     }
 
+    /// Finishes the data file being written (if any). A failure (disk full, say) removes
+    /// the partial file and its blob sidecars: nothing names them, and they would keep the
+    /// disk full.
     fn close_file(&mut self) -> Result<()> {
-        let Some(OpenFile {
+        let Some(open) = self.current.take() else {
+            return Ok(());
+        };
+        let mut partial = vec![open.local.clone()];
+        partial.extend(open.blobs.iter().flat_map(|b| b.sidecars()).map(|s| s.local.clone()));
+        let closed = self.finish_file(open);
+        if closed.is_err() {
+            for p in partial {
+                let _ = std::fs::remove_file(p);
+            }
+        }
+        closed
+    }
+
+    fn finish_file(&mut self, open: OpenFile) -> Result<()> {
+        let OpenFile {
             name,
             local,
             upload,
             writer: w,
             blobs,
-        }) = self.current.take()
-        else {
-            return Ok(());
-        };
+        } = open;
         let rows = w.num_rows();
         let (out, _) = w.finish()?;
         if let Some(b) = blobs {

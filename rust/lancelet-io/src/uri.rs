@@ -119,22 +119,58 @@ fn s3(uri: &str, bucket: &str, options: &HashMap<String, String>) -> Result<Arc<
     Ok(Arc::new(store))
 }
 
+/// The local path a URI names, or `None` for a URI of another scheme (`memory://`, `s3://`).
+///
+/// A plain path is returned as it is. A `file:` URI (`file:///abs`, `file://localhost/abs`,
+/// `file:/abs`, or the lenient `file://relative`) is decoded as RFC 8089 says: `%20` is a space,
+/// `%23` a `#`, `%25` a `%`, and UTF-8 escapes give non-ASCII names, so
+/// `pathlib.Path(...).as_uri()` names the same directory pylance opens. Bytes that are not
+/// UTF-8 once decoded stay as bytes (unix paths are byte strings).
+pub fn local_path(uri: &str) -> Option<PathBuf> {
+    let lower = uri.get(..5).map(str::to_ascii_lowercase);
+    if lower.as_deref() != Some("file:") {
+        return (!uri.contains("://")).then(|| PathBuf::from(uri));
+    }
+    let rest = &uri[5..];
+    let rest = match rest.strip_prefix("//") {
+        Some(after) => after
+            .strip_prefix("localhost")
+            .filter(|p| p.starts_with('/'))
+            .unwrap_or(after),
+        None => rest,
+    };
+    Some(decoded_path(rest))
+}
+
+/// `text` with its `%XX` escapes decoded into bytes, as a path.
+fn decoded_path(text: &str) -> PathBuf {
+    let bytes: Vec<u8> = percent_encoding::percent_decode_str(text).collect();
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStringExt;
+        PathBuf::from(std::ffi::OsString::from_vec(bytes))
+    }
+    #[cfg(not(unix))]
+    {
+        PathBuf::from(String::from_utf8_lossy(&bytes).into_owned())
+    }
+}
+
 /// Resolves a root URI: a local path or `file://` URI, `memory://name`, or
 /// `s3://bucket/prefix` configured by `options`.
 pub fn open_root(uri: &str, options: &HashMap<String, String>) -> Result<Root> {
+    if let Some(path) = local_path(uri) {
+        refuse_local_options(options)?;
+        let key = std::path::absolute(&path).unwrap_or_else(|_| path.clone());
+        let key = format!("file://{}", key.display().to_string().trim_end_matches('/'));
+        return Ok(Root {
+            kind: RootKind::Local(LocalStore::new(&path)),
+            local_root: Some(path),
+            key,
+        });
+    }
     let scheme = uri.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
     match scheme.as_deref() {
-        None | Some("file") => {
-            refuse_local_options(options)?;
-            let path = PathBuf::from(uri.strip_prefix("file://").unwrap_or(uri));
-            let key = std::path::absolute(&path).unwrap_or_else(|_| path.clone());
-            let key = format!("file://{}", key.display().to_string().trim_end_matches('/'));
-            Ok(Root {
-                kind: RootKind::Local(LocalStore::new(&path)),
-                local_root: Some(path),
-                key,
-            })
-        }
         Some("memory") => {
             if let Some(k) = options.keys().next() {
                 return Err(Error::InvalidArgument(format!(
@@ -161,8 +197,9 @@ pub fn open_root(uri: &str, options: &HashMap<String, String>) -> Result<Root> {
                 key: format!("s3://{bucket}/{}", url.path().trim_matches('/')),
             })
         }
-        Some(other) => Err(Error::Unsupported(format!(
-            "{other}:// URIs (supported: local paths, file://, memory://, s3://)"
+        other => Err(Error::Unsupported(format!(
+            "{}:// URIs (supported: local paths, file://, memory://, s3://)",
+            other.unwrap_or_default()
         ))),
     }
 }
@@ -183,11 +220,9 @@ pub enum FileTarget {
 
 /// Resolves the URI of a single file (see [`open_root`] for the forms and options).
 pub fn file_target(uri: &str, options: &HashMap<String, String>) -> Result<FileTarget> {
-    if !uri.contains("://") || uri.starts_with("file://") {
+    if let Some(path) = local_path(uri) {
         refuse_local_options(options)?;
-        return Ok(FileTarget::Local(PathBuf::from(
-            uri.strip_prefix("file://").unwrap_or(uri),
-        )));
+        return Ok(FileTarget::Local(path));
     }
     let (scheme, rest) = uri.split_once("://").unwrap_or(("", uri));
     let (dir, name) = match rest.rsplit_once('/') {
@@ -226,6 +261,48 @@ mod tests {
 
     fn no_options() -> HashMap<String, String> {
         HashMap::new()
+    }
+
+    #[test]
+    fn file_uris_are_percent_decoded() {
+        let cases = [
+            ("/data/my data/x.lance", Some("/data/my data/x.lance")),
+            ("relative/x", Some("relative/x")),
+            ("file:///data/my%20data/items.lance", Some("/data/my data/items.lance")),
+            ("file://localhost/data/a%23b%25c", Some("/data/a#b%c")),
+            ("FILE:///d/caf%C3%A9", Some("/d/café")),
+            ("file:/d/x%20y", Some("/d/x y")),
+            ("file://rel/x", Some("rel/x")),
+            ("file:///d/100%", Some("/d/100%")),
+            ("s3://bucket/my%20data", None),
+            ("memory://x", None),
+        ];
+        for (uri, want) in cases {
+            assert_eq!(local_path(uri), want.map(PathBuf::from), "{uri}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_percent_encoded_file_uri_opens_the_decoded_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("my data #1 café");
+        std::fs::create_dir(&real).unwrap();
+        std::fs::write(real.join("f.bin"), b"abc").unwrap();
+        let encoded: String = real
+            .to_str()
+            .unwrap()
+            .bytes()
+            .map(|b| match b {
+                b'/' | b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'.' | b'_' | b'-' => (b as char).to_string(),
+                _ => format!("%{b:02X}"),
+            })
+            .collect();
+        let root = open_root(&format!("file://{encoded}"), &no_options()).unwrap();
+        assert_eq!(root.local_root.as_deref(), Some(real.as_path()));
+        match file_target(&format!("file://{encoded}/f.bin"), &no_options()).unwrap() {
+            FileTarget::Local(p) => assert_eq!(p, real.join("f.bin")),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[tokio::test]

@@ -75,7 +75,6 @@ impl Scan {
         // Filter: parse, then bind against exactly the batch the filter stage builds.
         let filter = match &opts.filter {
             None => None,
-            Some(sql) if sql.trim().is_empty() => None,
             Some(sql) => Some(plan_filter(&base, sql)?),
         };
         // Named columns in order: `Ok(special)` or `Err(stored name)`; mapped to picks below.
@@ -222,11 +221,23 @@ impl Scan {
     }
 }
 
+/// An empty or blank filter is a mistake (a filter built from an empty list, say), not
+/// "every row": it is refused, as pylance refuses it. Pass no filter for every row.
+pub(crate) fn refuse_blank_filter(sql: &str) -> Result<()> {
+    if sql.trim().is_empty() {
+        return Err(Error::InvalidArgument(format!(
+            "filter {sql:?} is empty; pass no filter (None) to read every row"
+        )));
+    }
+    Ok(())
+}
+
 pub(super) fn filter_is_some(opts: &ScanOptions) -> bool {
-    opts.filter.as_ref().is_some_and(|f| !f.trim().is_empty())
+    opts.filter.is_some()
 }
 
 pub(super) fn plan_filter(base: &Schema, sql: &str) -> Result<Filter> {
+    refuse_blank_filter(sql)?;
     let parsed = lancelet_expr::parse(sql).map_err(|e| Error::expr(format!("filter {sql:?}"), e))?;
     // Bind against the full schema first: an unknown column is reported with every column
     // the user could have meant, and names are resolved as the binder resolves them.
