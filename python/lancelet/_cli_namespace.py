@@ -1,7 +1,8 @@
 """The namespace commands of the ``lancelet`` command line (see :mod:`lancelet.cli`):
 
     lancelet ls ROOT                                every namespace and table, with rows, versions, size
-    lancelet namespace serve ROOT [--port N] [--host H]   serve ROOT over the namespace REST protocol
+    lancelet namespace serve ROOT [--port N] [--host H] [--max-body SIZE] [--max-data-body SIZE]
+                                                    serve ROOT over the namespace REST protocol
 
 ``ROOT`` is a directory namespace's root (a local directory or an ``s3://`` prefix, whose
 ``--storage-option KEY=VALUE`` options configure it), or the ``http://`` URI of a namespace
@@ -93,7 +94,29 @@ def cmd_namespace(args: argparse.Namespace) -> None:
     from .namespace import serve
 
     options = {f"storage.{k}": v for k, v in (_options(args) or {}).items()}
-    serve(args.root, host=args.host, port=args.port, verbose=args.verbose, **options)
+    serve(
+        args.root,
+        host=args.host,
+        port=args.port,
+        verbose=args.verbose,
+        max_body_bytes=args.max_body,
+        max_data_body_bytes=args.max_data_body,
+        **options,
+    )
+
+
+_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20}
+_UNITS.update({"g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30})
+
+
+def _bytes(text: str) -> int:
+    """A size on the command line: bytes, or a number with K/M/G (KiB, MiB, GiB)."""
+    import re
+
+    m = re.match(r"^\s*(\d+)\s*([a-zA-Z]*)\s*$", text)
+    if not m or m.group(2).lower() not in _UNITS:
+        raise argparse.ArgumentTypeError(f"expected a size such as 8MiB, 512K or 1048576, got {text!r}")
+    return int(m.group(1)) * _UNITS[m.group(2).lower()]
 
 
 def add_parsers(sub: Any, common: Any) -> None:
@@ -114,6 +137,20 @@ def add_parsers(sub: Any, common: Any) -> None:
         help="address to listen on (default 127.0.0.1, loopback only: there is no authentication)",
     )
     s.add_argument("--verbose", action="store_true", help="log every request")
+    s.add_argument(
+        "--max-body",
+        type=_bytes,
+        default="8MiB",
+        metavar="SIZE",
+        help="largest JSON request body (default 8MiB; larger requests get 413)",
+    )
+    s.add_argument(
+        "--max-data-body",
+        type=_bytes,
+        default="256MiB",
+        metavar="SIZE",
+        help="largest Arrow IPC body of create/insert/merge_insert, held in memory whole (default 256MiB)",
+    )
 
 
 COMMANDS = {"ls": cmd_ls, "namespace": cmd_namespace}

@@ -1,13 +1,25 @@
 """A small server of the Lance namespace REST protocol over any ``LanceNamespace``
 (a :class:`DirectoryNamespace` by default), on the standard library's threaded HTTP
 server. It listens on loopback unless told otherwise and has no authentication: put it
-behind a proxy before exposing it."""
+behind a proxy before exposing it.
+
+Request bodies are bounded: JSON bodies by ``max_body_bytes`` (default 8 MiB), the Arrow
+IPC bodies of ``create``/``insert``/``merge_insert`` by ``max_data_body_bytes`` (default
+256 MiB; the namespace interface takes them as one ``bytes`` value, so they are held in
+memory whole). A larger ``Content-Length`` is answered 413 before anything is read; a
+malformed one 400. Error bodies never carry the namespace root's path, and failures the
+server did not expect are answered with a generic 500 (the details go to its stderr).
+"""
 
 from __future__ import annotations
 
 import datetime
+import errno
 import json
+import os
 import re
+import socket
+import sys
 import threading
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -44,8 +56,25 @@ def _pattern(path: str) -> "re.Pattern[str]":
 
 _PATTERNS: List[Tuple[Route, "re.Pattern[str]"]] = [(r, _pattern(r.path)) for r in ROUTES]
 
-_MAX_BODY = 1 << 31
+#: Default bounds of request bodies: JSON requests, and the Arrow IPC bodies of data routes.
+DEFAULT_MAX_BODY_BYTES = 8 << 20
+DEFAULT_MAX_DATA_BODY_BYTES = 256 << 20
+#: After refusing a body, at most this much of it is read and dropped (for this long) so
+#: the client, still sending, gets to read the refusal instead of a reset connection.
+_DRAIN_BYTES = 64 << 20
+_DRAIN_SECONDS = 2.0
 _TRUE = ("1", "true", "yes", "on")
+_INTERNAL = "Internal error: the server failed to handle the request (the server's log has the details)"
+_DIGITS = re.compile(r"^[0-9]+$")
+
+
+class _Refused(Exception):
+    """A request refused before its body was read: ``status`` and the spec's error."""
+
+    def __init__(self, status: int, error: ln.LanceNamespaceError):
+        super().__init__(str(error))
+        self.status = status
+        self.error = error
 
 
 def _namespace(impl: Any, properties: Optional[Dict[str, Any]]) -> LanceNamespace:
@@ -56,16 +85,58 @@ def _namespace(impl: Any, properties: Optional[Dict[str, Any]]) -> LanceNamespac
     return connect(impl, dict(properties or {}))
 
 
-def _as_error(e: BaseException) -> ln.LanceNamespaceError:
+def _name_too_long(e: BaseException) -> bool:
+    if isinstance(e, OSError) and e.errno == errno.ENAMETOOLONG:
+        return True
+    return f"(os error {errno.ENAMETOOLONG})" in str(e) or "File name too long" in str(e)
+
+
+def _as_error(e: BaseException) -> Tuple[ln.LanceNamespaceError, bool]:
+    """The spec's error for ``e``, and whether it is one the server did not expect
+    (answered with a generic message)."""
     if isinstance(e, ln.LanceNamespaceError):
-        return e
+        return e, False
+    if isinstance(e, RecursionError):
+        return ln.InvalidInputError("Invalid input: the request is nested too deeply"), False
+    if _name_too_long(e):
+        return ln.InvalidInputError(
+            "Invalid input: a name in the request is too long for the namespace's storage"
+        ), False
     if isinstance(e, LanceNotFoundError):
-        return ln.TableNotFoundError(str(e))
+        return ln.TableNotFoundError(str(e)), False
     if isinstance(e, NotImplementedError):
-        return ln.UnsupportedOperationError(str(e))
+        return ln.UnsupportedOperationError(str(e)), False
     if isinstance(e, (InvalidArgumentError, ValueError)):
-        return ln.InvalidInputError(str(e))
-    return ln.InternalError(f"{type(e).__name__}: {e}")
+        return ln.InvalidInputError(str(e)), False
+    return ln.InternalError(_INTERNAL), True
+
+
+def _root_forms(namespace: Any) -> List[str]:
+    """The spellings of the served namespace's root (longest first), kept out of error
+    bodies."""
+    forms = set()
+    for attr in ("root", "_root_arg"):
+        try:
+            value = getattr(namespace, attr, None)
+        except Exception:  # a property that fails: nothing to hide
+            value = None
+        if not isinstance(value, str) or not value.strip("/"):
+            continue
+        candidates = {value.rstrip("/")}
+        if "://" not in value:
+            candidates |= {os.path.abspath(value), os.path.realpath(value)}
+        for c in list(candidates):
+            if "://" not in c and c.startswith("/"):
+                candidates.add("file://" + c)
+        forms |= {c for c in candidates if c.strip("/")}
+    return sorted(forms, key=len, reverse=True)
+
+
+def _scrub(message: str, roots: List[str]) -> str:
+    """``message`` with the root's path replaced by ``<root>``."""
+    for form in roots:
+        message = message.replace(form, "<root>")
+    return message
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -82,33 +153,119 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         self._dispatch("POST")
 
-    def _send(self, status: int, body: bytes, content_type: Optional[str] = "application/json") -> None:
+    def handle_expect_100(self) -> bool:
+        # A client that waits for "100 Continue" hears of a refused body before sending it.
+        try:
+            self._body_length(self._route(self.command)[0])
+        except _Refused as e:
+            self._fail(e.error, e.status, close=True)
+            return False
+        return super().handle_expect_100()
+
+    def _send(
+        self, status: int, body: bytes, content_type: Optional[str] = "application/json", close: bool = False
+    ) -> None:
         self.send_response(status)
         if content_type and body:
             self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
+        if close:
+            self.send_header("Connection", "close")
+            self.close_connection = True
         self.end_headers()
         self.wfile.write(body)
 
-    def _fail(self, err: ln.LanceNamespaceError) -> None:
+    def _fail(self, err: ln.LanceNamespaceError, status: Optional[int] = None, close: bool = False) -> None:
         code = int(err.code)
-        body = {"error": strip_prefix(code, str(err)), "code": code}
-        self._send(STATUS.get(code, 500), json.dumps(body).encode())
+        message = _scrub(strip_prefix(code, str(err)), self.server.root_forms)  # type: ignore[attr-defined]
+        body = {"error": message, "code": code}
+        self._send(status or STATUS.get(code, 500), json.dumps(body).encode(), close=close)
+
+    def _internal(self, e: BaseException) -> None:
+        """Logs an unexpected failure on the server's stderr (never in the reply)."""
+        try:
+            text = _scrub(f"{type(e).__name__}: {e}", self.server.root_forms)  # type: ignore[attr-defined]
+            print(f"lancelet namespace server: {self.command} {self.path[:200]}: {text[:2000]}", file=sys.stderr)
+        except Exception:  # logging must not fail the reply
+            pass
+
+    def _route(self, verb: str) -> Tuple[Optional[Route], Any]:
+        """The route of the request line and its path match (``None`` when none matches)."""
+        path = urllib.parse.urlsplit(self.path).path
+        for route, pattern in _PATTERNS:
+            m = pattern.match(path)
+            if m and route.verb == verb:
+                return route, m
+        return None, None
+
+    def _body_length(self, route: Optional[Route]) -> int:
+        """The request's Content-Length, checked against the route's bound (raises
+        :class:`_Refused`)."""
+        if self.headers.get("Transfer-Encoding"):
+            raise _Refused(411, ln.InvalidInputError("Invalid input: send the body with a Content-Length"))
+        values = [v.strip() for v in self.headers.get_all("Content-Length") or []]
+        if not values:
+            return 0
+        if len(set(values)) > 1 or not _DIGITS.match(values[0]):
+            raise _Refused(400, ln.InvalidInputError("Invalid input: Content-Length must be one non-negative integer"))
+        length = int(values[0])
+        data = route is not None and route.body == "ipc"
+        limit = self.server.max_data_body_bytes if data else self.server.max_body_bytes  # type: ignore[attr-defined]
+        if length > limit:
+            what = "Arrow IPC body" if data else "request body"
+            raise _Refused(
+                413, ln.InvalidInputError(f"Invalid input: the {what} is {length} bytes; the limit is {limit}")
+            )
+        return length
+
+    def _drain(self, length: int) -> None:
+        """Reads and drops up to ``length`` bytes of a refused body, briefly (see
+        ``_DRAIN_BYTES``), unless the client waited for "100 Continue"."""
+        if self.headers.get("Expect", "").lower() == "100-continue":
+            return
+        try:
+            self.connection.settimeout(_DRAIN_SECONDS)
+            left = min(length, _DRAIN_BYTES)
+            while left > 0:
+                chunk = self.rfile.read1(min(left, 1 << 16))
+                if not chunk:
+                    break
+                left -= len(chunk)
+        except (OSError, socket.timeout):
+            pass
 
     def _dispatch(self, verb: str) -> None:
-        url = urllib.parse.urlsplit(self.path)
-        length = int(self.headers.get("Content-Length") or 0)
-        if length > _MAX_BODY:
-            self._fail(ln.InvalidInputError("request body too large"))
+        try:
+            self._handle(verb)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except ConnectionError:
+            self.close_connection = True
+        except BaseException as e:  # a last resort: a generic 500, the details in the log
+            self._internal(e)
+            self.close_connection = True
+            try:
+                self._fail(ln.InternalError(_INTERNAL), 500, close=True)
+            except Exception:
+                pass
+
+    def _handle(self, verb: str) -> None:
+        route, m = self._route(verb)
+        try:
+            length = self._body_length(route)
+        except _Refused as e:
+            self._fail(e.error, e.status, close=True)
+            if e.status == 413:
+                self._drain(int(self.headers.get("Content-Length", "0").strip() or 0))
             return
         raw = self.rfile.read(length) if length else b""
-        for route, pattern in _PATTERNS:
-            m = pattern.match(url.path)
-            if m and route.verb == verb:
-                break
-        else:
+        if len(raw) < length:  # the client went away mid-body
+            self.close_connection = True
+            return
+        if route is None:
             self._send(404, b"", None)
             return
+        url = urllib.parse.urlsplit(self.path)
         query = urllib.parse.parse_qs(url.query, keep_blank_values=True)
         delimiter = (query.pop("delimiter", None) or ["$"])[-1] or "$"
         try:
@@ -121,7 +278,10 @@ class _Handler(BaseHTTPRequestHandler):
         except BaseException as e:  # every failure becomes the spec's error body
             if isinstance(e, (KeyboardInterrupt, SystemExit)):
                 raise
-            self._fail(_as_error(e))
+            err, unexpected = _as_error(e)
+            if unexpected:
+                self._internal(e)
+            self._fail(err)
             return
         if route.reply == "empty":
             self._send(200, b"", None)
@@ -140,7 +300,8 @@ class _Handler(BaseHTTPRequestHandler):
             try:
                 payload = json.dumps(_as_dict(response), default=_json_value).encode()
             except (TypeError, ValueError) as e:
-                self._fail(ln.InternalError(f"Internal error: the reply cannot be sent as JSON: {e}"))
+                self._internal(e)
+                self._fail(ln.InternalError(_INTERNAL))
                 return
             self._send(200, payload)
 
@@ -178,6 +339,8 @@ class _Handler(BaseHTTPRequestHandler):
         if route.body in ("json", "map", "none") and raw.strip():
             try:
                 body = json.loads(raw)
+            except RecursionError:
+                raise ln.InvalidInputError("Invalid input: the JSON body is nested too deeply") from None
             except ValueError as e:
                 raise ln.InvalidInputError(f"Invalid input: the body is not JSON: {e}") from None
             if not isinstance(body, dict):
@@ -193,6 +356,8 @@ class _Handler(BaseHTTPRequestHandler):
             fields["id"] = parts
         try:
             request = cls.from_dict(fields)
+        except RecursionError:
+            raise ln.InvalidInputError("Invalid input: the request is nested too deeply") from None
         except Exception as e:  # pydantic validation
             raise ln.InvalidInputError(f"Invalid input: {e}") from None
         return request, data
@@ -219,7 +384,10 @@ class RestAdapter:
     """Serves ``namespace_client_impl`` (``"dir"``, ``"rest"``, a class path, or a
     ``LanceNamespace`` instance) over the REST protocol, as pylance's
     ``lance.namespace.RestAdapter`` does: ``start()``/``stop()`` or a ``with`` block;
-    ``port=0`` picks a free port (read it from ``.port``).
+    ``port=0`` picks a free port (read it from ``.port``). ``max_body_bytes`` bounds JSON
+    request bodies (default 8 MiB), ``max_data_body_bytes`` the Arrow IPC bodies of
+    ``create``/``insert``/``merge_insert`` (default 256 MiB, held in memory whole); a larger
+    request is answered 413 unread.
 
     >>> import tempfile
     >>> from lancelet.namespace import RestNamespace, ListNamespacesRequest
@@ -237,7 +405,12 @@ class RestAdapter:
         host: Optional[str] = None,
         port: Optional[int] = None,
         verbose: bool = False,
+        *,
+        max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+        max_data_body_bytes: int = DEFAULT_MAX_DATA_BODY_BYTES,
     ):
+        self._max_body = _limit("max_body_bytes", max_body_bytes)
+        self._max_data_body = _limit("max_data_body_bytes", max_data_body_bytes)
         self._namespace = _namespace(namespace_client_impl, namespace_client_properties)
         self._host = host or "127.0.0.1"
         self._port = 2333 if port is None else int(port)
@@ -260,6 +433,9 @@ class RestAdapter:
         server.daemon_threads = True
         server.namespace = self._namespace  # type: ignore[attr-defined]
         server.verbose = self._verbose  # type: ignore[attr-defined]
+        server.max_body_bytes = self._max_body  # type: ignore[attr-defined]
+        server.max_data_body_bytes = self._max_data_body  # type: ignore[attr-defined]
+        server.root_forms = _root_forms(self._namespace)  # type: ignore[attr-defined]
         return server
 
     def start(self) -> None:
@@ -300,15 +476,37 @@ class RestAdapter:
         self.stop()
 
 
-def serve(root: str, host: str = "127.0.0.1", port: int = 2333, verbose: bool = False, **properties: Any) -> None:
+def _limit(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidArgumentError(f"{name} must be a non-negative number of bytes, got {value!r}")
+    return value
+
+
+def serve(
+    root: str,
+    host: str = "127.0.0.1",
+    port: int = 2333,
+    verbose: bool = False,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    max_data_body_bytes: int = DEFAULT_MAX_DATA_BODY_BYTES,
+    **properties: Any,
+) -> None:
     """Serves the directory namespace at ``root`` until interrupted (what
-    ``python -m lancelet namespace serve ROOT`` runs).
+    ``python -m lancelet namespace serve ROOT`` runs); the body bounds are
+    :class:`RestAdapter`'s.
 
     >>> serve("/data/catalog", port=2333)  # doctest: +SKIP
     """
     from ._directory import DirectoryNamespace
 
-    adapter = RestAdapter(DirectoryNamespace(root=root, **properties), host=host, port=port, verbose=verbose)
+    adapter = RestAdapter(
+        DirectoryNamespace(root=root, **properties),
+        host=host,
+        port=port,
+        verbose=verbose,
+        max_body_bytes=max_body_bytes,
+        max_data_body_bytes=max_data_body_bytes,
+    )
     try:
         adapter.serve_forever(
             lambda: print(f"serving the namespace at {root} on http://{host}:{adapter.port}", flush=True)
