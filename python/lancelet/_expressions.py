@@ -11,6 +11,11 @@ options as length-1 arrays. That is a documented-by-code, versioned format, so t
 literals keep their exact Arrow types (a ``date32`` becomes ``DATE '...'``, a timestamp
 ``TIMESTAMP '...'``). The metadata is read through the Arrow C data interface, which keeps
 repeated keys (``Schema.metadata`` folds them into a dict).
+
+An expression with no exact SQL form raises :class:`UntranslatableExpressionError`;
+``scanner()`` then evaluates it with pyarrow itself (see ``_postfilter``), which is what
+DuckDB relies on: it pushes filters into a ``pyarrow.dataset.Dataset`` scan and does not
+apply them again.
 """
 
 from __future__ import annotations
@@ -23,7 +28,26 @@ from typing import Any, List, Optional, Tuple
 
 import pyarrow as pa
 
-__all__ = ["is_expression", "sql_if_expression", "to_sql"]
+from .errors import InvalidArgumentError
+
+__all__ = [
+    "UntranslatableExpressionError",
+    "UntranslatableLiteralError",
+    "is_expression",
+    "referenced_columns",
+    "sql_if_expression",
+    "to_sql",
+]
+
+
+class UntranslatableExpressionError(InvalidArgumentError):
+    """A pyarrow expression (a function, a cast, a field reference) with no lancelet SQL
+    form. ``scanner()`` evaluates such a filter with pyarrow instead."""
+
+
+class UntranslatableLiteralError(UntranslatableExpressionError, TypeError):
+    """A pyarrow expression holding a literal (or a cast target) of a type lancelet's SQL
+    has no literal for; also a ``TypeError``, as it was before this class existed."""
 
 
 def is_expression(value: Any) -> bool:
@@ -104,7 +128,9 @@ def _decode(expr: Any) -> Any:
         table = reader.read_all()
         tokens = _metadata_pairs(reader.schema)
     except Exception as e:  # the expression cannot be serialized (e.g. a field by index)
-        raise ValueError(f"cannot translate the pyarrow expression {expr} into a filter: {e}") from None
+        raise UntranslatableExpressionError(
+            f"cannot translate the pyarrow expression {expr} into a filter: {e}"
+        ) from None
     columns = [table.column(i) for i in range(table.num_columns)]
     pos = 0
 
@@ -119,7 +145,7 @@ def _decode(expr: Any) -> Any:
             for _ in range(int(value)):
                 path.extend(field_ref())
             return path
-        raise ValueError(f"unexpected {key!r} in a field reference")
+        raise UntranslatableExpressionError(f"unexpected {key!r} in a field reference")
 
     def node() -> Any:
         nonlocal pos
@@ -130,7 +156,7 @@ def _decode(expr: Any) -> Any:
         if key == "literal":
             return _Literal(columns[int(value)][0])
         if key != "call":
-            raise ValueError(f"unexpected {key!r} in the serialized expression")
+            raise UntranslatableExpressionError(f"unexpected {key!r} in the serialized expression")
         args: List[Any] = []
         options = None
         while True:
@@ -146,7 +172,7 @@ def _decode(expr: Any) -> Any:
 
     root = node()
     if pos != len(tokens):
-        raise ValueError("trailing entries in the serialized expression")
+        raise UntranslatableExpressionError("trailing entries in the serialized expression")
     return root
 
 
@@ -155,7 +181,9 @@ def _decode(expr: Any) -> Any:
 
 def _ident(name: str) -> str:
     if "`" in name:
-        raise ValueError(f"cannot use the column name {name!r} (it contains a backquote) in a filter")
+        raise UntranslatableExpressionError(
+            f"cannot use the column name {name!r} (it contains a backquote) in a filter"
+        )
     return f"`{name}`"
 
 
@@ -202,7 +230,7 @@ def _type_sql(t: pa.DataType) -> str:
         return f"decimal256({t.precision}, {t.scale})"
     if pa.types.is_fixed_size_binary(t):
         return f"fixed_size_binary({t.byte_width})"
-    raise TypeError(f"cannot cast to {t} in a lancelet filter")
+    raise UntranslatableLiteralError(f"cannot cast to {t} in a lancelet filter")
 
 
 def _timestamp_text(scalar: pa.TimestampScalar) -> str:
@@ -256,7 +284,7 @@ def _literal(scalar: pa.Scalar) -> str:
     if pa.types.is_decimal(t):
         d: decimal.Decimal = scalar.as_py()
         return f"CAST({_quote(str(d))} AS {_type_sql(t)})"
-    raise TypeError(f"cannot use a {t} literal ({scalar}) in a lancelet filter")
+    raise UntranslatableLiteralError(f"cannot use a {t} literal ({scalar}) in a lancelet filter")
 
 
 _BINARY = {
@@ -292,8 +320,100 @@ _FUNCTIONS = {
 
 def _option(call: _Call, name: str) -> Any:
     if call.options is None:
-        raise ValueError(f"{call.name} needs options")
+        raise UntranslatableExpressionError(f"{call.name} needs options")
     return call.options[name]
+
+
+def _is_null_literal(n: Any) -> bool:
+    return isinstance(n, _Literal) and not n.scalar.is_valid
+
+
+def _in_with_null_semantics(n: _Call) -> Optional[str]:
+    """``if_else(is_valid(x), is_in(x, set), null)`` (how DuckDB pushes ``x IN (...)``) as
+    SQL with exactly its meaning: NULL for a NULL ``x``, otherwise whether ``x`` is in the
+    set (a NULL in the set only matters with ``null_matching_behavior=INCONCLUSIVE``, which
+    makes a miss NULL, as SQL's IN does)."""
+    cond, then, other = n.args
+    if not (
+        isinstance(cond, _Call)
+        and cond.name == "is_valid"
+        and isinstance(then, _Call)
+        and then.name == "is_in"
+        and _is_null_literal(other)
+        and isinstance(cond.args[0], _Field)
+        and isinstance(then.args[0], _Field)
+        and cond.args[0].path == then.args[0].path
+    ):
+        return None
+    column = _sql(cond.args[0])
+    values = _option(then, "value_set").values
+    try:  # Arrow's SetLookupOptions::NullMatchingBehavior: MATCH, SKIP, EMIT_NULL, INCONCLUSIVE
+        keep_nulls = _option(then, "null_matching_behavior").as_py() == 3
+    except KeyError:  # an Arrow without the option (only skip_nulls): never INCONCLUSIVE
+        keep_nulls = False
+    items = [_literal(values[i]) for i in range(len(values)) if keep_nulls or values[i].is_valid]
+    if not items:
+        # NULL for a NULL x, FALSE otherwise.
+        return f"({column} IS NULL AND NULL)"
+    return f"({column} IN ({', '.join(items)}))"
+
+
+# Functions whose result is boolean (so an if_else over them is a boolean if_else).
+_BOOLEAN_RESULT = {
+    "equal",
+    "not_equal",
+    "less",
+    "less_equal",
+    "greater",
+    "greater_equal",
+    "and",
+    "and_kleene",
+    "or",
+    "or_kleene",
+    "and_not",
+    "and_not_kleene",
+    "xor",
+    "invert",
+    "is_null",
+    "is_valid",
+    "is_in",
+    "is_nan",
+    "starts_with",
+    "ends_with",
+    "match_substring",
+    "match_substring_regex",
+    "match_like",
+}
+
+
+def _is_boolean(n: Any) -> bool:
+    if isinstance(n, _Literal):
+        return pa.types.is_boolean(n.scalar.type)
+    if isinstance(n, _Call):
+        name = n.name.rstrip("_")
+        if name == "if_else":
+            return _is_boolean(n.args[1]) and _is_boolean(n.args[2])
+        return name in _BOOLEAN_RESULT
+    return False  # a field reference: its type is not known here
+
+
+def _if_else(n: _Call) -> str:
+    if len(n.args) != 3:
+        raise UntranslatableExpressionError(f"if_else takes 3 arguments, got {len(n.args)}")
+    pattern = _in_with_null_semantics(n)
+    if pattern is not None:
+        return pattern
+    cond, then, other = n.args
+    if not (_is_boolean(then) and _is_boolean(other)):
+        raise UntranslatableExpressionError(
+            "the pyarrow compute function 'if_else' has no lancelet SQL equivalent unless both "
+            "branches are boolean (write the filter as a SQL string)"
+        )
+    # Boolean if_else(c, t, o): t where c is TRUE, o where c is FALSE, NULL where c is NULL
+    # (the last term is NULL when c is NULL and FALSE otherwise; the first two are then
+    # at most NULL).
+    c, t, o = _sql(cond), _sql(then), _sql(other)
+    return f"(({c} AND {t}) OR (NOT {c} AND {o}) OR ({c} IS NULL AND NULL))"
 
 
 def _sql(n: Any) -> str:
@@ -325,6 +445,8 @@ def _sql(n: Any) -> str:
         values = _option(n, "value_set").values
         items = [_literal(values[i]) for i in range(len(values))]
         return f"({a[0]} IN ({', '.join(items)}))" if items else "FALSE"
+    if name == "if_else":
+        return _if_else(n)
     if name in ("starts_with", "ends_with", "match_substring", "match_substring_regex", "match_like"):
         pattern = _option(n, "pattern").as_py()
         ignore_case = _option(n, "ignore_case").as_py()
@@ -342,9 +464,30 @@ def _sql(n: Any) -> str:
         return f"CAST({a[0]} AS {_type_sql(to)})"
     if name in _FUNCTIONS:
         return f"{_FUNCTIONS[name]}({', '.join(a)})"
-    raise ValueError(
+    raise UntranslatableExpressionError(
         f"the pyarrow compute function {name!r} has no lancelet SQL equivalent (write the filter as a SQL string)"
     )
+
+
+def referenced_columns(expr: Any) -> Optional[List[str]]:
+    """The top-level column names ``expr`` reads, in first-use order (``None`` when the
+    expression cannot be decoded, e.g. it refers to a field by position)."""
+    try:
+        root = _decode(expr)
+    except UntranslatableExpressionError:
+        return None
+    names: List[str] = []
+
+    def walk(n: Any) -> None:
+        if isinstance(n, _Field):
+            if n.path and n.path[0] not in names:
+                names.append(n.path[0])
+        elif isinstance(n, _Call):
+            for x in n.args:
+                walk(x)
+
+    walk(root)
+    return names
 
 
 def sql_if_expression(value: Any) -> Any:

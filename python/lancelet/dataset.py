@@ -890,6 +890,12 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
         """Number of rows (matching ``filter`` when given; deleted rows excluded)."""
         if kwargs:
             return self.scanner(filter=filter, **kwargs).count_rows()
+        if _expressions.is_expression(filter):
+            try:
+                filter = _expressions.to_sql(filter)
+            except _expressions.UntranslatableExpressionError:
+                # pyarrow evaluates what lancelet's SQL cannot express (see _postfilter).
+                return make_scanner(self, filter=filter).count_rows()
         return self._native.count_rows(_filter(filter))
 
     def __len__(self) -> int:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List,
 
 import pyarrow as pa
 
-from . import _native, _ordering, _rowoffset
+from . import _expressions, _native, _ordering, _rowoffset
 from . import blob as _blob
 from ._argcheck import _U64_MAX, _Columns, _filter, _names
 from ._counters import _Counters
@@ -148,6 +148,30 @@ def make_scanner(
                 raise UnsupportedFeatureError(f"scanner option {k!r} is not supported yet")
         elif k not in _IGNORED_SCAN_OPTIONS and k not in _HANDLED_SCAN_KWARGS:
             raise TypeError(f"scanner() got an unexpected keyword argument {k!r}")
+    if _expressions.is_expression(filter):
+        # A pyarrow Expression with no SQL form is evaluated by pyarrow (see _postfilter).
+        from ._postfilter import plan
+
+        translated = plan(
+            ds,
+            filter,
+            dict(
+                columns=columns,
+                limit=limit,
+                offset=offset,
+                batch_size=batch_size,
+                fragments=fragments,
+                prefilter=prefilter,
+                with_row_id=with_row_id,
+                with_row_address=with_row_address,
+                use_stats=use_stats,
+                scan_stats_callback=scan_stats_callback,
+                **kwargs,
+            ),
+        )
+        if not isinstance(translated, str):
+            return cast("LanceScanner", translated)
+        filter = translated
     use_scalar_index = kwargs.get("use_scalar_index")
     order = _ordering.orderings(kwargs.get("order_by"))
     blob_binary = _blob.wants_binary(kwargs.get("blob_handling"))
