@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterable, Iterator, Optional
 
 import pyarrow as pa
 
+from . import blob as _blob
 from .errors import InvalidArgumentError
 
 #: What a ``progress`` callback of :func:`write_dataset` receives.
@@ -70,6 +71,8 @@ def _as_reader(data: Any, schema: Optional[pa.Schema]) -> pa.RecordBatchReader:
         )
     if schema is not None and reader.schema != schema:
         reader = reader.cast(schema) if hasattr(reader, "cast") else reader
+    # A scan's blob column (descriptors) written back would point at the wrong bytes.
+    _blob.refuse_descriptors(reader.schema)
     return reader
 
 

@@ -31,7 +31,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union, 
 import pyarrow as pa
 
 from . import _native
-from .errors import InvalidArgumentError
+from .errors import InvalidArgumentError, LanceError
 
 __all__ = [
     "Blob",
@@ -256,10 +256,19 @@ class BlobFile(io.BufferedIOBase):
     ...     header = f.read(16); f.seek(-4, io.SEEK_END); tail = f.read()
     """
 
-    def __init__(self, native: Any, location: _Location, buffer_size: int = DEFAULT_BLOB_BUFFER_SIZE):
+    def __init__(
+        self,
+        native: Any,
+        location: _Location,
+        buffer_size: int = DEFAULT_BLOB_BUFFER_SIZE,
+        column: Optional[str] = None,
+        row: Optional[str] = None,
+    ):
         super().__init__()
         self._native = native
         self._loc = location
+        self._column = column
+        self._row = row
         self._size = int(location[3])
         self._pos = 0
         self._buffer_size = max(int(buffer_size), 0)
@@ -271,10 +280,21 @@ class BlobFile(io.BufferedIOBase):
     def __repr__(self) -> str:
         return f"<BlobFile size={self._size}>"
 
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        # pylance's BlobFile does not pickle either; it is an open reader of one blob.
+        raise TypeError(
+            "cannot pickle a lancelet.BlobFile (an open reader of one blob): pickle the dataset "
+            "(or its URI and version) and the row's id, address or index instead, and call "
+            "take_blobs(column, ...) in the other process"
+        )
+
     def _fetch(self, ranges: Sequence[Tuple[int, int]]) -> List[bytes]:
         path, external, position, size = self._loc
         reqs = [(path, external, position, size, s, e) for s, e in ranges]
-        bufs, nbytes, nreqs = _native.read_blob_ranges_counted(self._native, reqs)
+        try:
+            bufs, nbytes, nreqs = _native.read_blob_ranges_counted(self._native, reqs)
+        except LanceError as e:
+            raise _in_context(e, _where(self._column, self._row, self._loc)) from None
         self._bytes_read += nbytes
         self._read_requests += nreqs
         return list(bufs)
@@ -384,6 +404,62 @@ class BlobFile(io.BufferedIOBase):
         raise io.UnsupportedOperation("BlobFile cannot be detached")
 
 
+def _where(column: Optional[str], row: Optional[str], loc: Optional[_Location]) -> str:
+    """Which blob, for error messages: its column, its row, and where its bytes are."""
+    text = "the blob"
+    if column is not None:
+        text += f" of column {column!r}"
+    if row is not None:
+        text += f" at {row}"
+    if loc is not None:
+        text += f" (external URI {loc[0]})" if loc[1] else f" (stored in {loc[0]})"
+    return text
+
+
+def _in_context(err: LanceError, where: str) -> LanceError:
+    """``err`` (same class) with a message that says which blob could not be read first."""
+    try:
+        return type(err)(f"cannot read {where}: {err}")
+    except Exception:  # pragma: no cover - every lancelet error takes one message
+        return err
+
+
+def _first_failing(probe: Any, n: int) -> Optional[int]:
+    """The first ``i < n`` for which ``probe(i)`` raises a LanceError (only called once a
+    batch call failed, to say which item it was)."""
+    if n == 1:
+        return 0
+    for i in range(n):
+        try:
+            probe(i)
+        except LanceError:
+            return i
+    return None
+
+
+def _external_uri(ds: Any, column: str, addr: int) -> Optional[str]:
+    """The external URI in ``column``'s descriptor at row address ``addr`` (None if it is
+    not external or cannot be read)."""
+    try:
+        t = ds.to_table(columns=[column], filter=f"_rowaddr = {int(addr)}", with_row_address=True)
+        value = t.column(0).to_pylist()[0] if t.num_rows else None
+    except Exception:
+        return None
+    return value.get("blob_uri") or None if isinstance(value, dict) else None
+
+
+def _row_labels(ids: Any, addresses: Any, indices: Any, n: int) -> List[str]:
+    """How the caller named each selected row (``row index 3``...), for error messages."""
+    for kind, values in (("row id", ids), ("row address", addresses), ("row index", indices)):
+        if values is not None:
+            if isinstance(values, (pa.Array, pa.ChunkedArray)):
+                values = values.to_pylist()
+            elif hasattr(values, "tolist"):
+                values = values.tolist()
+            return [f"{kind} {v}" for v in list(values)[:n]]
+    return [f"row {i}" for i in range(n)]
+
+
 def _as_list(values: Any, what: str) -> List[int]:
     if isinstance(values, (pa.Array, pa.ChunkedArray)):
         values = values.to_pylist()
@@ -451,11 +527,44 @@ def is_blob_field(f: Optional[pa.Field]) -> bool:
     return md.get(BLOB_KEY.encode(), b"").lower() == b"true"
 
 
-def locations(ds: Any, column: str, addrs: List[int]) -> List[Optional[_Location]]:
-    """Where each row's blob is: ``(path, external, position, size)`` or ``None``."""
+def locations(ds: Any, column: str, addrs: List[int], rows: Optional[List[str]] = None) -> List[Optional[_Location]]:
+    """Where each row's blob is: ``(path, external, position, size)`` or ``None``.
+    ``rows`` names the rows for error messages (default: by row address)."""
     if not addrs:
         return []
-    return list(_native.blob_locations(ds._native, column, addrs))
+    try:
+        return list(_native.blob_locations(ds._native, column, addrs))
+    except LanceError as e:
+        err = e
+    # Say which blob: the first row whose location cannot be found on its own (an external
+    # blob stored without its size is looked up to learn it), and its URI.
+    i = _first_failing(lambda j: _native.blob_locations(ds._native, column, [addrs[j]]), len(addrs))
+    if i is None:
+        raise _in_context(err, _where(column, None, None)) from None
+    row = rows[i] if rows is not None else f"row address {addrs[i]}"
+    uri = _external_uri(ds, column, addrs[i])
+    raise _in_context(err, _where(column, row, (uri, True, 0, 0) if uri else None)) from None
+
+
+def _read(ds: Any, column: str, reqs: List[tuple], rows: List[str], locs: List[_Location]) -> List[bytes]:
+    """``_native.read_blob_ranges(reqs)``; a failure names the blob (``rows[i]``/``locs[i]``
+    describe ``reqs[i]``) that cannot be read."""
+    if not reqs:
+        return []
+    try:
+        return list(_native.read_blob_ranges(ds._native, reqs))
+    except LanceError as e:
+        err = e
+
+    def probe(j: int) -> None:  # the last byte of request j: a missing or short object fails
+        path, ext, pos, size, start, end = reqs[j]
+        if end > start:
+            _native.read_blob_ranges(ds._native, [(path, ext, pos, size, end - 1, end)])
+
+    i = _first_failing(probe, len(reqs))
+    if i is None:
+        raise _in_context(err, _where(column, None, None)) from None
+    raise _in_context(err, _where(column, rows[i], locs[i])) from None
 
 
 def take_blobs(
@@ -469,8 +578,10 @@ def take_blobs(
 ) -> List[Optional[BlobFile]]:
     _check_blob_column(ds, blob_column)
     addrs = _addresses(ds, ids, addresses, indices)
+    rows = _row_labels(ids, addresses, indices, len(addrs))
     return [
-        None if loc is None else BlobFile(ds._native, loc, buffer_size) for loc in locations(ds, blob_column, addrs)
+        None if loc is None else BlobFile(ds._native, loc, buffer_size, blob_column, row)
+        for loc, row in zip(locations(ds, blob_column, addrs, rows), rows)
     ]
 
 
@@ -483,9 +594,11 @@ def read_blobs(
 ) -> List[Tuple[int, Optional[bytes]]]:
     _check_blob_column(ds, blob_column)
     addrs = _addresses(ds, ids, addresses, indices)
-    locs = locations(ds, blob_column, addrs)
-    reqs = [(p, ext, pos, size, 0, size) for (p, ext, pos, size) in (loc for loc in locs if loc is not None)]
-    data = iter(_native.read_blob_ranges(ds._native, reqs) if reqs else [])
+    rows = _row_labels(ids, addresses, indices, len(addrs))
+    locs = locations(ds, blob_column, addrs, rows)
+    present = [(row, loc) for row, loc in zip(rows, locs) if loc is not None]
+    reqs = [(p, ext, pos, size, 0, size) for _, (p, ext, pos, size) in present]
+    data = iter(_read(ds, blob_column, reqs, [r for r, _ in present], [loc for _, loc in present]))
     return [(a, None if loc is None else next(data)) for a, loc in zip(addrs, locs)]
 
 
@@ -503,18 +616,22 @@ def read_blob_ranges(
         if len(r) != 3 or any(isinstance(x, bool) or not isinstance(x, int) or x < 0 for x in r):
             raise InvalidArgumentError(f"a range request is (row, offset, length) of non-negative ints, got {r!r}")
     addrs = _addresses(ds, **{selector: [r[0] for r in reqs]})
-    locs = locations(ds, blob_column, addrs)
-    native_reqs = []
+    kind = {"ids": "row id", "addresses": "row address", "indices": "row index"}[selector]
+    rows = [f"{kind} {r[0]}" for r in reqs]
+    locs = locations(ds, blob_column, addrs, rows)
+    native_reqs, req_rows, req_locs = [], [], []
     for i, ((_, off, length), addr, loc) in enumerate(zip(reqs, addrs, locs)):
         if loc is None:
             continue
+        req_rows.append(rows[i])
+        req_locs.append(loc)
         if off + length > loc[3]:
             raise ValueError(
                 f"Blob range request {i} for row address {addr} is invalid: "
                 f"Blob range end {off + length} exceeds blob size {loc[3]}"
             )
         native_reqs.append((loc[0], loc[1], loc[2], loc[3], off, off + length))
-    data = iter(_native.read_blob_ranges(ds._native, native_reqs) if native_reqs else [])
+    data = iter(_read(ds, blob_column, native_reqs, req_rows, req_locs))
     return [(i, a, None if loc is None else next(data)) for i, (a, loc) in enumerate(zip(addrs, locs))]
 
 
@@ -578,6 +695,49 @@ def to_pandas(ds: Any, table_of: Any, blob_mode: str) -> Any:
     return df
 
 
+#: Child names of the descriptor structs scans return for blob v2 and blob v1 columns.
+_DESCRIPTOR_LAYOUTS = ({"kind", "position", "size", "blob_id", "blob_uri"}, {"position", "size"})
+
+
+def _descriptor_paths(fields: Iterable[pa.Field], prefix: str = "") -> List[str]:
+    out = []
+    for f in fields:
+        path = prefix + f.name
+        t = f.type
+        md = f.metadata or {}
+        if (
+            pa.types.is_struct(t)
+            and md.get(BLOB_KEY.encode(), b"").lower() == b"true"
+            and {t.field(i).name for i in range(t.num_fields)} in _DESCRIPTOR_LAYOUTS
+        ):
+            out.append(path)
+        elif pa.types.is_struct(t):
+            out.extend(_descriptor_paths((t.field(i) for i in range(t.num_fields)), path + "."))
+        elif pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+            out.extend(_descriptor_paths([t.value_field], path + "."))
+    return out
+
+
+def refuse_descriptors(schema: pa.Schema) -> None:
+    """Raises ``SchemaMismatchError`` when data to be written holds blob descriptors (a
+    scan's blob column written back): they say where bytes are in the source dataset's
+    files, so written as values they would point at the wrong bytes."""
+    paths = _descriptor_paths(schema)
+    if not paths:
+        return
+    from .errors import SchemaMismatchError
+
+    which = ", ".join(repr(p) for p in paths)
+    raise SchemaMismatchError(
+        f"column{'s' if len(paths) > 1 else ''} {which} hold{'' if len(paths) > 1 else 's'} blob descriptors "
+        "(what to_table() and scans return for a blob column: where each blob's bytes are stored, "
+        "not the bytes), which cannot be written as blob values. Read the bytes instead: scan with "
+        'blob_handling="all_binary" (ds.to_table(blob_handling="all_binary") returns the bytes), or '
+        "use ds.take_blobs(column, ...) / ds.read_blobs(column, ...) and write them with "
+        "lancelet.blob_array(...)"
+    )
+
+
 def has_blobs(schema: pa.Schema) -> bool:
     """Whether ``schema`` has a top-level blob column."""
     return any(is_blob_field(f) for f in schema)
@@ -594,7 +754,10 @@ def wants_binary(blob_handling: Optional[str]) -> bool:
 
 def binary_reader(ds: Any, stream: Any, keep_addr: bool) -> pa.RecordBatchReader:
     """A reader of ``stream``'s batches with descriptor columns replaced by bytes."""
-    reader = pa.RecordBatchReader.from_stream(stream)
+    from .file import ReaderResults
+
+    # Through ReaderResults so a failed native read raises its typed lancelet error.
+    reader = ReaderResults(stream).to_batches()
     empty = materialize(ds, pa.RecordBatch.from_pylist([], schema=reader.schema), keep_addr)
 
     def batches() -> Any:

@@ -115,6 +115,11 @@ class ReaderResults:
             raise
 
     def _open(self) -> pa.RecordBatchReader:
+        if isinstance(self._stream, pa.RecordBatchReader):
+            # Read it directly: a Python error raised while producing its batches then
+            # reaches the caller as itself (through the C stream interface it would become
+            # an ArrowInvalid whose message embeds the Python traceback).
+            return self._stream
         return pa.RecordBatchReader.from_stream(self._stream)
 
     def _mapped(self, reader: pa.RecordBatchReader) -> Iterator[pa.RecordBatch]:
@@ -125,7 +130,8 @@ class ReaderResults:
             raise
 
     def _raise_typed(self, cause: BaseException) -> None:
-        typed = self._stream.take_error()
+        take_error = getattr(self._stream, "take_error", None)  # native streams keep it
+        typed = take_error() if take_error is not None else None
         if typed is not None:
             raise typed from cause
 
