@@ -550,6 +550,34 @@ def test_nearest_searches_query_partitions_on_executors(spark, tmp_path, indexed
         assert got[0] == (0.0, qid)
 
 
+def test_nearest_returns_the_datasets_columns_by_default(spark, tmp_path):
+    """Like ``nearest=`` on a dataset: every column unless ``columns=`` narrows it; a dataset
+    column named like the query id column is left out, and naming one is a clear error."""
+    import numpy as np
+
+    x = np.arange(40, dtype=np.float32).reshape(20, 2)
+    uri = str(tmp_path / "v.lance")
+    ds = lancelet.write_dataset(pa.table({
+        "n": pa.array(range(20), pa.int64()), "s": [f"s{i}" for i in range(20)],
+        "v": pa.FixedSizeListArray.from_arrays(pa.array(x.ravel()), 2)}), uri)
+    queries = spark.createDataFrame([(3, x[3].tolist()), (7, x[7].tolist())], "qid long, q array<float>")
+    pairs = lancelet.spark.nearest(spark, uri, queries, "v", k=2, id_column="qid")
+    assert pairs.columns == ["qid", "_rowid", "_distance", "n", "s", "v"]
+    rows = sorted(pairs.collect(), key=lambda r: (r["qid"], r["_distance"]))
+    for qid in (3, 7):
+        want = ds.to_table(nearest={"column": "v", "q": x[qid], "k": 2}).to_pylist()
+        got = [r.asDict() for r in rows if r["qid"] == qid]
+        assert [(g["n"], g["s"], [float(f) for f in g["v"]]) for g in got] == [
+            (w["n"], w["s"], w["v"]) for w in want
+        ]
+    by_n = lancelet.spark.nearest(spark, uri, queries.withColumnRenamed("qid", "n"), "v", k=1, id_column="n")
+    assert by_n.columns == ["n", "_rowid", "_distance", "s", "v"]
+    assert lancelet.spark.nearest(spark, uri, queries, "v", k=1, id_column="qid", columns=["s"]).columns == [
+        "qid", "_rowid", "_distance", "s"]
+    with pytest.raises(lancelet.errors.InvalidArgumentError, match="id_column"):
+        lancelet.spark.nearest(spark, uri, queries.withColumnRenamed("qid", "n"), "v", id_column="n", columns=["n"])
+
+
 def test_create_index_on_executors_searches_like_a_local_build(spark, tmp_path):
     """The driver trains the model, each task encodes fragments into a segment, one commit:
     pylance and lancelet list one index of the right type and find the same neighbours as

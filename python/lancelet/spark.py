@@ -865,20 +865,37 @@ def nearest(
     vector in ``query_column``, and an id in ``id_column`` when given), the ``k`` nearest rows
     of ``uri``'s ``column``, one output row per (query, neighbour): the query id (or the
     query vector's position among its partition's rows when there is no id), ``_rowid``,
-    ``_distance`` and ``columns``. Each partition of queries is searched in one task, with
-    the dataset pinned at the driver's version::
+    ``_distance`` and the neighbour's columns: all of the dataset's, as ``nearest=`` on a
+    dataset returns them (blob columns as descriptors), or only ``columns``. A dataset
+    column named like the query id column is left out of the default. Each partition of
+    queries is searched in one task, with the dataset pinned at the driver's version::
 
         pairs = lancelet.spark.nearest(spark, uri, queries_df, "vec", k=10, id_column="qid")
         dups = pairs.where("_distance < 0.01 AND qid != _rowid")     # semantic dedup
+        slim = lancelet.spark.nearest(spark, uri, queries_df, "vec", columns=["id"])
     """
     del spark
     ds = dataset(uri, version=version, storage_options=storage_options)
     pinned = ds.version
-    names = list(columns or [])
-    field_types = [ds.schema.field(n) for n in names]
     qid_field = (
         queries_df.schema[id_column] if id_column is not None else T.StructField("query_index", T.LongType(), False)
     )
+    reserved = {qid_field.name, "_rowid", "_distance"}
+    scanned = _blob.scan_schema(ds.schema)  # what the search returns: blob columns as descriptors
+    if columns is None:
+        names = [n for n in scanned.names if n not in reserved]
+    else:
+        names = [columns] if isinstance(columns, str) else list(columns)
+        clash = [n for n in names if n in reserved]
+        if clash:
+            raise InvalidArgumentError(
+                f"columns {clash} would repeat the output's {sorted(reserved)} columns; "
+                "name the query id column differently (id_column)"
+            )
+        missing = [n for n in names if n not in scanned.names]
+        if missing:
+            raise InvalidArgumentError(f"columns {missing} are not in {uri} (columns: {scanned.names})")
+    field_types = [scanned.field(n) for n in names]
     out = T.StructType(
         [qid_field, T.StructField("_rowid", T.LongType(), True), T.StructField("_distance", T.FloatType(), True)]
         + list(spark_schema(pa.schema(field_types)).fields)
