@@ -33,7 +33,21 @@ def _client(root: str, options: Optional[Dict[str, str]] = None) -> Any:
     path = _paths.native_path(root)
     if _paths.is_local(path) and not os.path.isdir(path):
         raise FileNotFoundError(f"no namespace root at {root}: not a directory")
-    return DirectoryNamespace(root=root, **{f"storage.{k}": v for k, v in (options or {}).items()})
+    ns = DirectoryNamespace(root=root, **{f"storage.{k}": v for k, v in (options or {}).items()})
+    if _is_dataset(ns):
+        raise NotANamespaceError(f"{root} is a Lance dataset, not a namespace; use `lancelet inspect {root}`")
+    return ns
+
+
+class NotANamespaceError(ValueError):
+    """``ls`` was given a dataset's directory instead of a namespace root."""
+
+
+def _is_dataset(ns: Any) -> bool:
+    """Whether a directory namespace's root is itself a dataset (it has ``_versions/``:
+    a namespace keeps its tables' versions below them, never at its root)."""
+    fs = getattr(ns, "_fs", None)
+    return fs is not None and fs.has_any_file("_versions")
 
 
 def _walk(ns: Any, parts: List[str]) -> Iterator[Tuple[str, List[str]]]:

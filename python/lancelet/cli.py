@@ -1,8 +1,9 @@
 """The ``lancelet`` command line: look at a dataset without writing Python.
 
-    lancelet inspect URI [--version V]     schema, versions, fragments, files, sizes, deletions
-    lancelet versions URI                  every version with its time, row count and tags
-    lancelet head URI [-n N] [--version V] the first rows
+    lancelet inspect URI [--version V]     schema, fragments, files, blob files, indexes, sizes;
+                                           checks each file against the manifest (exit 1 if not)
+    lancelet versions URI                  every version with its time (UTC offset), row count, tags
+    lancelet head URI [-n N] [--version V] [--columns A,B] [--filter SQL]   the first rows
     lancelet ls ROOT                       namespaces and tables of a catalog (rows, versions, sizes)
     lancelet namespace serve ROOT [--port N]  serve a directory namespace over REST (loopback)
 
@@ -14,10 +15,9 @@ line on stderr and exit 1.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import sys
-from typing import Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 from . import _cli_namespace
 
@@ -76,30 +76,9 @@ def _size(n: int) -> str:
 
 
 def cmd_inspect(args: argparse.Namespace) -> None:
-    ds = _open(args.uri, args.version, args.storage_option)
-    frags = ds.get_fragments()
-    files = [(f, d) for f in frags for d in f.data_files()]
-    total = sum(d.file_size_bytes for _, d in files)
-    print(f"dataset:  {ds.uri}")
-    print(f"version:  {ds.version} (latest {ds.latest_version}, {len(ds.versions())} versions)")
-    print(f"format:   Lance file format {ds.data_storage_version}")
-    print(f"rows:     {ds.count_rows()}")
-    print(f"fragments: {len(frags)} ({len(files)} data files, {_size(total)})")
-    tags = ds.tags.list()
-    if tags:
-        print("tags:     " + ", ".join(f"{n} -> v{t['version']}" for n, t in sorted(tags.items())))
-    print("schema:")
-    for field in ds.schema:
-        print(f"  {field.name}: {field.type}{'' if field.nullable else ' not null'}")
-    if frags:
-        print("fragments:")
-        print(f"  {'id':>6} {'rows':>10} {'physical':>10} {'deleted':>8}  files")
-        for f in frags:
-            names = ", ".join(f"{d.path} ({_size(d.file_size_bytes)})" for d in f.data_files())
-            deletion = f"  deletions: {f.deletion_file()}" if f.deletion_file() else ""
-            print(
-                f"  {f.fragment_id:>6} {f.count_rows():>10} {f.physical_rows:>10} {f.num_deletions:>8}  {names}{deletion}"
-            )
+    from ._cli_inspect import cmd_inspect as inspect
+
+    inspect(args)
 
 
 def cmd_versions(args: argparse.Namespace) -> None:
@@ -110,31 +89,87 @@ def cmd_versions(args: argparse.Namespace) -> None:
     print(f"{'version':>7}  {'committed':<26}  {'rows':>10}  tags")
     for v in ds.versions():
         rows = v["metadata"].get("total_rows", "?")
-        stamp = v["timestamp"].isoformat(sep=" ", timespec="seconds")
+        stamp = _timestamp(v["timestamp"])
         print(f"{v['version']:>7}  {stamp:<26}  {rows:>10}  {', '.join(sorted(tags.get(v['version'], [])))}")
+
+
+def _timestamp(ts: Any) -> str:
+    """ISO 8601 with the UTC offset (a naive time is the local time, as ``versions()``
+    reports it)."""
+    return ts.astimezone().isoformat(timespec="seconds")
+
+
+#: ``head`` shows this many values of a list, then the count.
+_LIST_VALUES = 5
+#: ... this many bytes of a binary value, and this many characters of a string or a cell.
+_BINARY_BYTES = 16
+_CELL_CHARS = 80
+
+
+def _cell(value: Any, top: bool = True) -> str:
+    """One value of ``head``'s output: lists beyond a few values abbreviated with their
+    length, floats short, binaries cut."""
+    if value is None:
+        return "null"
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        raw = bytes(value)
+        if len(raw) <= _BINARY_BYTES:
+            return repr(raw)
+        return f"{raw[:_BINARY_BYTES]!r}… ({len(raw)} bytes)"
+    if isinstance(value, str):
+        text = value if top else repr(value)
+    elif isinstance(value, dict):
+        text = "{" + ", ".join(f"{k}: {_cell(v, False)}" for k, v in value.items()) + "}"
+    elif isinstance(value, (list, tuple)):
+        shown = ", ".join(_cell(v, False) for v in value[:_LIST_VALUES])
+        text = f"[{shown}, … {len(value)} values]" if len(value) > _LIST_VALUES else f"[{shown}]"
+    elif hasattr(value, "isoformat"):
+        text = value.isoformat()
+    else:
+        text = str(value)
+    text = text.replace("\n", "\\n").replace("\t", "\\t")
+    return text if len(text) <= _CELL_CHARS else text[: _CELL_CHARS - 1] + "…"
+
+
+def _columns(values: Optional[List[str]]) -> Optional[List[str]]:
+    """``--columns a,b --columns c`` -> ``["a", "b", "c"]``."""
+    if not values:
+        return None
+    names = [n.strip() for v in values for n in v.split(",")]
+    if any(not n for n in names):
+        raise ValueError(f"--columns takes column names separated by commas, got {','.join(values)!r}")
+    return names
 
 
 def cmd_head(args: argparse.Namespace) -> None:
     ds = _open(args.uri, args.version, args.storage_option)
     if args.n < 0:
         raise ValueError("-n must not be negative")
-    table = ds.head(args.n)
-    try:
-        import pandas  # noqa: F401
+    if args.filter is not None and not args.filter.strip():
+        raise ValueError("--filter must not be empty")
+    table = ds.scanner(columns=_columns(args.columns), filter=args.filter, limit=args.n).to_table()
+    _print_table(table)
 
-        with_pandas = True
-    except ImportError:  # pragma: no cover - pandas is optional
-        with_pandas = False
-    if with_pandas:
-        import pandas as pd
 
-        width = int(os.environ.get("COLUMNS", "160"))
-        with pd.option_context("display.width", width, "display.max_columns", 50, "display.max_colwidth", 60):
-            print(table.to_pandas().to_string(index=False))
-    else:
-        print("\t".join(table.column_names))
-        for row in table.to_pylist():
-            print("\t".join(str(row[c]) for c in table.column_names))
+def _print_table(table: Any) -> None:
+    """``table`` as aligned text: numbers right-aligned, everything else left."""
+    import pyarrow as pa
+
+    names = table.column_names
+    rows = [[_cell(row[c]) for c in names] for row in table.to_pylist()]
+    widths = [max([len(n)] + [len(r[i]) for r in rows]) for i, n in enumerate(names)]
+    right = [pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t) for t in table.schema.types]
+
+    def line(cells: List[str]) -> str:
+        return "  ".join(c.rjust(w) if r else c.ljust(w) for c, w, r in zip(cells, widths, right)).rstrip()
+
+    print(line(names))
+    for row in rows:
+        print(line(row))
+    if not rows:
+        print("(no rows)")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -153,7 +188,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="cmd", metavar="{inspect,versions,head,ls,namespace}")
     p = sub.add_parser(
         "inspect",
-        help="schema, versions, fragments, files, sizes and deletions",
+        help="schema, fragments, files, blob files, indexes and sizes, each file checked against the manifest",
         parents=[common],
         epilog=_ENV_HELP,
         formatter_class=formatter,
@@ -172,6 +207,14 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("uri")
     p.add_argument("-n", type=int, default=10, help="rows to show (default 10)")
     p.add_argument("--version", default=None, help="version number or tag (default: latest)")
+    p.add_argument(
+        "--columns",
+        action="append",
+        metavar="A,B",
+        default=None,
+        help="columns to show, separated by commas (repeatable; default: all)",
+    )
+    p.add_argument("--filter", default=None, metavar="SQL", help='only rows matching this SQL filter, e.g. "id > 10"')
     _cli_namespace.add_parsers(sub, common)
     return ap
 
