@@ -22,6 +22,7 @@ use crate::eval::Node;
 use crate::in_set::InSet;
 
 mod call;
+mod scalar;
 
 /// IN lists with more constant values than this probe a hash set instead of OR-ing equalities
 /// (on 1M Int64 rows one equality + OR costs about 2 ms and the hash probe about 12 ms).

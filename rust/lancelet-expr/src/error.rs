@@ -54,6 +54,12 @@ pub enum Error {
     #[error("division by zero")]
     DivideByZero,
 
+    /// A function argument whose value the function rejects when it runs (for example
+    /// `split_part` with field position 0, `chr` of a number that is no character, or a
+    /// `repeat` / `lpad` result too large for a string).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+
     /// A failure inside an Arrow kernel (for example a CAST of text that is not a number).
     #[error("arrow error: {0}")]
     Arrow(ArrowError),

@@ -19,14 +19,25 @@ use arrow_string::regexp::{regexp_is_match_scalar, regexp_match};
 use crate::error::{Error, Result};
 use crate::eval::{datum_op, Value};
 
+mod args;
+mod conditional;
+mod datetime;
 mod json;
+mod math;
 mod nested;
+mod strings;
 
+pub(crate) use conditional::CondFunc;
+pub(crate) use datetime::{Field as DateField, Granularity, TimeFunc};
 pub(crate) use json::{JsonFunc, JsonPath};
+pub(crate) use math::{MathFunc, Unary};
+pub(crate) use strings::StrFunc;
 
 /// Function names `bind` accepts (lower case), for error messages.
 pub(crate) const SUPPORTED: &[&str] = &[
     "abs",
+    "acos",
+    "acosh",
     "array_contains",
     "array_element",
     "array_has",
@@ -35,16 +46,45 @@ pub(crate) const SUPPORTED: &[&str] = &[
     "array_length",
     "arrays_overlap",
     "arrow_cast",
+    "ascii",
+    "asin",
+    "asinh",
+    "atan",
+    "atan2",
+    "atanh",
+    "bit_length",
+    "btrim",
     "cardinality",
+    "cbrt",
     "char_length",
     "character_length",
+    "chr",
     "coalesce",
+    "concat",
+    "concat_ws",
     "contains",
+    "cos",
+    "cosh",
+    "cot",
     "current_date",
     "current_timestamp",
+    "date_part",
+    "date_trunc",
+    "datepart",
+    "datetrunc",
+    "degrees",
     "ends_with",
+    "exp",
+    "factorial",
+    "gcd",
     "get_field",
+    "greatest",
+    "ifnull",
+    "initcap",
+    "instr",
+    "is_nan",
     "isnan",
+    "iszero",
     "json_array_contains",
     "json_array_length",
     "json_exists",
@@ -54,16 +94,53 @@ pub(crate) const SUPPORTED: &[&str] = &[
     "json_get_float",
     "json_get_int",
     "json_get_string",
+    "lcm",
+    "least",
+    "left",
     "length",
     "list_contains",
     "list_has",
+    "ln",
+    "log",
+    "log10",
+    "log2",
     "lower",
+    "lpad",
+    "ltrim",
     "make_array",
+    "md5",
+    "nanvl",
     "now",
+    "nullif",
+    "nvl",
+    "nvl2",
+    "octet_length",
+    "pi",
+    "pow",
+    "power",
+    "radians",
     "regexp_like",
     "regexp_match",
+    "repeat",
+    "replace",
+    "reverse",
+    "right",
+    "round",
+    "rpad",
+    "rtrim",
+    "signum",
+    "sin",
+    "sinh",
+    "split_part",
+    "sqrt",
     "starts_with",
+    "strpos",
+    "tan",
+    "tanh",
+    "to_hex",
     "today",
+    "translate",
+    "trunc",
     "upper",
 ];
 
@@ -105,6 +182,14 @@ pub(crate) enum Func {
     },
     /// A JSON function over JSON text.
     Json(JsonFunc),
+    /// A string function (`concat`, `replace`, `split_part`, ...).
+    Str(StrFunc),
+    /// A math function (`round`, `sqrt`, `power`, ...).
+    Math(MathFunc),
+    /// `nullif`, `nvl2`, `greatest`, `least`.
+    Cond(CondFunc),
+    /// `date_part`, `date_trunc`.
+    Time(TimeFunc),
 }
 
 fn arg(values: &[Value], i: usize) -> Result<&Value> {
@@ -144,6 +229,10 @@ impl Func {
             Func::ArrayElement => nested::array_element(arg(values, 0)?, arg(values, 1)?, rows),
             Func::GetField { name } => nested::get_field(arg(values, 0)?, name),
             Func::Json(f) => f.invoke(values, rows),
+            Func::Str(f) => f.invoke(values, rows),
+            Func::Math(f) => f.invoke(values, rows),
+            Func::Cond(f) => f.invoke(values, rows),
+            Func::Time(f) => f.invoke(values),
         }
     }
 }

@@ -85,7 +85,30 @@
 //! `json_array_contains`, `json_array_length` over stored JSON columns (JSONB
 //! `large_binary`, Lance's `lance.json`), with pylance 14's results (`json_get` returns
 //! JSONB); beyond Lance they also take JSON text (`utf8`) documents, and JSONPath filters
-//! `?(...)` are not supported. Function names and keywords are
+//! `?(...)` are not supported.
+//!
+//! DataFusion's scalar functions that pylance 14 accepts, with its results on NULLs and
+//! edge cases (lengths and positions count characters):
+//! * strings: `concat` (NULL counts as ''; numbers, dates, ... as their text), `concat_ws`,
+//!   `replace`, `split_part` (1-based, negative from the end, 0 is an error), `left`,
+//!   `right`, `lpad`, `rpad`, `ltrim`, `rtrim`, `btrim` (spaces, or the given characters),
+//!   `strpos`/`instr`, `reverse`, `repeat`, `initcap`, `ascii`, `chr`, `octet_length`,
+//!   `bit_length`, `to_hex`, `translate`, `md5`;
+//! * math: `round(x [, digits])` (half away from zero; digits may be negative; decimals stay
+//!   decimal), `trunc(x [, digits])`, `sqrt`, `cbrt`, `power`/`pow`, `exp`, `ln`, `log`
+//!   (`log(x)` is base 10, `log(base, x)`), `log2`, `log10`, `signum`, `sin`, `cos`, `tan`,
+//!   `asin`, `acos`, `atan`, `atan2`, `sinh`, `cosh`, `tanh`, `asinh`, `acosh`, `atanh`,
+//!   `cot`, `degrees`, `radians`, `pi`, `iszero`, `nanvl`, `gcd`, `lcm`, `factorial`
+//!   (`Float32` arguments compute in `Float32` where pylance does, everything else in
+//!   `Float64`);
+//! * conditional: `nullif`, `nvl`/`ifnull`, `nvl2`, `greatest`, `least` (NULLs skipped);
+//! * date/time: `date_part`/`datepart('field', t)` (`year`, `quarter`, `month`, `week`,
+//!   `day`, `dow`, `isodow`, `doy`, `hour`, `minute`, `second`, `millisecond`,
+//!   `microsecond`, `nanosecond`, `epoch`, `isoyear` and their abbreviations) and
+//!   `date_trunc`/`datetrunc('unit', t)`, in the wall-clock time of a zoned timestamp.
+//!
+//! A value a function cannot take (`chr(-1)`, `factorial(21)`, a `repeat` past 2 GiB) is
+//! [`Error::InvalidArgument`]. Function names and keywords are
 //! case-insensitive. Type names in casts: `tinyint`, `smallint`, `int`/`integer`, `bigint`
 //! (each optionally `unsigned`), `float`/`real`, `double`, `string`/`varchar`/`text`, `binary`,
 //! `boolean`, `date`, `timestamp[(0|3|6|9)] [WITH TIME ZONE 'tz']`, `decimal(p, s)`, plus
@@ -98,9 +121,10 @@
 //! turn Lance errors into results.
 //!
 //! Not supported: string-to-number coercion between two non-literal operands (Lance casts the
-//! string side at run time; here it is a type error), `IS [NOT] DISTINCT FROM`, `CASE`,
-//! intervals and date arithmetic, list slices `l[a:b]`, and scalar functions other than
-//! those listed.
+//! string side at run time; here it is a type error), `IS [NOT] DISTINCT FROM`, `CASE`
+//! (Lance rejects it too), intervals and date arithmetic, list slices `l[a:b]`, and scalar
+//! functions other than those listed (pylance also has, for example, `regexp_replace`,
+//! `substr_index`, `levenshtein`, `sha256`, `to_timestamp`, `to_char`, `make_date`).
 
 mod ast;
 mod bind;

@@ -427,6 +427,7 @@ impl Binder<'_> {
                 };
                 Ok(Bound::constant(value, expr))
             }
+            _ if super::scalar::handles(name) => self.bind_scalar(name, args),
             _ if JsonFunc::from_name(name).is_some() => {
                 let Some(func) = JsonFunc::from_name(name) else {
                     return Err(type_error(format!("unknown JSON function {name}()")));
@@ -476,7 +477,7 @@ impl Binder<'_> {
         }
     }
 
-    fn finish_call(&self, name: &str, func: Func, args: Vec<Bound>, ty: DataType) -> Result<Bound> {
+    pub(super) fn finish_call(&self, name: &str, func: Func, args: Vec<Bound>, ty: DataType) -> Result<Bound> {
         let expr = Expr::Function {
             name: name.to_string(),
             args: args.iter().map(|a| a.expr.clone()).collect(),
