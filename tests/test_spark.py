@@ -741,3 +741,15 @@ def test_tables_addressed_by_name_in_a_namespace(spark, tmp_path):
     assert lance.dataset(namespace_client=theirs, table_id=["sales", "orders"]).count_rows() == 6
     with pytest.raises(Exception, match="not found"):
         spark.read.format("lancelet").option("namespace_root", root).load("sales$nope").collect()
+
+
+def test_a_blank_filter_is_refused_not_read_as_every_row(spark, tmp_path):
+    # Issue 28 item 5: blank filters are errors everywhere, Spark's option("filter") too.
+    uri = str(tmp_path / "blank.lance")
+    lancelet.write_dataset(pa.table({"id": [1, 2, 3]}), uri)
+    for blank in ["", "  "]:
+        with pytest.raises(Exception, match="option 'filter' is empty"):
+            spark.read.format("lancelet").option("filter", blank).load(uri).count()
+        with pytest.raises(Exception, match="option 'filter' is empty"):
+            lancelet.spark.read(spark, uri, filter=blank).count()
+    assert lancelet.spark.read(spark, uri).count() == 3

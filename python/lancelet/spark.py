@@ -395,7 +395,11 @@ class LanceletReader(DataSourceReader):
         if missing:
             raise SchemaMismatchError(f"columns {missing} are not in {uri} (version {version})")
         self.arrow_schema = _expected_arrow(schema)
-        self.filter: Optional[str] = (options.get("filter") or "").strip() or None
+        raw_filter = options.get("filter")
+        if raw_filter is not None and not raw_filter.strip():
+            # As everywhere else: a blank filter is a mistake, not "every row".
+            raise InvalidArgumentError("option 'filter' is empty; leave it out to read every row")
+        self.filter: Optional[str] = raw_filter.strip() if raw_filter is not None else None
         if self.filter is not None:
             try:
                 ds._native.scan(columns=[], filter=self.filter, limit=0, row_ranges=[])
@@ -687,7 +691,7 @@ def read(
     reader = spark.read.format(SOURCE_NAME)
     if columns:
         reader = reader.option("columns", ",".join(columns))
-    if filter:
+    if filter is not None:  # a blank filter reaches the scan, which refuses it
         reader = reader.option("filter", filter)
     if version is not None:
         reader = reader.option("version", str(version))

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import urllib.parse
 import uuid
 from typing import Dict, List, Optional, Tuple
 
@@ -135,7 +134,9 @@ class LocalRoot(RootStorage):
         return os.path.join(self.root, *[p for p in rel.split("/") if p])
 
     def uri(self, rel: str) -> str:
-        return "file://" + urllib.parse.quote(self.path(rel))
+        # As pylance reports it (the path as it is), with only "%" escaped, so that reading
+        # the location back (file: URIs are percent-decoded) names this very path.
+        return "file://" + self.path(rel).replace("%", "%25")
 
     def exists(self, rel: str) -> bool:
         return os.path.isfile(self.path(rel))
