@@ -10,7 +10,7 @@ fi
 VPY="$ROOT/.venv/bin/python"
 "$VPY" -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
 DEMO_REQS=(maturin "pyarrow>=14" "pyspark==4.3.0" "pandas<3")
-TEST_REQS=(pytest hypothesis pandas "polars" numpy "pylance==14.0.2" "lance-namespace>=0.13" pytest-benchmark psutil tqdm "moto[server]" duckdb
+TEST_REQS=(pytest pytest-xdist hypothesis pandas "polars" numpy "pylance==14.0.2" "lance-namespace>=0.13" pytest-benchmark psutil tqdm "moto[server]" duckdb
            "ruff==0.17.6" "mypy==2.4.1")
 if [ "${REQS:-demo}" = "test" ]; then
   "$VPY" -m pip install -q --disable-pip-version-check "${DEMO_REQS[@]}" "${TEST_REQS[@]}"

@@ -44,7 +44,10 @@ except ImportError:
 
 # No example database: the suite writes nothing outside pytest's temporary directories.
 # A failing example is printed in full (with the seed), which is enough to reproduce it.
-hypothesis_settings.register_profile("lancelet", database=None, deadline=None)
+# Under CI=1 the examples are derandomized (the same for every run), so a landing never
+# waits on luck; local runs draw new examples each time, and a counterexample they find
+# is pinned with @example next to its test.
+hypothesis_settings.register_profile("lancelet", database=None, deadline=None, derandomize=IN_CI)
 hypothesis_settings.load_profile("lancelet")
 
 #: Rows in every catalogue case: at least 100, so `string` pages with few distinct
@@ -533,8 +536,9 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
-#: What ``pytest.importorskip`` says when a module is missing.
-_MISSING_MODULE = "could not import"
+#: What a skip for a missing test dependency says: ``pytest.importorskip``'s words for a
+#: missing module, and the Spark suites' for a missing Java.
+_MISSING_DEPENDENCY = ("could not import", "Spark needs Java")
 
 
 def _missing_dependency(report: Any) -> Optional[str]:
@@ -543,7 +547,7 @@ def _missing_dependency(report: Any) -> Optional[str]:
         return None
     longrepr = report.longrepr
     reason = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
-    return reason if _MISSING_MODULE in reason else None
+    return reason if any(m in reason for m in _MISSING_DEPENDENCY) else None
 
 
 def _fail_in_ci(report: Any) -> None:

@@ -59,6 +59,8 @@ def test_a_missing_module_skips_locally_and_fails_under_ci(tmp_path):
     assert "ERROR test_module_skip.py - CI=1: a test dependency is missing" in out, out
     assert "FAILED test_test_skip.py::test_needs_it - CI=1: a test dependency is missing" in out, out
     assert "no_such_oracle_module" in out
+    # A missing Java fails too: the Spark suites cannot pass unnoticed on a runner without it.
+    assert "FAILED test_plain_skip.py::test_plain_skip - CI=1: a test dependency is missing" in out, out
+    assert "Spark needs Java" in out, out
     # Skips for other reasons stay skips.
     assert "SKIPPED [1] test_test_skip.py" in out and "not about a missing module" in out, out
-    assert "Spark needs Java" in out, out
