@@ -326,11 +326,11 @@ def cmd_inspect(args: argparse.Namespace) -> None:
         width = max(len(i.name) for i in indexes)
         kinds = max(len(str(i.index_type)) for i in indexes)
         for i in indexes:
-            size = "" if i.total_size_bytes is None else f", {_size(i.total_size_bytes)}"
+            size_note = "" if i.total_size_bytes is None else f", {_size(i.total_size_bytes)}"
             segments = _count(i.num_segments, "segment")
             print(
                 f"  {i.name:<{width}}  {i.index_type:<{kinds}}  on {', '.join(i.field_names)}"
-                f"  ({segments}, {i.num_rows_indexed} rows indexed{size})"
+                f"  ({segments}, {i.num_rows_indexed} rows indexed{size_note})"
             )
     if frags:
         print("fragments:")
