@@ -31,8 +31,13 @@ async fn count_rows_without_filter_uses_live_rows() {
     let (_, ds) = create(&dir, 100, 30).await;
     assert_eq!(ds.fragments().len(), 4);
     assert_eq!(ds.count_rows_where(None, None).await.unwrap(), 100);
-    // A blank filter is no filter.
-    assert_eq!(ds.count_rows_where(Some("  "), None).await.unwrap(), 100);
+    // A blank filter is a mistake, not "every row" (as in pylance).
+    for blank in ["", "  ", "\n"] {
+        assert!(matches!(
+            ds.count_rows_where(Some(blank), None).await,
+            Err(Error::InvalidArgument(_))
+        ));
+    }
     let ids: Vec<u64> = ds.fragments().iter().map(|f| f.id).collect();
     assert_eq!(ds.count_rows_where(None, Some(&ids[..2])).await.unwrap(), 60);
     assert_eq!(ds.count_rows_where(None, Some(&ids[3..])).await.unwrap(), 10);
