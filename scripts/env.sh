@@ -21,5 +21,13 @@ if [ "${REQS:-demo}" = "test" ]; then
 else
   "$VPY" -m pip install -q --disable-pip-version-check "${DEMO_REQS[@]}"
 fi
-# Builds the extension in release mode into the venv (incremental: target/ is reused).
-( . .venv/bin/activate && maturin develop --release --quiet )
+# Builds the extension into the venv (incremental: target/ is reused): the release profile for
+# the demo; for the tests the test-release profile (release plus overflow checks), the one
+# `cargo test` uses, so the dependency tree is compiled once for both (see the note at the end
+# of rust/lancelet-python/Cargo.toml).
+if [ "${REQS:-demo}" = "test" ]; then
+  PROFILE_ARGS=(--profile test-release)
+else
+  PROFILE_ARGS=(--release)
+fi
+( . .venv/bin/activate && maturin develop "${PROFILE_ARGS[@]}" --quiet )
