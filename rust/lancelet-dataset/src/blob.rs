@@ -103,14 +103,14 @@ pub(crate) fn comparable(uri: &str) -> String {
     }
 }
 
-/// The id of the registered base path `uri` lies under (`None`: outside every base).
-fn base_of(uri: &str, bases: &[(u32, String)]) -> Option<u32> {
+/// The registered base path `uri` lies under and its path relative to that base (`None`:
+/// outside every base; a relative path with an empty, `.` or `..` segment is outside too).
+pub(crate) fn in_base(uri: &str, bases: &[(u32, String)]) -> Option<(u32, String)> {
     let target = comparable(uri);
     bases.iter().find_map(|(id, base)| {
-        let b = comparable(base);
-        let rest = target.strip_prefix(&b)?.strip_prefix('/')?;
+        let rest = target.strip_prefix(&comparable(base))?.strip_prefix('/')?;
         let inside = !rest.is_empty() && rest.split('/').all(|c| !c.is_empty() && c != "." && c != "..");
-        inside.then_some(*id)
+        inside.then(|| (*id, rest.to_string()))
     })
 }
 
@@ -228,12 +228,7 @@ impl Dataset {
         // Data file (relative to data/) holding the column, per fragment.
         let mut files: HashMap<u64, String> = HashMap::new();
         let mut sizes: HashMap<(bool, String), u64> = HashMap::new();
-        let bases: Vec<(u32, String)> = self
-            .manifest()
-            .base_paths
-            .iter()
-            .map(|b| (b.id, b.path.clone()))
-            .collect();
+        let bases = self.base_list();
         let mut out = Vec::with_capacity(addresses.len());
         for (addr, d) in addresses.iter().zip(descs) {
             let Some(d) = d else {
@@ -261,7 +256,7 @@ impl Dataset {
             };
             let t = lancelet_file::blob::target(&d, &file, &bases, &root)?;
             if t.external && d.blob_id == 0 && !rewriting {
-                self.check_external(column, &t.path)?;
+                self.check_external(column, &t.path, &bases)?;
             }
             if d.size == 0 && d.kind != kind::EXTERNAL {
                 // Empty: nothing to read (and the position may be anything).
@@ -332,9 +327,9 @@ impl Dataset {
     }
 
     /// Refuses an external blob at `uri` (a descriptor with no base) that lies outside every
-    /// registered base path, unless the reader allowed it.
-    fn check_external(&self, column: &str, uri: &str) -> Result<()> {
-        if self.external_blobs_outside_bases_allowed() || base_of(uri, &self.base_list()).is_some() {
+    /// one of `bases`, unless the reader allowed it.
+    fn check_external(&self, column: &str, uri: &str, bases: &[(u32, String)]) -> Result<()> {
+        if self.external_blobs_outside_bases_allowed() || in_base(uri, bases).is_some() {
             return Ok(());
         }
         Err(Error::InvalidArgument(format!(
@@ -353,7 +348,7 @@ impl Dataset {
             return HashMap::new();
         }
         let options = self.storage_options();
-        if let Some(id) = base_of(uri, &self.base_list()) {
+        if let Some((id, _)) = in_base(uri, &self.base_list()) {
             return lancelet_table::bases::base_options(&options, id);
         }
         let mut own = lancelet_table::bases::own_options(&options);

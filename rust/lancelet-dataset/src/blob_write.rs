@@ -421,16 +421,8 @@ impl BlobEncoder {
                 "External blob URI '{uri}' is not a valid absolute URI (use file:///... for local files)"
             )));
         }
-        let uri_path = crate::blob::comparable(uri);
-        let uri_path = uri_path.as_str();
-        for (id, base) in &self.opts.bases {
-            let b = crate::blob::comparable(base);
-            let b = b.as_str();
-            if let Some(rest) = uri_path.strip_prefix(b).and_then(|r| r.strip_prefix('/')) {
-                if !rest.is_empty() {
-                    return Ok((position, size, *id, rest.to_string()));
-                }
-            }
+        if let Some((id, rest)) = crate::blob::in_base(uri, &self.opts.bases) {
+            return Ok((position, size, id, rest));
         }
         if !self.opts.allow_external_outside_bases {
             return Err(Error::InvalidArgument(format!(

@@ -187,23 +187,17 @@ impl Binder<'_> {
                         a.describe()
                     )));
                 }
-                let mut item = DataType::Null;
-                for a in &args {
-                    if a.ty == DataType::Null {
-                        continue;
-                    }
-                    item = if item == DataType::Null {
-                        a.ty.clone()
-                    } else {
-                        comparison_common(&item, &a.ty).ok_or_else(|| {
-                            type_error(format!(
-                                "array literal items must have compatible types, but {} is {} and an earlier one is {item}",
-                                a.describe(),
-                                a.ty
-                            ))
-                        })?
-                    };
-                }
+                let item = super::scalar::fold_common_type(
+                    &args,
+                    |_| Ok(()),
+                    |a, earlier| {
+                        format!(
+                            "array literal items must have compatible types, but {} is {} and an earlier one is {earlier}",
+                            a.describe(),
+                            a.ty
+                        )
+                    },
+                )?;
                 let items = args
                     .into_iter()
                     .map(|a| self.cast_to(a, &item))

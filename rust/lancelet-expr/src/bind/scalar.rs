@@ -210,31 +210,26 @@ impl Binder<'_> {
 
     /// The type every argument converts to (NULLs take the others' type).
     fn common_type(&self, name: &str, args: &[Bound]) -> Result<DataType> {
-        let mut target = DataType::Null;
-        for a in args {
-            if a.ty == DataType::Null {
-                continue;
-            }
-            if !is_comparable(&a.ty) {
-                return Err(type_error(format!(
+        fold_common_type(
+            args,
+            |a| {
+                if is_comparable(&a.ty) {
+                    return Ok(());
+                }
+                Err(type_error(format!(
                     "{name}() cannot compare values of type {}: {} is one",
                     a.ty,
                     a.describe()
-                )));
-            }
-            target = if target == DataType::Null {
-                a.ty.clone()
-            } else {
-                comparison_common(&target, &a.ty).ok_or_else(|| {
-                    type_error(format!(
-                        "{name}() arguments must have compatible types, but {} is {} and an earlier one is {target}",
-                        a.describe(),
-                        a.ty
-                    ))
-                })?
-            };
-        }
-        Ok(target)
+                )))
+            },
+            |a, earlier| {
+                format!(
+                    "{name}() arguments must have compatible types, but {} is {} and an earlier one is {earlier}",
+                    a.describe(),
+                    a.ty
+                )
+            },
+        )
     }
 
     fn cast_all(&self, args: Vec<Bound>, to: &DataType) -> Result<Vec<Bound>> {
@@ -694,4 +689,27 @@ fn length_type(large: bool) -> DataType {
     } else {
         DataType::Int32
     }
+}
+
+/// The one type `args` convert to, left to right (NULLs take the others' type): each
+/// non-NULL argument is first passed to `check`, and a pair with no common type is a type
+/// error worded by `conflict(argument, earlier type)`.
+pub(super) fn fold_common_type(
+    args: &[Bound],
+    check: impl Fn(&Bound) -> Result<()>,
+    conflict: impl Fn(&Bound, &DataType) -> String,
+) -> Result<DataType> {
+    let mut target = DataType::Null;
+    for a in args {
+        if a.ty == DataType::Null {
+            continue;
+        }
+        check(a)?;
+        target = if target == DataType::Null {
+            a.ty.clone()
+        } else {
+            comparison_common(&target, &a.ty).ok_or_else(|| type_error(conflict(a, &target)))?
+        };
+    }
+    Ok(target)
 }
