@@ -42,6 +42,9 @@ pub enum Error {
     /// An Arrow error while assembling results.
     #[error(transparent)]
     Arrow(#[from] arrow_schema::ArrowError),
+    /// The caller's commit lock refused or failed (its own error is the source).
+    #[error("the commit lock failed: {0}")]
+    CommitLock(crate::commit::HookError),
     /// A bug: a task panicked or was cancelled.
     #[error("internal error: {0}")]
     Internal(String),

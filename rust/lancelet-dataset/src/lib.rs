@@ -1,59 +1,35 @@
 //! Lance datasets: a versioned table made of fragments, each made of data files.
 //!
-//! - [`Dataset`]: one version of a dataset; opens any version or tag, lists versions,
-//!   reads fragments with deleted rows skipped, and caches open data files and deletion
-//!   vectors across versions.
+//! [`Dataset`] (this file) is one version of a dataset: it opens any version, tag or
+//! branch, lists versions, and caches open data files, deletion vectors and indexes across
+//! the versions opened from one handle. The folders, in the order a newcomer reads them:
+//!
+//! - [`scan`]: reading: plan (projection, SQL filter, pruning, index answers), tasks,
+//!   their run, limit/offset, row lineage (`_rowid`, `_rowaddr`, ...), `take` by offset or
+//!   address, counts, and the read-ahead that runs tasks ahead of a consumer.
 //! - [`write`]: streaming writes into new data files and the Append / Overwrite commits.
-//! - [`scan`]: the scanner (projection, SQL filter, limit/offset, row ids and addresses),
-//!   planned as independent row-range tasks so the caller can run them in parallel.
-//! - [`take`] and [`delete`]: random access by row offset and deletion by predicate.
-//! - [`cleanup`]: removing old versions and the files only they use.
-//! - [`compact`]: merging small fragments and dropping deleted rows.
-//!   [`compact_config`] resolves its options from `lance.compaction.*` config keys.
-//! - [`evolve`]: adding, dropping and altering columns without rewriting data.
-//!   [`backfill`] adds columns a user function computes (with checkpoints), and
-//!   [`merge_columns`] adds columns joined on a key (`merge`).
-//! - [`update`]: setting columns by SQL in the rows a predicate selects.
-//! - [`branch`] and [`base_write`]: branches, shallow and deep clones, tags on branches, and
-//!   writes whose files go to other base paths (files are found through `base_id` everywhere).
+//! - [`commit`]: the one commit path (the caller's commit lock, automatic cleanup), the
+//!   intents of distributed jobs, retries after conflicts, durability, and user operations.
+//! - [`modify`]: delete, update and merge_insert, and SQL conditions over batches.
+//! - [`evolve`]: adding, dropping and altering columns ([`evolve::backfill`] with a user
+//!   function, [`evolve::merge_columns`] joined on a key).
+//! - [`index`]: index entries, scalar index builds and queries, vector index builds,
+//!   nearest-neighbour search, and index segments built apart from their commit.
+//! - [`blob`]: blob columns: reading payloads, writing blob v2 columns, rewriting them.
+//! - [`bases`]: base paths, branches, clones, and writes spread over several bases.
+//! - [`maintain`]: cleanup of old versions, compaction, and the table config.
+//! - [`json`]: JSON columns at the dataset's edges.
 
-pub mod backfill;
-pub mod base_targets;
-pub mod base_write;
-mod bases;
+pub mod bases;
 pub mod blob;
-mod blob_rewrite;
-pub mod blob_write;
-pub mod branch;
-pub mod cleanup;
-pub mod compact;
-pub mod compact_config;
-pub mod condition;
-mod config;
-mod count;
-pub mod delete;
-mod durable;
+pub mod commit;
 mod error;
 pub mod evolve;
 pub mod index;
-pub mod index_build;
-mod index_query;
-pub mod index_segments;
-pub mod intent;
 pub mod json;
-pub mod knn;
-pub mod lineage;
-pub mod merge_columns;
-pub mod merge_insert;
-mod prune;
-pub mod readahead;
-pub mod retry;
+pub mod maintain;
+pub mod modify;
 pub mod scan;
-pub mod take;
-pub mod update;
-pub mod user_ops;
-pub mod vector_build;
-pub mod views;
 pub mod write;
 
 use std::collections::HashMap;
@@ -65,7 +41,7 @@ use arrow_schema::SchemaRef;
 use lancelet_file::io::IoStats;
 use lancelet_file::schema::from_lance_fields;
 use lancelet_file::{FileReader, Spawner};
-use lancelet_table::commit::{commit, new_transaction, CommitOptions};
+use lancelet_table::commit::{new_transaction, CommitOptions};
 use lancelet_table::deletion::{decode_deletions, deletion_file_path};
 use lancelet_table::manifest::{check_reader_flags, live_rows, FLAG_STABLE_ROW_IDS};
 use lancelet_table::naming::{ManifestNaming, VERSIONS_DIR};
@@ -88,7 +64,7 @@ struct Caches {
     files: Mutex<HashMap<String, Arc<FileReader>>>,
     deletions: Mutex<HashMap<String, Arc<Vec<u32>>>>,
     /// Decoded row lineage by (version, fragment id).
-    lineage: Mutex<HashMap<(u64, u64), Arc<lineage::FragmentLineage>>>,
+    lineage: Mutex<HashMap<(u64, u64), Arc<scan::lineage::FragmentLineage>>>,
     /// Row id index by version.
     row_id_index: Mutex<HashMap<u64, Arc<lancelet_table::rowids::RowIdIndex>>>,
     /// Opened scalar indexes by uuid (their files never change).
@@ -101,6 +77,8 @@ struct Caches {
     base_stores: Mutex<HashMap<String, Arc<dyn Store>>>,
     /// Whether external blobs outside the registered base paths may be read.
     external_outside_bases: std::sync::atomic::AtomicBool,
+    /// The lock every commit of these datasets is made inside (see [`commit::CommitLock`]).
+    commit_lock: Mutex<Option<Arc<dyn commit::CommitLock>>>,
 }
 
 /// A version of a dataset, by number or by tag name.
@@ -397,15 +375,25 @@ impl Dataset {
         check_fragment_id_room(&self.manifest, &op, &self.root.display().to_string())?;
         let txn = new_transaction(self.version(), op, message);
         let opts = CommitOptions::default();
-        let (m, naming) = commit(self.store.as_ref(), Some((&self.manifest, self.naming)), &txn, &opts).await?;
-        Self::from_manifest(
+        self.commit_transaction(&txn, &opts).await
+    }
+
+    /// Commits `txn` (read at this version) with this dataset's commit lock, then runs the
+    /// automatic cleanup its config asks for; the dataset at the new version.
+    pub(crate) async fn commit_transaction(&self, txn: &pb::Transaction, opts: &CommitOptions) -> Result<Self> {
+        let lock = self.commit_lock();
+        let base = Some((self.manifest.as_ref(), self.naming));
+        let (m, naming) =
+            commit::commit_with_hooks(self.store.as_ref(), base, txn, opts, lock.as_ref(), || Ok(())).await?;
+        let ds = Self::from_manifest(
             self.store.clone(),
             self.root.clone(),
             m,
             naming,
             self.caches.clone(),
             self.spawner.clone(),
-        )
+        )?;
+        Ok(ds.after_commit().await)
     }
 
     /// The open data files of a fragment, in the fragment's order.
@@ -634,7 +622,7 @@ pub(crate) fn safe_relative(p: &str) -> Result<&Path> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::take::live_to_physical;
+    use crate::scan::take::live_to_physical;
 
     proptest::proptest! {
         #[test]

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use arrow_array::{FixedSizeListArray, Float32Array, Int64Array, RecordBatch, RecordBatchIterator};
 use arrow_schema::{DataType, Field, Schema};
-use lancelet_dataset::knn::{NearestOptions, NearestRequest};
+use lancelet_dataset::index::knn::{NearestOptions, NearestRequest};
 use lancelet_dataset::scan::{Scan, ScanOptions};
 use lancelet_dataset::write::{write_dataset, WriteParams};
 use lancelet_dataset::{open_uri, Dataset, Error};

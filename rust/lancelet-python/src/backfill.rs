@@ -1,5 +1,5 @@
 //! UDF backfills (`add_columns` with a Python function): module functions of
-//! `lancelet._native` taking a `Dataset`. `lancelet_dataset::backfill` drives the
+//! `lancelet._native` taking a `Dataset`. `lancelet_dataset::evolve::backfill` drives the
 //! fragments, batches, writes, checkpoint and cleanup; Python is only called back with
 //! each batch (as a one-batch stream) and returns the new columns' batch.
 
@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use arrow_array::RecordBatch;
-use lancelet_dataset::backfill::BackfillOptions;
+use lancelet_dataset::evolve::backfill::BackfillOptions;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -30,37 +30,16 @@ impl PyUdf {
         }
     }
 
-    /// Calls the function on `batch`, outside the runtime's context (the function may
-    /// itself read a lancelet dataset, which blocks on the runtime).
-    ///
-    /// The GIL is taken with `PyGILState_Ensure` directly rather than `Python::attach`:
-    /// pyo3 would count this thread as attached for the whole call, but Python code in
-    /// the UDF may release the GIL (pyarrow does while reading a stream) and re-enter
-    /// lancelet from C, where `Python::attach` would then trust that stale count and
-    /// detach a thread that holds no GIL.
+    /// Calls the function on `batch` (through [`crate::runtime::call_python`]).
     fn call(&self, batch: RecordBatch) -> lancelet_dataset::Result<RecordBatch> {
-        let res = tokio::task::block_in_place(|| {
-            // SAFETY: the interpreter is running (this is called from a Python call), and
-            // the state is released below on every path before returning.
-            let gstate = unsafe { pyo3::ffi::PyGILState_Ensure() };
-            // SAFETY: the GIL is held until `PyGILState_Release` below, and nothing
-            // borrowed from `py` outlives this closure.
-            let py = unsafe { Python::assume_attached() };
-            let out = (|| -> PyResult<RecordBatch> {
-                // Bound values (not `Py`) so that they are released here, with the GIL.
-                let stream = Bound::new(py, one_batch(batch))?;
-                let out = self.func.bind(py).call1((stream,))?;
-                import_batch(py, &out)
-            })();
-            let out = out.map_err(|e| {
-                let message = e.to_string();
-                (e, message)
-            });
-            // SAFETY: matches the `PyGILState_Ensure` above.
-            unsafe { pyo3::ffi::PyGILState_Release(gstate) };
-            out
+        let res = crate::runtime::call_python(|py| {
+            // Bound values (not `Py`) so that they are released here, with the GIL.
+            let stream = Bound::new(py, one_batch(batch))?;
+            let out = self.func.bind(py).call1((stream,))?;
+            import_batch(py, &out)
         });
-        res.map_err(|(e, message)| {
+        res.map_err(|e| {
+            let message = e.to_string();
             if let Ok(mut slot) = self.failure.lock() {
                 *slot = Some(e);
             }

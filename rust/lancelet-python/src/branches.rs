@@ -266,7 +266,8 @@ pub fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
 /// or over every base (`target_all_bases`: whether the root is included).
 #[pyfunction]
 #[pyo3(signature = (uri, data, mode, initial_bases, targets=Vec::new(), target_all_bases=None, max_rows_per_file=1024*1024,
-    max_bytes_per_file=90*1024*1024*1024, data_storage_version=None, commit_message=None, storage_options=None))]
+    max_bytes_per_file=90*1024*1024*1024, data_storage_version=None, commit_message=None, storage_options=None,
+    commit_lock=None))]
 #[allow(clippy::too_many_arguments)]
 fn write_with_bases(
     py: Python<'_>,
@@ -281,8 +282,9 @@ fn write_with_bases(
     data_storage_version: Option<String>,
     commit_message: Option<String>,
     storage_options: Option<HashMap<String, String>>,
+    commit_lock: Option<Bound<'_, PyAny>>,
 ) -> PyResult<PyDataset> {
-    let params = crate::dataset::write_params(
+    let mut params = crate::dataset::write_params(
         py,
         mode,
         max_rows_per_file,
@@ -292,6 +294,7 @@ fn write_with_bases(
         commit_message,
         None,
     )?;
+    params.commit_lock = crate::hooks::PyCommitLock::from_py(commit_lock)?;
     let bases = initial_bases
         .into_iter()
         .map(|(id, name, is_dataset_root, path)| pb::BasePath {
@@ -306,8 +309,16 @@ fn write_with_bases(
     let loc = open_uri(&uri, &own).map_err(|e| errors::to_py(py, lancelet_dataset::Error::from(e)))?;
     let reader = crate::dataset::import_stream(py, &data)?;
     let ds = crate::dataset::pull_on_this_thread(py, async move {
-        lancelet_dataset::base_write::write_with_bases(&loc, reader, params, bases, targets, target_all_bases, options)
-            .await
+        lancelet_dataset::bases::write::write_with_bases(
+            &loc,
+            reader,
+            params,
+            bases,
+            targets,
+            target_all_bases,
+            options,
+        )
+        .await
     })?;
     Ok(wrap(ds))
 }

@@ -12,7 +12,7 @@ use crate::errors;
 /// The column paths a SQL condition reads, as written.
 #[pyfunction]
 fn condition_columns(py: Python<'_>, sql: &str) -> PyResult<Vec<Vec<String>>> {
-    lancelet_dataset::condition::condition_columns(sql).map_err(|e| errors::to_py(py, e))
+    lancelet_dataset::modify::condition::condition_columns(sql).map_err(|e| errors::to_py(py, e))
 }
 
 /// Evaluates SQL condition `sql` on each row of record batch `batch`: a stream of one
@@ -21,7 +21,7 @@ fn condition_columns(py: Python<'_>, sql: &str) -> PyResult<Vec<Vec<String>>> {
 fn evaluate_condition(py: Python<'_>, batch: Bound<'_, PyAny>, sql: &str) -> PyResult<BatchStream> {
     let batch = import_batch(py, &batch)?;
     let mask = crate::runtime::block_on(py, async {
-        lancelet_dataset::condition::evaluate_condition(&batch, sql)
+        lancelet_dataset::modify::condition::evaluate_condition(&batch, sql)
     })?;
     let schema = Arc::new(Schema::new(vec![Field::new("mask", DataType::Boolean, false)]));
     let out = RecordBatch::try_new(schema.clone(), vec![Arc::new(mask) as ArrayRef])

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use arrow_array::ffi_stream::{FFI_ArrowArrayStream, RecordBatchStreamReader};
 use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::ArrowError;
-use lancelet_dataset::readahead::Readahead;
+use lancelet_dataset::scan::readahead::Readahead;
 use lancelet_dataset::scan::{Columns, Limiter, Scan, ScanOptions};
 use lancelet_dataset::write::{write_dataset, CommitKind, WriteMode, WriteParams, WriteProgress};
 use lancelet_dataset::{open_uri, Dataset, Location, VersionRef};
@@ -18,6 +18,7 @@ use pyo3::types::{PyCapsule, PyCapsuleMethods, PyDict};
 use crate::arrow_ffi::{schema_capsule, stream_error, BatchStream, ErrorSlot, FnReader};
 use crate::errors;
 use crate::fragment_meta::{fragment_dict, fragment_from_dict};
+use crate::hooks::PyCommitLock;
 use crate::runtime::{block_on, runtime, spawner, wait_task};
 
 /// Counters of one scan, filled in while it runs: pass one to `Dataset.scan(stats=...)`.
@@ -124,7 +125,7 @@ pub(crate) fn import_stream(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<
     let stream = unsafe { FFI_ArrowArrayStream::from_raw(ptr.as_ptr().cast::<FFI_ArrowArrayStream>()) };
     let reader = RecordBatchStreamReader::try_new(stream).map_err(|e| errors::invalid(py, e.to_string()))?;
     Ok(lancelet_dataset::json::storage_reader(
-        lancelet_dataset::views::plain_reader(Box::new(OutsideRuntime(Box::new(reader)))),
+        lancelet_dataset::write::views::plain_reader(Box::new(OutsideRuntime(Box::new(reader)))),
     ))
 }
 
@@ -302,7 +303,7 @@ impl PyDataset {
     #[pyo3(signature = (uri, data, mode="create", max_rows_per_file=1024*1024, max_bytes_per_file=90*1024*1024*1024,
         enable_v2_manifest_paths=true, data_storage_version=None, commit_message=None, progress=None,
         storage_options=None, enable_stable_row_ids=false, blob_options=None, transaction_properties=None,
-        commit_namespace=None))]
+        commit_namespace=None, commit_lock=None, config=None))]
     #[allow(clippy::too_many_arguments)]
     fn write(
         py: Python<'_>,
@@ -320,6 +321,8 @@ impl PyDataset {
         blob_options: Option<(Option<u64>, bool, bool)>,
         transaction_properties: Option<HashMap<String, String>>,
         commit_namespace: Option<CommitNamespace>,
+        commit_lock: Option<Bound<'_, PyAny>>,
+        config: Option<HashMap<String, String>>,
     ) -> PyResult<Self> {
         let mut params = write_params(
             py,
@@ -333,6 +336,8 @@ impl PyDataset {
         )?;
         params.enable_stable_row_ids = enable_stable_row_ids;
         params.transaction_properties = transaction_properties.unwrap_or_default();
+        params.commit_lock = PyCommitLock::from_py(commit_lock)?;
+        params.config = config.unwrap_or_default();
         if let Some((pack, ingest, outside)) = blob_options {
             params.blob.pack_file_size_threshold = pack;
             params.blob.ingest_external = ingest;
@@ -390,14 +395,14 @@ impl PyDataset {
 
     /// Commits fragments written earlier as one new version: `kind` is "append" or
     /// "overwrite" (which needs `schema` and creates the dataset if absent), or an explicit
-    /// intent (see `lancelet_dataset::intent`): "create" (an overwrite of an absent
+    /// intent (see `lancelet_dataset::commit::intent`): "create" (an overwrite of an absent
     /// dataset, which fails if another writer created it) or "create_or_append" (create
     /// with `schema`, or append when the dataset exists); "append" with a `read_version` is
     /// an append planned at that version.
     #[staticmethod]
     #[pyo3(signature = (uri, kind, fragments, schema=None, read_version=None, enable_v2_manifest_paths=true,
         data_storage_version=None, commit_message=None, storage_options=None, transaction_properties=None,
-        commit_namespace=None))]
+        commit_namespace=None, commit_lock=None))]
     #[allow(clippy::too_many_arguments)]
     fn commit(
         py: Python<'_>,
@@ -412,8 +417,9 @@ impl PyDataset {
         storage_options: Option<HashMap<String, String>>,
         transaction_properties: Option<HashMap<String, String>>,
         commit_namespace: Option<CommitNamespace>,
+        commit_lock: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        use lancelet_dataset::intent::CommitIntent;
+        use lancelet_dataset::commit::intent::CommitIntent;
         let intent = match (kind, schema.as_ref()) {
             ("create", Some(s)) => Some(CommitIntent::Overwrite {
                 schema: Arc::new(crate::file::import_schema(py, s)?),
@@ -452,10 +458,13 @@ impl PyDataset {
         )?;
         let mut params = params;
         params.transaction_properties = transaction_properties.unwrap_or_default();
+        params.commit_lock = PyCommitLock::from_py(commit_lock)?;
         let loc = managed(location(py, &uri, storage_options)?, commit_namespace);
         let ds = block_on(py, async move {
             match intent {
-                Some(intent) => lancelet_dataset::intent::commit_with_intent(&loc, intent, fragments, &params).await,
+                Some(intent) => {
+                    lancelet_dataset::commit::intent::commit_with_intent(&loc, intent, fragments, &params).await
+                }
                 None => lancelet_dataset::write::commit_fragments(&loc, kind, fragments, read_version, &params).await,
             }
         })?;
@@ -494,6 +503,19 @@ impl PyDataset {
     }
 
     /// The version this object reads.
+    /// Makes every later commit of this dataset, and of the datasets derived from it
+    /// (checkouts, the results of its commits), run inside `lock` (None: no lock).
+    #[pyo3(signature = (lock=None))]
+    fn set_commit_lock(&self, lock: Option<Bound<'_, PyAny>>) -> PyResult<()> {
+        self.inner.set_commit_lock(PyCommitLock::from_py(lock)?);
+        Ok(())
+    }
+
+    /// Whether commits of this dataset run inside a commit lock.
+    fn has_commit_lock(&self) -> bool {
+        self.inner.commit_lock().is_some()
+    }
+
     fn version(&self) -> u64 {
         self.inner.version()
     }
@@ -785,7 +807,7 @@ impl PyDataset {
         })
     }
 
-    /// Removes old versions and unreferenced files (see `lancelet_dataset::cleanup`);
+    /// Removes old versions and unreferenced files (see `lancelet_dataset::maintain::cleanup`);
     /// `older_than` is in seconds. Returns the statistics as a dict.
     #[pyo3(signature = (older_than=None, retain_versions=None, delete_unverified=false,
         error_if_tagged_old_versions=true, delete_rate_limit=None, versions=None, delete_concurrency=None))]
@@ -801,7 +823,7 @@ impl PyDataset {
         versions: Option<Vec<u64>>,
         delete_concurrency: Option<usize>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        use lancelet_dataset::cleanup::CleanupPolicy;
+        use lancelet_dataset::maintain::cleanup::CleanupPolicy;
         let older_than = match older_than {
             Some(s) if !s.is_finite() || s < 0.0 => {
                 return Err(errors::invalid(
@@ -874,7 +896,7 @@ impl PyDataset {
         batch_size: Option<u64>,
     ) -> PyResult<(Self, Bound<'py, PyDict>)> {
         // The caller's options; the rest come from `lance.compaction.*` config or defaults.
-        let args = lancelet_dataset::compact_config::CompactionArgs {
+        let args = lancelet_dataset::maintain::compact_config::CompactionArgs {
             target_rows_per_fragment,
             materialize_deletions,
             materialize_deletions_threshold,
@@ -1045,7 +1067,11 @@ pub fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 /// The retry policy of a write that may conflict: `timeout` in seconds.
-fn retry_policy(py: Python<'_>, retries: u32, timeout: Option<f64>) -> PyResult<lancelet_dataset::retry::RetryPolicy> {
+fn retry_policy(
+    py: Python<'_>,
+    retries: u32,
+    timeout: Option<f64>,
+) -> PyResult<lancelet_dataset::commit::retry::RetryPolicy> {
     let timeout = match timeout {
         Some(t) if !t.is_finite() || t < 0.0 => {
             return Err(errors::invalid(
@@ -1056,5 +1082,5 @@ fn retry_policy(py: Python<'_>, retries: u32, timeout: Option<f64>) -> PyResult<
         Some(t) => Some(std::time::Duration::from_secs_f64(t)),
         None => None,
     };
-    Ok(lancelet_dataset::retry::RetryPolicy::new(retries, timeout))
+    Ok(lancelet_dataset::commit::retry::RetryPolicy::new(retries, timeout))
 }

@@ -61,6 +61,12 @@ pub fn make(py: Python<'_>, kind: Kind, message: String) -> PyErr {
 pub trait CoreError: std::error::Error + Send + 'static {
     /// The exception class.
     fn kind(&self) -> Kind;
+
+    /// The Python exception behind the error, when Python code called back by the core
+    /// raised it (a commit lock): it is re-raised as itself.
+    fn python_error(&self) -> Option<&PyErr> {
+        None
+    }
 }
 
 impl CoreError for Error {
@@ -82,6 +88,15 @@ impl CoreError for lancelet_dataset::Error {
             D::AlreadyExists(_) => Kind::AlreadyExists,
             D::NotFound(_) => Kind::NotFound,
             D::Internal(_) => Kind::Internal,
+            // pylance raises a failed commit lock as an OSError.
+            D::CommitLock(_) => Kind::CommitConflict,
+        }
+    }
+
+    fn python_error(&self) -> Option<&PyErr> {
+        match self {
+            lancelet_dataset::Error::CommitLock(e) => e.downcast_ref::<crate::hooks::PythonError>().map(|p| &p.0),
+            _ => None,
         }
     }
 }
@@ -121,7 +136,15 @@ pub fn kind_of(e: &Error) -> Kind {
 
 /// Converts a core error.
 pub fn to_py<E: CoreError>(py: Python<'_>, e: E) -> PyErr {
-    make(py, e.kind(), display_chain(&e))
+    to_py_ref(py, &e)
+}
+
+/// Converts a borrowed core error.
+pub fn to_py_ref<E: CoreError>(py: Python<'_>, e: &E) -> PyErr {
+    match e.python_error() {
+        Some(raised) => raised.clone_ref(py),
+        None => make(py, e.kind(), display_chain(e)),
+    }
 }
 
 /// `Display` of an error followed by its sources, so nothing is lost.
@@ -240,6 +263,7 @@ mod tests {
             (D::AlreadyExists("x".into()), "DatasetAlreadyExistsError"),
             (D::NotFound("x".into()), "LanceNotFoundError"),
             (D::Internal("x".into()), "InternalError"),
+            (D::CommitLock("refused".into()), "CommitConflictError"),
             (
                 D::Arrow(arrow_schema::ArrowError::CastError("x".into())),
                 "InvalidArgumentError",

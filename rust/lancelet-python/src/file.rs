@@ -7,7 +7,7 @@ use std::sync::Arc;
 use arrow_array::ffi::FFI_ArrowSchema;
 use arrow_array::RecordBatch;
 use arrow_schema::{ArrowError, Schema};
-use lancelet_dataset::readahead::Readahead;
+use lancelet_dataset::scan::readahead::Readahead;
 use lancelet_file::uri_writer::UriFileWriter;
 use lancelet_file::{FileReader, FileVersion, PageCache, PageRules, WriterOptions};
 use pyo3::prelude::*;

@@ -2,7 +2,7 @@
 //! (`LanceFragment.merge_columns`): module functions of `lancelet._native` taking a `Dataset`,
 //! and the row id sequences of `lancelet.fragment.RowIdSequence`.
 
-use lancelet_dataset::user_ops::depth_first_ids;
+use lancelet_dataset::commit::user_ops::depth_first_ids;
 use pyo3::prelude::*;
 
 use crate::dataset::PyDataset;

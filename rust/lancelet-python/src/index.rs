@@ -4,7 +4,7 @@
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use lancelet_dataset::index_segments::SegmentRequest;
+use lancelet_dataset::index::segments::SegmentRequest;
 
 use crate::dataset::{wrap, PyDataset};
 use crate::index_meta::{index_dict, index_list};
@@ -52,7 +52,7 @@ fn scalar_request(
     name: Option<String>,
     replace: bool,
     params: Option<std::collections::HashMap<String, f64>>,
-) -> PyResult<lancelet_dataset::index_build::ScalarIndexRequest> {
+) -> PyResult<lancelet_dataset::index::build::ScalarIndexRequest> {
     let mut p = lancelet_index::scalar::ScalarParams::default();
     for (k, v) in params.unwrap_or_default() {
         let bad = || crate::errors::invalid(py, format!("index parameter {k} must be positive, got {v}"));
@@ -67,7 +67,7 @@ fn scalar_request(
             }
         }
     }
-    Ok(lancelet_dataset::index_build::ScalarIndexRequest {
+    Ok(lancelet_dataset::index::build::ScalarIndexRequest {
         column,
         index_type,
         name,
@@ -170,7 +170,7 @@ fn optimize_indices(
     num_indices_to_merge: Option<usize>,
     index_names: Option<Vec<String>>,
 ) -> PyResult<PyDataset> {
-    let opts = lancelet_dataset::index_build::OptimizeIndicesOptions {
+    let opts = lancelet_dataset::index::build::OptimizeIndicesOptions {
         num_indices_to_merge,
         index_names,
     };
@@ -194,7 +194,7 @@ fn vector_request(
     max_iters: usize,
     ivf_centroids: Option<Vec<f32>>,
     pq_codebook: Option<Vec<f32>>,
-) -> PyResult<lancelet_dataset::vector_build::VectorIndexRequest> {
+) -> PyResult<lancelet_dataset::index::vector_build::VectorIndexRequest> {
     use lancelet_vector::ivf::{VectorBuildParams, VectorIndexType};
     let conv = |e: lancelet_index::Error| crate::errors::to_py(py, lancelet_dataset::Error::from(e));
     let kind = VectorIndexType::parse(&index_type).map_err(conv)?;
@@ -208,7 +208,7 @@ fn vector_request(
     params.max_iters = max_iters;
     params.ivf_centroids = ivf_centroids;
     params.pq_codebook = pq_codebook;
-    Ok(lancelet_dataset::vector_build::VectorIndexRequest {
+    Ok(lancelet_dataset::index::vector_build::VectorIndexRequest {
         column,
         name,
         replace,
@@ -333,7 +333,7 @@ fn nearest(
     with_row_id: bool,
     ef: Option<usize>,
 ) -> PyResult<crate::arrow_ffi::BatchStream> {
-    use lancelet_dataset::knn::{NearestOptions, NearestRequest};
+    use lancelet_dataset::index::knn::{NearestOptions, NearestRequest};
     let req = NearestRequest {
         nearest: NearestOptions {
             column,
@@ -422,7 +422,7 @@ fn build_vector_segment(
 ) -> PyResult<Vec<u8>> {
     use prost::Message;
     let inner = ds.inner.clone();
-    let model = lancelet_dataset::vector_build::ModelFiles(model);
+    let model = lancelet_dataset::index::vector_build::ModelFiles(model);
     let meta = block_on(py, async move {
         inner.build_vector_segment(&column, &name, &model, fragments).await
     })?;

@@ -17,6 +17,7 @@ mod errors;
 mod file;
 mod fragment_meta;
 mod fragment_ops;
+mod hooks;
 mod index;
 mod index_meta;
 mod merge;
@@ -32,6 +33,7 @@ use pyo3::prelude::*;
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     runtime::init(m)?;
+    hooks::init(m)?;
     file::init(m)?;
     dataset::init(m)?;
     arrow_ffi::init(m)?;

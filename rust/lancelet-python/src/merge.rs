@@ -1,9 +1,9 @@
 //! `merge_insert`: a module function of `lancelet._native` taking a `Dataset` (see
 //! `python/lancelet/merge.py`); the join, the writes, the commit and its conflict retries
-//! are `lancelet_dataset::merge_insert`.
+//! are `lancelet_dataset::modify::merge_insert`.
 
 use arrow_array::{RecordBatch, RecordBatchIterator, RecordBatchReader};
-use lancelet_dataset::merge_insert::{MergeInsertParams, SourceFn};
+use lancelet_dataset::modify::merge_insert::{MergeInsertParams, SourceFn};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::sync::Arc;
@@ -50,7 +50,7 @@ fn merge_insert<'py>(
         insert,
         delete,
         delete_filter,
-        retry: lancelet_dataset::retry::RetryPolicy::new(conflict_retries, None),
+        retry: lancelet_dataset::commit::retry::RetryPolicy::new(conflict_retries, None),
         target_bases,
         target_all_bases,
         ..MergeInsertParams::new(on)

@@ -1,11 +1,11 @@
 //! `LanceOperation` kinds beyond Append/Overwrite committed from Python
 //! (`ds_commit_operation`), the transaction of a version as a dict (`ds_read_transaction`)
 //! and `LanceFragment.delete` (`ds_fragment_delete`). The logic is
-//! `lancelet_dataset::user_ops`; this converts dicts.
+//! `lancelet_dataset::commit::user_ops`; this converts dicts.
 
 use std::collections::HashMap;
 
-use lancelet_dataset::user_ops::{depth_first_ids, fields_with_ids, UserOperation};
+use lancelet_dataset::commit::user_ops::{depth_first_ids, fields_with_ids, UserOperation};
 use lancelet_dataset::{open_uri, Dataset, VersionRef};
 use lancelet_proto::pbfile;
 use lancelet_table::pb;
@@ -216,7 +216,7 @@ fn user_operation(py: Python<'_>, kind: &str, d: &Bound<'_, PyDict>) -> PyResult
 /// its transaction.
 #[pyfunction]
 #[pyo3(signature = (uri, kind, args, read_version=None, properties=None, storage_options=None, max_retries=None,
-    commit_namespace=None))]
+    commit_namespace=None, commit_lock=None))]
 #[allow(clippy::too_many_arguments)]
 fn ds_commit_operation(
     py: Python<'_>,
@@ -228,8 +228,10 @@ fn ds_commit_operation(
     storage_options: Option<HashMap<String, String>>,
     max_retries: Option<u32>,
     commit_namespace: Option<crate::dataset::CommitNamespace>,
+    commit_lock: Option<Bound<'_, PyAny>>,
 ) -> PyResult<PyDataset> {
     let op = user_operation(py, kind, &args)?;
+    let lock = crate::hooks::PyCommitLock::from_py(commit_lock)?;
     let options = storage_options.unwrap_or_default();
     let loc = open_uri(&uri, &options).map_err(|e| errors::to_py(py, lancelet_dataset::Error::from(e)))?;
     let loc = crate::dataset::managed(loc, commit_namespace);
@@ -238,6 +240,7 @@ fn ds_commit_operation(
         let ds = Dataset::open_at(&loc, read_version.map(VersionRef::Number))
             .await?
             .with_storage_options(options);
+        ds.set_commit_lock(lock);
         ds.commit_user_operation(op, properties, max_retries).await
     })?;
     Ok(wrap(ds))

@@ -203,7 +203,7 @@ where
     })
 }
 
-/// The runtime's handle, for [`lancelet_dataset::readahead::Readahead`].
+/// The runtime's handle, for [`lancelet_dataset::scan::readahead::Readahead`].
 pub fn handle() -> std::io::Result<tokio::runtime::Handle> {
     runtime().map(|rt| rt.handle().clone())
 }
@@ -269,5 +269,32 @@ mod tests {
             crate::errors::kind_of(&got.unwrap_err()) as u8,
             crate::errors::Kind::Internal as u8
         );
+    }
+}
+
+/// Calls Python from inside a wait (a user function, a commit lock, a log record), outside
+/// the runtime's context: the Python code may itself read a lancelet dataset, which blocks
+/// on the runtime.
+///
+/// The GIL is taken with `PyGILState_Ensure` directly rather than `Python::attach`: pyo3
+/// would count this thread as attached for the whole call, but the Python code may release
+/// the GIL (pyarrow does while reading a stream) and re-enter lancelet from C, where
+/// `Python::attach` would then trust that stale count and detach a thread that holds no GIL.
+pub fn call_python<T>(f: impl FnOnce(Python<'_>) -> PyResult<T>) -> PyResult<T> {
+    let run = || {
+        // SAFETY: the interpreter is running (this is called from a Python call), and the
+        // state is released below on every path before returning.
+        let gstate = unsafe { pyo3::ffi::PyGILState_Ensure() };
+        // SAFETY: the GIL is held until `PyGILState_Release` below, and nothing borrowed
+        // from `py` outlives this closure (`f` returns owned values).
+        let py = unsafe { Python::assume_attached() };
+        let out = f(py);
+        // SAFETY: matches the `PyGILState_Ensure` above.
+        unsafe { pyo3::ffi::PyGILState_Release(gstate) };
+        out
+    };
+    match tokio::runtime::Handle::try_current() {
+        Ok(_) => tokio::task::block_in_place(run),
+        Err(_) => run(),
     }
 }

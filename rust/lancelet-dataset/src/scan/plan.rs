@@ -10,7 +10,7 @@ use lancelet_file::plan::{plan_schema, project};
 
 use super::tasks::{measured_share, plan_tasks, read_share};
 use super::{Columns, Scan, ScanOptions, ScanStats, ROW_ADDR, ROW_ID};
-use crate::lineage::Special;
+use crate::scan::lineage::Special;
 use crate::{Dataset, Error, Result};
 
 /// A scan's filter, bound to the columns it reads (and the special columns it names).
@@ -187,7 +187,7 @@ impl Scan {
             .map(|f| (&f.expr, f.columns.as_slice()));
         let indexed = match &filter {
             Some(f) if opts.use_scalar_index && !opts.include_deleted => {
-                crate::index_query::candidates(&counted, &f.expr).await?
+                crate::index::query::candidates(&counted, &f.expr).await?
             }
             _ => None,
         };

@@ -14,7 +14,7 @@ use lancelet_table::pb;
 
 use super::plan::{projected_schema, with_special_fields, Filter, Output, Pick};
 use super::{Scan, ScanOptions, ScanTask};
-use crate::lineage::Special;
+use crate::scan::lineage::Special;
 use crate::{Dataset, Error, Result};
 
 impl Scan {

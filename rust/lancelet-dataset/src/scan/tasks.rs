@@ -155,7 +155,7 @@ pub(super) async fn plan_tasks(
     share: f64,
     widest: Option<&str>,
     prune: Option<(&BoundExpr, &[String])>,
-    index_rows: Option<&crate::index_query::IndexCandidates>,
+    index_rows: Option<&crate::index::query::IndexCandidates>,
 ) -> Result<Vec<ScanTask>> {
     // Each piece is a fragment, optionally restricted to some physical rows.
     let pieces: Vec<(&pb::DataFragment, Option<Range<u64>>)> = match (&opts.row_ranges, &opts.fragments) {
@@ -198,7 +198,7 @@ pub(super) async fn plan_tasks(
                 .filter(|(f, _)| index_rows.is_none_or(|c| !c.rows.contains_key(&f.id)))
                 .cloned()
                 .collect();
-            crate::prune::matching_rows(ds, &unindexed, expr, columns).await?
+            crate::scan::prune::matching_rows(ds, &unindexed, expr, columns).await?
         }
         None => HashMap::new(),
     };

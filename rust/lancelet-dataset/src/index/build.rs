@@ -288,7 +288,7 @@ impl Dataset {
                 let is_vector = first
                     .index_details
                     .as_ref()
-                    .is_some_and(|d| d.type_url == crate::vector_build::VECTOR_DETAILS_URL);
+                    .is_some_and(|d| d.type_url == crate::index::vector_build::VECTOR_DETAILS_URL);
                 if is_vector {
                     // A delta encodes the unindexed fragments with the index's own model;
                     // merging rebuilds the index with the same type, metric and shape.

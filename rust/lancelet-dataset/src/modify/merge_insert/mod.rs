@@ -20,14 +20,14 @@
 //!
 //! Nothing is committed when nothing changes. Several source rows matching one target row
 //! is an error when updating (the result would be ambiguous). A commit that conflicts with
-//! a concurrent one runs the merge again on the newest version (see [`crate::retry`]), so
+//! a concurrent one runs the merge again on the newest version (see [`crate::commit::retry`]), so
 //! the source is given as a function that opens it again (it must give the same rows each
 //! time).
 //!
 //! ```no_run
 //! # async fn demo(ds: lancelet_dataset::Dataset, batches: Vec<arrow_array::RecordBatch>,
 //! #               schema: arrow_schema::SchemaRef) -> lancelet_dataset::Result<()> {
-//! use lancelet_dataset::merge_insert::MergeInsertParams;
+//! use lancelet_dataset::modify::merge_insert::MergeInsertParams;
 //! let params = MergeInsertParams {
 //!     update: true,
 //!     insert: true,
@@ -53,7 +53,7 @@ use arrow_schema::{Schema, SchemaRef};
 
 use self::condition::{Condition, Side};
 use self::keys::{KeyEncoder, KeyTable};
-use crate::retry::RetryPolicy;
+use crate::commit::retry::RetryPolicy;
 use crate::scan::{Columns, Scan, ScanOptions, ROW_ADDR, ROW_ID};
 use crate::write::{align_schema, dataset_field_ids, FragmentWriter, WriteParams};
 use crate::{Dataset, Error, Result};
@@ -167,7 +167,7 @@ impl Dataset {
         // under a registered base, so the exception holds only when the source has none.
         if params.update && self.has_blob_v2_columns() {
             wparams.blob.allow_external_outside_bases =
-                !crate::blob_rewrite::has_external_blobs(source()?, &target_schema)?;
+                !crate::blob::rewrite::has_external_blobs(source()?, &target_schema)?;
         }
         let spread = self
             .target_stores(&params.target_bases, params.target_all_bases)?

@@ -7,7 +7,7 @@
 //!    `merge_existing_index_segments`): a new segment over the union of their fragments;
 //! 3. the segments are committed as one index ([`Dataset::commit_existing_index_segments`]),
 //!    a CreateIndex that adds them; a CreateIndex of segments made by anyone (pylance
-//!    included) is committed the same way through [`crate::user_ops`].
+//!    included) is committed the same way through [`crate::commit::user_ops`].
 //!
 //! A merge rebuilds the index over the union of the fragments, where pylance merges the
 //! segments' files; both give an index over the same rows. Vector segments can only be
@@ -22,9 +22,9 @@ use lancelet_table::pb;
 use lancelet_vector::ivf;
 use roaring::RoaringBitmap;
 
-use crate::index_build::{arrow_schema_field, params_of, ScalarIndexRequest};
-use crate::user_ops::UserOperation;
-use crate::vector_build::{ModelFiles, VectorIndexRequest, VECTOR_DETAILS_URL};
+use crate::commit::user_ops::UserOperation;
+use crate::index::build::{arrow_schema_field, params_of, ScalarIndexRequest};
+use crate::index::vector_build::{ModelFiles, VectorIndexRequest, VECTOR_DETAILS_URL};
 use crate::{Dataset, Error, Result};
 
 /// The index one segment belongs to.

@@ -20,6 +20,12 @@
 //!   (`column_source`, by field id), and `read_rows` (also used by take, blob and
 //!   pruning code).
 
+pub mod count;
+pub mod lineage;
+pub(crate) mod prune;
+pub mod readahead;
+pub mod take;
+
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

@@ -20,7 +20,7 @@
 //! ```no_run
 //! # async fn demo(loc: lancelet_dataset::Location, frags: Vec<lancelet_table::pb::DataFragment>,
 //! #               schema: arrow_schema::SchemaRef) -> lancelet_dataset::Result<()> {
-//! use lancelet_dataset::intent::{commit_with_intent, CommitIntent};
+//! use lancelet_dataset::commit::intent::{commit_with_intent, CommitIntent};
 //! let params = lancelet_dataset::write::WriteParams::default();
 //! let ds = commit_with_intent(&loc, CommitIntent::CreateOrAppend(schema), frags, &params).await?;
 //! # Ok(()) }

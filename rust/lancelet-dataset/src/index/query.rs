@@ -16,7 +16,7 @@ use lancelet_index::rowaddr::{FragmentRows, RowAddrSet};
 use lancelet_index::scalar::ScalarQuery;
 use lancelet_table::indices::fragment_bitmap;
 
-use crate::index_build::arrow_schema_field;
+use crate::index::build::arrow_schema_field;
 use crate::{Dataset, Error, Result};
 
 /// The rows an index narrowed a scan to.
@@ -227,7 +227,7 @@ async fn term_answer(ds: &Dataset, term: &IndexTerm, used: &mut Vec<String>) -> 
             exact &= found.is_exact();
             let kind = index.kind();
             let found = found.into_rows();
-            if ds.has_stable_row_ids() && crate::index_build::keyed_by_row_id(kind, seg.index_version.unwrap_or(0)) {
+            if ds.has_stable_row_ids() && crate::index::build::keyed_by_row_id(kind, seg.index_version.unwrap_or(0)) {
                 // Stable row ids: find where each row lives now.
                 if found.has_full_fragments() {
                     ok = false;

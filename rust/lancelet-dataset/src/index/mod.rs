@@ -2,6 +2,12 @@
 //! and their statistics. Index files are built and searched by `lancelet-index`; this module
 //! joins them to the table (fragments, deletions, transactions).
 
+pub mod build;
+pub mod knn;
+pub(crate) mod query;
+pub mod segments;
+pub mod vector_build;
+
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 

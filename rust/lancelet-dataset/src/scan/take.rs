@@ -12,7 +12,7 @@ use arrow_schema::SchemaRef;
 use lancelet_table::manifest::live_rows;
 use lancelet_table::pb;
 
-use crate::lineage::Special;
+use crate::scan::lineage::Special;
 use crate::scan::projected_schema;
 use crate::{Dataset, Error, Result};
 

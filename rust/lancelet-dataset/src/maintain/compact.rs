@@ -17,7 +17,7 @@ use lancelet_table::pb;
 use lancelet_table::pb::transaction::Operation;
 use lancelet_table::rowids::{set_row_ids, set_versions};
 
-use crate::lineage::{ROW_CREATED_AT, ROW_UPDATED_AT};
+use crate::scan::lineage::{ROW_CREATED_AT, ROW_UPDATED_AT};
 use crate::scan::{Columns, Scan, ScanOptions, ROW_ID};
 use crate::write::{dataset_field_ids, FragmentWriter, WriteParams};
 use crate::{Dataset, Error, Result};
@@ -215,7 +215,7 @@ impl Dataset {
                     max_rows_per_file: u64::MAX,
                     file_version: version,
                     // Rewritten rows keep the external blobs they referenced.
-                    blob: crate::blob_write::BlobWriteOptions {
+                    blob: crate::blob::write::BlobWriteOptions {
                         allow_external_outside_bases: true,
                         ..Default::default()
                     },
@@ -348,7 +348,7 @@ impl Dataset {
         if touched.is_empty() {
             return Ok((ds, metrics));
         }
-        let opts = crate::index_build::OptimizeIndicesOptions {
+        let opts = crate::index::build::OptimizeIndicesOptions {
             num_indices_to_merge: None,
             index_names: Some(touched),
         };

@@ -35,7 +35,7 @@ use arrow_schema::{Schema, SchemaRef};
 use lancelet_file::FileReader;
 use lancelet_table::pb;
 
-use crate::merge_insert::keys::{KeyEncoder, KeyTable};
+use crate::modify::merge_insert::keys::{KeyEncoder, KeyTable};
 use crate::scan::{Columns, Scan, ScanOptions};
 use crate::write::FragmentWriter;
 use crate::{Dataset, Error, Result, DATA_DIR};
@@ -261,7 +261,7 @@ impl Dataset {
         right_on: Option<&str>,
         opts: &MergeColumnsOptions,
     ) -> Result<Dataset> {
-        let data = crate::json::storage_reader(crate::views::plain_reader(data));
+        let data = crate::json::storage_reader(crate::write::views::plain_reader(data));
         let right_on = right_on.unwrap_or(left_on);
         let (key_index, values_schema) = self.check_merge(&data.schema(), left_on, right_on)?;
         let right = self.read_right(data, key_index, &values_schema, opts).await?;

@@ -19,7 +19,7 @@
 //!
 //! ```no_run
 //! # async fn demo(ds: lancelet_dataset::Dataset) -> lancelet_dataset::Result<()> {
-//! use lancelet_dataset::backfill::BackfillOptions;
+//! use lancelet_dataset::evolve::backfill::BackfillOptions;
 //! let mut double = |b: arrow_array::RecordBatch| -> lancelet_dataset::Result<arrow_array::RecordBatch> {
 //!     let x = arrow_cast::cast(b.column(0), &arrow_schema::DataType::Float64)?;
 //!     let schema = arrow_schema::Schema::new(vec![arrow_schema::Field::new("x2", arrow_schema::DataType::Float64, true)]);
@@ -193,7 +193,7 @@ fn conform(batch: RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
 fn call(udf: &mut Udf<'_>, batch: RecordBatch) -> Result<RecordBatch> {
     let rows = batch.num_rows();
     // View types (polars strings) are stored as their plain types, as pylance does.
-    let out = crate::json::storage_batch(crate::views::plain_batch(udf(batch)?)?)?;
+    let out = crate::json::storage_batch(crate::write::views::plain_batch(udf(batch)?)?)?;
     if out.num_rows() != rows {
         return Err(Error::InvalidArgument(format!(
             "the UDF returned {} rows for a batch of {rows}",
@@ -253,7 +253,7 @@ impl Dataset {
         file_tag: Option<String>,
     ) -> Result<pb::DataFile> {
         self.fragment(fragment_id)?;
-        let plain = crate::views::plain_schema(schema);
+        let plain = crate::write::views::plain_schema(schema);
         let schema = crate::json::storage_schema(plain.as_ref().unwrap_or(schema));
         let schema = &schema;
         let fields = self.new_fields(schema)?;
@@ -307,7 +307,7 @@ impl Dataset {
             (Some(s), _) | (None, Some(s)) => Some(s.clone()),
             (None, None) => self.backfill_schema(udf, read_columns).await?,
         };
-        let schema = schema.map(|s| crate::json::storage_schema(&crate::views::plain_schema(&s).unwrap_or(s)));
+        let schema = schema.map(|s| crate::json::storage_schema(&crate::write::views::plain_schema(&s).unwrap_or(s)));
         let Some(schema) = schema else {
             return Err(Error::InvalidArgument(
                 "the dataset has no rows to run the UDF on; give it an output_schema \

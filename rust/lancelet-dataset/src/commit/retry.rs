@@ -12,7 +12,7 @@
 //!
 //! ```no_run
 //! # async fn demo(ds: lancelet_dataset::Dataset) -> lancelet_dataset::Result<()> {
-//! use lancelet_dataset::retry::RetryPolicy;
+//! use lancelet_dataset::commit::retry::RetryPolicy;
 //! let (ds, res) = ds
 //!     .execute_with_retry(&RetryPolicy::default(), |ds| async move { ds.delete("x > 3").await })
 //!     .await?;

@@ -4,6 +4,8 @@
 //! bounded by the writer's page buffers, never the whole input. If anything fails before
 //! the commit lands, the files written so far are removed.
 
+pub mod views;
+
 use std::fs::File;
 use std::io::BufWriter;
 use std::sync::Arc;
@@ -13,14 +15,14 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use lancelet_file::json::is_lance_json;
 use lancelet_file::schema::to_lance_fields;
 use lancelet_file::{FileVersion, FileWriter, WriterOptions};
-use lancelet_table::commit::{commit_when, new_transaction, CommitOptions};
+use lancelet_table::commit::{new_transaction, CommitOptions};
 use lancelet_table::naming::ManifestNaming;
 use lancelet_table::object::Location;
 use lancelet_table::pb;
 use lancelet_table::pb::transaction::Operation;
 use lancelet_table::store::Store;
 
-use crate::durable::{SyncingFile, Syncs};
+use crate::commit::durable::{SyncingFile, Syncs};
 use crate::{Caches, Dataset, Error, Result, VersionRef, DATA_DIR};
 
 /// How a write treats an existing dataset.
@@ -90,10 +92,14 @@ pub struct WriteParams {
     /// Give rows move-stable ids (`_rowid` survives updates and compaction) and track the
     /// versions each row was created and last updated at. Only when creating a dataset.
     pub enable_stable_row_ids: bool,
-    /// How blob v2 columns are written (see [`crate::blob_write`]).
-    pub blob: crate::blob_write::BlobWriteOptions,
+    /// How blob v2 columns are written (see [`crate::blob::write`]).
+    pub blob: crate::blob::write::BlobWriteOptions,
     /// More properties recorded in the transaction (pylance's `transaction_properties`).
     pub transaction_properties: std::collections::HashMap<String, String>,
+    /// Config entries recorded when the write creates the dataset, e.g. the `lance.auto_cleanup.*` keys of pylance's `auto_cleanup_options`.
+    pub config: std::collections::HashMap<String, String>,
+    /// The lock the commit is made inside; the written dataset keeps it for its own commits.
+    pub commit_lock: Option<Arc<dyn crate::commit::CommitLock>>,
 }
 
 impl std::fmt::Debug for WriteParams {
@@ -127,6 +133,8 @@ impl Default for WriteParams {
             enable_stable_row_ids: false,
             blob: Default::default(),
             transaction_properties: Default::default(),
+            config: Default::default(),
+            commit_lock: None,
         }
     }
 }
@@ -311,7 +319,7 @@ struct OpenFile {
     upload: bool,
     writer: FileWriter<BufWriter<SyncingFile>>,
     /// Writes the blob v2 columns' values and descriptors, if there are any.
-    blobs: Option<crate::blob_write::BlobEncoder>,
+    blobs: Option<crate::blob::write::BlobEncoder>,
 }
 
 /// A completed data file waiting for its upload.
@@ -359,15 +367,15 @@ impl FragmentWriter {
             check_file_tag(tag)?;
         }
         // Checks the schema (and the file version) before any input is consumed.
-        crate::blob_write::refuse_nested_blobs(&schema)?;
-        let file_schema = crate::blob_write::file_schema(&schema);
+        crate::blob::write::refuse_nested_blobs(&schema)?;
+        let file_schema = crate::blob::write::file_schema(&schema);
         if !Arc::ptr_eq(&file_schema, &schema) && params.file_version != FileVersion::V2_2 {
             return Err(Error::InvalidArgument(format!(
                 "Blob v2 requires file version >= 2.2 (got {:?})",
                 params.file_version
             )));
         }
-        let file_ids = crate::blob_write::file_field_ids(&schema, &field_ids)?;
+        let file_ids = crate::blob::write::file_field_ids(&schema, &field_ids)?;
         FileWriter::try_new(
             std::io::sink(),
             "schema check",
@@ -413,7 +421,7 @@ impl FragmentWriter {
                 Some(d) if !upload => d,
                 _ => std::env::temp_dir().join(format!("lancelet-upload-sidecars-{name}")),
             };
-            Some(crate::blob_write::BlobEncoder::new(
+            Some(crate::blob::write::BlobEncoder::new(
                 &self.schema,
                 &name,
                 dir,
@@ -799,9 +807,9 @@ async fn write_fragments_syncing(
         _ => params,
     };
     // At 2.2 blob v1 columns (`lance-encoding:blob`) are written as blob v2, as pylance does.
-    let v1_as_v2 = params.file_version == FileVersion::V2_2 && crate::blob_write::has_blob_v1(&data_schema);
+    let v1_as_v2 = params.file_version == FileVersion::V2_2 && crate::blob::write::has_blob_v1(&data_schema);
     let data_schema = if v1_as_v2 {
-        crate::blob_write::v1_as_v2_schema(&data_schema)
+        crate::blob::write::v1_as_v2_schema(&data_schema)
     } else {
         data_schema
     };
@@ -827,7 +835,7 @@ async fn write_fragments_syncing(
             // At 2.2 the dataset's blob v1 columns take blob v2 values: the commit turns
             // those the new files hold into blob v2 fields, as pylance does.
             let target = match params.file_version == FileVersion::V2_2 {
-                true => crate::blob_write::v1_as_v2_schema(ds.schema()),
+                true => crate::blob::write::v1_as_v2_schema(ds.schema()),
                 false => ds.schema().clone(),
             };
             let aligned = align_schema(&target, &data_schema)?;
@@ -868,7 +876,7 @@ async fn write_fragments_syncing(
                 continue;
             }
             let batch = if v1_as_v2 {
-                crate::blob_write::v1_as_v2_batch(&batch, &data_schema)?
+                crate::blob::write::v1_as_v2_batch(&batch, &data_schema)?
             } else {
                 batch
             };
@@ -1032,7 +1040,7 @@ pub(crate) async fn commit_fragments_on(
 }
 
 /// [`commit_fragments_on`], calling `ready` before the manifest is written (see
-/// [`commit_when`]).
+/// [`lancelet_table::commit::commit_when`]).
 async fn commit_fragments_on_when(
     loc: &Location,
     existing: Option<Dataset>,
@@ -1075,7 +1083,12 @@ async fn commit_fragments_on_when(
                     .iter()
                     .map(|(k, v)| (k.clone(), bytes::Bytes::from(v.clone().into_bytes())))
                     .collect(),
-                config_upsert_values: Default::default(),
+                // Config given to a write is recorded when it creates the dataset (pylance's rule).
+                config_upsert_values: if existing.is_none() {
+                    params.config.clone()
+                } else {
+                    Default::default()
+                },
                 initial_bases: Vec::new(),
             })
         }
@@ -1088,8 +1101,11 @@ async fn commit_fragments_on_when(
         crate::check_fragment_id_room(ds.manifest(), op, &display_root(loc).display().to_string())?;
     }
     let base = existing.as_ref().map(|d| (d.manifest(), d.naming()));
-    let (m, naming) = commit_when(store.as_ref(), base, &txn, &opts, ready).await?;
-    Dataset::from_manifest(store, display_root(loc), m, naming, Arc::default(), None)
+    let lock = params.commit_lock.as_ref();
+    let (m, naming) = crate::commit::commit_with_hooks(store.as_ref(), base, &txn, &opts, lock, ready).await?;
+    let ds = Dataset::from_manifest(store, display_root(loc), m, naming, Arc::default(), None)?;
+    ds.set_commit_lock(params.commit_lock.clone());
+    Ok(ds.after_commit().await)
 }
 
 /// The root a dataset at `loc` shows in messages (its directory, or its URI).

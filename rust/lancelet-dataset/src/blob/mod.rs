@@ -15,6 +15,9 @@
 //! * v2 kind 3 (external): `blob_uri`, absolute when `blob_id` is 0, else relative to the
 //!   manifest's base path with that id; `size` 0 means the whole object.
 
+pub(crate) mod rewrite;
+pub mod write;
+
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;

@@ -6,6 +6,10 @@
 //! base). A branch is a dataset rooted at `{root}/tree/{branch}` whose manifests name the
 //! branch; its tags and branch references live in the root's `_refs/`.
 
+pub mod branch;
+pub mod targets;
+pub mod write;
+
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;

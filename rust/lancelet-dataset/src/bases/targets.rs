@@ -14,7 +14,7 @@ use lancelet_file::io::ReadAt;
 use lancelet_table::pb;
 use lancelet_table::store::{FileMeta, Store};
 
-use crate::base_write::FlatStore;
+use crate::bases::write::FlatStore;
 use crate::{Caches, Error, Result, DATA_DIR};
 
 /// One place new data files may go: its store (whose `data/` is where files land) and the

@@ -17,6 +17,9 @@
 //! New fields get ids above every id the dataset has used, so a dropped field's data can
 //! never be mistaken for a new field's.
 
+pub mod backfill;
+pub mod merge_columns;
+
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -119,7 +122,7 @@ impl Dataset {
     /// dataset has.
     pub fn new_fields(&self, schema: &Schema) -> Result<Vec<pbfile::Field>> {
         // View types (polars strings) are stored as their plain types, as pylance does.
-        let plain = crate::views::plain_schema(schema);
+        let plain = crate::write::views::plain_schema(schema);
         let schema = plain.as_deref().unwrap_or(schema);
         // JSON text columns are stored as JSONB.
         let stored = lancelet_file::json::storage_schema(schema);

@@ -14,7 +14,7 @@ use lancelet_vector::distance::to_f32;
 use lancelet_vector::ivf::{self, VectorBuildParams};
 use roaring::RoaringBitmap;
 
-use crate::index_build::DirStore;
+use crate::index::build::DirStore;
 use crate::scan::{Columns, Scan, ScanOptions, ROW_ADDR};
 use crate::{Dataset, Error, Result};
 
@@ -37,7 +37,7 @@ pub struct VectorIndexRequest {
 impl Dataset {
     /// The float type of the items of vector column `column` (a dotted path).
     fn vector_value_type(&self, column: &str) -> ivf::ValueType {
-        match crate::index_build::arrow_schema_field(self.schema(), column) {
+        match crate::index::build::arrow_schema_field(self.schema(), column) {
             Some(arrow_schema::DataType::FixedSizeList(item, _)) => ivf::ValueType::of_column(item.data_type()),
             _ => ivf::ValueType::Float32,
         }
@@ -67,7 +67,7 @@ impl Dataset {
                 .as_primitive::<UInt64Type>()
                 .clone();
             // Rows without a vector are not indexed (they have no distance).
-            let (col, a) = crate::knn::valid_vectors(b.column(0), a)?;
+            let (col, a) = crate::index::knn::valid_vectors(b.column(0), a)?;
             let (v, d) = to_f32(col.as_ref())?;
             if vectors.is_empty() && whole {
                 // Reserved once: growing by doubling would hold two copies at its peak.

@@ -15,13 +15,13 @@
 use std::collections::{HashMap, HashSet};
 
 use lancelet_proto::pbfile;
-use lancelet_table::commit::{commit, CommitOptions, TRANSACTIONS_DIR};
+use lancelet_table::commit::{CommitOptions, TRANSACTIONS_DIR};
 use lancelet_table::pb;
 use lancelet_table::pb::transaction::Operation;
 use lancelet_table::rowids::{fragment_row_ids, fragment_versions, set_versions};
 use prost::Message;
 
-use crate::delete::row_hits;
+use crate::modify::delete::row_hits;
 use crate::scan::{Columns, ScanOptions};
 use crate::{Dataset, Error, Result, VersionRef};
 
@@ -607,15 +607,7 @@ impl Dataset {
         if let Some(r) = max_retries {
             opts.max_retries = r;
         }
-        let (m, naming) = commit(self.store.as_ref(), Some((&self.manifest, self.naming)), &txn, &opts).await?;
-        Self::from_manifest(
-            self.store.clone(),
-            self.root.clone(),
-            m,
-            naming,
-            self.caches.clone(),
-            self.spawner.clone(),
-        )
+        self.commit_transaction(&txn, &opts).await
     }
 
     /// The transaction that created `version` (`None`: this version), read from its

@@ -10,8 +10,8 @@ use arrow_array::{ArrayRef, RecordBatch};
 use lancelet_table::pb;
 use lancelet_table::pb::transaction::Operation;
 
-use crate::delete::row_hits;
-use crate::lineage::ROW_CREATED_AT;
+use crate::modify::delete::row_hits;
+use crate::scan::lineage::ROW_CREATED_AT;
 use crate::scan::{Columns, ScanOptions};
 use crate::write::{dataset_field_ids, FragmentWriter, WriteParams};
 use crate::{Dataset, Error, Result};
@@ -84,8 +84,8 @@ impl Dataset {
         let outputs = self.scan_all(opts).await?;
         let (moved_ids, created) = if stable {
             (
-                crate::lineage::u64_column(&outputs, crate::scan::ROW_ID)?,
-                crate::lineage::u64_column(&outputs, ROW_CREATED_AT)?,
+                crate::scan::lineage::u64_column(&outputs, crate::scan::ROW_ID)?,
+                crate::scan::lineage::u64_column(&outputs, ROW_CREATED_AT)?,
             )
         } else {
             Default::default()
@@ -101,7 +101,7 @@ impl Dataset {
         let params = WriteParams {
             file_version: version,
             // Moved rows keep the external blobs they referenced, wherever those are.
-            blob: crate::blob_write::BlobWriteOptions {
+            blob: crate::blob::write::BlobWriteOptions {
                 allow_external_outside_bases: true,
                 ..Default::default()
             },
@@ -145,7 +145,7 @@ impl Dataset {
             let mut new = writer.finish()?;
             writer.upload_pending().await?;
             if stable {
-                crate::lineage::carry_row_ids(&mut new, &moved_ids, Some(&created))?;
+                crate::scan::lineage::carry_row_ids(&mut new, &moved_ids, Some(&created))?;
             }
             let (updated, removed) = self.tombstone(hits, &mut written).await?;
             Ok((new, updated, removed))
@@ -259,7 +259,7 @@ impl Dataset {
                     "row ids to keep were given for a dataset without stable row ids".into(),
                 ));
             }
-            crate::lineage::carry_row_ids(&mut new_fragments, moved_ids, None)?;
+            crate::scan::lineage::carry_row_ids(&mut new_fragments, moved_ids, None)?;
         }
         let mut sorted = addresses.to_vec();
         sorted.sort_unstable();

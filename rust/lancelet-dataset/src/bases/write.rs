@@ -16,13 +16,13 @@ use futures::future::BoxFuture;
 use futures::FutureExt;
 use lancelet_file::io::ReadAt;
 use lancelet_file::schema::to_lance_fields;
-use lancelet_table::commit::{commit, new_transaction};
+use lancelet_table::commit::new_transaction;
 use lancelet_table::object::Location;
 use lancelet_table::pb;
 use lancelet_table::pb::transaction::Operation;
 use lancelet_table::store::{FileMeta, Store};
 
-use crate::base_targets::SpreadStore;
+use crate::bases::targets::SpreadStore;
 use crate::write::{commit_options, open_existing, write_fragments_on, WriteMode, WriteParams};
 use crate::{Dataset, Error, Result, DATA_DIR};
 
@@ -77,9 +77,9 @@ impl Store for FlatStore {
 impl Dataset {
     /// Where the new data files of a write go: `targets` (base names or paths; the dataset's
     /// own URI means its root) in turn, or every base (`all = Some(include_root)`); `None`
-    /// when they all go to the dataset's root. See [`crate::base_targets`].
+    /// when they all go to the dataset's root. See [`crate::bases::targets`].
     pub fn target_stores(&self, targets: &[String], all: Option<bool>) -> Result<Option<SpreadStore>> {
-        crate::base_targets::resolve(
+        crate::bases::targets::resolve(
             &self.root().display().to_string(),
             self.store(),
             self.base_paths(),
@@ -121,7 +121,7 @@ pub async fn write_with_bases(
         Some(p) => p.display().to_string(),
         None => loc.store.root_display(),
     };
-    let spread = crate::base_targets::resolve(&root_uri, &loc.store, &bases, &targets, all, &caches)?.map(Arc::new);
+    let spread = crate::bases::targets::resolve(&root_uri, &loc.store, &bases, &targets, all, &caches)?.map(Arc::new);
     let write_loc = match &spread {
         None => loc.clone(),
         Some(s) => Location {
@@ -180,7 +180,11 @@ async fn commit_staged(
                 .iter()
                 .map(|(k, v)| (k.clone(), Bytes::from(v.clone().into_bytes())))
                 .collect(),
-            config_upsert_values: Default::default(),
+            config_upsert_values: if existing.is_none() {
+                params.config.clone()
+            } else {
+                Default::default()
+            },
             initial_bases,
         })
     };
@@ -189,13 +193,14 @@ async fn commit_staged(
     txn.transaction_properties.extend(params.transaction_properties.clone());
     let opts = commit_options(params, version);
     let base = existing.as_ref().map(|d| (d.manifest(), d.naming()));
-    let (m, naming) = commit(loc.store.as_ref(), base, &txn, &opts).await?;
+    let lock = params.commit_lock.as_ref();
+    let (m, naming) = crate::commit::commit_with_hooks(loc.store.as_ref(), base, &txn, &opts, lock, || Ok(())).await?;
     let root = loc
         .local_root
         .clone()
         .unwrap_or_else(|| PathBuf::from(loc.store.root_display()));
-    Ok(
-        Dataset::from_manifest(loc.store.clone(), root, m, naming, Arc::default(), None)?
-            .with_storage_options(storage_options.clone()),
-    )
+    let ds = Dataset::from_manifest(loc.store.clone(), root, m, naming, Arc::default(), None)?
+        .with_storage_options(storage_options.clone());
+    ds.set_commit_lock(params.commit_lock.clone());
+    Ok(ds.after_commit().await)
 }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use arrow_array::{new_empty_array, new_null_array, Array, ArrayRef, BooleanArray, RecordBatch, StructArray};
 use arrow_schema::{DataType, Field, Fields, Schema};
 
-use crate::condition::{condition_columns, evaluate_condition};
+use crate::modify::condition::{condition_columns, evaluate_condition};
 use crate::{Error, Result};
 
 /// A side of a matched pair.

@@ -12,7 +12,7 @@
 //!
 //! ```no_run
 //! # async fn demo(ds: lancelet_dataset::Dataset) -> lancelet_dataset::Result<()> {
-//! use lancelet_dataset::compact_config::CompactionArgs;
+//! use lancelet_dataset::maintain::compact_config::CompactionArgs;
 //! // The target from `lance.compaction.target_rows_per_fragment` when set, else 1M rows.
 //! let opts = ds.compaction_options(&CompactionArgs::default())?;
 //! let (ds, metrics) = ds.compact_files(&opts).await?;
@@ -21,7 +21,7 @@
 
 use std::collections::HashMap;
 
-use crate::compact::CompactionOptions;
+use crate::maintain::compact::CompactionOptions;
 use crate::{Dataset, Error, Result};
 
 /// The prefix of compaction config keys.
