@@ -25,6 +25,7 @@ pub mod blob;
 pub mod commit;
 mod error;
 pub mod evolve;
+mod fields;
 pub mod index;
 pub mod json;
 pub mod maintain;

@@ -7,72 +7,20 @@
 //! the dataset) records `initial_bases` in its Overwrite transaction; other writes may only
 //! target bases that exist.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use arrow_array::RecordBatchReader;
 use bytes::Bytes;
-use futures::future::BoxFuture;
-use futures::FutureExt;
-use lancelet_file::io::ReadAt;
 use lancelet_file::schema::to_lance_fields;
 use lancelet_table::commit::new_transaction;
 use lancelet_table::object::Location;
 use lancelet_table::pb;
 use lancelet_table::pb::transaction::Operation;
-use lancelet_table::store::{FileMeta, Store};
 
 use crate::bases::targets::SpreadStore;
 use crate::write::{commit_options, open_existing, write_fragments_on, WriteMode, WriteParams};
-use crate::{Dataset, Error, Result, DATA_DIR};
-
-/// A store whose `data/` directory is its root: files of a base that is not a dataset root.
-#[derive(Debug)]
-pub(crate) struct FlatStore {
-    pub(crate) inner: Arc<dyn Store>,
-}
-
-fn flat(path: &str) -> &str {
-    path.strip_prefix(DATA_DIR)
-        .and_then(|p| p.strip_prefix('/'))
-        .unwrap_or(path)
-}
-
-impl Store for FlatStore {
-    fn root_display(&self) -> String {
-        self.inner.root_display()
-    }
-    fn read<'a>(&'a self, path: &'a str) -> BoxFuture<'a, lancelet_table::Result<Bytes>> {
-        self.inner.read(flat(path))
-    }
-    fn put<'a>(&'a self, path: &'a str, data: Bytes) -> BoxFuture<'a, lancelet_table::Result<()>> {
-        self.inner.put(flat(path), data)
-    }
-    fn put_if_absent<'a>(&'a self, path: &'a str, data: Bytes) -> BoxFuture<'a, lancelet_table::Result<bool>> {
-        self.inner.put_if_absent(flat(path), data)
-    }
-    fn list<'a>(&'a self, dir: &'a str) -> BoxFuture<'a, lancelet_table::Result<Vec<String>>> {
-        self.inner.list(flat(dir))
-    }
-    fn list_meta<'a>(&'a self, dir: &'a str) -> BoxFuture<'a, lancelet_table::Result<Vec<FileMeta>>> {
-        self.inner.list_meta(flat(dir))
-    }
-    fn delete<'a>(&'a self, path: &'a str) -> BoxFuture<'a, lancelet_table::Result<()>> {
-        self.inner.delete(flat(path))
-    }
-    fn exists<'a>(&'a self, path: &'a str) -> BoxFuture<'a, lancelet_table::Result<bool>> {
-        self.inner.exists(flat(path))
-    }
-    fn open_file<'a>(&'a self, path: &'a str) -> BoxFuture<'a, lancelet_file::Result<Arc<dyn ReadAt>>> {
-        self.inner.open_file(flat(path))
-    }
-    fn local_path(&self, path: &str) -> Option<PathBuf> {
-        self.inner.local_path(flat(path))
-    }
-    fn upload<'a>(&'a self, path: &'a str, local: &'a Path) -> BoxFuture<'a, lancelet_table::Result<u64>> {
-        async move { self.inner.upload(flat(path), local).await }.boxed()
-    }
-}
+use crate::{Dataset, Error, Result};
 
 impl Dataset {
     /// Where the new data files of a write go: `targets` (base names or paths; the dataset's

@@ -29,6 +29,7 @@ use arrow_buffer::Buffer;
 use lancelet_file::blob::kind;
 use lancelet_file::io::ReadAt;
 
+use crate::fields::find_field;
 use crate::scan::file_layouts;
 use crate::{Dataset, Error, Result};
 
@@ -156,22 +157,6 @@ async fn open_external(uri: &str, options: &HashMap<String, String>) -> Result<A
 }
 
 use lancelet_table::store::Store as _;
-
-/// The field at dotted `path` of `schema` (a top-level name containing dots wins).
-pub(crate) fn find_field(schema: &arrow_schema::Schema, path: &str) -> Option<arrow_schema::FieldRef> {
-    if let Ok(f) = schema.field_with_name(path) {
-        return Some(Arc::new(f.clone()));
-    }
-    let mut parts = path.split('.');
-    let mut f: arrow_schema::FieldRef = Arc::new(schema.field_with_name(parts.next()?).ok()?.clone());
-    for p in parts {
-        let arrow_schema::DataType::Struct(fs) = f.data_type() else {
-            return None;
-        };
-        f = fs.iter().find(|c| c.name() == p)?.clone();
-    }
-    Some(f)
-}
 
 /// The descriptors of blob column `column` in `batch` (a take of just that column): the
 /// column itself, or, for a dotted path into structs, the child reached through the

@@ -8,45 +8,18 @@ use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::UInt64Type;
-use futures::future::BoxFuture;
-use futures::FutureExt;
-use lancelet_file::io::ReadAt;
 use lancelet_file::FileVersion;
-use lancelet_index::scalar::{self, IndexStore, ScalarIndex, ScalarIndexType, ScalarParams, TrainingBatch};
+use lancelet_index::scalar::{self, ScalarIndex, ScalarIndexType, ScalarParams, TrainingBatch};
 use lancelet_table::indices::{encode_fragment_bitmap, index_dir, INDICES_DIR};
 use lancelet_table::pb;
-use lancelet_table::store::Store;
 use pb::transaction::Operation;
 use roaring::RoaringBitmap;
 
+use crate::fields::arrow_schema_field;
+use crate::index::DirStore;
+use crate::scan::index_query::keyed_by_row_id;
 use crate::scan::{Columns, Scan, ScanOptions, ROW_ADDR};
 use crate::{Dataset, Error, Result};
-
-/// The files of one index directory in the dataset's store.
-pub(crate) struct DirStore {
-    pub(crate) store: Arc<dyn Store>,
-    pub(crate) dir: String,
-}
-
-impl IndexStore for DirStore {
-    fn write<'a>(&'a self, name: &'a str, bytes: Vec<u8>) -> BoxFuture<'a, lancelet_index::Result<u64>> {
-        async move {
-            let n = bytes.len() as u64;
-            let path = format!("{}/{name}", self.dir);
-            // An I/O failure (permission denied, disk full) stays an I/O error.
-            self.store.put(&path, bytes.into()).await.map_err(|e| match e {
-                lancelet_table::Error::Io { path, source } => lancelet_file::Error::Io { path, source }.into(),
-                other => lancelet_index::Error::InvalidArgument(format!("writing {path}: {other}")),
-            })?;
-            Ok(n)
-        }
-        .boxed()
-    }
-
-    fn open<'a>(&'a self, name: &'a str) -> BoxFuture<'a, lancelet_index::Result<Arc<dyn ReadAt>>> {
-        async move { Ok(self.store.open_file(&format!("{}/{name}", self.dir)).await?) }.boxed()
-    }
-}
 
 /// What `create_scalar_index` was asked for.
 #[derive(Debug, Clone)]
@@ -288,7 +261,7 @@ impl Dataset {
                 let is_vector = first
                     .index_details
                     .as_ref()
-                    .is_some_and(|d| d.type_url == crate::index::vector_build::VECTOR_DETAILS_URL);
+                    .is_some_and(|d| d.type_url == crate::index::VECTOR_DETAILS_URL);
                 if is_vector {
                     // A delta encodes the unindexed fragments with the index's own model;
                     // merging rebuilds the index with the same type, metric and shape.
@@ -475,17 +448,6 @@ impl Dataset {
     }
 }
 
-/// Whether an index of `kind` and `version` holds stable row ids (on a dataset with stable
-/// row ids) rather than row addresses: pylance 14's BITMAP, LABEL_LIST and NGRAM do, and so
-/// does a BTREE of version 0 (version 1 marks addresses).
-pub(crate) fn keyed_by_row_id(kind: ScalarIndexType, version: i32) -> bool {
-    match kind {
-        ScalarIndexType::Bitmap | ScalarIndexType::LabelList | ScalarIndexType::NGram => true,
-        ScalarIndexType::BTree => version == 0,
-        _ => false,
-    }
-}
-
 /// What [`Dataset::optimize_indices`] does.
 #[derive(Debug, Clone, Default)]
 pub struct OptimizeIndicesOptions {
@@ -516,9 +478,4 @@ pub(crate) fn params_of(kind: ScalarIndexType, idx: &pb::IndexMetadata) -> Scala
         }
     }
     p
-}
-
-/// The Arrow type of a (dotted) column path.
-pub(crate) fn arrow_schema_field(schema: &arrow_schema::Schema, path: &str) -> Option<arrow_schema::DataType> {
-    crate::blob::find_field(schema, path).map(|f| f.data_type().clone())
 }

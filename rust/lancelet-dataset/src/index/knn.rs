@@ -22,7 +22,7 @@ use lancelet_vector::distance::{distances, to_f32};
 use lancelet_vector::ivf::IvfIndex;
 use lancelet_vector::{Metric, TopK};
 
-use crate::index::build::DirStore;
+use crate::index::DirStore;
 use crate::scan::{Columns, Scan, ScanOptions, ROW_ADDR};
 use crate::{Dataset, Error, Result};
 

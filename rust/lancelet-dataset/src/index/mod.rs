@@ -4,15 +4,19 @@
 
 pub mod build;
 pub mod knn;
-pub(crate) mod query;
 pub mod segments;
 pub mod vector_build;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
+use futures::future::BoxFuture;
+use futures::FutureExt;
+use lancelet_file::io::ReadAt;
+use lancelet_index::scalar::IndexStore;
 use lancelet_table::indices::{fragment_bitmap, uuid_string};
 use lancelet_table::pb;
+use lancelet_table::store::Store;
 
 use crate::{Dataset, Error, Result};
 
@@ -207,6 +211,35 @@ impl Dataset {
             return Err(Error::InvalidArgument(format!("index {name:?} does not exist")));
         }
         self.commit_index_change(Vec::new(), removed).await
+    }
+}
+
+/// The type URL of vector index details.
+pub const VECTOR_DETAILS_URL: &str = "/lance.index.pb.VectorIndexDetails";
+
+/// The files of one index directory in the dataset's store.
+pub(crate) struct DirStore {
+    pub(crate) store: Arc<dyn Store>,
+    pub(crate) dir: String,
+}
+
+impl IndexStore for DirStore {
+    fn write<'a>(&'a self, name: &'a str, bytes: Vec<u8>) -> BoxFuture<'a, lancelet_index::Result<u64>> {
+        async move {
+            let n = bytes.len() as u64;
+            let path = format!("{}/{name}", self.dir);
+            // An I/O failure (permission denied, disk full) stays an I/O error.
+            self.store.put(&path, bytes.into()).await.map_err(|e| match e {
+                lancelet_table::Error::Io { path, source } => lancelet_file::Error::Io { path, source }.into(),
+                other => lancelet_index::Error::InvalidArgument(format!("writing {path}: {other}")),
+            })?;
+            Ok(n)
+        }
+        .boxed()
+    }
+
+    fn open<'a>(&'a self, name: &'a str) -> BoxFuture<'a, lancelet_index::Result<Arc<dyn ReadAt>>> {
+        async move { Ok(self.store.open_file(&format!("{}/{name}", self.dir)).await?) }.boxed()
     }
 }
 

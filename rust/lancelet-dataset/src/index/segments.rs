@@ -23,8 +23,10 @@ use lancelet_vector::ivf;
 use roaring::RoaringBitmap;
 
 use crate::commit::user_ops::UserOperation;
-use crate::index::build::{arrow_schema_field, params_of, ScalarIndexRequest};
-use crate::index::vector_build::{ModelFiles, VectorIndexRequest, VECTOR_DETAILS_URL};
+use crate::fields::arrow_schema_field;
+use crate::index::build::{params_of, ScalarIndexRequest};
+use crate::index::vector_build::{ModelFiles, VectorIndexRequest};
+use crate::index::VECTOR_DETAILS_URL;
 use crate::{Dataset, Error, Result};
 
 /// The index one segment belongs to.

@@ -14,12 +14,9 @@ use lancelet_vector::distance::to_f32;
 use lancelet_vector::ivf::{self, VectorBuildParams};
 use roaring::RoaringBitmap;
 
-use crate::index::build::DirStore;
+use crate::index::{DirStore, VECTOR_DETAILS_URL};
 use crate::scan::{Columns, Scan, ScanOptions, ROW_ADDR};
 use crate::{Dataset, Error, Result};
-
-/// The type URL of vector index details.
-pub const VECTOR_DETAILS_URL: &str = "/lance.index.pb.VectorIndexDetails";
 
 /// What `create_index` was asked for.
 #[derive(Debug, Clone)]
@@ -37,7 +34,7 @@ pub struct VectorIndexRequest {
 impl Dataset {
     /// The float type of the items of vector column `column` (a dotted path).
     fn vector_value_type(&self, column: &str) -> ivf::ValueType {
-        match crate::index::build::arrow_schema_field(self.schema(), column) {
+        match crate::fields::arrow_schema_field(self.schema(), column) {
             Some(arrow_schema::DataType::FixedSizeList(item, _)) => ivf::ValueType::of_column(item.data_type()),
             _ => ivf::ValueType::Float32,
         }

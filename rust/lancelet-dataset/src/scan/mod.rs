@@ -21,6 +21,7 @@
 //!   pruning code).
 
 pub mod count;
+pub(crate) mod index_query;
 pub mod lineage;
 pub(crate) mod prune;
 pub mod readahead;

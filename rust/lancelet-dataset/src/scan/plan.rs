@@ -187,7 +187,7 @@ impl Scan {
             .map(|f| (&f.expr, f.columns.as_slice()));
         let indexed = match &filter {
             Some(f) if opts.use_scalar_index && !opts.include_deleted => {
-                crate::index::query::candidates(&counted, &f.expr).await?
+                crate::scan::index_query::candidates(&counted, &f.expr).await?
             }
             _ => None,
         };

@@ -155,7 +155,7 @@ pub(super) async fn plan_tasks(
     share: f64,
     widest: Option<&str>,
     prune: Option<(&BoundExpr, &[String])>,
-    index_rows: Option<&crate::index::query::IndexCandidates>,
+    index_rows: Option<&crate::scan::index_query::IndexCandidates>,
 ) -> Result<Vec<ScanTask>> {
     // Each piece is a fragment, optionally restricted to some physical rows.
     let pieces: Vec<(&pb::DataFragment, Option<Range<u64>>)> = match (&opts.row_ranges, &opts.fragments) {

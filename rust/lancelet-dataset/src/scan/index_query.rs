@@ -13,10 +13,10 @@ use std::ops::Range;
 
 use lancelet_expr::{index_tree, BoundExpr, IndexTerm, IndexTree};
 use lancelet_index::rowaddr::{FragmentRows, RowAddrSet};
-use lancelet_index::scalar::ScalarQuery;
+use lancelet_index::scalar::{ScalarIndexType, ScalarQuery};
 use lancelet_table::indices::fragment_bitmap;
 
-use crate::index::build::arrow_schema_field;
+use crate::fields::arrow_schema_field;
 use crate::{Dataset, Error, Result};
 
 /// The rows an index narrowed a scan to.
@@ -227,7 +227,7 @@ async fn term_answer(ds: &Dataset, term: &IndexTerm, used: &mut Vec<String>) -> 
             exact &= found.is_exact();
             let kind = index.kind();
             let found = found.into_rows();
-            if ds.has_stable_row_ids() && crate::index::build::keyed_by_row_id(kind, seg.index_version.unwrap_or(0)) {
+            if ds.has_stable_row_ids() && keyed_by_row_id(kind, seg.index_version.unwrap_or(0)) {
                 // Stable row ids: find where each row lives now.
                 if found.has_full_fragments() {
                     ok = false;
@@ -276,5 +276,16 @@ fn term_text(term: &IndexTerm) -> String {
         IndexTerm::LabelsAny { column, values } => format!("array_has_any({column}, {} values)", values.len()),
         IndexTerm::LabelsAll { column, values } => format!("array_has_all({column}, {} values)", values.len()),
         _ => "?".into(),
+    }
+}
+
+/// Whether an index of `kind` and `version` holds stable row ids (on a dataset with stable
+/// row ids) rather than row addresses: pylance 14's BITMAP, LABEL_LIST and NGRAM do, and so
+/// does a BTREE of version 0 (version 1 marks addresses).
+pub(crate) fn keyed_by_row_id(kind: ScalarIndexType, version: i32) -> bool {
+    match kind {
+        ScalarIndexType::Bitmap | ScalarIndexType::LabelList | ScalarIndexType::NGram => true,
+        ScalarIndexType::BTree => version == 0,
+        _ => false,
     }
 }
