@@ -78,6 +78,8 @@ struct Caches {
     base_stores: Mutex<HashMap<String, Arc<dyn Store>>>,
     /// Whether external blobs outside the registered base paths may be read.
     external_outside_bases: std::sync::atomic::AtomicBool,
+    /// The first `_rowoffset` of each fragment, by version and fragment id.
+    row_offset_bases: Mutex<HashMap<u64, Arc<HashMap<u64, u64>>>>,
     /// The lock every commit of these datasets is made inside (see [`commit::CommitLock`]).
     commit_lock: Mutex<Option<Arc<dyn commit::CommitLock>>>,
 }

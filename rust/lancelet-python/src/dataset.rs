@@ -1,14 +1,14 @@
 //! `lancelet._native.Dataset`: datasets, their versions, scans, writes and deletes.
 
 use std::collections::HashMap;
-use std::collections::VecDeque;
 use std::sync::Arc;
 
 use arrow_array::ffi_stream::{FFI_ArrowArrayStream, RecordBatchStreamReader};
 use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::ArrowError;
-use lancelet_dataset::scan::readahead::Readahead;
-use lancelet_dataset::scan::{Columns, Limiter, Scan, ScanOptions};
+use lancelet_dataset::scan::order::ColumnOrdering;
+use lancelet_dataset::scan::stream::{ScanBatches, Step};
+use lancelet_dataset::scan::{Columns, Scan, ScanOptions};
 use lancelet_dataset::write::{write_dataset, CommitKind, WriteMode, WriteParams, WriteProgress};
 use lancelet_dataset::{open_uri, Dataset, Location, VersionRef};
 use lancelet_file::FileVersion;
@@ -203,47 +203,30 @@ pub(crate) fn write_params(
 /// not on a worker.
 pub(crate) use crate::runtime::block_on as pull_on_this_thread;
 
-/// Scan tasks in flight on object stores.
-const REMOTE_READAHEAD: usize = 4;
-
-/// Runs a scan's tasks a few at a time ahead of the consumer, in order.
+/// A scan's batches as a stream for Python: `ScanBatches` (the dataset crate) runs the
+/// tasks ahead and applies limit, offset and batch sizes; this loop waits the glue's way
+/// (GIL released, Ctrl-C watched) and turns stored JSON into JSON text, as pylance returns it.
 fn scan_stream(scan: Arc<Scan>) -> BatchStream {
-    // Stored JSON leaves as JSON text, as pylance returns it.
     let schema = lancelet_dataset::json::text_schema(scan.schema());
     let slot = ErrorSlot::default();
     let err_slot = slot.clone();
-    let cores = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(2)
-        .max(2);
-    // Object stores are latency-bound: keep more requests in flight than there are cores.
-    let window = if scan.dataset().is_local() {
-        cores
-    } else {
-        cores.max(REMOTE_READAHEAD)
-    };
-    let mut limiter: Limiter = scan.limiter();
-    let task_scan = scan.clone();
-    let mut tasks = Readahead::new(scan.num_tasks(), window, crate::runtime::handle, move |i| {
-        let scan = task_scan.clone();
-        Box::pin(async move { scan.run_task(i).await })
-    });
-    let mut ready: VecDeque<RecordBatch> = VecDeque::new();
+    let mut batches = ScanBatches::new(scan, crate::runtime::handle);
     let next = move || -> Option<Result<RecordBatch, ArrowError>> {
         loop {
-            if let Some(b) = ready.pop_front() {
-                return Some(lancelet_dataset::json::text_batch(b).map_err(|e| stream_error(&err_slot, e)));
-            }
-            if limiter.done() {
-                return None;
-            }
-            let task = match tasks.next_task()? {
-                Ok(t) => t,
-                Err(e) => return Some(Err(ArrowError::ExternalError(Box::new(e)))),
-            };
-            match wait_task(&err_slot, task, lancelet_dataset::Error::from) {
-                Ok(batch) => ready.extend(limiter.push(batch)),
-                Err(e) => return Some(Err(e)),
+            match batches.step() {
+                Step::Batch(b) => {
+                    return Some(lancelet_dataset::json::text_batch(b).map_err(|e| stream_error(&err_slot, e)))
+                }
+                Step::Done => return None,
+                Step::Failed(e) => return Some(Err(stream_error(&err_slot, e))),
+                Step::Wait(task) => match wait_task(&err_slot, task, lancelet_dataset::Error::from) {
+                    Ok(batch) => {
+                        if let Err(e) = batches.accept(batch) {
+                            return Some(Err(stream_error(&err_slot, e)));
+                        }
+                    }
+                    Err(e) => return Some(Err(e)),
+                },
             }
         }
     };
@@ -566,7 +549,8 @@ impl PyDataset {
     /// Plans a scan and streams its batches.
     #[pyo3(signature = (columns=None, exprs=None, filter=None, limit=None, offset=None, batch_size=None,
         fragments=None, with_row_id=false, with_row_address=false, row_ranges=None, stats=None,
-        include_deleted=false, use_stats=true, use_scalar_index=true, explain=false))]
+        include_deleted=false, use_stats=true, use_scalar_index=true, explain=false, order_by=None,
+        strict_batch_size=false))]
     #[allow(clippy::too_many_arguments)]
     fn scan(
         &self,
@@ -586,6 +570,8 @@ impl PyDataset {
         use_stats: bool,
         use_scalar_index: bool,
         explain: bool,
+        order_by: Option<Vec<(String, bool, bool)>>,
+        strict_batch_size: bool,
     ) -> PyResult<Py<PyAny>> {
         let columns = match (columns, exprs) {
             (_, Some(e)) => Columns::Exprs(e),
@@ -605,6 +591,16 @@ impl PyDataset {
             include_deleted,
             use_stats,
             use_scalar_index,
+            order_by: order_by
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(column, ascending, nulls_first)| ColumnOrdering {
+                    column,
+                    ascending,
+                    nulls_first,
+                })
+                .collect(),
+            strict_batch_size,
         };
         let rt = runtime().map_err(|e| errors::make(py, errors::Kind::Internal, e.to_string()))?;
         let ds = self.inner.as_ref().clone().with_spawner(spawner(&rt));

@@ -1,4 +1,5 @@
-//! Applying `offset` and `limit` to the outputs of a scan's tasks, taken in order.
+//! Applying `offset` and `limit` to the outputs of a scan's tasks, taken in order, and
+//! cutting them to batch size (exactly, across tasks, for `strict_batch_size`).
 
 use arrow_array::RecordBatch;
 
@@ -8,6 +9,10 @@ pub struct Limiter {
     pub(super) skip: u64,
     pub(super) remaining: Option<u64>,
     pub(super) batch_size: usize,
+    /// Batches of exactly `batch_size` rows: rows of several tasks are joined.
+    pub(super) strict: bool,
+    /// Rows held back (fewer than `batch_size`) until more come or [`Limiter::finish`].
+    pub(super) held: Vec<RecordBatch>,
 }
 
 impl Limiter {
@@ -17,7 +22,7 @@ impl Limiter {
     }
 
     /// The output batches of one task's rows.
-    pub fn push(&mut self, batch: RecordBatch) -> Vec<RecordBatch> {
+    pub fn push(&mut self, batch: RecordBatch) -> crate::Result<Vec<RecordBatch>> {
         let mut start = 0usize;
         let n = batch.num_rows();
         if self.skip > 0 {
@@ -34,11 +39,37 @@ impl Limiter {
         let mut out = Vec::new();
         let mut at = start;
         while at < end {
-            let len = (end - at).min(self.batch_size);
-            out.push(batch.slice(at, len));
+            let len = if self.strict {
+                (end - at).min(self.batch_size - self.held_rows())
+            } else {
+                (end - at).min(self.batch_size)
+            };
+            let part = batch.slice(at, len);
             at += len;
+            if !self.strict {
+                out.push(part);
+                continue;
+            }
+            self.held.push(part);
+            if self.held_rows() == self.batch_size {
+                out.extend(self.finish()?);
+            }
         }
-        out
+        Ok(out)
+    }
+
+    fn held_rows(&self) -> usize {
+        self.held.iter().map(RecordBatch::num_rows).sum()
+    }
+
+    /// The rows held back, as one batch (strict batch sizes: the last, shorter batch).
+    pub fn finish(&mut self) -> crate::Result<Option<RecordBatch>> {
+        let held = std::mem::take(&mut self.held);
+        Ok(match held.len() {
+            0 => None,
+            1 => held.into_iter().next(),
+            _ => Some(arrow_select::concat::concat_batches(&held[0].schema(), &held)?),
+        })
     }
 }
 
@@ -64,17 +95,29 @@ mod tests {
             skip in 0u64..120,
             limit in proptest::option::of(0u64..120),
             batch_size in 1usize..20,
+            strict in proptest::bool::ANY,
         ) {
-            let mut l = Limiter { skip, remaining: limit, batch_size };
+            let mut l = Limiter { skip, remaining: limit, batch_size, strict, held: Vec::new() };
             let mut got = Vec::new();
+            let mut sizes_out = Vec::new();
             let mut start = 0;
+            let mut out = Vec::new();
             for n in &sizes {
-                for b in l.push(batch(start, *n)) {
-                    proptest::prop_assert!(b.num_rows() <= batch_size && b.num_rows() > 0);
-                    let col = b.column(0).as_primitive::<arrow_array::types::Int64Type>();
-                    got.extend(col.values().iter().copied());
-                }
+                out.extend(l.push(batch(start, *n)).map_err(|e| proptest::test_runner::TestCaseError::fail(e.to_string()))?);
                 start += n;
+            }
+            out.extend(l.finish().map_err(|e| proptest::test_runner::TestCaseError::fail(e.to_string()))?);
+            for b in &out {
+                proptest::prop_assert!(b.num_rows() <= batch_size && b.num_rows() > 0);
+                sizes_out.push(b.num_rows());
+                let col = b.column(0).as_primitive::<arrow_array::types::Int64Type>();
+                got.extend(col.values().iter().copied());
+            }
+            if strict {
+                // Every batch but the last is full.
+                if let Some((_, full)) = sizes_out.split_last() {
+                    proptest::prop_assert!(full.iter().all(|&n| n == batch_size), "{:?}", sizes_out);
+                }
             }
             let total: i64 = sizes.iter().sum();
             let want: Vec<i64> = (0..total)

@@ -25,6 +25,9 @@ pub const ROW_CREATED_AT: &str = "_row_created_at_version";
 /// Name of the column holding the version a row was last updated at.
 pub const ROW_UPDATED_AT: &str = "_row_last_updated_at_version";
 
+/// Name of the column holding a row's position among the live rows of the version.
+pub const ROW_OFFSET: &str = "_rowoffset";
+
 /// A column computed from a row's position and lineage rather than read from data files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Special {
@@ -36,11 +39,20 @@ pub enum Special {
     CreatedAt,
     /// `_row_last_updated_at_version`.
     UpdatedAt,
+    /// `_rowoffset`: the row's position among the live rows of the version (what `take`
+    /// indexes by), counting fragments in manifest order.
+    RowOffset,
 }
 
 impl Special {
     /// Every special column, in the order expressions see them after the stored columns.
-    pub const ALL: [Special; 4] = [Special::RowId, Special::RowAddr, Special::CreatedAt, Special::UpdatedAt];
+    pub const ALL: [Special; 5] = [
+        Special::RowId,
+        Special::RowAddr,
+        Special::CreatedAt,
+        Special::UpdatedAt,
+        Special::RowOffset,
+    ];
 
     /// The column's name.
     pub fn name(self) -> &'static str {
@@ -49,6 +61,7 @@ impl Special {
             Special::RowAddr => crate::scan::ROW_ADDR,
             Special::CreatedAt => ROW_CREATED_AT,
             Special::UpdatedAt => ROW_UPDATED_AT,
+            Special::RowOffset => ROW_OFFSET,
         }
     }
 
@@ -119,6 +132,7 @@ impl Dataset {
         let out = match s {
             Special::RowAddr => addrs.clone(),
             Special::RowId if !self.has_stable_row_ids() => addrs.clone(),
+            Special::RowOffset => self.row_offsets(frag, addrs).await?,
             _ => {
                 let l = self.lineage(frag).await?;
                 match s {
@@ -129,6 +143,58 @@ impl Dataset {
             }
         };
         Ok(Arc::new(out))
+    }
+
+    /// The `_rowoffset` of the (live) rows at `addrs` of fragment `frag`: the live rows of
+    /// the fragments before it, plus the row's live position inside its fragment.
+    async fn row_offsets(&self, frag: &pb::DataFragment, addrs: &UInt64Array) -> Result<UInt64Array> {
+        let base = self.row_offset_base(frag.id).await?;
+        let deleted = self.deleted_rows(frag).await?;
+        Ok(addrs
+            .values()
+            .iter()
+            .map(|&a| {
+                let off = a & 0xFFFF_FFFF;
+                base + off - deleted.partition_point(|&d| u64::from(d) < off) as u64
+            })
+            .collect())
+    }
+
+    /// The live rows of the fragments before fragment `id` in this version (computed once
+    /// per version for all fragments).
+    async fn row_offset_base(&self, id: u64) -> Result<u64> {
+        let version = self.version();
+        let cached = self
+            .caches
+            .row_offset_bases
+            .lock()
+            .ok()
+            .and_then(|c| c.get(&version).cloned());
+        let bases = match cached {
+            Some(b) => b,
+            None => {
+                let mut bases = std::collections::HashMap::new();
+                let mut start = 0u64;
+                for f in &self.manifest.fragments {
+                    bases.insert(f.id, start);
+                    start += match &f.deletion_file {
+                        // A deletion file that does not record its count: count it.
+                        Some(d) if d.num_deleted_rows == 0 => {
+                            f.physical_rows.saturating_sub(self.deleted_rows(f).await?.len() as u64)
+                        }
+                        _ => lancelet_table::manifest::live_rows(f),
+                    };
+                }
+                let bases = Arc::new(bases);
+                if let Ok(mut c) = self.caches.row_offset_bases.lock() {
+                    c.insert(version, bases.clone());
+                }
+                bases
+            }
+        };
+        bases.get(&id).copied().ok_or_else(|| {
+            Error::InvalidArgument(format!("row address of fragment {id}, which is not in this version"))
+        })
     }
 
     /// The map from row ids to the addresses of live rows (built once per version).

@@ -23,8 +23,10 @@
 pub mod count;
 pub(crate) mod index_query;
 pub mod lineage;
+pub mod order;
 pub(crate) mod prune;
 pub mod readahead;
+pub mod stream;
 pub mod take;
 
 use std::ops::Range;
@@ -97,6 +99,12 @@ pub struct ScanOptions {
     pub use_stats: bool,
     /// Answer what the filter allows with scalar indexes (pylance's `use_scalar_index`).
     pub use_scalar_index: bool,
+    /// Sort the rows by these keys (see [`order`]); `limit` and `offset` then apply to the
+    /// sorted rows.
+    pub order_by: Vec<order::ColumnOrdering>,
+    /// Hand out batches of exactly `batch_size` rows (the last one excepted), joining rows
+    /// of several fragments; otherwise a batch never spans two tasks and may be shorter.
+    pub strict_batch_size: bool,
 }
 
 impl Default for ScanOptions {
@@ -114,6 +122,8 @@ impl Default for ScanOptions {
             include_deleted: false,
             use_stats: true,
             use_scalar_index: true,
+            order_by: Vec::new(),
+            strict_batch_size: false,
         }
     }
 }
@@ -204,6 +214,11 @@ pub struct Scan {
     batch_size: usize,
     /// The scalar indexes that narrowed the scan, as `[query]@name(Type)`.
     indexes_used: Vec<String>,
+    /// An ordered scan's sort (its tasks then run as one, see [`order`]).
+    order: Option<order::Order>,
+    /// The schema handed out when it differs from the tasks' (an ordered scan's hidden keys).
+    out_schema: Option<SchemaRef>,
+    strict_batch_size: bool,
 }
 
 impl Scan {
@@ -227,6 +242,9 @@ impl Scan {
         for used in &self.indexes_used {
             out.push_str(&format!("  ScalarIndexQuery: query={used}\n"));
         }
+        if let Some(o) = &self.order {
+            out.push_str(&o.explain());
+        }
         if let Some(l) = self.limit {
             out.push_str(&format!("  Limit: {l}, offset {}\n", self.offset));
         }
@@ -235,15 +253,19 @@ impl Scan {
 
     /// The output schema.
     pub fn schema(&self) -> &SchemaRef {
-        &self.schema
+        self.out_schema.as_ref().unwrap_or(&self.schema)
     }
 
-    /// Number of tasks.
+    /// Number of tasks to run ([`Scan::run_task`]); an ordered scan runs as one.
     pub fn num_tasks(&self) -> usize {
-        self.tasks.len()
+        if self.order.is_some() {
+            1
+        } else {
+            self.tasks.len()
+        }
     }
 
-    /// The planned tasks.
+    /// The planned tasks (an ordered scan runs them all in its one task).
     pub fn tasks(&self) -> &[ScanTask] {
         &self.tasks
     }
@@ -262,8 +284,14 @@ impl Scan {
     pub fn limiter(&self) -> Limiter {
         Limiter {
             skip: self.offset,
-            remaining: if self.filter.is_some() { self.limit } else { None },
+            remaining: if self.filter.is_some() || self.order.is_some() {
+                self.limit
+            } else {
+                None
+            },
             batch_size: self.batch_size,
+            strict: self.strict_batch_size,
+            held: Vec::new(),
         }
     }
 }

@@ -71,6 +71,9 @@ impl Scan {
         if opts.batch_size == 0 {
             return Err(Error::InvalidArgument("batch_size must be positive".into()));
         }
+        if !opts.order_by.is_empty() {
+            return Box::pin(Self::plan_ordered(ds, opts)).await;
+        }
         let base = ds.scan_schema().clone();
         // Filter: parse, then bind against exactly the batch the filter stage builds.
         let filter = match &opts.filter {
@@ -217,7 +220,34 @@ impl Scan {
             offset: if filter_is_some(&opts) { opts.offset } else { 0 },
             batch_size: opts.batch_size,
             indexes_used: indexed.map(|c| c.used).unwrap_or_default(),
+            order: None,
+            out_schema: None,
+            strict_batch_size: opts.strict_batch_size,
         })
+    }
+
+    /// Plans an ordered scan: every matching row, with hidden sort keys, sorted in one task;
+    /// offset and limit apply afterwards.
+    async fn plan_ordered(ds: &Dataset, mut opts: ScanOptions) -> Result<Self> {
+        let order_by = std::mem::take(&mut opts.order_by);
+        let limit = opts.limit.take();
+        let offset = std::mem::take(&mut opts.offset);
+        let mut present = Vec::new();
+        if opts.with_row_id {
+            present.push(ROW_ID);
+        }
+        if opts.with_row_address {
+            present.push(ROW_ADDR);
+        }
+        let (columns, order) = super::order::plan(&opts.columns, &order_by, &present);
+        opts.columns = columns;
+        let mut scan = Self::plan(ds, opts).await?;
+        order.check(&scan.schema)?;
+        scan.out_schema = Some(order.output_schema(&scan.schema));
+        scan.order = Some(order);
+        scan.limit = limit;
+        scan.offset = offset;
+        Ok(scan)
     }
 }
 

@@ -18,8 +18,18 @@ use crate::scan::lineage::Special;
 use crate::{Dataset, Error, Result};
 
 impl Scan {
-    /// Runs task `i`, returning its rows (possibly none).
+    /// Runs task `i`, returning its rows (possibly none). An ordered scan's one task
+    /// returns every row, sorted.
     pub async fn run_task(&self, i: usize) -> Result<RecordBatch> {
+        match &self.order {
+            Some(order) if i == 0 => self.run_sorted(order).await,
+            Some(_) => Err(Error::InvalidArgument(format!("scan task {i} does not exist"))),
+            None => self.run_planned_task(i).await,
+        }
+    }
+
+    /// Runs planned task `i`.
+    pub(super) async fn run_planned_task(&self, i: usize) -> Result<RecordBatch> {
         let batch = self.run_task_inner(i).await?;
         self.stats.task_done(self.task(i)?.rows(), batch.num_rows() as u64);
         Ok(batch)
@@ -109,8 +119,9 @@ impl Scan {
             if limiter.done() {
                 break;
             }
-            out.extend(limiter.push(self.run_task(i).await?));
+            out.extend(limiter.push(self.run_task(i).await?)?);
         }
+        out.extend(limiter.finish()?);
         Ok(out)
     }
 
@@ -134,8 +145,9 @@ impl Scan {
             }
             let Some(h) = pending.pop_front() else { break };
             let batch = h.await.map_err(Error::from)??;
-            out.extend(limiter.push(batch));
+            out.extend(limiter.push(batch)?);
         }
+        out.extend(limiter.finish()?);
         Ok(out)
     }
 
