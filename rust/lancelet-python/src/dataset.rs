@@ -1056,9 +1056,36 @@ impl PyDataset {
     }
 }
 
+/// Cuts fragments `(id, physical rows, data file bytes)` into partitions of
+/// `(fragment id, start, end)` row ranges (see `lancelet_dataset::scan::partitions`).
+#[pyfunction]
+#[pyo3(signature = (fragments, rows_per_partition=None, max_partitions=None, min_partitions=None))]
+fn plan_partitions(
+    fragments: Vec<(u64, u64, u64)>,
+    rows_per_partition: Option<u64>,
+    max_partitions: Option<u64>,
+    min_partitions: Option<u64>,
+) -> Vec<Vec<(u64, u64, u64)>> {
+    use lancelet_dataset::scan::partitions::{FragmentSize, PartitionOptions};
+    let sizes: Vec<FragmentSize> = fragments
+        .into_iter()
+        .map(|(id, rows, bytes)| FragmentSize { id, rows, bytes })
+        .collect();
+    let opts = PartitionOptions {
+        rows_per_partition,
+        max_partitions,
+        min_partitions,
+    };
+    lancelet_dataset::scan::partitions::plan_partitions(&sizes, opts)
+        .into_iter()
+        .map(|p| p.into_iter().map(|(f, r)| (f, r.start, r.end)).collect())
+        .collect()
+}
+
 pub fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyDataset>()?;
     m.add_class::<PyScanStats>()?;
+    m.add_function(wrap_pyfunction!(plan_partitions, m)?)?;
     Ok(())
 }
 

@@ -24,6 +24,7 @@ pub mod count;
 pub(crate) mod index_query;
 pub mod lineage;
 pub mod order;
+pub mod partitions;
 pub(crate) mod prune;
 pub mod readahead;
 pub mod stream;
