@@ -29,6 +29,8 @@ cargo fmt --version >/dev/null 2>&1 || { echo "rustfmt is not installed (rustup 
 cargo clippy --version >/dev/null 2>&1 || { echo "clippy is not installed (rustup component add clippy)" >&2; exit 1; }
 cargo fmt --all --check
 cargo clippy --release --workspace --all-targets --quiet -- -D warnings
+stage "fuzz targets compile (fuzz/ is outside the workspace: cargo-fuzz builds it with nightly flags)"
+cargo check --manifest-path fuzz/Cargo.toml --release --target-dir target --quiet
 stage "ruff / mypy / stubtest (python/lancelet; configuration in pyproject.toml)"
 "$VPY" -m ruff check python/lancelet
 "$VPY" -m ruff format --check python/lancelet

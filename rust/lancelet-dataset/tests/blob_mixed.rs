@@ -1,4 +1,4 @@
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, reason = "test code: a failed unwrap or panic is a failed test")]
 //! A 2.1 dataset with a blob v1 column appended at 2.2: the commit turns the column into
 //! blob v2 (as pylance 14 does), also when the append is committed on top of a version
 //! it did not read (a retry re-derives the change from the appended files).

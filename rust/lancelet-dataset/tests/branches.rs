@@ -1,4 +1,4 @@
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, reason = "test code: a failed unwrap or panic is a failed test")]
 //! Branches and clones at the Rust level: numbering, inherited files through base path 0,
 //! tags on branches, deletion rules, and clones that keep reading after their source moved on.
 

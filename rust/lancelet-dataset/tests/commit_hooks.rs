@@ -1,4 +1,4 @@
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, reason = "test code: a failed unwrap or panic is a failed test")]
 //! The commit lock and automatic cleanup, from Rust alone: every commit of the dataset
 //! crate runs inside the caller's lock and applies the `lance.auto_cleanup.*` config.
 

@@ -1,4 +1,8 @@
-#![allow(clippy::unwrap_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test code: a failed unwrap or panic is a failed test"
+)]
 //! Rules of issue 28 that a Rust caller of the dataset crate gets without Python: blank
 //! filters are refused by scans and updates, non-finite query vectors are refused, and a
 //! percent-encoded `file:` URI opens the decoded directory.

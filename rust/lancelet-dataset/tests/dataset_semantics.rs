@@ -1,4 +1,4 @@
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, reason = "test code: a failed unwrap or panic is a failed test")]
 //! Table semantics that used to live in Python: `merge` of new columns on a key
 //! (`merge_columns`), compaction defaults from the table config (`compact_config`), the
 //! "as of" version search (`lancelet_table::asof`) and UDF backfills with their

@@ -1,4 +1,4 @@
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, reason = "test code: a failed unwrap or panic is a failed test")]
 //! Logic that used to live in the Python glue: `Dataset::count_rows_where` (counts from
 //! metadata, or a filtered scan fanned out over its tasks) and `Dataset::update_config`
 //! (the UpdateConfig transaction).

@@ -1,4 +1,9 @@
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed unwrap or panic is a failed test"
+)]
 //! Hostile datasets: manifests crafted with damaged, inconsistent or malicious values.
 //!
 //! Each case copies a golden pylance dataset into a temporary directory, commits a

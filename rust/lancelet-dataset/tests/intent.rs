@@ -1,4 +1,4 @@
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, reason = "test code: a failed unwrap or panic is a failed test")]
 //! Commit intents (create-or-append, append at V, overwrite at V) and conflict retries,
 //! without Spark: jobs that write fragments first and commit them later.
 

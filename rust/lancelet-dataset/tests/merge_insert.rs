@@ -1,4 +1,4 @@
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, reason = "test code: a failed unwrap or panic is a failed test")]
 //! `Dataset::merge_insert`: counts and rows for each builder combination, conditions,
 //! stable row ids, null keys, ambiguity, and conflict retries.
 

@@ -1,4 +1,4 @@
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, reason = "test code: a failed unwrap or panic is a failed test")]
 //! Reads the golden pylance datasets in `tests/data/datasets`.
 
 use std::path::PathBuf;

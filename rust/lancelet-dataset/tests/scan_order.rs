@@ -1,4 +1,8 @@
-#![allow(clippy::unwrap_used)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test code: a failed unwrap or panic is a failed test"
+)]
 //! Scans that pylance users shape beyond projection and filter: `order_by` (sorted before
 //! offset and limit, sort keys not projected), `_rowoffset` (a row's position among the
 //! live rows, what `take` indexes by) and strict batch sizes across fragments.

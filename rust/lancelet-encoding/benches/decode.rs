@@ -3,7 +3,12 @@
 //! decoded output (of input values for the encoder).
 //!
 //! Quick run: `cargo bench -p lancelet-encoding --bench decode -- --warm-up-time 1 --measurement-time 2`.
-#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    missing_docs,
+    reason = "test code: a failed unwrap or panic is a failed test"
+)]
 #![expect(clippy::print_stderr, reason = "the bench reports the FSST compression ratio")]
 
 #[path = "../tests/common/mod.rs"]

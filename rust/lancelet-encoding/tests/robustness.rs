@@ -3,7 +3,12 @@
 //! rep/def assembly) runs over thousands of truncated, bit-flipped and random inputs
 //! derived from valid encodings (fixed seeds) and must return `Ok` or `Err`, never panic.
 //! The valid pages are first checked to decode to what was encoded.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed unwrap or panic is a failed test"
+)]
 
 mod common;
 

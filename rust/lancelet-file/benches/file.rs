@@ -3,7 +3,8 @@
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::single_range_in_vec_init,
-    missing_docs
+    missing_docs,
+    reason = "test code: a failed unwrap or panic is a failed test"
 )]
 
 use std::sync::Arc;

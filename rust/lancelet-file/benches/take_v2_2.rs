@@ -1,7 +1,12 @@
 //! Criterion bench of a 1,000-row take from a 2.2 file of 1M rows (mini-block pages:
 //! integers, a dictionary column, free text, a list of tags), the read behind
 //! `Dataset::take`: only the rows asked for are decoded out of each chunk read.
-#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    missing_docs,
+    reason = "test code: a failed unwrap or panic is a failed test"
+)]
 
 use std::sync::Arc;
 

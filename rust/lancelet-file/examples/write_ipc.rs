@@ -1,7 +1,13 @@
 //! Writes the record batches of an Arrow IPC file as one Lance file, the way a dataset
 //! write does (format 2.2, page statistics on), and prints the time and size taken.
 //! A fixed workload for profilers: `cargo run --release --example write_ipc -- in.arrow [out.lance] [version]`.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout, missing_docs)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    missing_docs,
+    reason = "an example program that prints what it wrote; a failed unwrap is a failed run"
+)]
 
 use std::fs::File;
 use std::io::BufWriter;

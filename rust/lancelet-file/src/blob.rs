@@ -574,7 +574,7 @@ pub fn v1_page_2_0(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
+#[allow(clippy::unwrap_used, reason = "tests: a failed unwrap is a failed test")]
 mod tests {
     use super::*;
 

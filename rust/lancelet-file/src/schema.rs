@@ -318,7 +318,7 @@ fn build_field(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
+#[allow(clippy::unwrap_used, reason = "tests: a failed unwrap is a failed test")]
 mod tests {
     use super::*;
 

@@ -8,7 +8,8 @@
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::panic,
-    clippy::single_range_in_vec_init
+    clippy::single_range_in_vec_init,
+    reason = "test code: a failed unwrap or panic is a failed test"
 )]
 
 mod common;

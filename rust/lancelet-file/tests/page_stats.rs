@@ -1,5 +1,9 @@
 //! Zone statistics written with a file and read back, and damaged statistics buffers.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a failed unwrap or panic is a failed test"
+)]
 
 mod common;
 

@@ -4,7 +4,8 @@
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::single_range_in_vec_init,
-    clippy::cloned_ref_to_slice_refs
+    clippy::cloned_ref_to_slice_refs,
+    reason = "test code: a failed unwrap or panic is a failed test"
 )]
 
 mod common;

@@ -1,6 +1,6 @@
 //! A take of a few rows per mini-block chunk decodes only those rows of each chunk
 //! (`decode_mini_block_selected`); what it returns must be what a whole decode returns.
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, reason = "test code: a failed unwrap or panic is a failed test")]
 
 mod common;
 

@@ -66,7 +66,10 @@ fn import_schema(py: Python<'_>, schema: Option<Bound<'_, PyAny>>) -> PyResult<O
 #[pyfunction]
 #[pyo3(signature = (d, udf, read_columns=None, batch_size=None, output_schema=None, checkpoint_file=None,
     checkpoint_key=None))]
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one parameter per keyword argument of the Python call"
+)]
 fn backfill(
     py: Python<'_>,
     d: &Bound<'_, PyDataset>,
@@ -119,7 +122,10 @@ fn backfill_schema(
 /// `schema`) as one uncommitted data file; returns it as a fragment dict holding only it.
 #[pyfunction]
 #[pyo3(signature = (d, fragment_id, udf, schema, read_columns=None, batch_size=None, file_tag=None))]
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one parameter per keyword argument of the Python call"
+)]
 fn backfill_fragment<'py>(
     py: Python<'py>,
     d: &Bound<'py, PyDataset>,

@@ -119,7 +119,10 @@ fn ds_replace_branch_metadata(
 /// `(name, version, manifest_size, branch, created_at, updated_at, metadata)` of every tag of the
 /// dataset's root.
 #[pyfunction]
-#[allow(clippy::type_complexity)]
+#[allow(
+    clippy::type_complexity,
+    reason = "plain tuples mirror the Python values they convert"
+)]
 fn ds_tags(
     py: Python<'_>,
     d: &Bound<'_, PyDataset>,
@@ -181,7 +184,10 @@ fn ds_delete_tag(py: Python<'_>, d: &Bound<'_, PyDataset>, name: String) -> PyRe
 /// Shallow (or deep) clone of a reference to `target`.
 #[pyfunction]
 #[pyo3(signature = (d, target, deep, kind, branch=None, number=None, tag=None, storage_options=None))]
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one parameter per keyword argument of the Python call"
+)]
 fn ds_clone(
     py: Python<'_>,
     d: &Bound<'_, PyDataset>,
@@ -268,7 +274,10 @@ pub fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
 #[pyo3(signature = (uri, data, mode, initial_bases, targets=Vec::new(), target_all_bases=None, max_rows_per_file=1024*1024,
     max_bytes_per_file=90*1024*1024*1024, data_storage_version=None, commit_message=None, storage_options=None,
     commit_lock=None))]
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one parameter per keyword argument of the Python call"
+)]
 fn write_with_bases(
     py: Python<'_>,
     uri: String,

@@ -163,7 +163,10 @@ fn file_version(py: Python<'_>, v: Option<&str>) -> PyResult<FileVersion> {
 }
 
 /// The parameters of a write, checked.
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one parameter per keyword argument of the Python call"
+)]
 pub(crate) fn write_params(
     py: Python<'_>,
     mode: &str,
@@ -287,7 +290,10 @@ impl PyDataset {
         enable_v2_manifest_paths=true, data_storage_version=None, commit_message=None, progress=None,
         storage_options=None, enable_stable_row_ids=false, blob_options=None, transaction_properties=None,
         commit_namespace=None, commit_lock=None, config=None))]
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one parameter per keyword argument of the Python call"
+    )]
     fn write(
         py: Python<'_>,
         uri: String,
@@ -338,7 +344,10 @@ impl PyDataset {
     #[staticmethod]
     #[pyo3(signature = (uri, data, mode="append", max_rows_per_file=1024*1024, max_bytes_per_file=90*1024*1024*1024,
         data_storage_version=None, file_tag=None, progress=None, storage_options=None))]
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one parameter per keyword argument of the Python call"
+    )]
     fn write_fragments<'py>(
         py: Python<'py>,
         uri: String,
@@ -386,7 +395,10 @@ impl PyDataset {
     #[pyo3(signature = (uri, kind, fragments, schema=None, read_version=None, enable_v2_manifest_paths=true,
         data_storage_version=None, commit_message=None, storage_options=None, transaction_properties=None,
         commit_namespace=None, commit_lock=None))]
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one parameter per keyword argument of the Python call"
+    )]
     fn commit(
         py: Python<'_>,
         uri: String,
@@ -515,7 +527,10 @@ impl PyDataset {
     }
 
     /// `(version, seconds, nanos, num_rows, metadata)` of every version, oldest first.
-    #[allow(clippy::type_complexity)]
+    #[allow(
+        clippy::type_complexity,
+        reason = "plain tuples mirror the Python values they convert"
+    )]
     fn versions(
         &self,
         py: Python<'_>,
@@ -551,7 +566,10 @@ impl PyDataset {
         fragments=None, with_row_id=false, with_row_address=false, row_ranges=None, stats=None,
         include_deleted=false, use_stats=true, use_scalar_index=true, explain=false, order_by=None,
         strict_batch_size=false))]
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one parameter per keyword argument of the Python call"
+    )]
     fn scan(
         &self,
         py: Python<'_>,
@@ -807,7 +825,10 @@ impl PyDataset {
     /// `older_than` is in seconds. Returns the statistics as a dict.
     #[pyo3(signature = (older_than=None, retain_versions=None, delete_unverified=false,
         error_if_tagged_old_versions=true, delete_rate_limit=None, versions=None, delete_concurrency=None))]
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one parameter per keyword argument of the Python call"
+    )]
     fn cleanup_old_versions<'py>(
         &self,
         py: Python<'py>,
@@ -1008,7 +1029,10 @@ impl PyDataset {
     }
 
     /// `(name, version, manifest_size, branch, created_at, updated_at)` of every tag.
-    #[allow(clippy::type_complexity)]
+    #[allow(
+        clippy::type_complexity,
+        reason = "plain tuples mirror the Python values they convert"
+    )]
     fn tags(
         &self,
         py: Python<'_>,

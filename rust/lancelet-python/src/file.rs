@@ -250,7 +250,10 @@ impl PyFileWriter {
     #[new]
     #[pyo3(signature = (path, schema, version=None, max_page_bytes=None, dictionary=true, data_cache_bytes=None,
         page_stats=false, storage_options=None))]
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one parameter per keyword argument of the Python call"
+    )]
     fn new(
         py: Python<'_>,
         path: String,

@@ -102,7 +102,10 @@ fn create_scalar_index(
 /// (`create_index_uncommitted`); returns its entry as an index dict.
 #[pyfunction]
 #[pyo3(signature = (ds, column, index_type, fragment_ids, name=None, replace=false, params=None))]
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one parameter per keyword argument of the Python call"
+)]
 fn build_scalar_segment<'py>(
     py: Python<'py>,
     ds: &PyDataset,
@@ -178,7 +181,10 @@ fn optimize_indices(
     Ok(wrap(block_on(py, async move { inner.optimize_indices(&opts).await })?))
 }
 
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one parameter per keyword argument of the Python call"
+)]
 fn vector_request(
     py: Python<'_>,
     column: String,
@@ -221,7 +227,10 @@ fn vector_request(
 #[pyo3(signature = (ds, column, index_type, name=None, metric="l2", replace=false, num_partitions=None,
     num_sub_vectors=None, num_bits=8, target_partition_size=None, sample_rate=256, max_iters=50,
     ivf_centroids=None, pq_codebook=None))]
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one parameter per keyword argument of the Python call"
+)]
 fn create_vector_index(
     py: Python<'_>,
     ds: &PyDataset,
@@ -268,7 +277,10 @@ fn create_vector_index(
 #[pyo3(signature = (ds, column, index_type, fragment_ids, name=None, metric="l2", replace=false,
     num_partitions=None, num_sub_vectors=None, num_bits=8, target_partition_size=None, sample_rate=256,
     max_iters=50, ivf_centroids=None, pq_codebook=None))]
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one parameter per keyword argument of the Python call"
+)]
 fn build_vector_index_segment<'py>(
     py: Python<'py>,
     ds: &PyDataset,
@@ -313,7 +325,10 @@ fn build_vector_index_segment<'py>(
 #[pyo3(signature = (ds, column, queries, batch=false, k=10, nprobes=None, refine_factor=None, metric=None,
     use_index=true, distance_range=None, columns=None, filter=None, prefilter=false, fast_search=false,
     with_row_id=false, ef=None))]
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one parameter per keyword argument of the Python call"
+)]
 fn nearest(
     py: Python<'_>,
     ds: &PyDataset,
@@ -389,7 +404,10 @@ fn vector_params(
 #[pyfunction]
 #[pyo3(signature = (ds, column, index_type, metric="l2", num_partitions=None, num_sub_vectors=None, num_bits=8,
     sample_rows=65536))]
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one parameter per keyword argument of the Python call"
+)]
 fn train_vector_model(
     py: Python<'_>,
     ds: &PyDataset,

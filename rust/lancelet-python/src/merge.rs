@@ -18,7 +18,10 @@ use crate::runtime::block_on;
 #[pyfunction]
 #[pyo3(signature = (d, source, on, update=false, update_condition=None, insert=false, delete=false,
     delete_filter=None, conflict_retries=10, target_bases=Vec::new(), target_all_bases=None))]
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one parameter per keyword argument of the Python call"
+)]
 fn merge_insert<'py>(
     py: Python<'py>,
     d: &Bound<'py, PyDataset>,

@@ -217,7 +217,10 @@ fn user_operation(py: Python<'_>, kind: &str, d: &Bound<'_, PyDict>) -> PyResult
 #[pyfunction]
 #[pyo3(signature = (uri, kind, args, read_version=None, properties=None, storage_options=None, max_retries=None,
     commit_namespace=None, commit_lock=None))]
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one parameter per keyword argument of the Python call"
+)]
 fn ds_commit_operation(
     py: Python<'_>,
     uri: String,
@@ -252,7 +255,10 @@ fn ds_commit_operation(
 #[pyfunction]
 #[pyo3(signature = (uri, is_shallow, ref_name, ref_version, ref_path, branch_name, read_version, properties=None,
     storage_options=None))]
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one parameter per keyword argument of the Python call"
+)]
 fn ds_commit_clone(
     py: Python<'_>,
     uri: String,

@@ -245,33 +245,6 @@ pub fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_panicked_column_read_is_an_internal_error() {
-        let rt = Arc::new(
-            tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(1)
-                .build()
-                .unwrap(),
-        );
-        let spawn = spawner(&rt);
-        let got = rt.block_on(spawn(Box::pin(async {
-            if std::hint::black_box(true) {
-                panic!("decoder bug");
-            }
-            Ok(arrow_array::new_empty_array(&arrow_schema::DataType::Int32))
-        })));
-        assert!(matches!(got, Err(lancelet_file::Error::Internal(_))), "{got:?}");
-        assert_eq!(
-            crate::errors::kind_of(&got.unwrap_err()) as u8,
-            crate::errors::Kind::Internal as u8
-        );
-    }
-}
-
 /// Calls Python from inside a wait (a user function, a commit lock, a log record), outside
 /// the runtime's context: the Python code may itself read a lancelet dataset, which blocks
 /// on the runtime.
@@ -296,5 +269,32 @@ pub fn call_python<T>(f: impl FnOnce(Python<'_>) -> PyResult<T>) -> PyResult<T> 
     match tokio::runtime::Handle::try_current() {
         Ok(_) => tokio::task::block_in_place(run),
         Err(_) => run(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panicked_column_read_is_an_internal_error() {
+        let rt = Arc::new(
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .build()
+                .unwrap(),
+        );
+        let spawn = spawner(&rt);
+        let got = rt.block_on(spawn(Box::pin(async {
+            if std::hint::black_box(true) {
+                panic!("decoder bug");
+            }
+            Ok(arrow_array::new_empty_array(&arrow_schema::DataType::Int32))
+        })));
+        assert!(matches!(got, Err(lancelet_file::Error::Internal(_))), "{got:?}");
+        assert_eq!(
+            crate::errors::kind_of(&got.unwrap_err()) as u8,
+            crate::errors::Kind::Internal as u8
+        );
     }
 }

@@ -149,7 +149,7 @@ impl Store for CatalogCommitStore {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
+    #![allow(clippy::unwrap_used, reason = "tests: a failed unwrap is a failed test")]
     use std::sync::Mutex;
 
     use super::*;

@@ -264,7 +264,7 @@ pub fn rewritten_bitmap(
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
+    #![allow(clippy::unwrap_used, reason = "tests: a failed unwrap is a failed test")]
 
     use super::*;
 

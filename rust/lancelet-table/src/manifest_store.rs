@@ -435,7 +435,7 @@ impl Store for ExternalCommitStore {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
+    #![allow(clippy::unwrap_used, reason = "tests: a failed unwrap is a failed test")]
     use super::*;
     use crate::store::LocalStore;
 

@@ -86,7 +86,7 @@ fn open_plain(uri: &str, options: &HashMap<String, String>) -> Result<(Location,
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
+    #![allow(clippy::unwrap_used, reason = "tests: a failed unwrap is a failed test")]
     use super::*;
 
     #[test]

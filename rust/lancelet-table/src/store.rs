@@ -153,7 +153,7 @@ impl<T: lancelet_io::Storage> Store for T {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
+    #![allow(clippy::unwrap_used, reason = "tests: a failed unwrap is a failed test")]
     use super::*;
 
     #[cfg(unix)]

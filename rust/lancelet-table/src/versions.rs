@@ -266,7 +266,7 @@ fn replace_unsynced(path: &std::path::Path, data: &[u8]) -> std::io::Result<()> 
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
+    #![allow(clippy::unwrap_used, reason = "tests: a failed unwrap is a failed test")]
     use super::*;
     use crate::store::LocalStore;
 

@@ -7,7 +7,12 @@
 //! `LANCELET_SHRINK_BAD_DATA=1 cargo test -p lancelet-table --test bad_data -- --ignored`)
 //! deletes bytes while the input still gives its exact error, renames the file after the
 //! SHA-1 of what is left and rewrites the inventory.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed unwrap or panic is a failed test"
+)]
 
 use std::path::PathBuf;
 

@@ -1,4 +1,4 @@
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, reason = "test code: a failed unwrap or panic is a failed test")]
 //! Deletion files round-trip for every size, on both sides of the bitmap threshold.
 
 use lancelet_table::deletion::{decode_deletions, encode_deletions, BITMAP_THRESHOLD};

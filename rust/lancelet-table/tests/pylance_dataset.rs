@@ -1,4 +1,4 @@
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, reason = "test code: a failed unwrap or panic is a failed test")]
 //! Reads the manifests of a small dataset written by pylance 14.0.2
 //! (`tests/data/datasets/pylance_v2_0_small`: two appends of 10 rows with
 //! `data_storage_version="2.0"`, then `delete("a < 3")`).

@@ -5,7 +5,13 @@
 //! reads the file named by `LANCELET_VBENCH_DATA` (raw little-endian f32, rows x 128) when set (written by the pylance timing script),
 //! else generates seeded vectors.
 
-#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+#![allow(
+    missing_docs,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    reason = "a benchmark that reports on stdout; a failed unwrap is a failed run"
+)]
 
 use std::time::Instant;
 

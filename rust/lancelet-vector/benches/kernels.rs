@@ -3,7 +3,12 @@
 //!
 //! `cargo bench -p lancelet-vector --bench kernels`
 
-#![allow(missing_docs, clippy::unwrap_used, clippy::expect_used)]
+#![allow(
+    missing_docs,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    reason = "test code: a failed unwrap or panic is a failed test"
+)]
 
 use std::hint::black_box;
 

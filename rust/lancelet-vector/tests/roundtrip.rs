@@ -2,7 +2,12 @@
 //! against brute force. With `LANCELET_VECTOR_EXPORT=<dir>` the files, the details bytes
 //! and our answers are also written to `<dir>/<case>/` for tests/data/vector/check_pylance_reads_ours.py.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed unwrap or panic is a failed test"
+)]
 
 use std::path::PathBuf;
 

@@ -383,7 +383,7 @@ impl Dataset {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
+#[allow(clippy::unwrap_used, reason = "tests: a failed unwrap is a failed test")]
 mod tests {
     use super::*;
 

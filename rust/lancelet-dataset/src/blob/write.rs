@@ -641,7 +641,7 @@ fn ingest(uri: &str, range: Option<(u64, u64)>) -> Result<Vec<u8>> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
+#[allow(clippy::unwrap_used, reason = "tests: a failed unwrap is a failed test")]
 mod tests {
     use super::*;
     use arrow_schema::DataType;

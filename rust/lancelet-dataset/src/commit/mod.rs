@@ -96,7 +96,7 @@ pub fn auto_cleanup_policy(
     let interval: u64 = raw
         .parse()
         .map_err(|_| format!("cannot read {AUTO_CLEANUP_INTERVAL}={raw:?} as a non-negative integer"))?;
-    if interval != 0 && version % interval != 0 {
+    if interval != 0 && !version.is_multiple_of(interval) {
         return Ok(None);
     }
     let older_than = config

@@ -372,7 +372,10 @@ impl Dataset {
     }
 
     /// The best `k` rows of `fragments` (all when `None`) by exact distance, both cores.
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the query and its pre-computed candidates, passed once per segment"
+    )]
     async fn flat_search(
         &self,
         column: &str,

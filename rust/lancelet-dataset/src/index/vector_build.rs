@@ -223,7 +223,10 @@ impl Dataset {
 
     /// Encodes `vectors` (at `addrs`) with `model` and writes the files of a new segment
     /// covering `covered`; returns its entry. A failed write removes what was written.
-    #[allow(clippy::too_many_arguments)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the pieces of one segment, each computed by the caller"
+    )]
     async fn write_vector_segment(
         &self,
         model: &ivf::IvfModel,

@@ -108,7 +108,7 @@ impl RecordBatchReader for PlainReader {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
+    #![allow(clippy::unwrap_used, reason = "tests: a failed unwrap is a failed test")]
 
     use arrow_array::cast::AsArray;
     use arrow_array::{Array, ArrayRef, Int32Array, ListViewArray, RecordBatchIterator, StringViewArray, StructArray};

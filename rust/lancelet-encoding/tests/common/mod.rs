@@ -3,7 +3,12 @@
 //! string pages. The byte layouts are the ones `lancelet_encoding::v2_1` documents and
 //! decodes (`page_decode` for chunks and full-zip, `values_decode` for the encodings),
 //! checked against pylance's own files in `tests/data/file/v2_1` and `v2_2`.
-#![allow(dead_code, clippy::unwrap_used, missing_docs)]
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    missing_docs,
+    reason = "helpers shared by test files, each using some; a failed unwrap is a failed test"
+)]
 
 use arrow_buffer::Buffer;
 use lancelet_encoding::v2_1::bitpack::{pack_block, push_uint, BLOCK};

@@ -3,7 +3,8 @@
     dead_code,
     clippy::unwrap_used,
     clippy::expect_used,
-    clippy::single_range_in_vec_init
+    clippy::single_range_in_vec_init,
+    reason = "test code: a failed unwrap or panic is a failed test"
 )]
 
 use std::sync::Arc;

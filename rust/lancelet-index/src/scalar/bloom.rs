@@ -354,7 +354,12 @@ impl ScalarIndex for BloomFilterIndex {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    #![allow(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        reason = "tests: a failed unwrap is a failed test"
+    )]
     use super::*;
 
     #[test]

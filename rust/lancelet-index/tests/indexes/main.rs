@@ -1,6 +1,11 @@
 //! Integration tests of the index crate: pylance's golden files (`golden`), and property
 //! tests of every index type against a naive scan (`props`).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    reason = "test code: a failed unwrap or panic is a failed test"
+)]
 
 mod golden;
 mod props;

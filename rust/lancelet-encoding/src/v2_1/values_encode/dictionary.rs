@@ -157,7 +157,10 @@ pub(super) fn arrow_dictionary(
 
 /// The dictionary page of `count` items (`block`, encoded as `items_enc`) and `len`
 /// `u32` indices, written with indices of `index_bytes`.
-#[allow(clippy::too_many_arguments)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the dictionary encoder's parts, taken apart by its one caller"
+)]
 fn finish(
     items_enc: pb21::CompressiveEncoding,
     block: Vec<u8>,
