@@ -24,7 +24,7 @@ import lance.fragment  # noqa: E402,F811
 
 import lancelet  # noqa: E402
 import lancelet.fragment  # noqa: E402
-from lancelet import _commit_hooks, _fragment_ops  # noqa: E402
+from lancelet import _fragment_ops  # noqa: E402
 
 pytestmark = pytest.mark.interop
 
@@ -371,19 +371,6 @@ def test_auto_cleanup_problems_warn_and_keep_the_commit(tmp_path, name, caplog):
         assert sum("Auto cleanup failed" in r.getMessage() for r in caplog.records) == 3
 
 
-def test_parse_duration():
-    p = _commit_hooks.parse_duration
-    assert p("0s").total_seconds() == 0
-    assert p("3600s").total_seconds() == 3600
-    assert p("14days").total_seconds() == 14 * 86400
-    assert p("1h 30m").total_seconds() == 5400
-    assert p("2weeks1d").total_seconds() == 15 * 86400
-    assert p("500ms").total_seconds() == 0.5
-    for bad in ("", "zz", "5", "5 parsecs", "s"):
-        with pytest.raises(ValueError):
-            p(bad)
-
-
 # -- commit_lock --------------------------------------------------------------------------
 
 
@@ -509,11 +496,24 @@ def test_commit_lock_must_be_callable(tmp_path):
 def test_commit_lock_exit_sees_a_failed_commit(tmp_path):
     uri = str(tmp_path / "d")
     lancelet.write_dataset(TABLE, uri)
+    lancelet.dataset(uri).delete("id = 1")  # version 2
     lock = Recorder()
-    with pytest.raises(lancelet.errors.DatasetAlreadyExistsError):
-        lancelet.write_dataset(TABLE, uri, mode="create", commit_lock=lock)
-    assert lock.calls == [("call", 2), ("enter", 2), ("exit", 2, False)]
-    shutil.rmtree(uri)
+    # A delete planned at version 1 of a fragment version 2 changed: the commit conflicts.
+    op = lancelet.LanceOperation.Delete([], [0], "true")
+    with pytest.raises(lancelet.errors.CommitConflictError):
+        lancelet.LanceDataset.commit(uri, op, read_version=1, commit_lock=lock)
+    assert lock.calls == [("call", 3), ("enter", 3), ("exit", 3, False)]
+    assert lancelet.dataset(uri).version == 2
+
+
+def test_a_create_refused_before_committing_never_takes_the_lock(tmp_path):
+    for name, lib in LIBS.items():
+        uri = str(tmp_path / name)
+        lib.write_dataset(TABLE, uri)
+        lock = Recorder()
+        with pytest.raises(OSError):
+            lib.write_dataset(TABLE, uri, mode="create", commit_lock=lock)
+        assert lock.calls == [], name
 
 
 def test_auto_cleanup_after_a_spark_job_commit(tmp_path):

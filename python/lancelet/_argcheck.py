@@ -255,3 +255,29 @@ def _parse_time(s: Optional[str]) -> Optional[_dt.datetime]:
         return _dt.datetime.fromisoformat(body)
     except ValueError:
         return None
+
+
+#: pylance's config keys of automatic cleanup (interval, older_than); the dataset crate
+#: applies them after every commit.
+AUTO_CLEANUP_KEYS = ("lance.auto_cleanup.interval", "lance.auto_cleanup.older_than")
+
+
+def auto_cleanup_config(options: Any, defaults: bool = False) -> Dict[str, Optional[str]]:
+    """The config entries of ``{"interval": n, "older_than_seconds": s}`` (with
+    ``defaults``, as ``write_dataset(auto_cleanup_options=...)`` takes it, a missing key
+    is pylance's default: every 20 versions, older than 14 days).
+
+    >>> auto_cleanup_config({"interval": 5, "older_than_seconds": 60})
+    {'lance.auto_cleanup.interval': '5', 'lance.auto_cleanup.older_than': '60s'}
+    """
+    keys = {"interval", "older_than_seconds"}
+    if not isinstance(options, dict) or not (set(options) <= keys if defaults else set(options) >= keys):
+        raise InvalidArgumentError(
+            f'auto_cleanup options are a dict {{"interval": int, "older_than_seconds": int}}, got {options!r}'
+        )
+    interval = options.get("interval", 20)
+    seconds = options.get("older_than_seconds")
+    for name, v in (("interval", interval), ("older_than_seconds", 0 if seconds is None else seconds)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise InvalidArgumentError(f"auto_cleanup {name} must be a non-negative int, got {v!r}")
+    return {AUTO_CLEANUP_KEYS[0]: str(interval), AUTO_CLEANUP_KEYS[1]: "14days" if seconds is None else f"{seconds}s"}

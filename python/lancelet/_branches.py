@@ -396,6 +396,7 @@ def write_with_bases(
         data_storage_version=data_storage_version,
         commit_message=commit_message,
         storage_options=options,
+        commit_lock=kwargs.get("commit_lock"),
     )
     out = LanceDataset.__new__(LanceDataset)
     out._init(str(uri.uri if isinstance(uri, LanceDataset) else uri), path, native)

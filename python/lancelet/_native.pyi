@@ -1,6 +1,6 @@
 # Type stubs of the native extension (rust/lancelet-python). Keep in step with the Rust glue:
 # `python -m mypy.stubtest lancelet._native` (run by scripts/test.sh) fails on any drift.
-from typing import Any, Dict, List, Optional, Tuple, Union, final
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union, final
 
 __version__: str
 DEFAULT_FILE_VERSION: str
@@ -181,6 +181,7 @@ def ds_commit_operation(
     storage_options: Optional[Dict[str, str]] = None,
     max_retries: Optional[int] = None,
     commit_namespace: Optional[Tuple[Any, List[str], str]] = None,
+    commit_lock: Optional[Callable[[int], Any]] = None,
 ) -> "Dataset": ...
 def ds_commit_clone(
     uri: str,
@@ -229,7 +230,26 @@ def write_with_bases(
     data_storage_version: Optional[str] = None,
     commit_message: Optional[str] = None,
     storage_options: Optional[Dict[str, str]] = None,
+    commit_lock: Optional[Callable[[int], Any]] = None,
 ) -> "Dataset": ...
+
+DEFAULT_MAX_ROWS_PER_FILE: int
+DEFAULT_MAX_BYTES_PER_FILE: int
+
+def manifest_name(version: int, naming: Optional[str] = None) -> str: ...
+def manifest_version(name: str) -> Optional[int]: ...
+def retry_conflicts(
+    func: Callable[[], Any],
+    retry_on: Tuple[type, ...],
+    max_retries: Optional[int] = None,
+    timeout: Optional[float] = None,
+) -> Any: ...
+def plan_partitions(
+    fragments: List[Tuple[int, int, int]],
+    rows_per_partition: Optional[int] = None,
+    max_partitions: Optional[int] = None,
+    min_partitions: Optional[int] = None,
+) -> List[List[Tuple[int, int, int]]]: ...
 
 @final
 class BatchStream:
@@ -306,6 +326,8 @@ class Dataset:
         blob_options: Optional[Tuple[Optional[int], bool, bool]] = None,
         transaction_properties: Optional[Dict[str, str]] = None,
         commit_namespace: Optional[Tuple[Any, List[str], str]] = None,
+        commit_lock: Optional[Callable[[int], Any]] = None,
+        config: Optional[Dict[str, str]] = None,
     ) -> "Dataset": ...
     @staticmethod
     def write_fragments(
@@ -332,6 +354,7 @@ class Dataset:
         storage_options: Optional[Dict[str, str]] = None,
         transaction_properties: Optional[Dict[str, str]] = None,
         commit_namespace: Optional[Tuple[Any, List[str], str]] = None,
+        commit_lock: Optional[Callable[[int], Any]] = None,
     ) -> "Dataset": ...
     @staticmethod
     def remove_tagged_files(
@@ -339,6 +362,8 @@ class Dataset:
     ) -> int: ...
     def checkout(self, version: Optional[Union[int, str]] = None) -> "Dataset": ...
     def uri(self) -> str: ...
+    def set_commit_lock(self, lock: Optional[Callable[[int], Any]] = None) -> None: ...
+    def has_commit_lock(self) -> bool: ...
     def version(self) -> int: ...
     def latest_version(self) -> int: ...
     def data_storage_version(self) -> str: ...
@@ -363,6 +388,8 @@ class Dataset:
         use_stats: bool = True,
         use_scalar_index: bool = True,
         explain: bool = False,
+        order_by: Optional[List[Tuple[str, bool, bool]]] = None,
+        strict_batch_size: bool = False,
     ) -> Any: ...  # a BatchStream; the plan's text with explain=True
     def take(self, indices: List[int], columns: Optional[List[str]] = None) -> BatchStream: ...
     def take_addresses(self, addresses: List[int], columns: Optional[List[str]] = None) -> BatchStream: ...

@@ -650,9 +650,11 @@ def commit_other(
     storage_options: Optional[Dict[str, str]],
     max_retries: Optional[int],
     commit_namespace: Any = None,
+    commit_lock: Any = None,
 ) -> Any:
     """Commits an operation other than Append/Overwrite (through ``commit_namespace`` when
-    a namespace manages the table's versions); returns the native dataset."""
+    a namespace manages the table's versions, inside ``commit_lock`` when given); returns the
+    native dataset."""
     from . import _native
 
     if isinstance(operation, Clone):
@@ -667,6 +669,7 @@ def commit_other(
         storage_options=storage_options,
         max_retries=max_retries,
         commit_namespace=commit_namespace,
+        commit_lock=commit_lock,
     )
 
 

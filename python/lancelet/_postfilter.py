@@ -119,9 +119,7 @@ class PostFilteredScanner(LanceScanner):
     def _stream(self) -> pa.RecordBatchReader:
         reader = pa.RecordBatchReader.from_batches(self._schema, self._batches())
         if self._strict:
-            from ._rebatch import exact
-
-            return exact(reader, self._options["batch_size"])
+            return _exact(reader, self._options["batch_size"])
         return reader
 
     def __reduce__(self) -> tuple:
@@ -161,3 +159,33 @@ class PostFilteredScanner(LanceScanner):
 
 def _reopen(ds: Any, expr: Any, options: Dict[str, Any]) -> Optional[Any]:
     return plan(ds, expr, options)
+
+
+# Strict batch sizes for rows filtered here (the native scan cuts its own).
+def _join(parts: List[pa.RecordBatch], schema: pa.Schema) -> pa.RecordBatch:
+    if len(parts) == 1:
+        return parts[0]
+    return pa.Table.from_batches(parts, schema).combine_chunks().to_batches()[0]
+
+
+def _exact(reader: pa.RecordBatchReader, n: int) -> pa.RecordBatchReader:
+    """``reader``'s rows in batches of exactly ``n`` rows (the last may be shorter); rows
+    are sliced and joined, never reordered."""
+    schema = reader.schema
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        parts: List[pa.RecordBatch] = []
+        held = 0
+        for b in reader:
+            while b.num_rows:
+                take = min(n - held, b.num_rows)
+                parts.append(b.slice(0, take))
+                held += take
+                b = b.slice(take)
+                if held == n:
+                    yield _join(parts, schema)
+                    parts, held = [], 0
+        if held:
+            yield _join(parts, schema)
+
+    return pa.RecordBatchReader.from_batches(schema, batches())

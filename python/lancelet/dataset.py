@@ -41,7 +41,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tupl
 import pyarrow as pa
 
 # (`from m import x as x`: helpers that moved from here to m, importable from here as before.)
-from . import _branches, _commit_hooks, _dropin, _expressions, _namespace_io, _native, _operations, _paths, _rowoffset
+from . import _argcheck, _branches, _dropin, _expressions, _namespace_io, _native, _operations, _paths, _rowoffset
 from . import blob as _blob
 from ._argcheck import (
     _alterations,
@@ -64,7 +64,6 @@ from ._branches import Branches, DatasetBasePath
 from ._delta import DatasetDelta, change_feed, delta_between
 from ._inputs import WriteProgress, _as_reader, _progress_callback
 from ._inputs import _is_pandas as _is_pandas
-from ._ordering import ColumnOrdering
 from .errors import InvalidArgumentError, UnsupportedFeatureError
 from .evolve import BatchUDF, batch_udf
 from .file import ReaderResults
@@ -75,7 +74,7 @@ from .optimize import CleanupStats, CompactionMetrics, DatasetOptimizer, cleanup
 from .scanner import _HANDLED_SCAN_KWARGS as _HANDLED_SCAN_KWARGS
 from .scanner import _IGNORED_SCAN_OPTIONS as _IGNORED_SCAN_OPTIONS
 from .scanner import _UNSUPPORTED_SCAN_OPTIONS as _UNSUPPORTED_SCAN_OPTIONS
-from .scanner import LanceScanner, ScanStatistics, make_scanner
+from .scanner import ColumnOrdering, LanceScanner, ScanStatistics, make_scanner
 from .scanner import _reporting as _reporting
 
 __all__ = [
@@ -151,8 +150,9 @@ def dataset(
     """
     if read_params is not None and not isinstance(read_params, dict):
         raise InvalidArgumentError(f"read_params must be a dict, got {type(read_params).__name__}")
+    if commit_lock is not None and not callable(commit_lock):
+        raise TypeError(f"commit_lock must be a function, got {type(commit_lock)}")
     uri, storage_options, managed = _namespace_io.resolve_read(uri, namespace_client, table_id, storage_options)
-    lock = _commit_hooks.check_lock(commit_lock)
     ds = LanceDataset(
         uri,
         version=version,
@@ -161,7 +161,8 @@ def dataset(
         _commit_namespace=managed,
         allow_external_blob_outside_bases=allow_external_blob_outside_bases,
     )
-    ds._commit_lock = lock
+    ds._native.set_commit_lock(commit_lock)  # every commit of ds (and what derives from it)
+    ds._commit_lock = commit_lock
     if asof is not None:
         if version is not None:
             raise InvalidArgumentError("pass version= or asof=, not both")
@@ -175,9 +176,9 @@ def write_dataset(
     schema: Optional[pa.Schema] = None,
     mode: str = "create",
     *,
-    max_rows_per_file: int = 1024 * 1024,
+    max_rows_per_file: int = _native.DEFAULT_MAX_ROWS_PER_FILE,
     max_rows_per_group: int = 1024,
-    max_bytes_per_file: int = 90 * 1024 * 1024 * 1024,
+    max_bytes_per_file: int = _native.DEFAULT_MAX_BYTES_PER_FILE,
     data_storage_version: Optional[str] = None,
     use_legacy_format: Optional[bool] = None,
     enable_v2_manifest_paths: bool = True,
@@ -225,35 +226,21 @@ def write_dataset(
     properties = _operations.properties(transaction_properties, None)
     path = _native_uri(uri, storage_options)
     _paths.check_write_target(path)
-    lock = _commit_hooks.check_lock(kwargs.get("commit_lock"))
+    lock = kwargs.get("commit_lock")
     if lock is None and isinstance(uri, LanceDataset):
         lock = uri._commit_lock
     cleanup = kwargs.get("auto_cleanup_options")
-    cleanup_config = None if cleanup is None else _commit_hooks.auto_cleanup_config(cleanup, defaults=True)
-
-    def latest() -> int:
-        try:
-            return _native.Dataset.open(path, None, _storage_options(storage_options)).latest_version()
-        except FileNotFoundError:
-            return 0
-
-    ds = _commit_hooks.around(
-        lock,
-        latest,
-        lambda: _write(
-            data_obj, uri, path, schema, mode, managed, properties, kwargs, storage_options, max_rows_per_file,
-            max_bytes_per_file, enable_v2_manifest_paths, data_storage_version, commit_message, progress,
-        ),
-        lambda ds: (ds, ds.version - 1),
+    # The native write takes the lock around its commit and records the config in it.
+    kwargs["commit_lock"] = lock
+    kwargs["_config"] = None if cleanup is None else _argcheck.auto_cleanup_config(cleanup, defaults=True)
+    ds = _write(
+        data_obj, uri, path, schema, mode, managed, properties, kwargs, storage_options, max_rows_per_file,
+        max_bytes_per_file, enable_v2_manifest_paths, data_storage_version, commit_message, progress,
     )  # fmt: skip
     ds._commit_lock = lock
     if kwargs.get("allow_external_blob_outside_bases"):
         # The writer chose to reference objects outside the bases: it may read them back.
         ds._native = _native.ds_allow_external_blobs(ds._native, True)
-    if cleanup_config is not None and ds.version == 1:
-        # pylance records these in the creating commit; lancelet's native write takes no
-        # config, so they come in the next version (an UpdateConfig).
-        ds.update_config(cleanup_config)
     return ds
 
 
@@ -308,6 +295,8 @@ def _write(
                 blob_options=_blob.write_options(kwargs),
                 transaction_properties=properties or None,
                 commit_namespace=managed,
+                commit_lock=kwargs.get("commit_lock"),
+                config=kwargs.get("_config"),
             ),
         )
     finally:
@@ -432,7 +421,7 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
     #: The namespace that creates this table's versions (managed versioning), if any.
     _commit_namespace: Optional[_namespace_io.CommitNamespace] = None
     #: ``commit_lock(version)``: a context manager entered around every commit (see :func:`dataset`).
-    _commit_lock: Optional[_commit_hooks.CommitLock] = None
+    _commit_lock: Optional[Callable[[int], Any]] = None
 
     def __init__(
         self,
@@ -609,7 +598,6 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
         """
         _branches.validate(self)
 
-    @_commit_hooks.commits()
     def add_bases(
         self, new_bases: List["_branches.DatasetBasePath"], transaction_properties: Optional[Dict[str, str]] = None
     ) -> "LanceDataset":
@@ -683,32 +671,22 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
         uri = base_uri.uri if isinstance(base_uri, LanceDataset) else base_uri
         path = _native_uri(uri, storage_options)
         _paths.check_write_target(path)
-        lock = _commit_hooks.check_lock(commit_lock)
+        lock = commit_lock
         if lock is None and isinstance(base_uri, LanceDataset):
             lock = base_uri._commit_lock
-
-        def latest() -> int:
-            try:
-                return _native.Dataset.open(path, None, _storage_options(storage_options)).latest_version()
-            except FileNotFoundError:
-                return 0
-
-        def run() -> "LanceDataset":
-            return LanceDataset._commit(
-                base_uri,
-                uri,
-                path,
-                operation,
-                read_version,
-                props,
-                storage_options,
-                enable_v2_manifest_paths,
-                max_retries,
-                commit_message,
-                kwargs,
-            )
-
-        ds = _commit_hooks.around(lock, latest, run, lambda ds: (ds, ds.version - 1))
+        ds = LanceDataset._commit(
+            base_uri,
+            uri,
+            path,
+            operation,
+            read_version,
+            props,
+            storage_options,
+            enable_v2_manifest_paths,
+            max_retries,
+            commit_message,
+            dict(kwargs, commit_lock=lock),
+        )
         ds._commit_lock = lock
         return ds
 
@@ -739,6 +717,7 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
                 _storage_options(storage_options),
                 max_retries,
                 managed,
+                kwargs.get("commit_lock"),
             )
             ds = LanceDataset.__new__(LanceDataset)
             ds._init(os.fspath(uri) if isinstance(uri, os.PathLike) else str(uri), path, native)
@@ -761,6 +740,7 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
             storage_options=_storage_options(storage_options),
             transaction_properties=props or None,
             commit_namespace=managed,
+            commit_lock=kwargs.get("commit_lock"),
         )
         ds = LanceDataset.__new__(LanceDataset)
         ds._init(os.fspath(uri) if isinstance(uri, os.PathLike) else str(uri), path, native)
@@ -806,7 +786,6 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
         """Moves this object to the newest version."""
         self._native = self._native.checkout(None)
 
-    @_commit_hooks.commits()
     def restore(self) -> None:
         """Commits a new version whose content is this (older) version's."""
         self._native = self._native.restore()
@@ -851,7 +830,6 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
         """The table config stored in the manifest (``key -> value``)."""
         return dict(self._native.config())
 
-    @_commit_hooks.commits()
     def update_config(self, values: Dict[str, Optional[str]], *, replace: bool = False) -> Dict[str, str]:
         """Sets table config keys (a value of None removes the key; ``replace=True`` drops
         every other key) in an UpdateConfig commit; moves to the new version and returns
@@ -863,7 +841,6 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
         self._native = self._native.update_config(list(values.items()), bool(replace))
         return self.config()
 
-    @_commit_hooks.commits()
     def delete_config_keys(self, keys: List[str]) -> None:
         """Removes table config keys in an UpdateConfig commit and moves to the new version."""
         if isinstance(keys, str) or not all(isinstance(k, str) for k in keys):
@@ -1122,7 +1099,6 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
 
     # -- writing ----------------------------------------------------------------------
 
-    @_commit_hooks.commits()
     def delete(
         self, predicate: str, *, conflict_retries: int = 10, retry_timeout: Optional[_dt.timedelta] = None
     ) -> Dict[str, int]:
@@ -1138,7 +1114,6 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
         self._native, n = self._native.delete(predicate, *_retry_args(conflict_retries, retry_timeout))
         return {"num_deleted_rows": n}
 
-    @_commit_hooks.commits()
     def update(
         self,
         updates: Dict[str, str],
@@ -1177,7 +1152,6 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
         )
         return {"num_rows_updated": n}
 
-    @_commit_hooks.commits()
     def insert(self, data: Any, *, mode: str = "append", **kwargs: Any) -> None:
         """Writes ``data`` to this dataset (appends by default; ``mode="overwrite"``
         replaces its rows) and moves this object to the new version, as pylance's
@@ -1193,7 +1167,6 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
 
         return MergeInsertBuilder(self, on)
 
-    @_commit_hooks.commits()
     def merge(
         self, data_obj: Any, left_on: str, right_on: Optional[str] = None, schema: Optional[pa.Schema] = None
     ) -> None:
@@ -1209,7 +1182,6 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
 
         self._native = merge_columns(self, data_obj, left_on, right_on, schema)
 
-    @_commit_hooks.commits()
     def add_columns(
         self,
         transforms: Any,
@@ -1263,7 +1235,6 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
                 f"or a reader of the new columns' rows; got {type(transforms).__name__}"
             )
 
-    @_commit_hooks.commits()
     def drop_columns(self, columns: List[str]) -> None:
         """Removes columns (dotted paths reach struct fields) from the schema, as a new
         version. Only metadata changes; the data stays in the files until compaction."""
@@ -1276,7 +1247,6 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
             raise InvalidArgumentError("drop_columns takes a non-empty list of column names")
         self._native = self._native.drop_columns(list(columns))
 
-    @_commit_hooks.commits()
     def alter_columns(self, *alterations: Dict[str, Any]) -> None:
         """Renames columns, makes them nullable or changes their types, as a new version.
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional,
 
 import pyarrow as pa
 
-from . import _native, _paths
+from . import _native, _paths, _rowoffset
 from ._argcheck import _check_write_args, _Columns, _filter, _indices, _names, _native_uri, _storage_options
 from ._inputs import _as_reader, _progress_callback
 from .errors import UnsupportedFeatureError
@@ -388,15 +388,15 @@ class LanceFragment:
 
         >>> ds.get_fragments()[1].take([0, 2], columns=["a", "_rowoffset"])  # doctest: +SKIP
         """
-        from . import _rowoffset
-
         idx = _indices(indices)
         names, pos = _rowoffset.split(_names(columns))
-        table = ReaderResults(self._ds._native.fragment_take(self.fragment_id, idx, names)).to_table()
+        native = self._ds._native
         if pos is None:
-            return table
-        base = _rowoffset.RowOffsets(self._ds._native)._base[self.fragment_id]
-        return _rowoffset.take_with_offsets(table, [base + i for i in idx], pos)
+            return ReaderResults(native.fragment_take(self.fragment_id, idx, names)).to_table()
+        wanted = (self._ds.schema.names if names is None else names) + [_rowoffset.NAME]
+        table = ReaderResults(native.fragment_take(self.fragment_id, idx, wanted)).to_table()
+        offsets = table.column(_rowoffset.NAME).to_pylist()
+        return _rowoffset.take_with_offsets(table.drop_columns([_rowoffset.NAME]), offsets, pos)
 
     def delete(self, predicate: Any) -> Optional[FragmentMetadata]:
         """Deletes this fragment's rows matching ``predicate`` (SQL or a pyarrow compute
@@ -528,9 +528,9 @@ def write_fragments(
     schema: Optional[pa.Schema] = None,
     *,
     mode: str = "append",
-    max_rows_per_file: int = 1024 * 1024,
+    max_rows_per_file: int = _native.DEFAULT_MAX_ROWS_PER_FILE,
     max_rows_per_group: int = 1024,
-    max_bytes_per_file: int = 90 * 1024 * 1024 * 1024,
+    max_bytes_per_file: int = _native.DEFAULT_MAX_BYTES_PER_FILE,
     progress: Optional[Union[bool, Callable]] = None,
     data_storage_version: Optional[str] = None,
     storage_options: Optional[Dict[str, str]] = None,

@@ -16,7 +16,7 @@ import datetime as _dt
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional
 
-from . import _commit_hooks, _native
+from . import _native
 from .errors import InvalidArgumentError, UnsupportedFeatureError
 
 
@@ -124,7 +124,6 @@ class IndexMethods:
 
     _native: Any
 
-    @_commit_hooks.commits()
     def create_scalar_index(
         self,
         column: str,
@@ -249,7 +248,6 @@ class IndexMethods:
 
         return index_from_dict(_native.merge_index_segments(self._native, [index_dict(s) for s in segments]))
 
-    @_commit_hooks.commits()
     def commit_existing_index_segments(self, index_name: str, column: str, segments: List[Any]) -> "IndexMethods":
         """Commits ``segments`` (:class:`lancelet.dataset.Index` objects, or pylance's, built
         for ``column``) as index ``index_name`` in a new version; segments of that name
@@ -294,7 +292,6 @@ class IndexMethods:
             "merge groups with merge_existing_index_segments(...), and commit with commit_existing_index_segments(...)"
         )
 
-    @_commit_hooks.commits()
     def create_index(
         self,
         column: Any,
@@ -408,7 +405,6 @@ class IndexMethods:
         (pylance's keys)."""
         return _index_statistics(self, index_name)
 
-    @_commit_hooks.commits()
     def drop_index(self, name: str) -> "IndexMethods":
         """Drops index ``name`` (all its segments) in a new version; its files stay until
         ``cleanup_old_versions`` removes the versions that use them. Returns the dataset."""

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
 
 import pyarrow as pa
 
-from . import _commit_hooks, _native
+from . import _native
 from .errors import InvalidArgumentError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -120,7 +120,6 @@ class MergeInsertBuilder:
         self._target_all = include_primary
         return self
 
-    @_commit_hooks.commits(lambda self: self._ds)
     def execute(self, data_obj: Any, *, schema: Optional[pa.Schema] = None) -> Dict[str, int]:
         """Runs the merge with ``data_obj`` (anything ``write_dataset`` takes) as the source;
         returns ``{"num_inserted_rows", "num_updated_rows", "num_deleted_rows"}``. Nothing is

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as _dt
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
-from . import _commit_hooks, _native
+from . import _argcheck, _native
 from ._argcheck import _positive_int
 from ._counters import _Counters
 from .errors import InvalidArgumentError
@@ -55,16 +55,15 @@ class DatasetOptimizer:
 
         >>> ds.optimize.enable_auto_cleanup({"interval": 20, "older_than_seconds": 14 * 86400})  # doctest: +SKIP
         """
-        self._ds.update_config(_commit_hooks.auto_cleanup_config(auto_cleanup_config))
+        self._ds.update_config(_argcheck.auto_cleanup_config(auto_cleanup_config))
 
     def disable_auto_cleanup(self, **kwargs: Any) -> None:
         """Turns automatic cleanup off (removes its config keys in an UpdateConfig commit).
 
         >>> ds.optimize.disable_auto_cleanup()  # doctest: +SKIP
         """
-        self._ds.delete_config_keys([_commit_hooks.INTERVAL, _commit_hooks.OLDER_THAN])
+        self._ds.delete_config_keys(list(_argcheck.AUTO_CLEANUP_KEYS))
 
-    @_commit_hooks.commits(lambda self: self._ds)
     def optimize_indices(
         self,
         num_indices_to_merge: Optional[int] = None,
@@ -92,7 +91,6 @@ class DatasetOptimizer:
             index_names = list(index_names)
         self._ds._native = _native.optimize_indices(self._ds._native, num_indices_to_merge, index_names)
 
-    @_commit_hooks.commits(lambda self: self._ds)
     def compact_files(
         self,
         *,

@@ -6,18 +6,20 @@ only to tune its own execution are accepted and ignored, options for features la
 lacks raise ``UnsupportedFeatureError``, anything else is a ``TypeError``. A
 :class:`LanceScanner` holds the checked options and runs the native scan each time it is
 read; :class:`ScanStatistics` reports what a run did. Vector queries (``nearest=``) are
-planned by ``_nearest``, ``order_by`` and ``_rowoffset`` by ``_ordering``/``_rowoffset``.
+planned by ``_nearest``; ``order_by``, ``_rowoffset`` and ``strict_batch_size`` are the native
+scan's (the dataset crate sorts, numbers live rows and cuts exact batches).
 
 >>> ds.scanner(columns=["id"], filter="id > 10", limit=5).to_table()  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union, cast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional, Union, cast
 
 import pyarrow as pa
 
-from . import _expressions, _native, _ordering, _rowoffset
+from . import _expressions, _native
 from . import blob as _blob
 from ._argcheck import _U64_MAX, _Columns, _filter, _names
 from ._counters import _Counters
@@ -28,7 +30,7 @@ from .fragment import LanceFragment
 if TYPE_CHECKING:  # pragma: no cover
     from .dataset import LanceDataset
 
-__all__ = ["LanceScanner", "ScanStatistics"]
+__all__ = ["ColumnOrdering", "LanceScanner", "ScanStatistics"]
 
 # Scanner options pylance accepts that only tune its own execution; accepted and ignored.
 _IGNORED_SCAN_OPTIONS = {
@@ -92,6 +94,37 @@ def _fragment_id(f: Any) -> int:
     if isinstance(f, bool) or not isinstance(f, int) or not 0 <= f <= _U64_MAX:
         raise InvalidArgumentError(f"fragments must be LanceFragment objects or fragment ids, got {f!r}")
     return f
+
+
+@dataclass
+class ColumnOrdering:
+    """One sort key of ``scanner(order_by=[...])``: a column (``"a"``, or ``"s.x"`` for a
+    struct child), ``ascending`` (default True) and ``nulls_first`` (default False)."""
+
+    column_name: str
+    ascending: bool = True
+    nulls_first: bool = False
+
+
+def orderings(order_by: Any) -> Optional[List[ColumnOrdering]]:
+    """``order_by`` as a list of :class:`ColumnOrdering` (strings mean ascending); None
+    when there is nothing to sort by."""
+    if order_by is None:
+        return None
+    if isinstance(order_by, (str, ColumnOrdering)) or not isinstance(order_by, (list, tuple)):
+        raise InvalidArgumentError(
+            f"order_by takes a list of ColumnOrdering or column names, got {type(order_by).__name__}"
+        )
+    out = []
+    for o in order_by:
+        if isinstance(o, str):
+            o = ColumnOrdering(o)
+        elif not (hasattr(o, "column_name") and hasattr(o, "ascending") and hasattr(o, "nulls_first")):
+            raise InvalidArgumentError(f"order_by takes ColumnOrdering objects or column names, got {o!r}")
+        if not isinstance(o.column_name, str):
+            raise InvalidArgumentError(f"ColumnOrdering.column_name must be a string, got {o.column_name!r}")
+        out.append(ColumnOrdering(o.column_name, bool(o.ascending), bool(o.nulls_first)))
+    return out or None
 
 
 def make_scanner(
@@ -173,7 +206,7 @@ def make_scanner(
             return cast("LanceScanner", translated)
         filter = translated
     use_scalar_index = kwargs.get("use_scalar_index")
-    order = _ordering.orderings(kwargs.get("order_by"))
+    order = orderings(kwargs.get("order_by"))
     blob_binary = _blob.wants_binary(kwargs.get("blob_handling"))
     scanner = LanceScanner(
         ds,
@@ -191,10 +224,10 @@ def make_scanner(
     )
     if blob_binary:  # blob_handling="all_binary": bytes instead of descriptors
         scanner._blob_binary = bool(with_row_address)
-    scanner._order = order
-    scanner._rowoffset = _rowoffset.plan_scan(scanner._kwargs)
+    if order:
+        scanner._kwargs["order_by"] = [(o.column_name, o.ascending, o.nulls_first) for o in order]
     if kwargs.get("strict_batch_size") and batch_size is not None:
-        scanner._strict_batch_size = True
+        scanner._kwargs["strict_batch_size"] = True
     return scanner
 
 
@@ -254,30 +287,15 @@ class LanceScanner:
                 )
             self._kwargs["fragments"] = [_fragment_id(f) for f in fragments]
 
-    #: ``order_by`` as a list of ColumnOrdering (None: scan order); see ``_ordering``.
-    _order: Optional[List[Any]] = None
-    #: Where the ``_rowoffset`` column goes (None: not asked for); see ``_rowoffset``.
-    _rowoffset: Optional[Tuple[int, bool]] = None
     #: For ``blob_handling="all_binary"``: whether the caller asked for ``_rowaddr``.
     _blob_binary: Optional[bool] = None
-    #: ``strict_batch_size=True``: batches of exactly ``batch_size`` rows (see ``_rebatch``).
-    _strict_batch_size: bool = False
 
     def _stream(self) -> Any:
-        if self._strict_batch_size and self._kwargs.get("batch_size"):
-            from ._rebatch import exact
-
-            return exact(ReaderResults(self._stream_unbatched()).to_batches(), self._kwargs["batch_size"])
-        return self._stream_unbatched()
-
-    def _stream_unbatched(self) -> Any:
         if self._blob_binary is not None:
             return _blob.binary_reader(self._ds, self._stream_plain(), self._blob_binary)
         return self._stream_plain()
 
     def _stream_plain(self) -> Any:
-        if self._order or self._rowoffset:
-            return _ordering.ordered_stream(self)
         self._stats = _native.ScanStats()
         stream = self._ds._native.scan(stats=self._stats, **self._kwargs)
         if self._stats_callback is None:
@@ -288,11 +306,7 @@ class LanceScanner:
         # The same scan of the same dataset version (the dataset pickles by reference).
         from ._dropin import reopen_scanner
 
-        extra = {
-            k: getattr(self, k)
-            for k in ("_order", "_rowoffset", "_blob_binary", "_strict_batch_size")
-            if k in self.__dict__
-        }
+        extra = {k: getattr(self, k) for k in ("_blob_binary",) if k in self.__dict__}
         return reopen_scanner, (self._ds, self._kwargs, self._stats_callback, extra)
 
     def explain_plan(self, verbose: bool = False) -> str:

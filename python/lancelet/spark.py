@@ -62,7 +62,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tupl
 
 import pyarrow as pa
 
-from . import _commit_hooks, _native, _spark_namespace
+from . import _native, _spark_namespace
 from . import blob as _blob
 from .dataset import LanceDataset, LanceOperation, dataset
 from .errors import InvalidArgumentError, LanceIOError, LanceNotFoundError, SchemaMismatchError, UnsupportedFeatureError
@@ -97,8 +97,6 @@ __all__ = [
 SOURCE_NAME = "lancelet"
 #: Field metadata key recording an array column's fixed size.
 FIXED_SIZE_KEY = "lancelet.fixed_size_list"
-#: Stored bytes per read partition when ``rows_per_partition`` is not given.
-TARGET_PARTITION_BYTES = 128 << 20
 DEFAULT_BATCH_SIZE = 32768
 _SPECIAL_COLUMNS = ("_rowid",)
 
@@ -314,47 +312,15 @@ def plan_partitions(
     min_partitions: Optional[int] = None,
 ) -> List[List[Tuple[int, int, int]]]:
     """Splits fragments (dicts with ``id``, ``physical_rows``, ``files``) into partitions of
-    about ``rows_per_partition`` stored rows (by default about 128 MiB of stored data, as
-    Spark's file sources aim at), and into at least ``min_partitions`` when the data is
-    small (Spark passes its default parallelism, so no core idles). Fragments that fit in a
-    partition are kept whole when cutting at their boundary leaves the partition closer to
-    its target than splitting would; larger ones become several row ranges. At most
-    ``max_partitions`` partitions."""
-    total = sum(f["physical_rows"] for f in fragments)
-    if rows_per_partition is None:
-        size = sum(d.get("file_size_bytes") or 0 for f in fragments for d in f["files"])
-        per_row = size / total if total and size else 64.0
-        rows_per_partition = max(1, int(TARGET_PARTITION_BYTES / per_row))
-        if min_partitions and total:
-            rows_per_partition = min(rows_per_partition, -(-total // min_partitions))
-    if max_partitions is not None and total:
-        rows_per_partition = max(rows_per_partition, -(-total // max_partitions))
-    target = rows_per_partition
-    parts: List[List[Tuple[int, int, int]]] = []
-    current: List[Tuple[int, int, int]] = []
-    rows = 0
-    for f in fragments:
-        start, n = 0, f["physical_rows"]
-        while start < n:
-            left = n - start
-            if rows and rows + left > target and left <= target and max_partitions is None:
-                if rows + left - target <= target - rows:
-                    take = left  # the whole fragment: overshooting is the smaller error
-                else:
-                    parts.append(current)  # cut at the fragment's boundary
-                    current, rows = [], 0
-                    continue
-            else:
-                take = min(left, target - rows)
-            current.append((f["id"], start, start + take))
-            rows += take
-            start += take
-            if rows >= target:
-                parts.append(current)
-                current, rows = [], 0
-    if current or not parts:
-        parts.append(current)
-    return parts
+    ``(fragment id, start, end)`` row ranges: about ``rows_per_partition`` stored rows each
+    (by default about 128 MiB of stored data, as Spark's file sources aim at), at least
+    ``min_partitions`` when the data is small, at most ``max_partitions``. The dataset crate
+    plans them (``scan::partitions``); this shapes the fragments for it."""
+    sizes = [
+        (int(f["id"]), int(f["physical_rows"]), sum(int(d.get("file_size_bytes") or 0) for d in f["files"]))
+        for f in fragments
+    ]
+    return _native.plan_partitions(sizes, rows_per_partition, max_partitions, min_partitions)
 
 
 class LanceletReader(DataSourceReader):
@@ -461,8 +427,8 @@ class LanceletWriter(DataSourceArrowWriter):
         self.uri = uri
         self.overwrite = overwrite
         self.tag = "spark_" + uuid.uuid4().hex
-        self.max_rows_per_file = _positive(options, "max_rows_per_file") or 1024 * 1024
-        self.max_bytes_per_file = _positive(options, "max_bytes_per_file") or 90 * 1024**3
+        self.max_rows_per_file = _positive(options, "max_rows_per_file") or _native.DEFAULT_MAX_ROWS_PER_FILE
+        self.max_bytes_per_file = _positive(options, "max_bytes_per_file") or _native.DEFAULT_MAX_BYTES_PER_FILE
         self.commit_message = options.get("commit_message")
         sizes = _parse_sizes(options.get("fixed_size_lists"))
         self.storage = _storage(options)
@@ -563,7 +529,8 @@ def _commit(
         kind = "append" if read_version is not None else "create_or_append"
     path = _native_uri(uri, storage or None)
     _paths.check_write_target(path)
-    native = _native.Dataset.commit(
+    # The native commit applies the dataset's automatic cleanup, as every commit does.
+    _native.Dataset.commit(
         path,
         kind,
         frags,
@@ -572,7 +539,6 @@ def _commit(
         commit_message=message,
         storage_options=_storage_options(storage or None),
     )
-    _commit_hooks.run_auto_cleanup(native, native.version() - 1)
 
 
 class LanceletDataSource(DataSource):

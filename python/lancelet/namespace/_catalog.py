@@ -9,12 +9,11 @@ rows: the loser sees a commit conflict, re-reads and tries again.
 from __future__ import annotations
 
 import json
-import random
-import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import pyarrow as pa
 
+from .. import _native
 from ..errors import CommitConflictError, DatasetAlreadyExistsError, LanceNotFoundError
 from ._storage import RootStorage
 
@@ -69,6 +68,9 @@ def properties_of(row: Row) -> Dict[str, str]:
     return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
 
 
+_CATALOG_RETRIES = 50
+
+
 class Catalog:
     """Reads and changes the ``__manifest`` table under a namespace root (a local
     directory or an object-store prefix).
@@ -114,7 +116,7 @@ class Catalog:
         from ..dataset import LanceDataset, LanceOperation, write_dataset
         from ..fragment import write_fragments
 
-        for attempt in range(50):
+        def attempt() -> Any:
             rows, version = self.snapshot()
             new_rows, result = edit(rows)
             if new_rows is None:
@@ -133,5 +135,9 @@ class Catalog:
                 return result
             except (CommitConflictError, DatasetAlreadyExistsError):
                 self._discard(frags)
-                time.sleep(random.uniform(0.001, 0.01) * (attempt + 1))
-        raise CommitConflictError("the namespace's __manifest table kept changing: gave up after 50 attempts")
+                raise
+
+        # Another writer committed first: read the catalog again and redo the edit, with the
+        # core's backoff. Many writers may share one catalog, so it gets more attempts than
+        # a table write's default.
+        return _native.retry_conflicts(attempt, (CommitConflictError, DatasetAlreadyExistsError), _CATALOG_RETRIES)

@@ -9,40 +9,31 @@ namespace: a version is its manifest file there (``{2^64-1-v:020d}.manifest``, o
 
 from __future__ import annotations
 
-import re
 from typing import Any, List, Optional, Set, Tuple
 
 import lance_namespace as ln
 
+from .. import _native
 from ._access import TableAccess, coerce, ident
 from ._catalog import object_id
 from ._data import translated
 
 __all__ = ["Versions"]
 
-_U64_MAX = 2**64 - 1
-_MANIFEST = re.compile(r"^(\d+)\.manifest$")
-
 
 def version_of(name: str) -> Optional[int]:
     """The version a manifest file name holds (None for other files: staged manifests,
-    ``latest_version_hint.json``).
+    ``latest_version_hint.json``); the table crate's naming rule.
 
     >>> version_of("18446744073709551613.manifest"), version_of("7.manifest"), version_of("7.manifest-x")
     (2, 7, None)
     """
-    m = _MANIFEST.match(name)
-    if m is None:
-        return None
-    digits = m.group(1)
-    return _U64_MAX - int(digits) if len(digits) == 20 else int(digits)
+    return _native.manifest_version(name)
 
 
 def manifest_name(version: int, naming_scheme: Optional[str]) -> str:
     """The file name of ``version``'s manifest under a naming scheme (``V2`` by default)."""
-    if (naming_scheme or "V2").upper() == "V1":
-        return f"{version}.manifest"
-    return f"{_U64_MAX - version:020d}.manifest"
+    return _native.manifest_name(version, naming_scheme)
 
 
 class Versions(TableAccess):

@@ -45,7 +45,7 @@ use lancelet_file::{FileReader, Spawner};
 use lancelet_table::commit::{new_transaction, CommitOptions};
 use lancelet_table::deletion::{decode_deletions, deletion_file_path};
 use lancelet_table::manifest::{check_reader_flags, live_rows, FLAG_STABLE_ROW_IDS};
-use lancelet_table::naming::{ManifestNaming, VERSIONS_DIR};
+use lancelet_table::naming::VERSIONS_DIR;
 pub use lancelet_table::object::{open_uri, Location};
 use lancelet_table::pb;
 use lancelet_table::store::{LocalStore, Store};
@@ -53,6 +53,7 @@ use lancelet_table::tags;
 use lancelet_table::versions::{list_versions, read_entry, read_version};
 
 pub use error::{Error, Result};
+pub use lancelet_table::naming::ManifestNaming;
 pub use lancelet_table::tags::Tag;
 
 /// The directory holding data files, relative to the dataset root.

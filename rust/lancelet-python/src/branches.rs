@@ -271,8 +271,8 @@ pub fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
 /// spreading new files over bases `targets` (names or paths; the dataset's root when empty)
 /// or over every base (`target_all_bases`: whether the root is included).
 #[pyfunction]
-#[pyo3(signature = (uri, data, mode, initial_bases, targets=Vec::new(), target_all_bases=None, max_rows_per_file=1024*1024,
-    max_bytes_per_file=90*1024*1024*1024, data_storage_version=None, commit_message=None, storage_options=None,
+#[pyo3(signature = (uri, data, mode, initial_bases, targets=Vec::new(), target_all_bases=None, max_rows_per_file=None,
+    max_bytes_per_file=None, data_storage_version=None, commit_message=None, storage_options=None,
     commit_lock=None))]
 #[allow(
     clippy::too_many_arguments,
@@ -286,8 +286,8 @@ fn write_with_bases(
     initial_bases: Vec<(u32, Option<String>, bool, String)>,
     targets: Vec<String>,
     target_all_bases: Option<bool>,
-    max_rows_per_file: u64,
-    max_bytes_per_file: u64,
+    max_rows_per_file: Option<u64>,
+    max_bytes_per_file: Option<u64>,
     data_storage_version: Option<String>,
     commit_message: Option<String>,
     storage_options: Option<HashMap<String, String>>,

@@ -170,13 +170,17 @@ fn file_version(py: Python<'_>, v: Option<&str>) -> PyResult<FileVersion> {
 pub(crate) fn write_params(
     py: Python<'_>,
     mode: &str,
-    max_rows_per_file: u64,
-    max_bytes_per_file: u64,
+    max_rows_per_file: Option<u64>,
+    max_bytes_per_file: Option<u64>,
     enable_v2_manifest_paths: bool,
     data_storage_version: Option<&str>,
     commit_message: Option<String>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<WriteParams> {
+    // The write defaults are `WriteParams::default()`'s, and nowhere else.
+    let defaults = WriteParams::default();
+    let max_rows_per_file = max_rows_per_file.unwrap_or(defaults.max_rows_per_file);
+    let max_bytes_per_file = max_bytes_per_file.unwrap_or(defaults.max_bytes_per_file);
     let mode = WriteMode::parse(mode).map_err(|e| errors::to_py(py, e))?;
     let file_version = file_version(py, data_storage_version)?;
     let default_file_version = data_storage_version.is_none();
@@ -286,7 +290,7 @@ impl PyDataset {
 
     /// Writes a stream of batches as a dataset and commits it.
     #[staticmethod]
-    #[pyo3(signature = (uri, data, mode="create", max_rows_per_file=1024*1024, max_bytes_per_file=90*1024*1024*1024,
+    #[pyo3(signature = (uri, data, mode="create", max_rows_per_file=None, max_bytes_per_file=None,
         enable_v2_manifest_paths=true, data_storage_version=None, commit_message=None, progress=None,
         storage_options=None, enable_stable_row_ids=false, blob_options=None, transaction_properties=None,
         commit_namespace=None, commit_lock=None, config=None))]
@@ -299,8 +303,8 @@ impl PyDataset {
         uri: String,
         data: Bound<'_, PyAny>,
         mode: &str,
-        max_rows_per_file: u64,
-        max_bytes_per_file: u64,
+        max_rows_per_file: Option<u64>,
+        max_bytes_per_file: Option<u64>,
         enable_v2_manifest_paths: bool,
         data_storage_version: Option<String>,
         commit_message: Option<String>,
@@ -342,7 +346,7 @@ impl PyDataset {
     /// them. Returns the fragments (dicts), the files' schema and whether they append to
     /// the existing dataset (rather than create or replace it).
     #[staticmethod]
-    #[pyo3(signature = (uri, data, mode="append", max_rows_per_file=1024*1024, max_bytes_per_file=90*1024*1024*1024,
+    #[pyo3(signature = (uri, data, mode="append", max_rows_per_file=None, max_bytes_per_file=None,
         data_storage_version=None, file_tag=None, progress=None, storage_options=None))]
     #[allow(
         clippy::too_many_arguments,
@@ -353,8 +357,8 @@ impl PyDataset {
         uri: String,
         data: Bound<'py, PyAny>,
         mode: &str,
-        max_rows_per_file: u64,
-        max_bytes_per_file: u64,
+        max_rows_per_file: Option<u64>,
+        max_bytes_per_file: Option<u64>,
         data_storage_version: Option<String>,
         file_tag: Option<String>,
         progress: Option<Py<PyAny>>,
@@ -444,8 +448,8 @@ impl PyDataset {
         let params = write_params(
             py,
             "append",
-            1,
-            1,
+            None,
+            None,
             enable_v2_manifest_paths,
             data_storage_version.as_deref(),
             commit_message,
@@ -938,16 +942,7 @@ impl PyDataset {
     /// [`replace_rows`]: the dataset's store, its file format.
     fn write_rows<'py>(&self, py: Python<'py>, data: Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyDict>>> {
         let version = self.inner.data_storage_version();
-        let params = write_params(
-            py,
-            "append",
-            1024 * 1024,
-            90 * 1024 * 1024 * 1024,
-            true,
-            Some(&version),
-            None,
-            None,
-        )?;
+        let params = write_params(py, "append", None, None, true, Some(&version), None, None)?;
         let reader: Box<dyn RecordBatchReader + Send> = import_stream(py, &data)?;
         let loc = Location {
             store: self.inner.store().clone(),
@@ -1107,6 +1102,9 @@ fn plan_partitions(
 }
 
 pub fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let defaults = WriteParams::default();
+    m.add("DEFAULT_MAX_ROWS_PER_FILE", defaults.max_rows_per_file)?;
+    m.add("DEFAULT_MAX_BYTES_PER_FILE", defaults.max_bytes_per_file)?;
     m.add_class::<PyDataset>()?;
     m.add_class::<PyScanStats>()?;
     m.add_function(wrap_pyfunction!(plan_partitions, m)?)?;

@@ -22,6 +22,7 @@ mod index;
 mod index_meta;
 mod merge;
 mod merge_columns;
+mod namespace;
 mod operations;
 mod runtime;
 mod store;
@@ -48,5 +49,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     operations::init(m)?;
     fragment_ops::init(m)?;
     store::init(m)?;
+    namespace::init(m)?;
     Ok(())
 }

@@ -54,6 +54,10 @@ impl Special {
         Special::RowOffset,
     ];
 
+    /// The special columns SQL (filters, column expressions) may name: pylance refuses
+    /// `_rowoffset` there, so lancelet does too.
+    pub const IN_SQL: [Special; 4] = [Special::RowId, Special::RowAddr, Special::CreatedAt, Special::UpdatedAt];
+
     /// The column's name.
     pub fn name(self) -> &'static str {
         match self {

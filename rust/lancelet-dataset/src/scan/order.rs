@@ -42,15 +42,24 @@ impl ColumnOrdering {
     }
 }
 
+/// Where a sort key is in the planned output.
+#[derive(Debug, Clone)]
+enum Key {
+    /// A column by name (or a dotted path into a struct column).
+    Name(String),
+    /// The column at this position: a hidden column read only for the sort.
+    At(usize),
+}
+
 /// How a planned scan sorts its rows.
 #[derive(Debug)]
 pub(super) struct Order {
-    /// The sort keys, with the output column (or dotted path) each is read from.
-    keys: Vec<(String, ColumnOrdering)>,
-    /// Columns read only for the sort, dropped after it.
-    hidden: Vec<String>,
+    keys: Vec<(Key, ColumnOrdering)>,
+    /// Positions of the columns read only for the sort, dropped after it.
+    hidden: std::ops::Range<usize>,
 }
 
+/// Names of hidden sort-key expressions.
 const HIDDEN: &str = "__lancelet_order_key_";
 
 fn path_sql(name: &str) -> String {
@@ -60,52 +69,45 @@ fn path_sql(name: &str) -> String {
         .join(".")
 }
 
-/// The projection an ordered scan reads (`columns` plus hidden sort keys) and how it sorts.
-/// `present` names columns the output has beyond the projection (`_rowid`, `_rowaddr`).
+/// The projection an ordered scan reads (`columns` plus hidden sort keys after them) and
+/// how it sorts. `present` names columns the output has beyond the projection (`_rowid`,
+/// `_rowaddr`).
 pub(super) fn plan(columns: &Columns, order: &[ColumnOrdering], present: &[&str]) -> (Columns, Order) {
+    let projected = match columns {
+        Columns::All => None,
+        Columns::Names(names) => Some(names.len()),
+        Columns::Exprs(exprs) => Some(exprs.len()),
+    };
+    let Some(start) = projected else {
+        let keys = order.iter().map(|o| (Key::Name(o.column.clone()), o.clone())).collect();
+        return (Columns::All, Order { keys, hidden: 0..0 });
+    };
     let mut keys = Vec::new();
-    let mut hidden = Vec::new();
-    let mut hide = |i: usize, o: &ColumnOrdering, keys: &mut Vec<(String, ColumnOrdering)>| {
-        let name = format!("{HIDDEN}{i}");
-        hidden.push((name.clone(), path_sql(&o.column)));
-        keys.push((name, o.clone()));
-    };
+    let mut extra: Vec<String> = Vec::new();
+    for o in order {
+        let shown = match columns {
+            Columns::Names(names) => names.contains(&o.column),
+            _ => false,
+        };
+        if shown || present.contains(&o.column.as_str()) {
+            keys.push((Key::Name(o.column.clone()), o.clone()));
+        } else {
+            keys.push((Key::At(start + extra.len()), o.clone()));
+            extra.push(o.column.clone());
+        }
+    }
+    let hidden = start..start + extra.len();
     let columns = match columns {
-        Columns::All => {
-            keys = order.iter().map(|o| (o.column.clone(), o.clone())).collect();
-            Columns::All
-        }
-        Columns::Names(names) => {
-            for (i, o) in order.iter().enumerate() {
-                if names.contains(&o.column) || present.contains(&o.column.as_str()) {
-                    keys.push((o.column.clone(), o.clone()));
-                } else {
-                    hide(i, o, &mut keys);
-                }
-            }
-            if hidden.is_empty() {
-                Columns::Names(names.clone())
-            } else {
-                // Projected names and hidden keys alike, as expressions over the columns.
-                let mut exprs: Vec<(String, String)> = names.iter().map(|n| (n.clone(), path_sql(n))).collect();
-                exprs.extend(hidden.iter().cloned());
-                Columns::Exprs(exprs)
-            }
-        }
+        Columns::Names(names) => Columns::Names(names.iter().cloned().chain(extra).collect()),
         Columns::Exprs(exprs) => {
-            for (i, o) in order.iter().enumerate() {
-                if present.contains(&o.column.as_str()) {
-                    keys.push((o.column.clone(), o.clone()));
-                } else {
-                    hide(i, o, &mut keys);
-                }
-            }
-            let mut exprs = exprs.clone();
-            exprs.extend(hidden.iter().cloned());
-            Columns::Exprs(exprs)
+            let hidden_exprs = extra
+                .iter()
+                .enumerate()
+                .map(|(i, c)| (format!("{HIDDEN}{i}"), path_sql(c)));
+            Columns::Exprs(exprs.iter().cloned().chain(hidden_exprs).collect())
         }
+        Columns::All => Columns::All,
     };
-    let hidden = hidden.into_iter().map(|(n, _)| n).collect();
     (columns, Order { keys, hidden })
 }
 
@@ -115,8 +117,9 @@ impl Order {
         let fields: Vec<_> = schema
             .fields()
             .iter()
-            .filter(|f| !self.hidden.contains(f.name()))
-            .cloned()
+            .enumerate()
+            .filter(|(i, _)| !self.hidden.contains(i))
+            .map(|(_, f)| f.clone())
             .collect();
         Arc::new(arrow_schema::Schema::new_with_metadata(
             fields,
@@ -126,12 +129,14 @@ impl Order {
 
     /// Refuses a sort key that names no column of `schema` (the planned output).
     pub(super) fn check(&self, schema: &SchemaRef) -> Result<()> {
-        for (name, o) in &self.keys {
-            if schema.field_with_name(name).is_err() && crate::fields::find_field(schema, name).is_none() {
-                return Err(Error::InvalidArgument(format!(
-                    "order_by column {:?} not found",
-                    o.column
-                )));
+        for (key, o) in &self.keys {
+            if let Key::Name(name) = key {
+                if schema.field_with_name(name).is_err() && crate::fields::find_field(schema, name).is_none() {
+                    return Err(Error::InvalidArgument(format!(
+                        "order_by column {:?} not found",
+                        o.column
+                    )));
+                }
             }
         }
         Ok(())
@@ -140,9 +145,13 @@ impl Order {
     /// `batch` (every row of the scan) sorted, without the hidden columns.
     pub(super) fn sort(&self, batch: &RecordBatch) -> Result<RecordBatch> {
         let mut columns = Vec::with_capacity(self.keys.len() + 1);
-        for (name, o) in &self.keys {
-            let values = key_column(batch, name)
-                .ok_or_else(|| Error::InvalidArgument(format!("order_by column {:?} not found", o.column)))?;
+        for (key, o) in &self.keys {
+            let found = match key {
+                Key::Name(name) => key_column(batch, name),
+                Key::At(i) => (*i < batch.num_columns()).then(|| batch.column(*i).clone()),
+            };
+            let values =
+                found.ok_or_else(|| Error::InvalidArgument(format!("order_by column {:?} not found", o.column)))?;
             columns.push(SortColumn {
                 values: canonical_nan(values),
                 options: Some(SortOptions {
@@ -160,9 +169,7 @@ impl Order {
         let indices = lexsort_to_indices(&columns, None)
             .map_err(|e| Error::InvalidArgument(format!("cannot order by {names:?}: {e}")))?;
         let sorted = arrow_select::take::take_record_batch(batch, &indices)?;
-        let keep: Vec<usize> = (0..sorted.num_columns())
-            .filter(|&i| !self.hidden.contains(sorted.schema().field(i).name()))
-            .collect();
+        let keep: Vec<usize> = (0..sorted.num_columns()).filter(|i| !self.hidden.contains(i)).collect();
         Ok(sorted.project(&keep)?)
     }
 
@@ -288,8 +295,8 @@ mod tests {
         ])
         .unwrap_or_else(|e| panic!("{e}"));
         let order = Order {
-            keys: vec![("v".into(), o)],
-            hidden: vec![],
+            keys: vec![(Key::Name("v".into()), o)],
+            hidden: 0..0,
         };
         let out = order.sort(&batch).unwrap_or_else(|e| panic!("{e}"));
         out.column(1).as_primitive::<Int64Type>().values().to_vec()

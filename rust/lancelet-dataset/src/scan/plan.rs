@@ -20,7 +20,7 @@ pub(super) struct Filter {
     pub(super) expr: BoundExpr,
     /// Top-level columns it reads.
     pub(super) columns: Vec<String>,
-    /// The special columns (`_rowid`, versions...) it uses, in [`Special::ALL`] order.
+    /// The special columns (`_rowid`, versions...) it uses, in [`Special::IN_SQL`] order.
     pub(super) specials: Vec<Special>,
     pub(super) schema: SchemaRef,
 }
@@ -48,7 +48,7 @@ pub(super) enum Output {
 /// `schema`'s fields followed by the special columns: what expressions are bound against.
 pub(super) fn with_special_fields(schema: &Schema) -> Schema {
     let mut fields: Vec<FieldRef> = schema.fields().iter().cloned().collect();
-    fields.extend(Special::ALL.map(|s| Arc::new(s.field())));
+    fields.extend(Special::IN_SQL.map(|s| Arc::new(s.field())));
     Schema::new(fields)
 }
 
@@ -146,7 +146,10 @@ impl Scan {
                     }
                     bound.push((name, b));
                 }
-                let used = Special::ALL.into_iter().filter(|s| used.contains(s.name())).collect();
+                let used = Special::IN_SQL
+                    .into_iter()
+                    .filter(|s| used.contains(s.name()))
+                    .collect();
                 Output::Exprs(bound, used)
             }
         };
@@ -289,7 +292,10 @@ pub(super) fn plan_filter(base: &Schema, sql: &str) -> Result<Filter> {
             None => {}
         }
     }
-    let specials: Vec<Special> = Special::ALL.into_iter().filter(|s| used.contains(s.name())).collect();
+    let specials: Vec<Special> = Special::IN_SQL
+        .into_iter()
+        .filter(|s| used.contains(s.name()))
+        .collect();
     let columns: Vec<String> = base
         .fields()
         .iter()

@@ -238,7 +238,7 @@ impl Scan {
             Output::Exprs(exprs, used) => {
                 let mut cols = batch.columns().to_vec();
                 let a: ArrayRef = Arc::new(addr.clone());
-                for s in Special::ALL {
+                for s in Special::IN_SQL {
                     // Columns no expression names are placeholders of the right type.
                     cols.push(if used.contains(&s) {
                         self.ds.special_column(s, frag, &addr).await?
