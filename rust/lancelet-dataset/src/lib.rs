@@ -54,7 +54,16 @@ use lancelet_table::versions::{list_versions, read_entry, read_version};
 
 pub use error::{Error, Result};
 pub use lancelet_table::naming::ManifestNaming;
+
+// The layers below, for callers of this crate that name their types (the Python glue
+// depends on this crate, the file crate and the io crate only): manifests, transactions and
+// row ids (`table`, with its protobuf types in `table::pb`), index files (`indexes`),
+// vector search (`vector`) and file-level protobuf types (`proto`).
+pub use lancelet_index as indexes;
+pub use lancelet_proto as proto;
+pub use lancelet_table as table;
 pub use lancelet_table::tags::Tag;
+pub use lancelet_vector as vector;
 
 /// The directory holding data files, relative to the dataset root.
 pub const DATA_DIR: &str = "data";

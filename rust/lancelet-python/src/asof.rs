@@ -1,5 +1,5 @@
 //! The "as of" version search (`lancelet.dataset(uri, asof=...)`): a module function of
-//! `lancelet._native`; the search is `lancelet_table::asof`.
+//! `lancelet._native`; the search is `lancelet_dataset::table::asof`.
 
 use pyo3::prelude::*;
 
@@ -12,7 +12,7 @@ use crate::runtime::block_on;
 fn version_asof(py: Python<'_>, d: &Bound<'_, PyDataset>, cutoff_micros: i64) -> PyResult<Option<u64>> {
     let ds = d.get().inner.clone();
     block_on(py, async move {
-        lancelet_table::asof::version_asof(ds.store().as_ref(), cutoff_micros)
+        lancelet_dataset::table::asof::version_asof(ds.store().as_ref(), cutoff_micros)
             .await
             .map_err(lancelet_dataset::Error::from)
     })

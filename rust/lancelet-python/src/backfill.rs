@@ -148,7 +148,7 @@ fn backfill_fragment<'py>(
             .await
     });
     let file = out.map_err(|e| udf.error(e))?;
-    let frag = lancelet_table::pb::DataFragment {
+    let frag = lancelet_dataset::table::pb::DataFragment {
         id: fragment_id,
         files: vec![file],
         physical_rows: ds.fragment(fragment_id).map(|f| f.physical_rows).unwrap_or(0),

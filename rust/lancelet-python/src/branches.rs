@@ -8,8 +8,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use lancelet_dataset::table::pb;
 use lancelet_dataset::{open_uri, Dataset, VersionRef};
-use lancelet_table::pb;
 use pyo3::prelude::*;
 
 use crate::dataset::{wrap, PyDataset};
@@ -314,7 +314,7 @@ fn write_with_bases(
         })
         .collect();
     let options = storage_options.clone().unwrap_or_default();
-    let own = lancelet_table::bases::own_options(&options);
+    let own = lancelet_dataset::table::bases::own_options(&options);
     let loc = open_uri(&uri, &own).map_err(|e| errors::to_py(py, lancelet_dataset::Error::from(e)))?;
     let reader = crate::dataset::import_stream(py, &data)?;
     let ds = crate::dataset::pull_on_this_thread(py, async move {

@@ -1,6 +1,6 @@
 //! A Python namespace client as the [`VersionCatalog`] of one table: what a dataset opened
 //! or written through a namespace with managed versioning commits through (see
-//! `lancelet_table::catalog_store`).
+//! `lancelet_dataset::table::catalog_store`).
 //!
 //! Each commit calls `namespace.create_table_version({...})` with a plain dict (pylance's
 //! namespaces and lancelet's take dicts for the version operations); the namespace's
@@ -18,9 +18,9 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use futures::FutureExt;
-use lancelet_table::catalog_store::{CatalogCommitStore, VersionCatalog, VersionClaim};
-use lancelet_table::naming::ManifestNaming;
-use lancelet_table::store::Store;
+use lancelet_dataset::table::catalog_store::{CatalogCommitStore, VersionCatalog, VersionClaim};
+use lancelet_dataset::table::naming::ManifestNaming;
+use lancelet_dataset::table::store::Store;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -58,8 +58,8 @@ impl NamespaceCatalog {
     }
 }
 
-fn failed(message: String) -> lancelet_table::Error {
-    lancelet_table::Error::Io {
+fn failed(message: String) -> lancelet_dataset::table::Error {
+    lancelet_dataset::table::Error::Io {
         path: "namespace create_table_version".to_string(),
         source: std::io::Error::other(message),
     }
@@ -139,7 +139,7 @@ impl VersionCatalog for NamespaceCatalog {
         staged: &'a str,
         size: u64,
         naming: ManifestNaming,
-    ) -> BoxFuture<'a, lancelet_table::Result<VersionClaim>> {
+    ) -> BoxFuture<'a, lancelet_dataset::table::Result<VersionClaim>> {
         let client = self.client.clone();
         let staged = staged.to_string();
         async move {

@@ -781,7 +781,7 @@ impl PyDataset {
             return Err(e);
         }
         let file = block_on(py, async move { ds.finish_column_file(fragment_id, writer).await })?;
-        let frag = lancelet_table::pb::DataFragment {
+        let frag = lancelet_dataset::table::pb::DataFragment {
             id: fragment_id,
             files: vec![file],
             physical_rows: self.inner.fragment(fragment_id).map(|f| f.physical_rows).unwrap_or(0),

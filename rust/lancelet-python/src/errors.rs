@@ -103,8 +103,8 @@ impl CoreError for lancelet_dataset::Error {
 
 /// Which exception a table-layer error becomes. Every variant has its arm: a new variant
 /// does not compile until it is given a class here (and a case in tests/test_error_kinds.py).
-pub fn table_kind(e: &lancelet_table::Error) -> Kind {
-    use lancelet_table::Error as T;
+pub fn table_kind(e: &lancelet_dataset::table::Error) -> Kind {
+    use lancelet_dataset::table::Error as T;
     match e {
         T::Corrupt { .. } => Kind::Corrupt,
         T::Io { .. } => Kind::Io,
@@ -209,7 +209,7 @@ mod tests {
 
     #[test]
     fn every_table_error_has_a_kind() {
-        use lancelet_table::{ConflictKind, Error as T};
+        use lancelet_dataset::table::{ConflictKind, Error as T};
         let cases = [
             (
                 T::Corrupt {

@@ -4,7 +4,7 @@
 //! Dicts come back from users (fragments written on other machines, then committed), so
 //! reading one checks every field and refuses what lancelet cannot commit yet.
 
-use lancelet_table::pb;
+use lancelet_dataset::table::pb;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
@@ -42,7 +42,7 @@ pub fn fragment_dict<'py>(py: Python<'py>, f: &pb::DataFragment) -> PyResult<Bou
             x.set_item("file_type", kind)?;
             x.set_item("num_deleted_rows", del.num_deleted_rows)?;
             x.set_item("base_id", del.base_id)?;
-            x.set_item("path", lancelet_table::deletion::deletion_file_path(f.id, del))?;
+            x.set_item("path", lancelet_dataset::table::deletion::deletion_file_path(f.id, del))?;
             d.set_item("deletion_file", x)?;
         }
     }
@@ -84,7 +84,7 @@ pub fn fragment_dict<'py>(py: Python<'py>, f: &pb::DataFragment) -> PyResult<Bou
             None => meta("last_updated_at_version_meta", None, None)?,
         }
     }
-    d.set_item("num_rows", lancelet_table::manifest::live_rows(f))?;
+    d.set_item("num_rows", lancelet_dataset::table::manifest::live_rows(f))?;
     Ok(d)
 }
 

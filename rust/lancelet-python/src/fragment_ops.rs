@@ -26,7 +26,7 @@ fn encode_row_ids<'py>(py: Python<'py>, ids: Vec<u64>) -> PyResult<Bound<'py, py
             format!("Row ids must be unique, but row id {dup} appears more than once"),
         ));
     }
-    let bytes = lancelet_table::rowids::encode_row_ids(&ids);
+    let bytes = lancelet_dataset::table::rowids::encode_row_ids(&ids);
     Ok(pyo3::types::PyBytes::new(py, &bytes))
 }
 
@@ -34,8 +34,9 @@ fn encode_row_ids<'py>(py: Python<'py>, ids: Vec<u64>) -> PyResult<Bound<'py, py
 #[pyfunction]
 fn decode_row_ids(py: Python<'_>, data: Vec<u8>) -> PyResult<Vec<u64>> {
     let what = "row id sequence";
-    let n = lancelet_table::rowids::row_id_count(&data, what).map_err(|e| errors::invalid(py, e.to_string()))?;
-    lancelet_table::rowids::decode_row_ids(&data, n, what).map_err(|e| errors::invalid(py, e.to_string()))
+    let n =
+        lancelet_dataset::table::rowids::row_id_count(&data, what).map_err(|e| errors::invalid(py, e.to_string()))?;
+    lancelet_dataset::table::rowids::decode_row_ids(&data, n, what).map_err(|e| errors::invalid(py, e.to_string()))
 }
 
 pub fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {

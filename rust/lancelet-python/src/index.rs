@@ -53,7 +53,7 @@ fn scalar_request(
     replace: bool,
     params: Option<std::collections::HashMap<String, f64>>,
 ) -> PyResult<lancelet_dataset::index::build::ScalarIndexRequest> {
-    let mut p = lancelet_index::scalar::ScalarParams::default();
+    let mut p = lancelet_dataset::indexes::scalar::ScalarParams::default();
     for (k, v) in params.unwrap_or_default() {
         let bad = || crate::errors::invalid(py, format!("index parameter {k} must be positive, got {v}"));
         match k.as_str() {
@@ -201,10 +201,10 @@ fn vector_request(
     ivf_centroids: Option<Vec<f32>>,
     pq_codebook: Option<Vec<f32>>,
 ) -> PyResult<lancelet_dataset::index::vector_build::VectorIndexRequest> {
-    use lancelet_vector::ivf::{VectorBuildParams, VectorIndexType};
-    let conv = |e: lancelet_index::Error| crate::errors::to_py(py, lancelet_dataset::Error::from(e));
+    use lancelet_dataset::vector::ivf::{VectorBuildParams, VectorIndexType};
+    let conv = |e: lancelet_dataset::indexes::Error| crate::errors::to_py(py, lancelet_dataset::Error::from(e));
     let kind = VectorIndexType::parse(&index_type).map_err(conv)?;
-    let metric = lancelet_vector::Metric::parse(metric).map_err(conv)?;
+    let metric = lancelet_dataset::vector::Metric::parse(metric).map_err(conv)?;
     let mut params = VectorBuildParams::new(kind, metric);
     params.num_partitions = num_partitions;
     params.num_sub_vectors = num_sub_vectors;
@@ -387,11 +387,11 @@ fn vector_params(
     num_partitions: Option<usize>,
     num_sub_vectors: Option<usize>,
     num_bits: u32,
-) -> PyResult<lancelet_vector::ivf::VectorBuildParams> {
-    use lancelet_vector::ivf::{VectorBuildParams, VectorIndexType};
-    let conv = |e: lancelet_index::Error| crate::errors::to_py(py, lancelet_dataset::Error::from(e));
+) -> PyResult<lancelet_dataset::vector::ivf::VectorBuildParams> {
+    use lancelet_dataset::vector::ivf::{VectorBuildParams, VectorIndexType};
+    let conv = |e: lancelet_dataset::indexes::Error| crate::errors::to_py(py, lancelet_dataset::Error::from(e));
     let kind = VectorIndexType::parse(index_type).map_err(conv)?;
-    let metric = lancelet_vector::Metric::parse(metric).map_err(conv)?;
+    let metric = lancelet_dataset::vector::Metric::parse(metric).map_err(conv)?;
     let mut params = VectorBuildParams::new(kind, metric);
     params.num_partitions = num_partitions;
     params.num_sub_vectors = num_sub_vectors;
@@ -460,7 +460,7 @@ fn commit_index_segments(
     use prost::Message;
     let metas = segments
         .iter()
-        .map(|b| lancelet_table::pb::IndexMetadata::decode(b.as_slice()))
+        .map(|b| lancelet_dataset::table::pb::IndexMetadata::decode(b.as_slice()))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| crate::errors::invalid(py, format!("not an index segment: {e}")))?;
     let inner = ds.inner.clone();

@@ -8,8 +8,8 @@
 //! `files` (`[(path, size_bytes)]`, or None), `details` (`(type_url, value)`, or None) and
 //! `covering_fields`. Dicts come from users, so reading one checks every field.
 
-use lancelet_table::indices::{encode_fragment_bitmap, fragment_bitmap, uuid_string};
-use lancelet_table::pb;
+use lancelet_dataset::table::indices::{encode_fragment_bitmap, fragment_bitmap, uuid_string};
+use lancelet_dataset::table::pb;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 

@@ -6,10 +6,10 @@
 use std::collections::HashMap;
 
 use lancelet_dataset::commit::user_ops::{depth_first_ids, fields_with_ids, UserOperation};
+use lancelet_dataset::proto::pbfile;
+use lancelet_dataset::table::pb;
+use lancelet_dataset::table::pb::transaction::Operation;
 use lancelet_dataset::{open_uri, Dataset, VersionRef};
-use lancelet_proto::pbfile;
-use lancelet_table::pb;
-use lancelet_table::pb::transaction::Operation;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
@@ -272,7 +272,7 @@ fn ds_commit_clone(
     storage_options: Option<HashMap<String, String>>,
 ) -> PyResult<PyDataset> {
     let options = storage_options.unwrap_or_default();
-    let conv = |e: lancelet_table::Error| errors::to_py(py, lancelet_dataset::Error::from(e));
+    let conv = |e: lancelet_dataset::table::Error| errors::to_py(py, lancelet_dataset::Error::from(e));
     let target = open_uri(&uri, &options).map_err(conv)?;
     let source = open_uri(&ref_path, &options).map_err(conv)?;
     let op = pb::transaction::Clone {
@@ -336,7 +336,7 @@ fn transaction_dict<'py>(py: Python<'py>, txn: &pb::Transaction) -> PyResult<Bou
     d.set_item("uuid", &txn.uuid)?;
     d.set_item("properties", txn.transaction_properties.clone())?;
     let op = txn.operation.as_ref();
-    d.set_item("kind", lancelet_table::commit::operation_name(op))?;
+    d.set_item("kind", lancelet_dataset::table::commit::operation_name(op))?;
     let none = HashMap::new();
     match op {
         Some(Operation::Append(a)) => d.set_item("fragments", fragment_list(py, &a.fragments)?)?,
