@@ -4,8 +4,8 @@
 
 The table is formatbench's (int64 ids, 50-value Zipf categories, 20-200 character free
 text, floats, bools, nullable int32, lists of 0-5 tags): ``make_table`` of
-``../shared/bench/formatbench.py`` when that file is next to the repository (or named by
-``$LANCELET_FORMATBENCH``), otherwise the generator below of the same shape (fixed seed).
+``benches/formatbench.py`` (or the file ``$LANCELET_FORMATBENCH`` names), otherwise the
+generator below of the same shape (fixed seed).
 
 Every measurement runs in a fresh interpreter; its peak RSS is ``ru_maxrss`` from
 ``os.wait4`` (``benches/_rss.py``). For each library:
@@ -55,7 +55,7 @@ def _formatbench_path() -> str:
     env = os.environ.get("LANCELET_FORMATBENCH")
     if env:
         return env
-    return os.path.join(HERE, "..", "..", "shared", "bench", "formatbench.py")
+    return os.path.join(HERE, "formatbench.py")
 
 
 def generator() -> "tuple[Callable[[int], pa.Table], str]":

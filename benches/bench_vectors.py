@@ -3,7 +3,7 @@
 Data (``--data``):
 
 * ``clustered``: ``--rows`` x ``--dim`` float32 vectors around 256 centres with most variance
-  in a 16-dim subspace (like ``../shared/bench/vecbench.py``), L2;
+  in a 16-dim subspace (like ``benches/vecbench.py``), L2;
 * ``minilm``: real sentence embeddings (384-dim, unit norm) of ``--rows`` generated sentences
   from all-MiniLM-L6-v2 (``benches/_minilm.py``, cached after the first run), cosine; the
   queries are embeddings of other generated sentences.

@@ -655,7 +655,7 @@ class DirectoryNamespace(DataPlane, Versions, LanceNamespace):
         if request.tag in tags.list():
             raise ln.TableTagAlreadyExistsError(f"Table tag already exists: {request.tag}")
         ref: Any = (request.branch, request.version) if request.branch else request.version
-        _tag_call(lambda: tags.create(request.tag, ref))
+        _tag_call(lambda: tags.create(request.tag, ref), request.version)
         return ln.CreateTableTagResponse()
 
     def update_table_tag(self, request: ln.UpdateTableTagRequest) -> ln.UpdateTableTagResponse:
@@ -663,7 +663,7 @@ class DirectoryNamespace(DataPlane, Versions, LanceNamespace):
         tags = self._tags(request)
         if request.tag not in tags.list():
             raise ln.TableTagNotFoundError(f"Table tag not found: {request.tag}")
-        _tag_call(lambda: tags.update(request.tag, request.version))
+        _tag_call(lambda: tags.update(request.tag, request.version), request.version)
         return ln.UpdateTableTagResponse()
 
     def delete_table_tag(self, request: ln.DeleteTableTagRequest) -> ln.DeleteTableTagResponse:
@@ -774,12 +774,15 @@ def _table_metadata(ds: Any) -> Dict[str, str]:
     }
 
 
-def _tag_call(run) -> None:
+def _tag_call(run, version: Any) -> None:
+    """Runs a tag change for ``version``: a version that cannot exist (not a positive
+    number) or does not exist is the namespace's TableVersionNotFoundError; another bad
+    argument is InvalidInputError."""
+    if isinstance(version, int) and not isinstance(version, bool) and version <= 0:
+        raise ln.TableVersionNotFoundError(f"Table version not found: {version}")
     try:
         run()
     except LanceNotFoundError as e:
         raise ln.TableVersionNotFoundError(f"Table version not found: {e}") from None
     except ValueError as e:
-        if "version" in str(e).lower():
-            raise ln.TableVersionNotFoundError(f"Table version not found: {e}") from None
         raise ln.InvalidInputError(f"Invalid input: {e}") from None
