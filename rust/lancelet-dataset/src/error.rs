@@ -2,8 +2,9 @@
 //! dataset operation can get wrong (filters, conflicts, schemas of appended data).
 
 /// What can go wrong in a dataset operation.
-// Not `#[non_exhaustive]`: rust/lancelet-python maps every variant to a Python exception
-// class with an exhaustive match, so a new variant must be given its class there.
+// Not `#[non_exhaustive]`: `Error::kind` maps every variant to a kind of the shared
+// vocabulary with an exhaustive match, so a new variant must be given its kind there (and
+// the glue maps each kind to a Python exception class once).
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// From reading or writing a data file.
@@ -54,6 +55,24 @@ pub enum Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
+    /// The kind of failure (the vocabulary every layer shares, see [`lancelet_io::ErrorKind`]).
+    pub fn kind(&self) -> lancelet_io::ErrorKind {
+        use lancelet_io::ErrorKind as K;
+        match self {
+            Error::File(e) => e.kind(),
+            Error::Table(t) => t.kind(),
+            Error::Expr { .. } | Error::InvalidArgument(_) | Error::Arrow(_) => K::InvalidArgument,
+            Error::SchemaMismatch(_) => K::SchemaMismatch,
+            Error::OutOfRange(_) => K::OutOfRange,
+            Error::Unsupported(_) => K::Unsupported,
+            Error::AlreadyExists(_) => K::AlreadyExists,
+            Error::NotFound(_) => K::NotFound,
+            Error::Internal(_) => K::Internal,
+            // pylance raises a failed commit lock as an OSError.
+            Error::CommitLock(_) => K::CommitConflict,
+        }
+    }
+
     /// A corrupt-data error about `path`.
     pub fn corrupt(path: &str, message: impl Into<String>) -> Self {
         Self::File(lancelet_file::Error::corrupt(path, message))

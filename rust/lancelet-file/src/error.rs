@@ -70,6 +70,22 @@ impl From<lancelet_io::Error> for Error {
 }
 
 impl Error {
+    /// The kind of failure (the vocabulary every layer shares).
+    pub fn kind(&self) -> lancelet_io::ErrorKind {
+        use lancelet_io::ErrorKind as K;
+        match self {
+            Error::Corrupt { .. } => K::Corrupt,
+            Error::NotFound { .. } => K::NotFound,
+            Error::Io { .. } => K::Io,
+            Error::SchemaMismatch(_) => K::SchemaMismatch,
+            Error::Unsupported(_) => K::Unsupported,
+            Error::InvalidArgument(_) => K::InvalidArgument,
+            // Arrow refuses what it was given (a cast that does not fit, a bad batch).
+            Error::Arrow(_) => K::InvalidArgument,
+            Error::Internal(_) => K::Internal,
+        }
+    }
+
     /// A corrupt-file error.
     pub fn corrupt(path: &str, message: impl Into<String>) -> Self {
         Self::Corrupt {

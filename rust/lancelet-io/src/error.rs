@@ -54,7 +54,48 @@ pub enum Error {
 /// Result alias for this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// What kind of failure an error is: one vocabulary for every layer (storage, file, table,
+/// dataset), each of whose errors says its kind, so a caller (the Python glue) maps kinds
+/// once instead of each crate's variants.
+// Not `#[non_exhaustive]`: the glue maps every kind to an exception class exhaustively.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// Bytes that do not decode as what they claim to be.
+    Corrupt,
+    /// A file, dataset, version or other named thing that does not exist.
+    NotFound,
+    /// The operating system or object store failed.
+    Io,
+    /// Data whose schema does not fit.
+    SchemaMismatch,
+    /// A valid request this build does not support.
+    Unsupported,
+    /// A bad argument from the caller.
+    InvalidArgument,
+    /// A commit that lost to a concurrent one it conflicts with.
+    CommitConflict,
+    /// Creating a dataset that exists already.
+    AlreadyExists,
+    /// A row index past the end.
+    OutOfRange,
+    /// A bug.
+    Internal,
+}
+
 impl Error {
+    /// The kind of failure.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Self::NotFound { .. } => ErrorKind::NotFound,
+            // A file that exists already is an I/O outcome to the layers above (they ask
+            // for atomic creation with `put_if_absent`, which says so without an error).
+            Self::AlreadyExists { .. } | Self::Io { .. } | Self::ObjectStore { .. } => ErrorKind::Io,
+            Self::Corrupt { .. } => ErrorKind::Corrupt,
+            Self::InvalidArgument(_) => ErrorKind::InvalidArgument,
+            Self::Unsupported(_) => ErrorKind::Unsupported,
+        }
+    }
+
     /// A corrupt-object error.
     pub fn corrupt(path: &str, message: impl Into<String>) -> Self {
         Self::Corrupt {

@@ -34,7 +34,7 @@ pub mod read;
 pub mod storage;
 pub mod uri;
 
-pub use error::{Error, Result};
+pub use error::{Error, ErrorKind, Result};
 pub use local::{LocalFile, LocalStore};
 pub use memory::InMemory;
 pub use object::{ObjectFile, ObjectHead, ObjectStoreStore};

@@ -11,35 +11,24 @@ use pyo3::types::PyType;
 
 use lancelet_file::Error;
 
-/// The Python exception classes, by role.
-#[derive(Clone, Copy, Debug)]
-pub enum Kind {
-    Corrupt,
-    NotFound,
-    Io,
-    SchemaMismatch,
-    Unsupported,
-    InvalidArgument,
-    CommitConflict,
-    AlreadyExists,
-    OutOfRange,
-    Internal,
-}
+/// The kinds of failure every core layer reports (`lancelet_io::ErrorKind`); each becomes
+/// one Python exception class.
+pub use lancelet_io::ErrorKind as Kind;
 
-impl Kind {
-    fn class_name(self) -> &'static str {
-        match self {
-            Kind::Corrupt => "CorruptFileError",
-            Kind::NotFound => "LanceNotFoundError",
-            Kind::Io => "LanceIOError",
-            Kind::SchemaMismatch => "SchemaMismatchError",
-            Kind::Unsupported => "UnsupportedFeatureError",
-            Kind::InvalidArgument => "InvalidArgumentError",
-            Kind::CommitConflict => "CommitConflictError",
-            Kind::AlreadyExists => "DatasetAlreadyExistsError",
-            Kind::OutOfRange => "RowIndexError",
-            Kind::Internal => "InternalError",
-        }
+/// The exception class (in `lancelet.errors`) of each kind: the one map from the core's
+/// errors to Python's.
+fn class_name(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Corrupt => "CorruptFileError",
+        Kind::NotFound => "LanceNotFoundError",
+        Kind::Io => "LanceIOError",
+        Kind::SchemaMismatch => "SchemaMismatchError",
+        Kind::Unsupported => "UnsupportedFeatureError",
+        Kind::InvalidArgument => "InvalidArgumentError",
+        Kind::CommitConflict => "CommitConflictError",
+        Kind::AlreadyExists => "DatasetAlreadyExistsError",
+        Kind::OutOfRange => "RowIndexError",
+        Kind::Internal => "InternalError",
     }
 }
 
@@ -49,7 +38,7 @@ static ERRORS_MODULE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
 pub fn make(py: Python<'_>, kind: Kind, message: String) -> PyErr {
     let module = ERRORS_MODULE.get_or_try_init(py, || PyModule::import(py, "lancelet.errors").map(|m| m.unbind()));
     let class = module
-        .and_then(|m| m.bind(py).getattr(kind.class_name()))
+        .and_then(|m| m.bind(py).getattr(class_name(kind)))
         .and_then(|c| c.cast_into::<PyType>().map_err(PyErr::from));
     match class {
         Ok(cls) => PyErr::from_type(cls, message),
@@ -71,26 +60,13 @@ pub trait CoreError: std::error::Error + Send + 'static {
 
 impl CoreError for Error {
     fn kind(&self) -> Kind {
-        kind_of(self)
+        Error::kind(self)
     }
 }
 
 impl CoreError for lancelet_dataset::Error {
     fn kind(&self) -> Kind {
-        use lancelet_dataset::Error as D;
-        match self {
-            D::File(e) => kind_of(e),
-            D::Table(t) => table_kind(t),
-            D::Expr { .. } | D::InvalidArgument(_) | D::Arrow(_) => Kind::InvalidArgument,
-            D::SchemaMismatch(_) => Kind::SchemaMismatch,
-            D::OutOfRange(_) => Kind::OutOfRange,
-            D::Unsupported(_) => Kind::Unsupported,
-            D::AlreadyExists(_) => Kind::AlreadyExists,
-            D::NotFound(_) => Kind::NotFound,
-            D::Internal(_) => Kind::Internal,
-            // pylance raises a failed commit lock as an OSError.
-            D::CommitLock(_) => Kind::CommitConflict,
-        }
+        lancelet_dataset::Error::kind(self)
     }
 
     fn python_error(&self) -> Option<&PyErr> {
@@ -98,39 +74,6 @@ impl CoreError for lancelet_dataset::Error {
             lancelet_dataset::Error::CommitLock(e) => e.downcast_ref::<crate::hooks::PythonError>().map(|p| &p.0),
             _ => None,
         }
-    }
-}
-
-/// Which exception a table-layer error becomes. Every variant has its arm: a new variant
-/// does not compile until it is given a class here (and a case in tests/test_error_kinds.py).
-pub fn table_kind(e: &lancelet_dataset::table::Error) -> Kind {
-    use lancelet_dataset::table::Error as T;
-    match e {
-        T::Corrupt { .. } => Kind::Corrupt,
-        T::Io { .. } => Kind::Io,
-        // A missing version is a missing thing (pylance: ValueError, or OSError from
-        // checkout_version; LanceNotFoundError is both).
-        T::NotFound { .. } | T::VersionNotFound { .. } => Kind::NotFound,
-        T::CommitConflict { .. } => Kind::CommitConflict,
-        // A tag or branch name that is taken: pylance raises ValueError, as
-        // InvalidArgumentError is (DatasetAlreadyExistsError is an OSError for datasets).
-        T::AlreadyExists(_) | T::InvalidArgument(_) => Kind::InvalidArgument,
-        T::Unsupported(_) => Kind::Unsupported,
-    }
-}
-
-/// Which exception a file-layer error becomes (every variant has its arm).
-pub fn kind_of(e: &Error) -> Kind {
-    match e {
-        Error::Corrupt { .. } => Kind::Corrupt,
-        Error::NotFound { .. } => Kind::NotFound,
-        Error::Io { .. } => Kind::Io,
-        Error::SchemaMismatch(_) => Kind::SchemaMismatch,
-        Error::Unsupported(_) => Kind::Unsupported,
-        Error::InvalidArgument(_) => Kind::InvalidArgument,
-        // Arrow refuses what it was given (a cast that does not fit, a bad batch).
-        Error::Arrow(_) => Kind::InvalidArgument,
-        Error::Internal(_) => Kind::Internal,
     }
 }
 
@@ -203,7 +146,7 @@ mod tests {
             (Error::Internal("x".into()), "InternalError"),
         ];
         for (e, name) in cases {
-            assert_eq!(kind_of(&e).class_name(), name);
+            assert_eq!(class_name(e.kind()), name);
         }
     }
 
@@ -246,8 +189,8 @@ mod tests {
             (T::Unsupported("x".into()), "UnsupportedFeatureError"),
         ];
         for (e, name) in cases {
-            assert_eq!(table_kind(&e).class_name(), name, "{e}");
-            assert_eq!(lancelet_dataset::Error::Table(e).kind().class_name(), name);
+            assert_eq!(class_name(e.kind()), name, "{e}");
+            assert_eq!(class_name(lancelet_dataset::Error::Table(e).kind()), name);
         }
     }
 
@@ -270,7 +213,7 @@ mod tests {
             ),
         ];
         for (e, name) in cases {
-            assert_eq!(e.kind().class_name(), name, "{e}");
+            assert_eq!(class_name(CoreError::kind(&e)), name, "{e}");
         }
     }
 }

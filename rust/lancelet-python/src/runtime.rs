@@ -292,9 +292,6 @@ mod tests {
             Ok(arrow_array::new_empty_array(&arrow_schema::DataType::Int32))
         })));
         assert!(matches!(got, Err(lancelet_file::Error::Internal(_))), "{got:?}");
-        assert_eq!(
-            crate::errors::kind_of(&got.unwrap_err()) as u8,
-            crate::errors::Kind::Internal as u8
-        );
+        assert_eq!(got.unwrap_err().kind() as u8, crate::errors::Kind::Internal as u8);
     }
 }

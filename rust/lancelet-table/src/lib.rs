@@ -111,6 +111,22 @@ pub enum Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
+    /// The kind of failure (the vocabulary every layer shares).
+    pub fn kind(&self) -> lancelet_io::ErrorKind {
+        use lancelet_io::ErrorKind as K;
+        match self {
+            Error::Corrupt { .. } => K::Corrupt,
+            Error::Io { .. } => K::Io,
+            // A missing version is a missing thing.
+            Error::NotFound { .. } | Error::VersionNotFound { .. } => K::NotFound,
+            Error::CommitConflict { .. } => K::CommitConflict,
+            // A tag or branch name that is taken is a bad argument (pylance: ValueError);
+            // an existing dataset is the dataset layer's AlreadyExists.
+            Error::AlreadyExists(_) | Error::InvalidArgument(_) => K::InvalidArgument,
+            Error::Unsupported(_) => K::Unsupported,
+        }
+    }
+
     pub(crate) fn corrupt(path: &str, message: impl Into<String>) -> Self {
         Self::Corrupt {
             path: path.to_string(),
