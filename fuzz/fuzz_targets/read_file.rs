@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use futures::executor::block_on;
-use lancelet_file::io::InMemory;
+use lancelet_io::InMemory;
 use lancelet_file::{FileReader, PageCache};
 use libfuzzer_sys::fuzz_target;
 

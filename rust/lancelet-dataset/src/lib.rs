@@ -39,9 +39,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use arrow_schema::SchemaRef;
-use lancelet_file::io::IoStats;
 use lancelet_file::schema::from_lance_fields;
 use lancelet_file::{FileReader, Spawner};
+use lancelet_io::IoStats;
 use lancelet_table::commit::{new_transaction, CommitOptions};
 use lancelet_table::deletion::{decode_deletions, deletion_file_path};
 use lancelet_table::manifest::{check_reader_flags, live_rows, FLAG_STABLE_ROW_IDS};

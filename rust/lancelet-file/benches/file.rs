@@ -13,8 +13,8 @@ use arrow_array::*;
 use arrow_schema::{DataType, Field, Schema};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use futures::executor::block_on;
-use lancelet_file::io::InMemory;
 use lancelet_file::{FileReader, FileWriter, PageCache, WriterOptions};
+use lancelet_io::InMemory;
 
 const ROWS: usize = 1 << 20;
 

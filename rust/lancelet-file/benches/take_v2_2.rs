@@ -15,8 +15,8 @@ use arrow_array::*;
 use arrow_schema::{DataType, Field, Schema};
 use criterion::{criterion_group, criterion_main, Criterion};
 use futures::executor::block_on;
-use lancelet_file::io::InMemory;
 use lancelet_file::{FileReader, FileVersion, FileWriter, WriterOptions};
+use lancelet_io::InMemory;
 
 const ROWS: usize = 1 << 20;
 

@@ -47,10 +47,10 @@ use prost::Message;
 
 use crate::error::{Error, Result};
 use crate::footer::{FileVersion, Footer, MAGIC};
-use crate::io::{read_ranges, IoStats, ReadAt};
 use crate::plan::FieldPlan;
 use crate::reader::FileMetadata;
 use crate::schema::from_lance_fields;
+use lancelet_io::{read_ranges, IoStats, ReadAt};
 
 /// Size of the legacy footer in bytes.
 pub const LEGACY_FOOTER_LEN: u64 = 16;

@@ -5,7 +5,7 @@
 //! one `ColumnMetadata` protobuf per column, the column-metadata and global-buffer
 //! offset tables, and a 40-byte footer ending in `LANC`. [`writer::FileWriter`]
 //! streams batches into that layout; [`reader::FileReader`] opens it through the
-//! [`io::ReadAt`] trait (from `lancelet_io`, so any local, memory or S3 object) and reads
+//! [`lancelet_io::ReadAt`] trait (from `lancelet_io`, so any local, memory or S3 object) and reads
 //! projections, row ranges and arbitrary rows. Legacy (0.1) files are read too, through
 //! [`legacy`], behind the same reader. The reader and writer are split by format version
 //! (`reader/v2_0.rs`, `reader/v2_1.rs`, `writer/v2_0.rs`, `writer/v2_1.rs`), as the
@@ -14,7 +14,6 @@
 pub mod blob;
 pub mod error;
 pub mod footer;
-pub mod io;
 pub mod json;
 pub mod legacy;
 pub mod plan;

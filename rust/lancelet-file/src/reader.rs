@@ -45,11 +45,11 @@ mod v2_0;
 mod v2_1;
 
 use crate::footer::{FileVersion, Footer, FOOTER_LEN};
-use crate::io::{read_ranges, IoStats, ReadAt};
 use crate::legacy::LegacyFile;
 use crate::plan::{plan_schema, plan_schema_v21, project, FieldPlan};
 use crate::schema::from_lance_fields;
 use crate::stats::{FileStats, PAGE_STATS_KEY};
+use lancelet_io::{read_ranges, IoStats, ReadAt};
 use metadata::read_metadata;
 
 /// Reads of fewer rows than this decode their columns on one task.

@@ -190,7 +190,7 @@ fn take_reads_only_the_rows_it_needs() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("big.lance");
     std::fs::write(&path, &bytes).unwrap();
-    let io = Arc::new(lancelet_file::io::LocalFile::open(path.to_str().unwrap()).unwrap());
+    let io = Arc::new(lancelet_io::LocalFile::open(path.to_str().unwrap()).unwrap());
     let r = block_on(lancelet_file::FileReader::open(io)).unwrap();
     let before = r.io_stats().snapshot().0;
     let p = r.projection(None).unwrap();

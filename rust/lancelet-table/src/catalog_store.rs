@@ -25,7 +25,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use futures::FutureExt;
-use lancelet_file::io::ReadAt;
+use lancelet_io::ReadAt;
 
 use crate::naming::{ManifestNaming, VERSIONS_DIR};
 use crate::store::{FileMeta, Store};

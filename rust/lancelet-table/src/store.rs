@@ -19,7 +19,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use futures::FutureExt;
-use lancelet_file::io::ReadAt;
+use lancelet_io::ReadAt;
 pub use lancelet_io::{FileMeta, LocalStore};
 
 use crate::{Error, Result};

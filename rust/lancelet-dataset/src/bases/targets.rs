@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use futures::FutureExt;
-use lancelet_file::io::ReadAt;
+use lancelet_io::ReadAt;
 use lancelet_table::pb;
 use lancelet_table::store::{FileMeta, Store};
 

@@ -27,7 +27,7 @@ use arrow_array::types::{UInt32Type, UInt64Type, UInt8Type};
 use arrow_array::{Array, StructArray};
 use arrow_buffer::Buffer;
 use lancelet_file::blob::kind;
-use lancelet_file::io::ReadAt;
+use lancelet_io::ReadAt;
 
 use crate::fields::find_field;
 use crate::scan::file_layouts;

@@ -12,8 +12,8 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use futures::FutureExt;
-use lancelet_file::io::ReadAt;
 use lancelet_index::scalar::IndexStore;
+use lancelet_io::ReadAt;
 use lancelet_table::indices::{fragment_bitmap, uuid_string};
 use lancelet_table::pb;
 use lancelet_table::store::Store;

@@ -35,7 +35,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use arrow_schema::SchemaRef;
-use lancelet_file::io::IoStats;
+use lancelet_io::IoStats;
 use lancelet_table::pb;
 
 use crate::Dataset;

@@ -25,7 +25,7 @@ use lancelet_proto::pb21::{self, full_zip_layout::Details, page_layout::Layout};
 
 use super::{FileReader, PageInfo};
 use crate::error::Result;
-use crate::io::read_ranges;
+use lancelet_io::read_ranges;
 
 /// Rows of the chunks read for a take are decoded one by one (rather than the chunks
 /// whole) when they are fewer than the chunks' rows divided by this.
@@ -90,7 +90,7 @@ impl FileReader {
     }
 
     async fn fetch(&self, ranges: &[Range<u64>]) -> Result<Vec<Buffer>> {
-        read_ranges(self.io.as_ref(), ranges, &self.stats).await
+        Ok(read_ranges(self.io.as_ref(), ranges, &self.stats).await?)
     }
 
     /// The chunks of a mini-block page holding `values` values (rows, without lists).

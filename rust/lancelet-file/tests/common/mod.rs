@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use futures::executor::block_on;
-use lancelet_file::io::InMemory;
 use lancelet_file::{FileReader, FileWriter, WriterOptions};
+use lancelet_io::InMemory;
 
 /// Writes batches into an in-memory file.
 pub fn write(batches: &[RecordBatch], max_page_bytes: u64) -> Vec<u8> {

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
 use futures::FutureExt;
-use lancelet_file::io::{InMemory, ReadAt};
+use lancelet_io::{InMemory, ReadAt};
 
 use crate::error::{Error, Result};
 

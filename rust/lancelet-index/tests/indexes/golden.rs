@@ -9,11 +9,11 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, StringArray, UInt64Array};
 use futures::executor::block_on;
-use lancelet_file::io::LocalFile;
 use lancelet_file::{FileReader, FileVersion};
 use lancelet_index::scalar::{
     self, IndexStore, MemoryStore, ScalarIndexType, ScalarParams, ScalarQuery, TrainingBatch,
 };
+use lancelet_io::LocalFile;
 
 use super::check;
 
