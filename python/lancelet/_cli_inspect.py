@@ -16,6 +16,14 @@ import argparse
 import os
 from typing import Any, Dict, List, Optional, Tuple
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from . import _native, _paths
+from ._cli_common import _open, _size, _storage_options
+from .blob import is_blob_field
+from .indices import _segments
+
 __all__ = ["cmd_inspect", "DamagedDatasetError"]
 
 #: Blob sidecar files listed by name before the rest are summed up in one line.
@@ -54,15 +62,11 @@ class _Storage:
         return base.path, (f"{directory}/{rel}" if base.is_dataset_root else rel)
 
     def _local(self, root: str) -> Optional[str]:
-        from . import _paths
-
         path = _paths.native_path(root)
         return path if _paths.is_local(path) else None
 
     def _store(self, root: str) -> Any:
         if root not in self._stores:
-            from . import _native
-
             self._stores[root] = _native.ObjectStore(root.rstrip("/"), self._options)
         return self._stores[root]
 
@@ -103,10 +107,6 @@ class _Storage:
 
 def _blob_columns(schema: Any) -> List[Tuple[str, List[str]]]:
     """``(dotted name, path of field names)`` of every blob column, those inside structs too."""
-    import pyarrow as pa
-
-    from .blob import is_blob_field
-
     out: List[Tuple[str, List[str]]] = []
 
     def walk(field: Any, path: List[str]) -> None:
@@ -123,9 +123,6 @@ def _blob_columns(schema: Any) -> List[Tuple[str, List[str]]]:
 
 def _descend(column: Any, path: List[str]) -> Any:
     """The array at ``path`` below a (struct) column of a scan result."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
     for name in path:
         if isinstance(column, pa.ChunkedArray):
             column = column.combine_chunks()
@@ -191,8 +188,6 @@ def _contents(
     """Reads what only reading can check: deletion files, and where each blob value lies
     (its sidecar, or its data file, must hold it). Returns how many external blobs there
     are per blob column."""
-    from . import _native
-
     blobs = _blob_columns(ds.schema)
     tops = sorted({path[0] for _, path in blobs})
     externals: Dict[str, int] = {}
@@ -243,8 +238,6 @@ def _sidecars(frags: List[Any], store: _Storage, uri: str) -> List[Tuple[str, in
 def _indexes(ds: Any, store: _Storage, report: _Report) -> Tuple[List[Any], int]:
     """The index descriptions, with their files checked; returns them and their size on
     storage."""
-    from .indices import _segments
-
     described = ds.describe_indices()
     total = 0
     for seg in _segments(ds):
@@ -270,8 +263,6 @@ def _count(n: int, noun: str) -> str:
 
 
 def cmd_inspect(args: argparse.Namespace) -> None:
-    from .cli import _open, _size, _storage_options
-
     ds = _open(args.uri, args.version, args.storage_option)
     store = _Storage(ds.uri, _storage_options(args.storage_option), ds.base_paths())
     report = _Report()

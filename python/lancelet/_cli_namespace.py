@@ -12,24 +12,25 @@ server.
 from __future__ import annotations
 
 import argparse
+import os
+import re
 from typing import Any, Dict, Iterator, List, Optional, Tuple
+
+from . import _paths
+from ._cli_common import _size, _storage_options
+from .dataset import dataset
+from .errors import LanceNotFoundError
 
 
 def _options(args: argparse.Namespace) -> Optional[Dict[str, str]]:
-    from .cli import _storage_options
-
     return _storage_options(getattr(args, "storage_option", None))
 
 
 def _client(root: str, options: Optional[Dict[str, str]] = None) -> Any:
-    from .namespace import DirectoryNamespace, RestNamespace
+    from .namespace import DirectoryNamespace, RestNamespace  # noqa: PLC0415 (optional: needs lance-namespace)
 
     if root.startswith(("http://", "https://")):
         return RestNamespace(uri=root)
-    import os
-
-    from . import _paths
-
     path = _paths.native_path(root)
     if _paths.is_local(path) and not os.path.isdir(path):
         raise FileNotFoundError(f"no namespace root at {root}: not a directory")
@@ -52,7 +53,7 @@ def _is_dataset(ns: Any) -> bool:
 
 def _walk(ns: Any, parts: List[str]) -> Iterator[Tuple[str, List[str]]]:
     """``("namespace" | "table", id)`` for everything under ``parts``, depth first, sorted."""
-    from lance_namespace import ListNamespacesRequest, ListTablesRequest
+    from lance_namespace import ListNamespacesRequest, ListTablesRequest  # noqa: PLC0415 (optional dependency)
 
     def pages(call, request_cls, attr):
         token = None
@@ -70,17 +71,8 @@ def _walk(ns: Any, parts: List[str]) -> Iterator[Tuple[str, List[str]]]:
         yield from _walk(ns, parts + [name])
 
 
-def _size(n: int) -> str:
-    from .cli import _size as size
-
-    return size(n)
-
-
 def cmd_ls(args: argparse.Namespace) -> None:
     """Prints the catalog as an indented tree with each table's rows, versions and size."""
-    from .dataset import dataset
-    from .errors import LanceNotFoundError
-
     options = _options(args)
     ns = _client(args.root, options)
     print(f"{'namespace / table':<40} {'rows':>12} {'versions':>9} {'size':>11}")
@@ -105,7 +97,7 @@ def cmd_ls(args: argparse.Namespace) -> None:
 
 def cmd_namespace(args: argparse.Namespace) -> None:
     """``namespace serve``: serves a directory namespace until interrupted."""
-    from .namespace import serve
+    from .namespace import serve  # noqa: PLC0415 (optional: needs lance-namespace)
 
     options = {f"storage.{k}": v for k, v in (_options(args) or {}).items()}
     serve(
@@ -125,8 +117,6 @@ _UNITS.update({"g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30})
 
 def _bytes(text: str) -> int:
     """A size on the command line: bytes, or a number with K/M/G (KiB, MiB, GiB)."""
-    import re
-
     m = re.match(r"^\s*(\d+)\s*([a-zA-Z]*)\s*$", text)
     if not m or m.group(2).lower() not in _UNITS:
         raise argparse.ArgumentTypeError(f"expected a size such as 8MiB, 512K or 1048576, got {text!r}")

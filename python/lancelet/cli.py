@@ -15,11 +15,14 @@ line on stderr and exit 1.
 from __future__ import annotations
 
 import argparse
-import re
 import sys
-from typing import Any, Dict, List, Optional
+from typing import Any, List, Optional
+
+import pyarrow as pa
 
 from . import _cli_namespace
+from ._cli_common import _open
+from ._cli_inspect import cmd_inspect
 
 __all__ = ["main"]
 
@@ -36,49 +39,6 @@ allow_http=true) and by these environment variables:
 Other AWS_* variables naming S3 options (AWS_ROLE_ARN, AWS_WEB_IDENTITY_TOKEN_FILE,
 AWS_CONTAINER_CREDENTIALS_RELATIVE_URI, ...) are read too. Options given with
 --storage-option win over the environment. Local paths and memory:// take no options."""
-
-_INT = re.compile(r"^[+-]?\d+$")
-
-
-def _version(version: Optional[str]):
-    """A --version value: a version number (positive) or a tag name."""
-    if version is None or not _INT.match(version.strip()):
-        return version
-    v = int(version)
-    if v < 1:
-        raise ValueError(f"--version must be a positive version number or a tag name, got {version}")
-    return v
-
-
-def _storage_options(pairs: Optional[List[str]]) -> Optional[Dict[str, str]]:
-    out: Dict[str, str] = {}
-    for pair in pairs or []:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"--storage-option takes KEY=VALUE, got {pair!r}")
-        out[key.strip()] = value
-    return out or None
-
-
-def _open(uri: str, version: Optional[str] = None, storage_options: Optional[List[str]] = None):
-    import lancelet
-
-    return lancelet.dataset(uri, version=_version(version), storage_options=_storage_options(storage_options))
-
-
-def _size(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{n} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return str(size)
-
-
-def cmd_inspect(args: argparse.Namespace) -> None:
-    from ._cli_inspect import cmd_inspect as inspect
-
-    inspect(args)
 
 
 def cmd_versions(args: argparse.Namespace) -> None:
@@ -155,8 +115,6 @@ def cmd_head(args: argparse.Namespace) -> None:
 
 def _print_table(table: Any) -> None:
     """``table`` as aligned text: numbers right-aligned, everything else left."""
-    import pyarrow as pa
-
     names = table.column_names
     rows = [[_cell(row[c]) for c in names] for row in table.to_pylist()]
     widths = [max([len(n)] + [len(r[i]) for r in rows]) for i, n in enumerate(names)]
