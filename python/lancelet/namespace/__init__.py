@@ -25,7 +25,7 @@ Tables are opened and written through a namespace with
 
 from __future__ import annotations
 
-from typing import Any, Dict
+from typing import Any
 
 try:
     import lance_namespace as _ln
@@ -36,30 +36,12 @@ except ImportError as _e:  # pragma: no cover - depends on the environment
 
 from lance_namespace import LanceNamespace
 
+from ._connect import connect
 from ._directory import DirectoryNamespace
 from ._rest import RestNamespace
 from ._server import RestAdapter, serve
 
 __all__ = ["LanceNamespace", "DirectoryNamespace", "RestNamespace", "RestAdapter", "serve", "connect"]
-
-#: lancelet's implementations of the spec's short names.
-IMPLS = {"dir": DirectoryNamespace, "rest": RestNamespace}
-
-
-def connect(impl: Any, properties: Dict[str, Any]) -> LanceNamespace:
-    """A namespace client: ``impl`` is ``"dir"`` or ``"rest"`` (lancelet's), a
-    ``LanceNamespace`` subclass, or anything ``lance_namespace.connect`` takes.
-
-    >>> import tempfile
-    >>> from lancelet.namespace import ListTablesRequest
-    >>> connect("dir", {"root": tempfile.mkdtemp()}).list_tables(ListTablesRequest(id=[])).tables
-    []
-    """
-    if isinstance(impl, type) and issubclass(impl, LanceNamespace):
-        return impl(**properties)
-    if isinstance(impl, str) and impl in IMPLS:
-        return IMPLS[impl](**properties)
-    return _ln.connect(impl, properties)
 
 
 def __getattr__(name: str) -> Any:

@@ -11,6 +11,7 @@ import lance_namespace as ln
 import pyarrow as pa
 
 from ._catalog import DELIMITER
+from ._routes import model
 from ._storage import RootStorage
 
 
@@ -21,8 +22,6 @@ def coerce(request: Any, model_name: str) -> Any:
     >>> coerce({"id": ["t"], "version": 2}, "DescribeTableVersionRequest").version
     2
     """
-    from ._routes import model
-
     cls = model(model_name)
     if isinstance(request, cls):
         return request

@@ -14,7 +14,9 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 import pyarrow as pa
 
 from .. import _native
+from ..dataset import LanceDataset, LanceOperation, dataset, write_dataset
 from ..errors import CommitConflictError, DatasetAlreadyExistsError, LanceNotFoundError
+from ..fragment import write_fragments
 from ._storage import RootStorage
 
 #: Directory of the manifest table under the root.
@@ -86,8 +88,6 @@ class Catalog:
 
     def snapshot(self) -> Tuple[List[Row], int]:
         """Every row and the manifest table's version (``0`` when it does not exist yet)."""
-        from ..dataset import dataset
-
         if not self._fs.has_any_file(f"{MANIFEST_DIR}/_versions"):
             return [], 0
         try:
@@ -113,8 +113,6 @@ class Catalog:
         """Applies ``edit(rows) -> (new_rows or None, result)`` and commits the new rows as
         one version (nothing when ``new_rows`` is None); retried on a concurrent commit.
         Returns ``result``."""
-        from ..dataset import LanceDataset, LanceOperation, write_dataset
-        from ..fragment import write_fragments
 
         def attempt() -> Any:
             rows, version = self.snapshot()

@@ -17,7 +17,9 @@ import lance_namespace as ln
 import pyarrow as pa
 
 from .. import errors as _errors
+from ..dataset import LanceDataset, LanceOperation
 from ._access import TableAccess, coerce, ident, ipc_table
+from ._schema import arrow_type
 
 __all__ = ["DataPlane"]
 
@@ -300,8 +302,6 @@ class DataPlane(TableAccess):
     def update_table_schema_metadata(self, request: Any) -> ln.UpdateTableSchemaMetadataResponse:
         """Merges ``metadata`` into the schema's metadata (a new version); returns the
         whole metadata after, as pylance does."""
-        from ..dataset import LanceDataset, LanceOperation
-
         req = coerce(request, "UpdateTableSchemaMetadataRequest")
         ds = self._writable(req)
         updates: Dict[str, Optional[str]] = {str(k): str(v) for k, v in (req.metadata or {}).items()}
@@ -332,8 +332,6 @@ class DataPlane(TableAccess):
         """Renames columns (``rename``), makes them nullable (``nullable=True``) or casts
         them (``data_type``: an Arrow type as the spec's JSON, ``{"type": "float32"}``, or
         that JSON as a string)."""
-        from ._schema import arrow_type
-
         req = coerce(_json_types(request), "AlterTableAlterColumnsRequest")
         alterations: List[Dict[str, Any]] = []
         for entry in req.alterations or []:

@@ -20,6 +20,7 @@ from typing import Any, Dict, List, Optional
 import lance_namespace as ln
 from lance_namespace import LanceNamespace
 
+from ..dataset import dataset, write_dataset
 from ..errors import LanceNotFoundError
 from ._access import coerce, ident, ipc_table
 from ._catalog import DELIMITER, Catalog, namespace_row, object_id, properties_of, table_row
@@ -184,8 +185,6 @@ class DirectoryNamespace(DataPlane, Versions, LanceNamespace):
         return any(n.endswith(".manifest") for n in self._fs.list_files(f"{rel}/_versions"))
 
     def _open(self, request: Any, parts: Optional[List[str]] = None):
-        from ..dataset import dataset
-
         parts = ident(request) if parts is None else parts
         rel = self._require_table(self._rows(), parts)
         if not self._has_data(rel):
@@ -353,8 +352,6 @@ class DirectoryNamespace(DataPlane, Versions, LanceNamespace):
         )
         wants = request.load_detailed_metadata or request.version is not None or request.tag
         if wants and self._has_data(rel):
-            from ..dataset import dataset
-
             ds = dataset(
                 self._fs.path(rel),
                 version=request.version if request.version is not None else request.tag,
@@ -474,8 +471,6 @@ class DirectoryNamespace(DataPlane, Versions, LanceNamespace):
     def create_table(self, request: ln.CreateTableRequest, request_data: bytes) -> ln.CreateTableResponse:
         """Creates a table from an Arrow IPC stream (``request_data``). ``mode``:
         ``"create"`` (default), ``"exist_ok"``, ``"overwrite"``."""
-        from ..dataset import write_dataset
-
         parts = ident(request)
         table = ipc_table(request_data)
         mode = (request.mode or "create").lower()
@@ -503,8 +498,6 @@ class DirectoryNamespace(DataPlane, Versions, LanceNamespace):
 
     def insert_into_table(self, request: ln.InsertIntoTableRequest, request_data: bytes) -> ln.InsertIntoTableResponse:
         """Appends (``mode="append"``, default) or overwrites with an Arrow IPC stream."""
-        from ..dataset import write_dataset
-
         parts = ident(request)
         rel = self._require_table(self._rows(), parts)
         table = ipc_table(request_data)

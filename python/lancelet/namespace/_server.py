@@ -29,6 +29,8 @@ import lance_namespace as ln
 from lance_namespace import LanceNamespace
 
 from ..errors import InvalidArgumentError, LanceNotFoundError
+from ._connect import connect
+from ._directory import DirectoryNamespace
 from ._routes import (
     BOOL_PARAMS,
     INT_PARAMS,
@@ -80,8 +82,6 @@ class _Refused(Exception):
 def _namespace(impl: Any, properties: Optional[Dict[str, Any]]) -> LanceNamespace:
     if isinstance(impl, LanceNamespace):
         return impl
-    from . import connect
-
     return connect(impl, dict(properties or {}))
 
 
@@ -497,8 +497,6 @@ def serve(
 
     >>> serve("/data/catalog", port=2333)  # doctest: +SKIP
     """
-    from ._directory import DirectoryNamespace
-
     adapter = RestAdapter(
         DirectoryNamespace(root=root, **properties),
         host=host,

@@ -14,7 +14,9 @@ import shutil
 import uuid
 from typing import Dict, List, Optional, Tuple
 
-from .. import _paths
+from lance_namespace import UnsupportedOperationError
+
+from .. import _native, _paths
 
 #: ``(size in bytes, modified in ms since the epoch, entity tag)`` of one file.
 Head = Tuple[int, int, Optional[str]]
@@ -237,8 +239,6 @@ class ObjectRoot(RootStorage):
     """
 
     def __init__(self, root: str, storage_options: Optional[Dict[str, str]] = None):
-        from .. import _native
-
         self.storage_options = storage_options or None
         self._store = _native.ObjectStore(root.rstrip("/") or root, storage_options)
         self.root = self._store.uri
@@ -304,8 +304,6 @@ class ObjectRoot(RootStorage):
         return _norm_rel(loc[len(self.root) + 1 :])
 
     def rename(self, rel: str, new_rel: str) -> None:
-        from lance_namespace import UnsupportedOperationError
-
         raise UnsupportedOperationError(
             f"Not supported: moving the table directory {rel!r} on an object store ({self.root})"
         )
