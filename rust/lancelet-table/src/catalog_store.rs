@@ -130,7 +130,7 @@ impl Store for CatalogCommitStore {
         self.inner.exists(path)
     }
 
-    fn open_file<'a>(&'a self, path: &'a str) -> BoxFuture<'a, lancelet_file::Result<Arc<dyn ReadAt>>> {
+    fn open_file<'a>(&'a self, path: &'a str) -> BoxFuture<'a, lancelet_io::Result<Arc<dyn ReadAt>>> {
         self.inner.open_file(path)
     }
 

@@ -44,7 +44,7 @@ pub trait Store: Debug + Send + Sync {
     /// Whether a file (or a non-empty directory) exists.
     fn exists<'a>(&'a self, path: &'a str) -> BoxFuture<'a, Result<bool>>;
     /// Opens a (data) file for ranged reads.
-    fn open_file<'a>(&'a self, path: &'a str) -> BoxFuture<'a, lancelet_file::Result<Arc<dyn ReadAt>>>;
+    fn open_file<'a>(&'a self, path: &'a str) -> BoxFuture<'a, lancelet_io::Result<Arc<dyn ReadAt>>>;
     /// Where a new file at `path` can be written directly, for stores on local disk.
     /// Other stores get files written elsewhere and [`Store::upload`]ed.
     fn local_path(&self, _path: &str) -> Option<PathBuf> {
@@ -128,10 +128,8 @@ impl<T: lancelet_io::Storage> Store for T {
             .boxed()
     }
 
-    fn open_file<'a>(&'a self, path: &'a str) -> BoxFuture<'a, lancelet_file::Result<Arc<dyn ReadAt>>> {
+    fn open_file<'a>(&'a self, path: &'a str) -> BoxFuture<'a, lancelet_io::Result<Arc<dyn ReadAt>>> {
         lancelet_io::Storage::open_file(self, path)
-            .map(|r| r.map_err(lancelet_file::Error::from))
-            .boxed()
     }
 
     fn local_path(&self, path: &str) -> Option<PathBuf> {

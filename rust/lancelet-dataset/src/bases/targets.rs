@@ -134,7 +134,7 @@ impl Store for SpreadStore {
     fn exists<'a>(&'a self, path: &'a str) -> BoxFuture<'a, lancelet_table::Result<bool>> {
         self.route(path, false).exists(path)
     }
-    fn open_file<'a>(&'a self, path: &'a str) -> BoxFuture<'a, lancelet_file::Result<Arc<dyn ReadAt>>> {
+    fn open_file<'a>(&'a self, path: &'a str) -> BoxFuture<'a, lancelet_io::Result<Arc<dyn ReadAt>>> {
         self.route(path, false).open_file(path)
     }
     fn local_path(&self, path: &str) -> Option<PathBuf> {
@@ -258,7 +258,7 @@ impl Store for FlatStore {
     fn exists<'a>(&'a self, path: &'a str) -> BoxFuture<'a, lancelet_table::Result<bool>> {
         self.inner.exists(flat(path))
     }
-    fn open_file<'a>(&'a self, path: &'a str) -> BoxFuture<'a, lancelet_file::Result<Arc<dyn ReadAt>>> {
+    fn open_file<'a>(&'a self, path: &'a str) -> BoxFuture<'a, lancelet_io::Result<Arc<dyn ReadAt>>> {
         self.inner.open_file(flat(path))
     }
     fn local_path(&self, path: &str) -> Option<PathBuf> {

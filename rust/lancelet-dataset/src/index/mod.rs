@@ -239,7 +239,14 @@ impl IndexStore for DirStore {
     }
 
     fn open<'a>(&'a self, name: &'a str) -> BoxFuture<'a, lancelet_index::Result<Arc<dyn ReadAt>>> {
-        async move { Ok(self.store.open_file(&format!("{}/{name}", self.dir)).await?) }.boxed()
+        async move {
+            Ok(self
+                .store
+                .open_file(&format!("{}/{name}", self.dir))
+                .await
+                .map_err(lancelet_file::Error::from)?)
+        }
+        .boxed()
     }
 }
 
