@@ -15,9 +15,32 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
 
 import pyarrow as pa
 
-from . import _branches, _expressions, _paths
+from . import _expressions, _paths
 from . import blob as _blob
+from ._handle import DatasetHandle
 from .errors import InvalidArgumentError, RowIndexError, UnsupportedFeatureError
+
+# Scanner options pylance accepts that only tune its own execution; accepted and ignored.
+_IGNORED_SCAN_OPTIONS = {
+    "batch_size_bytes",
+    "batch_readahead",
+    "fragment_readahead",
+    "io_buffer_size",
+    "late_materialization",
+    "prefilter",
+    "fast_search",
+    "disable_scoring_autoprojection",
+}
+# Scanner options taken from **kwargs and handled (pylance names them as keyword arguments).
+_HANDLED_SCAN_KWARGS = {"use_scalar_index", "order_by", "blob_handling", "strict_batch_size"}
+# Scanner options for features lancelet does not have yet.
+_UNSUPPORTED_SCAN_OPTIONS = {
+    "full_text_query",
+    "index_segments",
+    "include_deleted_rows",
+    "row_addr_allowlist",
+    "row_addr_blocklist",
+}
 
 #: What ``columns=`` takes: names, or ``{output name: SQL expression}``.
 _Columns = Optional[Union[List[str], Dict[str, str]]]
@@ -78,9 +101,7 @@ def _positive_int(name: str, value: Any) -> Optional[int]:
 def _native_uri(uri: Any, storage_options: Optional[Dict[str, str]]) -> str:
     """The dataset URI as the native layer takes it: a local path, ``file://``,
     ``memory://name`` or ``s3://bucket/prefix`` (checked there, with the options)."""
-    from .dataset import LanceDataset  # here: dataset.py imports this module
-
-    if isinstance(uri, LanceDataset):
+    if isinstance(uri, DatasetHandle):
         uri = uri.uri
     if not isinstance(uri, (str, os.PathLike)):
         raise TypeError(f"a dataset URI is a string or path, got {type(uri).__name__}")
@@ -108,6 +129,10 @@ def _storage_options(options: Optional[Dict[str, str]]) -> Optional[Dict[str, st
     return out or None
 
 
+#: ``write_dataset`` keyword arguments about base paths (see ``_branches.write_with_bases``).
+BASE_WRITE_OPTIONS = {"initial_bases", "target_bases", "target_all_bases", "base_store_params"}
+
+
 def _check_write_args(
     mode: str,
     data_storage_version: Optional[str],
@@ -126,7 +151,7 @@ def _check_write_args(
         "enable_stable_row_ids",
         "use_legacy_format",
         *_blob.WRITE_OPTIONS,
-        *_branches.WRITE_OPTIONS,
+        *BASE_WRITE_OPTIONS,
     }
     if unknown:
         raise TypeError(f"{caller}() got unexpected keyword arguments {sorted(unknown)}")

@@ -13,7 +13,8 @@ import os
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
 
 from . import _native, _paths
-from .errors import InvalidArgumentError
+from ._argcheck import _as_int, _check_int_version, _native_uri, _parse_time, _storage_options
+from .errors import CorruptFileError, InvalidArgumentError, LanceNotFoundError
 
 if TYPE_CHECKING:  # pragma: no cover
     from .dataset import LanceDataset
@@ -87,8 +88,6 @@ class DatasetBasePath:
 
 def reference_args(reference: Reference) -> Dict[str, Any]:
     """The native form of a version reference (see :data:`Reference`)."""
-    from ._argcheck import _as_int, _check_int_version
-
     if reference is None:
         return {"kind": "latest"}
     if isinstance(reference, str):
@@ -107,22 +106,10 @@ def reference_args(reference: Reference) -> Dict[str, Any]:
     return {"kind": "version", "number": _check_int_version(reference)}
 
 
-def wrap(ds: "LanceDataset", native: Any) -> "LanceDataset":
-    """A ``LanceDataset`` over ``native``, which may be on another branch (another root)."""
-    if native.uri() == ds._native.uri():
-        return ds._with(native)
-    from .dataset import LanceDataset
-
-    out = LanceDataset.__new__(LanceDataset)
-    out._init(native.uri(), native.uri(), native)
-    out._storage_options = ds._storage_options
-    out._default_scan_options = ds._default_scan_options
-    return out
-
-
-def checkout(ds: "LanceDataset", reference: Reference) -> "LanceDataset":
-    """``ds`` at ``reference`` (any branch)."""
-    return wrap(ds, _native.ds_checkout_ref(ds._native, **reference_args(reference)))
+def checkout(ds: "LanceDataset", reference: Reference) -> Any:
+    """The native dataset of ``ds`` at ``reference`` (on any branch: see
+    ``LanceDataset._on_branch``)."""
+    return _native.ds_checkout_ref(ds._native, **reference_args(reference))
 
 
 def _seconds(v: Any) -> Optional[int]:
@@ -198,8 +185,6 @@ class Tags:
     def list(self) -> Dict[str, Dict[str, Any]]:
         """Every tag: ``{name: {"branch", "version", "created_at", "updated_at",
         "manifest_size", "metadata"}}``."""
-        from ._argcheck import _parse_time
-
         out: Dict[str, Dict[str, Any]] = {}
         for name, version, size, branch, created, updated, metadata in _native.ds_tags(self._ds._native):
             out[name] = {
@@ -270,12 +255,9 @@ class Tags:
         return tags[tag]["version"]
 
 
-def create_branch(
-    ds: "LanceDataset", branch: str, reference: Reference = None, storage_options: Optional[Dict[str, str]] = None
-) -> "LanceDataset":
-    """See :meth:`LanceDataset.create_branch`."""
-    native = _native.ds_create_branch(ds._native, _branch_name(branch), **reference_args(reference))
-    return wrap(ds, native)
+def create_branch(ds: "LanceDataset", branch: str, reference: Reference = None) -> Any:
+    """See :meth:`LanceDataset.create_branch`; returns the native dataset on the new branch."""
+    return _native.ds_create_branch(ds._native, _branch_name(branch), **reference_args(reference))
 
 
 def clone(
@@ -284,21 +266,16 @@ def clone(
     reference: Reference,
     deep: bool,
     storage_options: Optional[Dict[str, str]] = None,
-) -> "LanceDataset":
-    """See :meth:`LanceDataset.shallow_clone` and :meth:`LanceDataset.deep_clone`."""
-    from ._argcheck import _native_uri, _storage_options
-    from .dataset import LanceDataset
-
+) -> Tuple[str, Any, Optional[Dict[str, str]]]:
+    """See :meth:`LanceDataset.shallow_clone` and :meth:`LanceDataset.deep_clone`: returns
+    the clone's native path, its native dataset and its storage options."""
     options = storage_options if storage_options is not None else ds._storage_options
     path = _native_uri(target_path, options)
     _paths.check_write_target(path)
     native = _native.ds_clone(
         ds._native, path, deep, storage_options=_storage_options(options), **reference_args(reference)
     )
-    out = LanceDataset.__new__(LanceDataset)
-    out._init(os.fspath(target_path) if isinstance(target_path, os.PathLike) else str(target_path), path, native)
-    out._storage_options = _storage_options(options)
-    return out
+    return path, native, _storage_options(options)
 
 
 def base_paths(ds: "LanceDataset") -> Dict[int, DatasetBasePath]:
@@ -330,17 +307,11 @@ def native_bases(new_bases: Any, existing: Dict[int, DatasetBasePath], first_id:
     return out
 
 
-def add_bases(ds: "LanceDataset", new_bases: List[DatasetBasePath]) -> "LanceDataset":
-    """See :meth:`LanceDataset.add_bases`."""
+def add_bases(ds: "LanceDataset", new_bases: List[DatasetBasePath]) -> Any:
+    """See :meth:`LanceDataset.add_bases`; returns the native dataset at the new version."""
     existing = base_paths(ds)
     first = max(existing) + 1 if existing else 1
-    native = _native.ds_add_bases(ds._native, native_bases(new_bases, existing, first))
-    ds._native = native
-    return ds
-
-
-#: ``write_dataset`` keyword arguments about base paths.
-WRITE_OPTIONS = {"initial_bases", "target_bases", "target_all_bases", "base_store_params"}
+    return _native.ds_add_bases(ds._native, native_bases(new_bases, existing, first))
 
 
 def uses_bases(kwargs: Dict[str, Any]) -> bool:
@@ -350,7 +321,6 @@ def uses_bases(kwargs: Dict[str, Any]) -> bool:
 
 def write_with_bases(
     reader: Any,
-    uri: Any,
     path: str,
     mode: str,
     kwargs: Dict[str, Any],
@@ -359,11 +329,9 @@ def write_with_bases(
     max_bytes_per_file: int,
     data_storage_version: Optional[str],
     commit_message: Optional[str],
-) -> "LanceDataset":
-    """``write_dataset`` with ``initial_bases`` (creating) and/or ``target_bases``."""
-    from ._argcheck import _storage_options
-    from .dataset import LanceDataset
-
+) -> Tuple[Any, Optional[Dict[str, str]]]:
+    """``write_dataset`` with ``initial_bases`` (creating) and/or ``target_bases``: returns
+    the native dataset written and the storage options it was written with."""
     initial = kwargs.get("initial_bases") or []
     targets = kwargs.get("target_bases")
     spread_all = kwargs.get("target_all_bases")
@@ -398,10 +366,7 @@ def write_with_bases(
         storage_options=options,
         commit_lock=kwargs.get("commit_lock"),
     )
-    out = LanceDataset.__new__(LanceDataset)
-    out._init(str(uri.uri if isinstance(uri, LanceDataset) else uri), path, native)
-    out._storage_options = options
-    return out
+    return native, options
 
 
 def _scoped_store_params(params: Any, new_bases: List[Tuple], path: str, options: Dict[str, str]) -> Dict[str, str]:
@@ -420,14 +385,11 @@ def _scoped_store_params(params: Any, new_bases: List[Tuple], path: str, options
 
     ids = {norm(p): bid for bid, _, _, p in new_bases}
     if os.path.isdir(os.path.join(path, "_versions")) or "://" in path:
-        from .dataset import dataset as _open
-        from .errors import LanceNotFoundError
-
         try:
-            existing = _open(path, storage_options=options or None).base_paths()
+            existing = _native.ds_base_paths(_native.Dataset.open(path, None, _storage_options(options or None)))
         except LanceNotFoundError:  # no dataset there yet: only the new bases
-            existing = {}
-        ids.update({norm(b.path): bid for bid, b in existing.items()})
+            existing = []
+        ids.update({norm(p): bid for bid, _, _, p in existing})
     out = {}
     for uri, opts in params.items():
         bid = ids.get(norm(uri))
@@ -438,8 +400,6 @@ def _scoped_store_params(params: Any, new_bases: List[Tuple], path: str, options
 
 def validate(ds: "LanceDataset") -> None:
     """See :meth:`LanceDataset.validate`."""
-    from .errors import CorruptFileError
-
     missing = _native.ds_missing_files(ds._native)
     if missing:
         shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")

@@ -1,73 +1,22 @@
 """Pieces of :mod:`lancelet.dataset` that exist so pylance programs run unchanged:
-pickling of datasets, fragments and scanners, ``default_scan_options``, and
-``add_columns`` from a stream of rows.
+``default_scan_options`` and ``add_columns`` from a stream of rows. (Datasets and scanners
+pickle by their own ``__reduce__``, in ``dataset.py`` and ``scanner.py``.)
 """
 
 from __future__ import annotations
 
 import inspect
-import os
-from typing import Any, Dict, Iterator, List, Optional
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional
 
 import pyarrow as pa
 
-from . import _native
+from ._argcheck import _HANDLED_SCAN_KWARGS, _IGNORED_SCAN_OPTIONS, _UNSUPPORTED_SCAN_OPTIONS
+from ._inputs import _as_reader, _is_pandas
 from .errors import InvalidArgumentError
+from .evolve import commit_files
 
-# --------------------------------------------------------------------------------------
-# Pickling: a dataset travels as (uri, version, storage options, default scan options) and
-# is opened again, at the same version, where it is unpickled.
-# --------------------------------------------------------------------------------------
-
-
-def dataset_state(ds: Any) -> tuple:
-    """What a pickled dataset carries."""
-    from . import _paths
-
-    path = ds._path
-    if _paths.is_local(path):
-        path = os.path.abspath(path)  # the unpickling process may run elsewhere
-    allow = _native.ds_external_blobs_allowed(ds._native)
-    return (ds.uri, path, ds.version, ds._storage_options, ds._default_scan_options, allow)
-
-
-def reopen_dataset(
-    uri: str,
-    path: str,
-    version: int,
-    storage_options: Optional[Dict[str, str]],
-    default_scan_options: Optional[Dict[str, Any]],
-    allow_external_blobs: bool = False,
-) -> Any:
-    """A pickled dataset, opened again at its version."""
-    from . import _native
-    from ._argcheck import _storage_options
+if TYPE_CHECKING:  # pragma: no cover
     from .dataset import LanceDataset
-
-    ds = LanceDataset.__new__(LanceDataset)
-    native = _native.Dataset.open(path, version, _storage_options(storage_options))
-    if allow_external_blobs:
-        native = _native.ds_allow_external_blobs(native, True)
-    ds._init(uri, path, native)
-    ds._storage_options = storage_options
-    ds._default_scan_options = default_scan_options
-    return ds
-
-
-def reopen_scanner(ds: Any, kwargs: Dict[str, Any], stats_callback: Any, extra: Optional[Dict[str, Any]] = None) -> Any:
-    """A pickled scanner: the same scan of the same dataset version (with its ordering,
-    ``_rowoffset`` and batching options in ``extra``)."""
-    from .scanner import LanceScanner
-
-    scanner = LanceScanner.__new__(LanceScanner)
-    scanner._ds = ds
-    scanner._kwargs = dict(kwargs)
-    scanner._stats_callback = stats_callback
-    scanner._stats = None
-    for k, v in (extra or {}).items():
-        setattr(scanner, k, v)
-    return scanner
-
 
 # --------------------------------------------------------------------------------------
 # default_scan_options
@@ -86,20 +35,17 @@ def check_default_scan_options(options: Any) -> Optional[Dict[str, Any]]:
     return dict(options) or None
 
 
-def _scanner_options() -> set:
-    from .dataset import LanceDataset
-    from .scanner import _HANDLED_SCAN_KWARGS, _IGNORED_SCAN_OPTIONS, _UNSUPPORTED_SCAN_OPTIONS
-
-    params = inspect.signature(LanceDataset.scanner).parameters
+def _scanner_options(ds: "LanceDataset") -> set:
+    params = inspect.signature(type(ds).scanner).parameters
     named = {n for n, p in params.items() if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL) and n != "self"}
     return named | _IGNORED_SCAN_OPTIONS | _UNSUPPORTED_SCAN_OPTIONS | _HANDLED_SCAN_KWARGS
 
 
-def scanner_with_defaults(ds: Any, explicit: Dict[str, Any]) -> Any:
+def scanner_with_defaults(ds: "LanceDataset", explicit: Dict[str, Any]) -> Any:
     """``ds.scanner(**explicit)`` with the dataset's ``default_scan_options`` filling in
     every argument left at None, as pylance applies them."""
-    defaults = ds._default_scan_options
-    unknown = sorted(set(defaults) - _scanner_options())
+    defaults = ds._default_scan_options or {}
+    unknown = sorted(set(defaults) - _scanner_options(ds))
     if unknown:
         raise InvalidArgumentError(f"unknown default_scan_options {unknown}: they must be scanner() arguments")
     merged = dict(defaults)
@@ -114,8 +60,6 @@ def scanner_with_defaults(ds: Any, explicit: Dict[str, Any]) -> Any:
 
 def is_stream(data: Any) -> bool:
     """Whether ``add_columns`` should take ``data`` as the new columns' rows."""
-    from ._inputs import _is_pandas
-
     if isinstance(data, (pa.RecordBatchReader, pa.Table, pa.RecordBatch)) or _is_pandas(data):
         return True
     if hasattr(data, "__arrow_c_stream__") or hasattr(data, "__arrow_c_array__"):
@@ -186,9 +130,6 @@ def add_columns_from_stream(ds: Any, data: Any, reader_schema: Optional[pa.Schem
     the new values of the dataset's live rows, in order, as pylance's ``add_columns``
     takes a reader. Each fragment gets one new data file; one commit adds them all.
     Returns the new native dataset."""
-    from ._inputs import _as_reader
-    from .evolve import commit_files
-
     reader = _as_reader(data, reader_schema)
     schema = reader.schema
     if not len(schema):

@@ -11,12 +11,17 @@ streams each as a ``pyarrow.RecordBatchReader`` without materializing it.
 from __future__ import annotations
 
 from collections import namedtuple
-from typing import Any, Callable, Iterable, Iterator, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional, cast
 
 import pyarrow as pa
 
 from . import blob as _blob
+from ._handle import DatasetHandle
 from .errors import InvalidArgumentError
+from .progress import FragmentWriteProgress, _FragmentReporter
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .dataset import LanceDataset
 
 #: What a ``progress`` callback of :func:`write_dataset` receives.
 WriteProgress = namedtuple("WriteProgress", ["rows_written", "bytes_written", "files_written"])
@@ -26,10 +31,8 @@ def _as_reader(data: Any, schema: Optional[pa.Schema]) -> pa.RecordBatchReader:
     """Any supported input as a stream of batches (nothing is materialized)."""
     if schema is not None and not isinstance(schema, pa.Schema):
         raise TypeError(f"schema must be a pyarrow.Schema, got {type(schema).__name__}")
-    from .dataset import LanceDataset  # here: dataset.py imports this module
-
-    if isinstance(data, LanceDataset):
-        data = data.to_batches()
+    if isinstance(data, DatasetHandle):
+        data = cast("LanceDataset", data).to_batches()
     if isinstance(data, pa.RecordBatchReader):
         reader = data
     elif isinstance(data, pa.Table):
@@ -123,8 +126,6 @@ def _progress_callback(progress: Any) -> Optional[Callable]:
 
         update.close = bar.close  # type: ignore[attr-defined]
         return update
-    from .progress import FragmentWriteProgress, _FragmentReporter
-
     if isinstance(progress, FragmentWriteProgress):
         return _FragmentReporter(progress)
     if callable(progress):

@@ -235,7 +235,7 @@ def create_index(
     if kind in ("BTREE", "BITMAP", "LABEL_LIST", "ZONEMAP", "NGRAM", "BLOOMFILTER"):
         return ds.create_scalar_index(column, kind, name=name, replace=replace)
     args = _vector_args(kind, metric, num_partitions, ivf_centroids, pq_codebook, num_sub_vectors, kwargs)
-    ds._native = _native.create_vector_index(
+    native = _native.create_vector_index(
         ds._native,
         column,
         args["index_type"],
@@ -251,6 +251,7 @@ def create_index(
         args["ivf_centroids"],
         args["pq_codebook"],
     )
+    ds._move_to(native)
     return ds
 
 

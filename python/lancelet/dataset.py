@@ -62,6 +62,7 @@ from ._argcheck import _parse_time as _parse_time
 from ._arrow_dataset import ArrowDatasetBase
 from ._branches import Branches, DatasetBasePath
 from ._delta import DatasetDelta, change_feed, delta_between
+from ._handle import DatasetHandle
 from ._inputs import WriteProgress, _as_reader, _progress_callback
 from ._inputs import _is_pandas as _is_pandas
 from .errors import InvalidArgumentError, UnsupportedFeatureError
@@ -240,7 +241,7 @@ def write_dataset(
     ds._commit_lock = lock
     if kwargs.get("allow_external_blob_outside_bases"):
         # The writer chose to reference objects outside the bases: it may read them back.
-        ds._native = _native.ds_allow_external_blobs(ds._native, True)
+        ds._move_to(_native.ds_allow_external_blobs(ds._native, True))
     return ds
 
 
@@ -262,10 +263,10 @@ def _write(
     progress: Any,
 ) -> "LanceDataset":
     """The commit of :func:`write_dataset` (its arguments checked)."""
+    name = str(uri.uri if isinstance(uri, LanceDataset) else uri)
     if _branches.uses_bases(kwargs):  # initial_bases / target_bases: see docs/branches.md
-        return _branches.write_with_bases(
+        native, options = _branches.write_with_bases(
             _as_reader(data_obj, schema),
-            uri,
             path,
             mode,
             kwargs,
@@ -275,6 +276,7 @@ def _write(
             data_storage_version,
             commit_message,
         )
+        return LanceDataset._from_native(name, path, native, options)
     reader = _as_reader(data_obj, schema)
     callback = _progress_callback(progress)
     try:
@@ -303,10 +305,7 @@ def _write(
         close = getattr(callback, "close", None)
         if close is not None:
             close()
-    ds = LanceDataset.__new__(LanceDataset)
-    ds._init(str(uri.uri if isinstance(uri, LanceDataset) else uri), path, native)
-    ds._storage_options = _storage_options(storage_options)
-    ds._commit_namespace = managed
+    ds = LanceDataset._from_native(name, path, native, _storage_options(storage_options), managed)
     report = getattr(callback, "report", None)
     files = getattr(callback, "files", 0)
     if report is not None and files:
@@ -337,6 +336,23 @@ class LanceStats:
 
 # Tags of a dataset (on any branch): the class lives with the branches.
 Tags = _branches.Tags
+
+
+def _reopen(
+    uri: str,
+    path: str,
+    version: int,
+    storage_options: Optional[Dict[str, str]],
+    default_scan_options: Optional[Dict[str, Any]],
+    allow_external_blobs: bool = False,
+) -> "LanceDataset":
+    """A pickled dataset (see ``LanceDataset.__reduce__``), opened again at its version."""
+    native = _native.Dataset.open(path, version, _storage_options(storage_options))
+    if allow_external_blobs:
+        native = _native.ds_allow_external_blobs(native, True)
+    ds = LanceDataset._from_native(uri, path, native, storage_options)
+    ds._default_scan_options = default_scan_options
+    return ds
 
 
 class LanceOperation:
@@ -407,21 +423,14 @@ Index = _operations.Index
 IndexFile = _operations.IndexFile
 
 
-class LanceDataset(IndexMethods, ArrowDatasetBase):
+class LanceDataset(DatasetHandle, IndexMethods, ArrowDatasetBase):
     """One version of a Lance dataset.
 
     Reading methods see the version this object was opened at; writing methods
-    (``delete``, ``restore``) commit a new version and move this object to it.
+    (``delete``, ``restore``) commit a new version and move this object to it. The native
+    handle and the options the dataset was opened with are kept by its base class,
+    :class:`lancelet._handle.DatasetHandle`.
     """
-
-    #: The options the dataset was opened with (kept for pickling and ``insert``).
-    _storage_options: Optional[Dict[str, str]] = None
-    #: ``scanner()`` arguments applied to every scan (see :func:`dataset`).
-    _default_scan_options: Optional[Dict[str, Any]] = None
-    #: The namespace that creates this table's versions (managed versioning), if any.
-    _commit_namespace: Optional[_namespace_io.CommitNamespace] = None
-    #: ``commit_lock(version)``: a context manager entered around every commit (see :func:`dataset`).
-    _commit_lock: Optional[Callable[[int], Any]] = None
 
     def __init__(
         self,
@@ -433,8 +442,6 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
         _commit_namespace: Optional[_namespace_io.CommitNamespace] = None,
         allow_external_blob_outside_bases: bool = False,
     ):
-        from ._dropin import check_default_scan_options
-
         path = _native_uri(uri, storage_options)
         branch_ref = version if isinstance(version, tuple) else None
         self._init(
@@ -451,41 +458,30 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
             self._native = _native.ds_allow_external_blobs(self._native, True)
         self._storage_options = _storage_options(storage_options)
         self._commit_namespace = _commit_namespace
-        self._default_scan_options = check_default_scan_options(default_scan_options)
+        self._default_scan_options = _dropin.check_default_scan_options(default_scan_options)
         if branch_ref is not None:  # (branch, version): see checkout_version
-            other = _branches.checkout(self, branch_ref)
+            other = self._on_branch(_branches.checkout(self, branch_ref))
             self._init(other.uri, other._path, other._native)
         elif isinstance(version, str) and self._native.uri() != path:
             self._init(self._native.uri(), self._native.uri(), self._native)  # a tag on another branch
 
-    def _init(self, uri: str, path: str, native: Any) -> None:
-        self.uri = uri
-        self._path = path
-        self._native = native
-
-    def _with(self, native: Any) -> "LanceDataset":
-        ds = LanceDataset.__new__(LanceDataset)
-        ds._init(self.uri, self._path, native)
-        ds._storage_options = self._storage_options
-        ds._default_scan_options = self._default_scan_options
-        ds._commit_namespace = self._commit_namespace
-        ds._commit_lock = self._commit_lock
-        return ds
-
-    def _plain(self) -> "LanceDataset":
-        """This dataset without its ``default_scan_options`` (itself when it has none)."""
-        if not self._default_scan_options:
-            return self
-        ds = self._with(self._native)
-        ds._default_scan_options = None
-        return ds
+    def _on_branch(self, native: Any) -> "LanceDataset":
+        """A dataset over ``native``, a version of this dataset that may be on another
+        branch (then at another root, without this one's commit namespace and lock)."""
+        if native.uri() == self._native.uri():
+            return self._with(native)
+        out = LanceDataset._from_native(native.uri(), native.uri(), native, self._storage_options)
+        out._default_scan_options = self._default_scan_options
+        return out
 
     def __reduce__(self) -> tuple:
         # Pickles as (uri, version, storage options, default scan options): unpickling opens
         # the dataset again at the same version, in whatever process it happens.
-        from ._dropin import dataset_state, reopen_dataset
-
-        return reopen_dataset, dataset_state(self)
+        path = self._path
+        if _paths.is_local(path):
+            path = os.path.abspath(path)  # the unpickling process may run elsewhere
+        allow = _native.ds_external_blobs_allowed(self._native)
+        return _reopen, (self.uri, path, self.version, self._storage_options, self._default_scan_options, allow)
 
     # -- versions ---------------------------------------------------------------------
 
@@ -549,7 +545,7 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
         >>> dev = ds.create_branch("dev")  # doctest: +SKIP
         >>> lancelet.write_dataset(more, dev, mode="append")  # doctest: +SKIP
         """
-        return _branches.create_branch(self, branch, reference, storage_options)
+        return self._on_branch(_branches.create_branch(self, branch, reference))
 
     def shallow_clone(
         self,
@@ -564,7 +560,7 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
 
         >>> clone = ds.shallow_clone("/data/experiment.lance", ds.version)  # doctest: +SKIP
         """
-        return _branches.clone(self, target_path, reference, False, storage_options)
+        return self._clone(target_path, reference, False, storage_options)
 
     def deep_clone(
         self,
@@ -578,7 +574,14 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
 
         >>> copy = ds.deep_clone("/backup/items.lance", "release")  # doctest: +SKIP
         """
-        return _branches.clone(self, target_path, reference, True, storage_options)
+        return self._clone(target_path, reference, True, storage_options)
+
+    def _clone(
+        self, target_path: Any, reference: "_branches.Reference", deep: bool, storage_options: Optional[Dict[str, str]]
+    ) -> "LanceDataset":
+        path, native, options = _branches.clone(self, target_path, reference, deep, storage_options)
+        uri = os.fspath(target_path) if isinstance(target_path, os.PathLike) else str(target_path)
+        return LanceDataset._from_native(uri, path, native, options)
 
     def base_paths(self) -> Dict[int, "_branches.DatasetBasePath"]:
         """The other storage roots of this version, by id.
@@ -605,7 +608,8 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
 
         >>> ds.add_bases([lancelet.DatasetBasePath("/mnt/archive", name="archive")])  # doctest: +SKIP
         """
-        return _branches.add_bases(self, new_bases)
+        self._native = _branches.add_bases(self, new_bases)
+        return self
 
     def versions(self) -> List[Dict[str, Any]]:
         """Every version, oldest first: ``{"version", "timestamp", "metadata"}``."""
@@ -719,11 +723,13 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
                 managed,
                 kwargs.get("commit_lock"),
             )
-            ds = LanceDataset.__new__(LanceDataset)
-            ds._init(os.fspath(uri) if isinstance(uri, os.PathLike) else str(uri), path, native)
-            ds._storage_options = _storage_options(storage_options)
-            ds._commit_namespace = managed
-            return ds
+            return LanceDataset._from_native(
+                os.fspath(uri) if isinstance(uri, os.PathLike) else str(uri),
+                path,
+                native,
+                _storage_options(storage_options),
+                managed,
+            )
         frags = [_operations.without_tombstones(f.to_json()) for f in operation.fragments]
         if isinstance(operation, LanceOperation.Overwrite):
             kind, schema = "overwrite", operation.new_schema
@@ -742,11 +748,13 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
             commit_namespace=managed,
             commit_lock=kwargs.get("commit_lock"),
         )
-        ds = LanceDataset.__new__(LanceDataset)
-        ds._init(os.fspath(uri) if isinstance(uri, os.PathLike) else str(uri), path, native)
-        ds._storage_options = _storage_options(storage_options)
-        ds._commit_namespace = managed
-        return ds
+        return LanceDataset._from_native(
+            os.fspath(uri) if isinstance(uri, os.PathLike) else str(uri),
+            path,
+            native,
+            _storage_options(storage_options),
+            managed,
+        )
 
     def read_transaction(self, version: Optional[int] = None) -> Optional["Transaction"]:
         """The transaction that created ``version`` (this version when None): its
@@ -774,7 +782,7 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
         """The same dataset at another version (a number or a tag name), or a version of a
         branch: ``(branch, version)`` (``None`` version: the branch's newest)."""
         if isinstance(version, (tuple, str)):  # a tag may point into a branch
-            return _branches.checkout(self, version)
+            return self._on_branch(_branches.checkout(self, version))
         return self._with(self._native.checkout(_check_version(version)))
 
     @property
@@ -938,9 +946,7 @@ class LanceDataset(IndexMethods, ArrowDatasetBase):
             **kwargs,
         )
         if self._default_scan_options:
-            from ._dropin import scanner_with_defaults
-
-            return scanner_with_defaults(self, options)
+            return _dropin.scanner_with_defaults(self, options)
         return make_scanner(self, **options)
 
     def to_table(self, columns: _Columns = None, filter: Optional[str] = None, **kwargs: Any) -> pa.Table:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
 import pyarrow as pa
 
 from . import _native
+from ._inputs import _as_reader
 from .errors import InvalidArgumentError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -131,8 +132,6 @@ class MergeInsertBuilder:
         ...     .when_not_matched_insert_all().execute(new_rows)  # doctest: +SKIP
         {'num_inserted_rows': 5, 'num_updated_rows': 5, 'num_deleted_rows': 0}
         """
-        from ._inputs import _as_reader
-
         native, counts = _native.merge_insert(
             self._ds._native,
             _as_reader(data_obj, schema),
@@ -146,7 +145,7 @@ class MergeInsertBuilder:
             target_bases=self._target_bases,
             target_all_bases=self._target_all,
         )
-        self._ds._native = native
+        self._ds._move_to(native)
         return dict(counts)
 
 
@@ -158,8 +157,6 @@ def merge_columns(
     Returns the new native dataset. The join runs natively
     (``lancelet_dataset::merge_columns``): ``data_obj`` is streamed once, only its keys
     are held in a hash table, and its other columns are spilled to a file past a budget."""
-    from ._inputs import _as_reader
-
     if not isinstance(left_on, str) or (right_on is not None and not isinstance(right_on, str)):
         raise TypeError("merge joins on one column: left_on and right_on are column names (str)")
     return _native.merge_columns(ds._native, _as_reader(data_obj, schema), left_on, right_on)

@@ -89,7 +89,7 @@ class DatasetOptimizer:
             )
         if index_names is not None:
             index_names = list(index_names)
-        self._ds._native = _native.optimize_indices(self._ds._native, num_indices_to_merge, index_names)
+        self._ds._move_to(_native.optimize_indices(self._ds._native, num_indices_to_merge, index_names))
 
     def compact_files(
         self,
@@ -142,7 +142,7 @@ class DatasetOptimizer:
             materialize_deletions_threshold=None if threshold is None else float(threshold),
             batch_size=batch_size,
         )
-        self._ds._native = native
+        self._ds._move_to(native)
         return CompactionMetrics(**counts)
 
 

@@ -21,7 +21,15 @@ import pyarrow as pa
 
 from . import _expressions, _native
 from . import blob as _blob
-from ._argcheck import _U64_MAX, _Columns, _filter, _names
+from ._argcheck import (
+    _HANDLED_SCAN_KWARGS,
+    _IGNORED_SCAN_OPTIONS,
+    _U64_MAX,
+    _UNSUPPORTED_SCAN_OPTIONS,
+    _Columns,
+    _filter,
+    _names,
+)
 from ._counters import _Counters
 from .errors import InvalidArgumentError, UnsupportedFeatureError
 from .file import ReaderResults
@@ -31,28 +39,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from .dataset import LanceDataset
 
 __all__ = ["ColumnOrdering", "LanceScanner", "ScanStatistics"]
-
-# Scanner options pylance accepts that only tune its own execution; accepted and ignored.
-_IGNORED_SCAN_OPTIONS = {
-    "batch_size_bytes",
-    "batch_readahead",
-    "fragment_readahead",
-    "io_buffer_size",
-    "late_materialization",
-    "prefilter",
-    "fast_search",
-    "disable_scoring_autoprojection",
-}
-# Scanner options taken from **kwargs and handled (pylance names them as keyword arguments).
-_HANDLED_SCAN_KWARGS = {"use_scalar_index", "order_by", "blob_handling", "strict_batch_size"}
-# Scanner options for features lancelet does not have yet.
-_UNSUPPORTED_SCAN_OPTIONS = {
-    "full_text_query",
-    "index_segments",
-    "include_deleted_rows",
-    "row_addr_allowlist",
-    "row_addr_blocklist",
-}
 
 
 class ScanStatistics(_Counters):
@@ -304,10 +290,8 @@ class LanceScanner:
 
     def __reduce__(self) -> tuple:
         # The same scan of the same dataset version (the dataset pickles by reference).
-        from ._dropin import reopen_scanner
-
         extra = {k: getattr(self, k) for k in ("_blob_binary",) if k in self.__dict__}
-        return reopen_scanner, (self._ds, self._kwargs, self._stats_callback, extra)
+        return _reopen_scanner, (self._ds, self._kwargs, self._stats_callback, extra)
 
     def explain_plan(self, verbose: bool = False) -> str:
         """A readable plan of this scan: the version, the columns read, the filter, the
@@ -361,3 +345,18 @@ class LanceScanner:
 
     def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
         return self._stream().__arrow_c_stream__(requested_schema)
+
+
+def _reopen_scanner(
+    ds: "LanceDataset", kwargs: Dict[str, Any], stats_callback: Any, extra: Optional[Dict[str, Any]] = None
+) -> LanceScanner:
+    """A pickled scanner (see ``LanceScanner.__reduce__``): the same scan of the same
+    dataset version, with its batching and blob options in ``extra``."""
+    scanner = LanceScanner.__new__(LanceScanner)
+    scanner._ds = ds
+    scanner._kwargs = dict(kwargs)
+    scanner._stats_callback = stats_callback
+    scanner._stats = None
+    for k, v in (extra or {}).items():
+        setattr(scanner, k, v)
+    return scanner

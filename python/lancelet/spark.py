@@ -952,7 +952,7 @@ def create_index(
         return bytes(_native.build_vector_segment(target._native, column, name, model, group))
 
     segments = spark.sparkContext.parallelize(groups, max(1, len(groups))).map(build).collect()
-    ds._native = _native.commit_index_segments(ds._native, name, segments, replace)
+    ds._move_to(_native.commit_index_segments(ds._native, name, segments, replace))
     return ds
 
 
