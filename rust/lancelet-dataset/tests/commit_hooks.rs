@@ -2,27 +2,14 @@
 //! The commit lock and automatic cleanup, from Rust alone: every commit of the dataset
 //! crate runs inside the caller's lock and applies the `lance.auto_cleanup.*` config.
 
-use std::collections::HashMap;
+mod common;
+use common::{location, rows};
+
 use std::sync::{Arc, Mutex};
 
-use arrow_array::{Int64Array, RecordBatch, RecordBatchIterator, RecordBatchReader};
-use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use lancelet_dataset::commit::{CommitGuard, CommitLock, HookError};
 use lancelet_dataset::write::{write_dataset, WriteMode, WriteParams};
-use lancelet_dataset::{open_uri, Dataset, Error, Location};
-
-fn schema() -> SchemaRef {
-    Arc::new(Schema::new(vec![Field::new("a", DataType::Int64, true)]))
-}
-
-fn rows(values: std::ops::Range<i64>) -> Box<dyn RecordBatchReader + Send> {
-    let batch = RecordBatch::try_new(schema(), vec![Arc::new(Int64Array::from_iter_values(values))]).unwrap();
-    Box::new(RecordBatchIterator::new(vec![Ok(batch)], schema()))
-}
-
-fn location(dir: &tempfile::TempDir) -> Location {
-    open_uri(dir.path().join("t.lance").to_str().unwrap(), &HashMap::new()).unwrap()
-}
+use lancelet_dataset::{Dataset, Error};
 
 fn params(mode: WriteMode, lock: Option<Arc<dyn CommitLock>>) -> WriteParams {
     WriteParams {

@@ -2,32 +2,21 @@
 //! Commit intents (create-or-append, append at V, overwrite at V) and conflict retries,
 //! without Spark: jobs that write fragments first and commit them later.
 
-use std::collections::HashMap;
+mod common;
+use common::{location, rows, schema};
+
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
-use arrow_array::{Int64Array, RecordBatch, RecordBatchIterator, RecordBatchReader};
-use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use arrow_array::{RecordBatch, RecordBatchIterator};
+use arrow_schema::{DataType, Field, Schema};
 use lancelet_dataset::commit::intent::{commit_with_intent, CommitIntent};
 use lancelet_dataset::commit::retry::{conflict_kind, RetryPolicy};
 use lancelet_dataset::scan::{Columns, Scan, ScanOptions};
 use lancelet_dataset::write::{write_dataset, write_fragments, WriteParams};
-use lancelet_dataset::{open_uri, Dataset, Location};
+use lancelet_dataset::{Dataset, Location};
 use lancelet_table::ConflictKind;
-
-fn schema() -> SchemaRef {
-    Arc::new(Schema::new(vec![Field::new("a", DataType::Int64, true)]))
-}
-
-fn rows(values: std::ops::Range<i64>) -> Box<dyn RecordBatchReader + Send> {
-    let batch = RecordBatch::try_new(schema(), vec![Arc::new(Int64Array::from_iter_values(values))]).unwrap();
-    Box::new(RecordBatchIterator::new(vec![Ok(batch)], schema()))
-}
-
-fn location(dir: &tempfile::TempDir) -> Location {
-    open_uri(dir.path().join("t.lance").to_str().unwrap(), &HashMap::new()).unwrap()
-}
 
 async fn values(loc: &Location) -> Vec<i64> {
     let ds = Dataset::open_at(loc, None).await.unwrap();
