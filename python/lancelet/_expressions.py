@@ -13,7 +13,7 @@ literals keep their exact Arrow types (a ``date32`` becomes ``DATE '...'``, a ti
 repeated keys (``Schema.metadata`` folds them into a dict).
 
 An expression with no exact SQL form raises :class:`UntranslatableExpressionError`;
-``scanner()`` then evaluates it with pyarrow itself (see ``_postfilter``), which is what
+``scanner()`` then evaluates it with pyarrow itself (see ``scanner.PostFilteredScanner``), which is what
 DuckDB relies on: it pushes filters into a ``pyarrow.dataset.Dataset`` scan and does not
 apply them again.
 """

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterator, Optional
 
-import numpy as np
 import pyarrow as pa
 
 from . import _native
@@ -36,6 +35,8 @@ _KEYS = {
 
 def _queries(q: Any) -> tuple:
     """The query vectors as lists of floats, and whether ``q`` was a batch (2-D)."""
+    import numpy as np  # noqa: PLC0415 (optional dependency, needed by vector search only)
+
     if isinstance(q, (pa.Array, pa.ChunkedArray)):
         q = q.to_pylist()
     if isinstance(q, pa.Scalar):
@@ -51,6 +52,8 @@ def _queries(q: Any) -> tuple:
 def _positive(name: str, v: Any, call: str = "nearest") -> Optional[int]:
     """``v`` as an int (``None`` stays ``None``); anything but a positive integer is an
     error naming ``call``, the call the user made (``nearest`` or ``create_index``)."""
+    import numpy as np  # noqa: PLC0415 (optional dependency, needed by vector search only)
+
     if v is None:
         return None
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v <= 0:
@@ -165,6 +168,8 @@ def _vector_args(
     kwargs: Dict[str, Any],
 ) -> Dict[str, Any]:
     """The native build arguments of a vector index (pylance's ``create_index`` options)."""
+    import numpy as np  # noqa: PLC0415 (optional dependency, needed by vector search only)
+
     kind = index_type.upper()
     if kind == "IVF_PQ" and num_sub_vectors is None:
         raise InvalidArgumentError("num_partitions and num_sub_vectors are required for IVF_PQ")

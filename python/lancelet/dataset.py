@@ -879,7 +879,7 @@ class LanceDataset(DatasetHandle, IndexMethods, ArrowDatasetBase):
             try:
                 filter = _expressions.to_sql(filter)
             except _expressions.UntranslatableExpressionError:
-                # pyarrow evaluates what lancelet's SQL cannot express (see _postfilter).
+                # pyarrow evaluates what lancelet's SQL cannot express (see scanner.PostFilteredScanner).
                 return make_scanner(self, filter=filter).count_rows()
         return self._native.count_rows(_filter(filter))
 
