@@ -1,5 +1,7 @@
-"""``LanceFragment.create``, ``create_from_file`` and ``merge_columns``: fragments and
-columns written without a commit, as pylance's fragment API offers.
+"""The work behind ``LanceFragment.merge_columns``, ``update_columns`` and
+``create_from_file``: fragments and columns written without a commit, as pylance's
+fragment API offers. Each function returns the new fragment's metadata as JSON (a dict);
+:mod:`lancelet.fragment` wraps it in a ``FragmentMetadata``.
 
 ``merge_columns`` writes the new columns for one fragment as one data file. The caller gathers the results of
 every fragment and commits them with ``LanceOperation.Merge``::
@@ -17,20 +19,23 @@ ids), so the per-fragment results fit together in one schema.
 from __future__ import annotations
 
 import copy
+import struct
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from . import _native
+from . import _dropin, _native
+from ._argcheck import _names
+from ._inputs import _as_reader
 from .errors import InvalidArgumentError
-
-#: The most rows (and bytes) a data file may hold: ``LanceFragment.create`` writes one file.
-_NO_LIMIT = 2**64 - 1
+from .evolve import BatchUDF, fragment_file, udf_schema
+from .file import LanceFileReader
+from .schema import LanceSchema, _count
 
 if TYPE_CHECKING:  # pragma: no cover
     from .dataset import LanceDataset
-    from .fragment import FragmentMetadata, LanceFragment
-    from .schema import LanceSchema
+    from .fragment import LanceFragment
 
 
 def _new_names(frag: "LanceFragment", names: List[str]) -> None:
@@ -46,15 +51,8 @@ def merge_columns(
     columns: Optional[List[str]] = None,
     batch_size: Optional[int] = None,
     reader_schema: Optional[pa.Schema] = None,
-) -> Tuple["FragmentMetadata", "LanceSchema"]:
-    """See :meth:`lancelet.fragment.LanceFragment.merge_columns`."""
-    from . import _dropin
-    from ._argcheck import _names
-    from ._inputs import _as_reader
-    from .evolve import BatchUDF, fragment_file, udf_schema
-    from .fragment import FragmentMetadata
-    from .schema import LanceSchema
-
+) -> Tuple[Dict[str, Any], LanceSchema]:
+    """See :meth:`lancelet.fragment.LanceFragment.merge_columns` (the fragment as JSON)."""
     if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0):
         raise InvalidArgumentError(f"batch_size must be a positive integer, got {batch_size!r}")
     names = _names(columns) if columns is not None else None
@@ -108,58 +106,12 @@ def merge_columns(
     out["files"] = list(out["files"]) + [new_file]
     schema = pa.schema(list(ds.schema) + list(added), metadata=ds.schema.metadata)
     ids = list(_native.dataset_field_ids(native)) + list(new_file["fields"])
-    return FragmentMetadata.from_json(out), LanceSchema(schema, ids)
+    return out, LanceSchema(schema, ids)
 
 
-def create(
-    dataset_uri: Any,
-    data: Any,
-    fragment_id: Optional[int],
-    schema: Optional[pa.Schema],
-    max_rows_per_group: Optional[int],
-    progress: Any,
-    mode: str,
-    data_storage_version: Optional[str],
-    storage_options: Optional[Dict[str, str]],
-    namespace_client: Any,
-    table_id: Optional[List[str]],
-) -> "FragmentMetadata":
-    """See :meth:`lancelet.fragment.LanceFragment.create`."""
-    from . import _namespace_io
-    from .fragment import write_fragments
-
-    if fragment_id is not None and (
-        isinstance(fragment_id, bool) or not isinstance(fragment_id, int) or fragment_id < 0
-    ):
-        raise InvalidArgumentError(f"fragment_id must be a non-negative int, got {fragment_id!r}")
-    if namespace_client is not None:
-        dataset_uri, storage_options, _ = _namespace_io.resolve_read(
-            dataset_uri, namespace_client, table_id, storage_options
-        )
-    frags = write_fragments(
-        data,
-        dataset_uri,
-        schema,
-        mode=mode,
-        max_rows_per_file=_NO_LIMIT,
-        max_rows_per_group=1024 if max_rows_per_group is None else max_rows_per_group,
-        max_bytes_per_file=_NO_LIMIT,
-        progress=progress,
-        data_storage_version=data_storage_version,
-        storage_options=storage_options,
-    )
-    if len(frags) != 1:
-        raise InvalidArgumentError("LanceFragment.create needs at least one row of data")
-    frag = frags[0]
-    frag.id = 0 if fragment_id is None else fragment_id
-    return frag
-
-
-def create_from_file(filename: str, dataset: "LanceDataset", fragment_id: int) -> "FragmentMetadata":
-    """See :meth:`lancelet.fragment.LanceFragment.create_from_file`."""
-    from .file import LanceFileReader
-    from .fragment import FragmentMetadata
-
+def create_from_file(filename: str, dataset: "LanceDataset", fragment_id: int) -> Tuple[List[Dict[str, Any]], int]:
+    """See :meth:`lancelet.fragment.LanceFragment.create_from_file`: the fragment's files
+    and row count."""
     if not isinstance(filename, str) or not filename:
         raise InvalidArgumentError(f"filename must be a data file name, got {filename!r}")
     if isinstance(fragment_id, bool) or not isinstance(fragment_id, int) or fragment_id < 0:
@@ -181,21 +133,16 @@ def create_from_file(filename: str, dataset: "LanceDataset", fragment_id: int) -
     else:
         fields = list(_native.dataset_field_ids(dataset._native))
         columns = list(range(len(fields)))
-    return FragmentMetadata(
-        fragment_id,
-        [
-            {
-                "path": filename,
-                "fields": fields,
-                "column_indices": columns,
-                "file_major_version": major,
-                "file_minor_version": minor,
-                "file_size_bytes": None,
-                "base_id": None,
-            }
-        ],
-        meta.num_rows,
-    )
+    file = {
+        "path": filename,
+        "fields": fields,
+        "column_indices": columns,
+        "file_major_version": major,
+        "file_minor_version": minor,
+        "file_size_bytes": None,
+        "base_id": None,
+    }
+    return [file], meta.num_rows
 
 
 def portable_roaring(values: List[int]) -> bytes:
@@ -205,8 +152,6 @@ def portable_roaring(values: List[int]) -> bytes:
     >>> portable_roaring([1])
     b':0\\x00\\x00\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x10\\x00\\x00\\x00\\x01\\x00'
     """
-    import struct
-
     groups: Dict[int, List[int]] = {}
     for v in sorted(set(values)):
         groups.setdefault(v >> 16, []).append(v & 0xFFFF)
@@ -231,8 +176,6 @@ def portable_roaring(values: List[int]) -> bytes:
 
 def _subtree_ids(ds: Any, names: List[str]) -> Dict[str, List[int]]:
     """The field ids (depth-first) of each top-level column in ``names``."""
-    from .schema import _count
-
     ids = list(_native.dataset_field_ids(ds._native))
     out: Dict[str, List[int]] = {}
     pos = 0
@@ -252,12 +195,8 @@ def update_columns(
     schema: Optional[pa.Schema],
     with_offsets: bool,
 ) -> tuple:
-    """See :meth:`lancelet.fragment.LanceFragment.update_columns`."""
-    import numpy as np
-    import pyarrow.compute as pc
-
-    from ._inputs import _as_reader
-    from .fragment import FragmentMetadata
+    """See :meth:`lancelet.fragment.LanceFragment.update_columns` (the fragment as JSON)."""
+    import numpy as np  # noqa: PLC0415 (optional dependency)
 
     right_on = left_on if right_on is None else right_on
     if not isinstance(left_on, str) or not isinstance(right_on, str):
@@ -332,7 +271,7 @@ def update_columns(
     new_file["fields"] = mapped
     old = set(old_ids)
     files = [{**f, "fields": [-2 if i in old else i for i in f["fields"]]} for f in meta["files"]]
-    out = FragmentMetadata.from_json({**meta, "files": files + [new_file]})
+    out = {**meta, "files": files + [new_file]}
     if not with_offsets:
         return out, mapped
     addrs = frag.to_table(columns=[], with_row_address=True).column("_rowaddr").to_numpy()

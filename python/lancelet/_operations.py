@@ -28,11 +28,22 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
 
 import pyarrow as pa
 
+from . import _native
+from ._argcheck import _native_uri
 from .errors import InvalidArgumentError, UnsupportedFeatureError
+from .fragment import DataFile, FragmentMetadata
 from .schema import LanceSchema
 
 #: The transaction property pylance keeps a commit message in.
 COMMIT_MESSAGE_KEY = "__lance_commit_message"
+
+
+class Bitmap(set):
+    """A set of fragment ids (pylance returns a ``lance.bitmap.Bitmap``; this is a ``set``):
+    an index segment's ``fragment_ids``."""
+
+    def __repr__(self) -> str:
+        return f"Bitmap({set(sorted(self))!r})" if self else "Bitmap({})"
 
 
 class BaseOperation:
@@ -40,8 +51,6 @@ class BaseOperation:
 
 
 def _frag_list(frags: Any, what: str) -> list:
-    from .fragment import FragmentMetadata
-
     if frags is None:
         return []
     if isinstance(frags, (str, bytes, dict)) or not isinstance(frags, Iterable):
@@ -440,8 +449,6 @@ def index_dict(x: Any) -> Dict[str, Any]:
 
 def index_from_dict(d: Dict[str, Any]) -> Index:
     """An :class:`Index` from ``_native``'s dict."""
-    from .indices import Bitmap
-
     created = d["created_at"]
     return Index(
         uuid=d["uuid"],
@@ -551,7 +558,6 @@ def _schema_from(d: Dict[str, Any]) -> LanceSchema:
 
 def from_native(d: Dict[str, Any], lance_operation: Any) -> Transaction:
     """A :class:`Transaction` from ``_native.ds_read_transaction``'s dict."""
-    from .fragment import DataFile, FragmentMetadata
 
     def frags(key: str, src: Optional[Dict[str, Any]] = None) -> List[Any]:
         return [FragmentMetadata(f) for f in (src or d).get(key, [])]
@@ -621,8 +627,6 @@ def from_native(d: Dict[str, Any], lance_operation: Any) -> Transaction:
 
 def read_transaction(ds: Any, version: Optional[int], lance_operation: Any) -> Optional[Transaction]:
     """See ``LanceDataset.read_transaction``."""
-    from . import _native
-
     d = _native.ds_read_transaction(ds._native, version)
     return None if d is None else from_native(d, lance_operation)
 
@@ -655,8 +659,6 @@ def commit_other(
     """Commits an operation other than Append/Overwrite (through ``commit_namespace`` when
     a namespace manages the table's versions, inside ``commit_lock`` when given); returns the
     native dataset."""
-    from . import _native
-
     if isinstance(operation, Clone):
         return commit_clone(path, operation, read_version, props, storage_options)
     kind, args = native_args(operation)
@@ -681,9 +683,6 @@ def commit_clone(
     storage_options: Optional[Dict[str, str]],
 ) -> Any:
     """Commits a Clone to ``path`` (a new location); returns the native dataset."""
-    from . import _native
-    from ._argcheck import _native_uri
-
     if read_version is None:
         raise InvalidArgumentError("read_version is required for all operations except Overwrite and Restore")
     ref_path = _native_uri(op.ref_path, storage_options)
@@ -698,17 +697,3 @@ def commit_clone(
         properties=props,
         storage_options=storage_options,
     )
-
-
-def fragment_delete(fragment: Any, predicate: Any) -> Any:
-    """See ``LanceFragment.delete``: the fragment's metadata with the rows matching
-    ``predicate`` deleted (a new deletion file, not committed), or None when no row is left."""
-    from . import _native
-    from .fragment import FragmentMetadata
-
-    if not isinstance(predicate, str):
-        from ._expressions import to_sql
-
-        predicate = to_sql(predicate)
-    d = _native.ds_fragment_delete(fragment._ds._native, fragment.fragment_id, predicate)
-    return None if d is None else FragmentMetadata(d)

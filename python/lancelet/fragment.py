@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional,
 
 import pyarrow as pa
 
-from . import _native, _paths, _rowoffset
+from . import _expressions, _fragment_ops, _namespace_io, _native, _paths, _rowoffset
 from ._argcheck import _check_write_args, _Columns, _filter, _indices, _names, _native_uri, _storage_options
 from ._inputs import _as_reader, _progress_callback
-from .errors import UnsupportedFeatureError
+from .errors import InvalidArgumentError, UnsupportedFeatureError
 from .file import ReaderResults
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -54,6 +54,9 @@ DataFile = namedtuple(
 DeletionFile = namedtuple(
     "DeletionFile", ["read_version", "id", "file_type", "num_deleted_rows", "base_id", "path"], defaults=[None, None]
 )
+
+#: The most rows (and bytes) a data file may hold: ``LanceFragment.create`` writes one file.
+_NO_LIMIT = 2**64 - 1
 
 # Keys lancelet adds to the native dicts that are not part of pylance's JSON.
 _EXTRA_KEYS = ("num_rows",)
@@ -406,9 +409,10 @@ class LanceFragment:
 
         >>> new = ds.get_fragments()[0].delete("a > 1")  # doctest: +SKIP
         """
-        from . import _operations
-
-        return _operations.fragment_delete(self, predicate)
+        if not isinstance(predicate, str):
+            predicate = _expressions.to_sql(predicate)
+        d = _native.ds_fragment_delete(self._ds._native, self.fragment_id, predicate)
+        return None if d is None else FragmentMetadata(d)
 
     def merge_columns(
         self,
@@ -429,9 +433,8 @@ class LanceFragment:
         >>> op = lancelet.LanceOperation.Merge([m for m, _ in metas], metas[0][1])  # doctest: +SKIP
         >>> lancelet.LanceDataset.commit(uri, op, read_version=ds.version)  # doctest: +SKIP
         """
-        from . import _fragment_ops
-
-        return _fragment_ops.merge_columns(self, value_func, columns, batch_size, reader_schema)
+        meta, schema = _fragment_ops.merge_columns(self, value_func, columns, batch_size, reader_schema)
+        return FragmentMetadata.from_json(meta), schema
 
     def update_columns(
         self,
@@ -457,9 +460,8 @@ class LanceFragment:
         >>> op = lancelet.LanceOperation.Update(updated_fragments=[meta], fields_modified=fields)  # doctest: +SKIP
         >>> lancelet.LanceDataset.commit(uri, op, read_version=ds.version)  # doctest: +SKIP
         """
-        from . import _fragment_ops
-
-        return _fragment_ops.update_columns(self, data_obj, left_on, right_on, schema, bool(with_offsets))
+        meta, *rest = _fragment_ops.update_columns(self, data_obj, left_on, right_on, schema, bool(with_offsets))
+        return (FragmentMetadata.from_json(meta), *rest)
 
     @staticmethod
     def create(
@@ -489,21 +491,31 @@ class LanceFragment:
         >>> frag = lancelet.LanceFragment.create("items.lance", table)  # doctest: +SKIP
         >>> lancelet.LanceDataset.commit("items.lance", lancelet.LanceOperation.Overwrite(table.schema, [frag]))  # doctest: +SKIP
         """
-        from . import _fragment_ops
-
-        return _fragment_ops.create(
-            dataset_uri,
+        if fragment_id is not None and (
+            isinstance(fragment_id, bool) or not isinstance(fragment_id, int) or fragment_id < 0
+        ):
+            raise InvalidArgumentError(f"fragment_id must be a non-negative int, got {fragment_id!r}")
+        if namespace_client is not None:
+            dataset_uri, storage_options, _ = _namespace_io.resolve_read(
+                dataset_uri, namespace_client, table_id, storage_options
+            )
+        frags = write_fragments(
             data,
-            fragment_id,
+            dataset_uri,
             schema,
-            max_rows_per_group,
-            progress,
-            mode,
-            "legacy" if use_legacy_format else data_storage_version,
-            storage_options,
-            namespace_client,
-            table_id,
+            mode=mode,
+            max_rows_per_file=_NO_LIMIT,
+            max_rows_per_group=1024 if max_rows_per_group is None else max_rows_per_group,
+            max_bytes_per_file=_NO_LIMIT,
+            progress=progress,
+            data_storage_version="legacy" if use_legacy_format else data_storage_version,
+            storage_options=storage_options,
         )
+        if len(frags) != 1:
+            raise InvalidArgumentError("LanceFragment.create needs at least one row of data")
+        frag = frags[0]
+        frag.id = 0 if fragment_id is None else fragment_id
+        return frag
 
     @staticmethod
     def create_from_file(filename: str, dataset: "LanceDataset", fragment_id: int) -> FragmentMetadata:
@@ -514,9 +526,8 @@ class LanceFragment:
         >>> meta = lancelet.LanceFragment.create_from_file(path, ds, 42)  # doctest: +SKIP
         >>> lancelet.LanceDataset.commit(ds.uri, lancelet.LanceOperation.Append([meta]), read_version=ds.version)  # doctest: +SKIP
         """
-        from . import _fragment_ops
-
-        return _fragment_ops.create_from_file(filename, dataset, fragment_id)
+        files, rows = _fragment_ops.create_from_file(filename, dataset, fragment_id)
+        return FragmentMetadata(fragment_id, files, rows)
 
     def __repr__(self) -> str:
         return f"LanceFragment(id={self.fragment_id}, physical_rows={self.physical_rows})"

@@ -13,18 +13,13 @@ kept through every commit and can be dropped as well as lancelet's own.
 from __future__ import annotations
 
 import datetime as _dt
+import json
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional
 
-from . import _native
+from . import _native, _nearest
+from ._operations import Bitmap, index_dict, index_from_dict
 from .errors import InvalidArgumentError, UnsupportedFeatureError
-
-
-class Bitmap(set):
-    """A set of fragment ids (pylance returns a ``lance.bitmap.Bitmap``; this is a ``set``)."""
-
-    def __repr__(self) -> str:
-        return f"Bitmap({set(sorted(self))!r})" if self else "Bitmap({})"
 
 
 @dataclass
@@ -196,9 +191,6 @@ class IndexMethods:
         ...         for f in ds.get_fragments()]                        # doctest: +SKIP
         >>> ds = ds.commit_existing_index_segments("a_idx", "a", segs)  # doctest: +SKIP
         """
-        from . import _nearest
-        from ._operations import index_from_dict
-
         if args:
             raise TypeError("create_index_uncommitted() takes fragment_ids and the options after it by keyword")
         if fragment_ids is None:
@@ -244,8 +236,6 @@ class IndexMethods:
 
         >>> merged = ds.merge_existing_index_segments(segs)  # doctest: +SKIP
         """
-        from ._operations import index_dict, index_from_dict
-
         return index_from_dict(_native.merge_index_segments(self._native, [index_dict(s) for s in segments]))
 
     def commit_existing_index_segments(self, index_name: str, column: str, segments: List[Any]) -> "IndexMethods":
@@ -255,8 +245,6 @@ class IndexMethods:
 
         >>> ds = ds.commit_existing_index_segments("a_idx", "a", segs)  # doctest: +SKIP
         """
-        from ._operations import index_dict
-
         if not isinstance(index_name, str) or not isinstance(column, str):
             raise TypeError("index_name and column must be str")
         self._native = _native.commit_existing_index_segments(
@@ -316,9 +304,7 @@ class IndexMethods:
         >>> ds.create_index("vec", "IVF_PQ", num_partitions=256, num_sub_vectors=16)  # doctest: +SKIP
         >>> ds.to_table(nearest={"column": "vec", "q": q, "k": 10, "nprobes": 20})    # doctest: +SKIP
         """
-        from ._nearest import create_index
-
-        return create_index(
+        return _nearest.create_index(
             self,
             column,
             index_type,
@@ -440,8 +426,6 @@ def _index_statistics(ds: Any, index_name: str) -> Dict[str, Any]:
 
 def _segment_stats(ds: Any, seg: Dict[str, Any]) -> Dict[str, Any]:
     if seg["type"].startswith("IVF"):
-        import json
-
         return json.loads(_native.vector_index_statistics(ds._native, seg["uuid"]))
     stats = getattr(_native, "index_segment_statistics", None)
     if stats is None:
