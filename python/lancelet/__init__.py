@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 from . import errors, file, fragment, progress, schema
 from ._branches import DatasetBasePath
 from ._native import __version__, set_worker_threads
@@ -88,7 +90,5 @@ def __getattr__(name: str):
     # so is ``lancelet.arrow`` (it needs numpy), so that ``lance.arrow.X`` works after
     # ``import lancelet as lance``.
     if name in ("namespace", "arrow"):
-        import importlib
-
         return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'lancelet' has no attribute {name!r}")

@@ -110,7 +110,7 @@ def _physical(native: Any, frag: Dict[str, Any], live: pa.Table) -> pa.Table:
     """``live`` (one value per live row of the fragment) spread over the fragment's
     physical rows: deleted rows get nulls, or for non-nullable columns a copy of a live
     row's value (they are never read)."""
-    import numpy as np
+    import numpy as np  # noqa: PLC0415 (optional dependency)
 
     physical = frag["physical_rows"]
     if live.num_rows == physical:

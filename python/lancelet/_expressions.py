@@ -27,6 +27,7 @@ import math
 from typing import Any, List, Optional, Tuple
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .errors import InvalidArgumentError
 
@@ -52,10 +53,6 @@ class UntranslatableLiteralError(UntranslatableExpressionError, TypeError):
 
 def is_expression(value: Any) -> bool:
     """Whether ``value`` is a ``pyarrow.compute.Expression``."""
-    try:
-        import pyarrow.compute as pc
-    except ImportError:  # pragma: no cover - pyarrow always ships compute
-        return False
     return isinstance(value, pc.Expression)
 
 

@@ -10,6 +10,7 @@ streams each as a ``pyarrow.RecordBatchReader`` without materializing it.
 
 from __future__ import annotations
 
+import warnings
 from collections import namedtuple
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional, cast
 
@@ -108,10 +109,8 @@ def _progress_callback(progress: Any) -> Optional[Callable]:
         return None
     if progress is True:
         try:
-            from tqdm.auto import tqdm
+            from tqdm.auto import tqdm  # noqa: PLC0415 (optional dependency: lancelet[progress])
         except ImportError:
-            import warnings
-
             warnings.warn(
                 "progress=True needs tqdm, which is not installed (pip install 'lancelet[progress]'); "
                 "writing without a progress bar",

@@ -85,7 +85,7 @@ def resolve_read(
     """``(uri, storage_options, commit namespace)`` of the table to open."""
     if not _check(uri, namespace_client, table_id):
         return uri, storage_options, None
-    from lance_namespace import DescribeTableRequest
+    from lance_namespace import DescribeTableRequest  # noqa: PLC0415 (optional: lance-namespace)
 
     response = namespace_client.describe_table(DescribeTableRequest(id=list(table_id or [])))
     managed = commit_namespace(response, namespace_client, table_id, response.location)
@@ -99,7 +99,7 @@ def resolve_write(
     declares the table first; ``append`` and ``overwrite`` write where the table already is."""
     if not _check(uri, namespace_client, table_id):
         return uri, storage_options, None
-    from lance_namespace import DeclareTableRequest, DescribeTableRequest
+    from lance_namespace import DeclareTableRequest, DescribeTableRequest  # noqa: PLC0415 (optional: lance-namespace)
 
     if mode == "create":
         response = namespace_client.declare_table(DeclareTableRequest(id=list(table_id or [])))

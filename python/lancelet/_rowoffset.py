@@ -12,6 +12,8 @@ from typing import Any, List, Optional, Tuple
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .file import ReaderResults
+
 NAME = "_rowoffset"
 _ADDR = "_rowaddr"
 
@@ -38,8 +40,6 @@ def take_expressions(ds_native: Any, address_stream: Any, exprs: List[Tuple[str,
     """Rows whose addresses ``address_stream`` (a native take of ``_rowaddr``) lists, in its
     order, projected through SQL expressions ``exprs``: the rows are re-read by a scan of
     exactly their physical row ranges, which evaluates the expressions natively."""
-    from .file import ReaderResults
-
     addresses = ReaderResults(address_stream).to_table().column(_ADDR).combine_chunks()
     wanted = sorted(set(addresses.to_pylist()))
     ranges: List[Tuple[int, int, int]] = []

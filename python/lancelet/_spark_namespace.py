@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Mapping, Optional
 
+from . import _paths
 from .errors import InvalidArgumentError
 
 
@@ -20,7 +21,7 @@ def uses_namespace(options: Mapping[str, Any]) -> bool:
 
 
 def _client(options: Dict[str, Any]) -> Any:
-    from .namespace import DirectoryNamespace, RestNamespace
+    from .namespace import DirectoryNamespace, RestNamespace  # noqa: PLC0415 (optional: needs lance-namespace)
 
     if options.get("namespace_root") and options.get("namespace_uri"):
         raise InvalidArgumentError("give option namespace_root or namespace_uri, not both")
@@ -42,12 +43,10 @@ def table_id(name: str, options: Dict[str, Any]) -> List[str]:
 def resolve(name: Optional[str], options: Dict[str, Any], create: bool = False) -> str:
     """The location of table ``name``; with ``create``, a table not in the namespace yet
     is declared there."""
-    import lance_namespace as ln
+    import lance_namespace as ln  # noqa: PLC0415 (optional: lance-namespace)
 
     if not name:
         raise InvalidArgumentError("give the table name: .load('ns$table') / .save('ns$table')")
-    from . import _paths
-
     ns = _client(options)
     ident = table_id(name, options)
     try:

@@ -44,6 +44,7 @@ from typing import Any, Callable, Iterable, List, Optional, Sequence, Union
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.fs as pafs
 
 __all__ = [
     "BFloat16",
@@ -285,7 +286,7 @@ def bfloat16_array(values: Sequence[Optional[float]]) -> "BFloat16Array":
 
 def _ml_bfloat16() -> Any:
     try:
-        from ml_dtypes import bfloat16  # type: ignore[import-not-found]
+        from ml_dtypes import bfloat16  # type: ignore[import-not-found]  # noqa: PLC0415 (optional dependency)
     except ImportError as e:
         raise ImportError(
             "numpy has no bfloat16 dtype: install ml_dtypes to convert bfloat16 arrays to/from numpy"
@@ -357,7 +358,7 @@ def _pandas_classes() -> List[Any]:
     """[dtype class, array class], made the first time they are needed."""
     if _PANDAS:
         return _PANDAS
-    from pandas.api.extensions import ExtensionArray, ExtensionDtype, register_extension_dtype
+    from pandas.api.extensions import ExtensionArray, ExtensionDtype, register_extension_dtype  # noqa: PLC0415 (optional)
 
     class PandasBFloat16Type(ExtensionDtype):
         """The pandas dtype ``lance.bfloat16``; elements are :class:`BFloat16` or ``None``.
@@ -849,8 +850,6 @@ class ImageURIArray(ImageArray):
         """
         if storage_type not in (pa.binary(), pa.large_binary()):
             raise ValueError(f"storage_type must be a binary type (binary or large_binary), got {storage_type}")
-        import pyarrow.fs as pafs
-
         data: List[Optional[bytes]] = []
         for uri in self.storage.to_pylist():
             if uri is None:

@@ -31,7 +31,8 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union, 
 import pyarrow as pa
 
 from . import _native
-from .errors import InvalidArgumentError, LanceError
+from .errors import InvalidArgumentError, LanceError, SchemaMismatchError
+from .file import ReaderResults
 
 __all__ = [
     "Blob",
@@ -725,8 +726,6 @@ def refuse_descriptors(schema: pa.Schema) -> None:
     paths = _descriptor_paths(schema)
     if not paths:
         return
-    from .errors import SchemaMismatchError
-
     which = ", ".join(repr(p) for p in paths)
     raise SchemaMismatchError(
         f"column{'s' if len(paths) > 1 else ''} {which} hold{'' if len(paths) > 1 else 's'} blob descriptors "
@@ -754,8 +753,6 @@ def wants_binary(blob_handling: Optional[str]) -> bool:
 
 def binary_reader(ds: Any, stream: Any, keep_addr: bool) -> pa.RecordBatchReader:
     """A reader of ``stream``'s batches with descriptor columns replaced by bytes."""
-    from .file import ReaderResults
-
     # Through ReaderResults so a failed native read raises its typed lancelet error.
     reader = ReaderResults(stream).to_batches()
     empty = materialize(ds, pa.RecordBatch.from_pylist([], schema=reader.schema), keep_addr)

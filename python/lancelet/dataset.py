@@ -66,11 +66,11 @@ from ._handle import DatasetHandle
 from ._inputs import WriteProgress, _as_reader, _progress_callback
 from ._inputs import _is_pandas as _is_pandas
 from .errors import InvalidArgumentError, UnsupportedFeatureError
-from .evolve import BatchUDF, batch_udf
+from .evolve import BatchUDF, backfill, batch_udf
 from .file import ReaderResults
 from .fragment import DataFile, FragmentMetadata, LanceFragment
 from .indices import IndexMethods, index_stats
-from .merge import MergeInsertBuilder
+from .merge import MergeInsertBuilder, merge_columns
 from .optimize import CleanupStats, CompactionMetrics, DatasetOptimizer, cleanup_versions
 from .scanner import _HANDLED_SCAN_KWARGS as _HANDLED_SCAN_KWARGS
 from .scanner import _IGNORED_SCAN_OPTIONS as _IGNORED_SCAN_OPTIONS
@@ -1169,8 +1169,6 @@ class LanceDataset(DatasetHandle, IndexMethods, ArrowDatasetBase):
         """An upsert by key: returns a :class:`lancelet.merge.MergeInsertBuilder`, e.g.
         ``ds.merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
         .execute(new_rows)``. The merge commits as one Update transaction on this object."""
-        from .merge import MergeInsertBuilder
-
         return MergeInsertBuilder(self, on)
 
     def merge(
@@ -1184,8 +1182,6 @@ class LanceDataset(DatasetHandle, IndexMethods, ArrowDatasetBase):
         the other columns of ``data_obj`` must be new. Existing files are not rewritten:
         each fragment gets one new data file (a Merge transaction, like ``add_columns``).
         """
-        from .merge import merge_columns
-
         self._native = merge_columns(self, data_obj, left_on, right_on, schema)
 
     def add_columns(
@@ -1214,8 +1210,6 @@ class LanceDataset(DatasetHandle, IndexMethods, ArrowDatasetBase):
         Computed columns go into one new data file per fragment; existing files are never
         rewritten.
         """
-        from .evolve import BatchUDF, backfill
-
         if batch_size is not None and (
             isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0
         ):

@@ -62,11 +62,13 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tupl
 
 import pyarrow as pa
 
-from . import _native, _spark_namespace
+from . import _native, _paths, _spark_namespace
 from . import blob as _blob
+from ._argcheck import _native_uri, _storage_options
 from .dataset import LanceDataset, LanceOperation, dataset
 from .errors import InvalidArgumentError, LanceIOError, LanceNotFoundError, SchemaMismatchError, UnsupportedFeatureError
-from .fragment import FragmentMetadata
+from .evolve import BatchUDF, commit_files, fragment_file, udf_schema
+from .fragment import FragmentMetadata, write_fragments
 
 try:
     from pyspark.sql import types as T
@@ -520,9 +522,6 @@ def _commit(
     when the dataset was absent, a create that appends instead to a dataset another job
     created first. One native call: an I/O error is never followed by a second commit of
     the same fragments (the first may have landed)."""
-    from . import _paths
-    from ._argcheck import _native_uri, _storage_options
-
     if overwrite:
         kind = "overwrite" if read_version is not None else "create"
     else:
@@ -705,7 +704,6 @@ def fragment_writer(
         rows = df.mapInArrow(lancelet.spark.fragment_writer(uri), "fragment string").collect()
         lancelet.spark.commit_fragments(uri, rows, schema=arrow_schema)
     """
-    from .fragment import write_fragments
 
     def fn(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         it = iter(batches)
@@ -774,8 +772,6 @@ def add_columns(
     commits all files as one Merge. Existing data files are never rewritten. If a task or the
     commit fails, the files written are removed and nothing is committed. The UDF must be
     picklable (lambdas and closures are, through Spark's cloudpickle)."""
-    from .evolve import BatchUDF, commit_files, fragment_file, udf_schema
-
     udf = udf if isinstance(udf, BatchUDF) else BatchUDF(udf)
     storage = dict(storage_options or {})
     ds = _open(uri, None, storage)

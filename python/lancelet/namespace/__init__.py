@@ -35,6 +35,7 @@ except ImportError as _e:  # pragma: no cover - depends on the environment
     ) from _e
 
 from lance_namespace import LanceNamespace
+from lance_namespace_urllib3_client import models as _models
 
 from ._connect import connect
 from ._directory import DirectoryNamespace
@@ -49,8 +50,6 @@ def __getattr__(name: str) -> Any:
     # them, and every other model of the spec (QueryTableRequestVector, AddColumnsEntry...).
     if not name.startswith("_") and hasattr(_ln, name):
         return getattr(_ln, name)
-    from lance_namespace_urllib3_client import models as _models
-
     if not name.startswith("_") and hasattr(_models, name):
         return getattr(_models, name)
     raise AttributeError(f"module 'lancelet.namespace' has no attribute {name!r}")

@@ -19,6 +19,13 @@ from typing import Any, Dict, List, Optional
 
 import lance_namespace as ln
 from lance_namespace import LanceNamespace
+from lance_namespace_urllib3_client.models import (
+    BranchContents,
+    FragmentStats,
+    FragmentSummary,
+    IndexContent,
+    TagContents,
+)
 
 from ..dataset import dataset, write_dataset
 from ..errors import LanceNotFoundError
@@ -368,8 +375,6 @@ class DirectoryNamespace(DataPlane, Versions, LanceNamespace):
     def get_table_stats(self, request: ln.GetTableStatsRequest) -> ln.GetTableStatsResponse:
         """Rows, bytes of data files, index count and fragment length statistics. Rows are
         counted as stored (deleted rows included), as pylance 14 counts them here."""
-        from lance_namespace_urllib3_client.models import FragmentStats, FragmentSummary
-
         ds = self._open(request)
         frags = ds.get_fragments()
         lengths = sorted(f.physical_rows for f in frags) or [0]
@@ -392,8 +397,6 @@ class DirectoryNamespace(DataPlane, Versions, LanceNamespace):
     def list_table_indices(self, request: ln.ListTableIndicesRequest) -> ln.ListTableIndicesResponse:
         """The table's indexes, one per name, sorted: name, uuid (of its first segment),
         columns, type, type URL, indexed and unindexed rows, size, segments, creation time."""
-        from lance_namespace_urllib3_client.models import IndexContent
-
         ds = self._open(request)
         rows = ds.count_rows()
         indexes = []
@@ -618,8 +621,6 @@ class DirectoryNamespace(DataPlane, Versions, LanceNamespace):
 
     def list_table_tags(self, request: ln.ListTableTagsRequest) -> ln.ListTableTagsResponse:
         """Every tag: ``{name: TagContents(branch, version, manifest_size)}``."""
-        from lance_namespace_urllib3_client.models import TagContents
-
         tags = self._open(ln.DescribeTableRequest(id=request.id)).tags.list()
         return ln.ListTableTagsResponse(
             tags={
@@ -689,8 +690,6 @@ class DirectoryNamespace(DataPlane, Versions, LanceNamespace):
 
     def list_table_branches(self, request: ln.ListTableBranchesRequest) -> ln.ListTableBranchesResponse:
         """Every branch: ``{name: BranchContents(parent_branch, parent_version, ...)}``."""
-        from lance_namespace_urllib3_client.models import BranchContents
-
         ds = self._branching(request)
         out = {}
         for name, b in sorted(ds.branches.list().items()):

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
 import lance_namespace as ln
+from lance_namespace_urllib3_client import models
 
 
 @dataclass(frozen=True)
@@ -210,8 +211,6 @@ for _code in (
 
 def model(name: str):
     """The spec's model class called ``name``."""
-    from lance_namespace_urllib3_client import models
-
     return getattr(models, name)
 
 

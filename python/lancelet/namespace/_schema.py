@@ -7,6 +7,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.types as pt
+from lance_namespace_urllib3_client.models import JsonArrowDataType, JsonArrowField, JsonArrowSchema
 
 _SIMPLE = [
     (pt.is_boolean, "bool"),
@@ -36,15 +37,11 @@ _SIMPLE = [
 
 
 def _field(f: pa.Field) -> Any:
-    from lance_namespace_urllib3_client.models import JsonArrowField
-
     meta = {k.decode(): v.decode() for k, v in f.metadata.items()} if f.metadata else None
     return JsonArrowField(name=f.name, nullable=f.nullable, type=_type(f.type), metadata=meta)
 
 
 def _type(t: pa.DataType) -> Any:
-    from lance_namespace_urllib3_client.models import JsonArrowDataType
-
     for test, name in _SIMPLE:
         if test(t):
             return JsonArrowDataType(type=name)
@@ -73,8 +70,6 @@ def json_schema(schema: pa.Schema) -> Any:
     >>> json_schema(pa.schema([("x", pa.int64())])).fields[0].type.type
     'int64'
     """
-    from lance_namespace_urllib3_client.models import JsonArrowSchema
-
     meta = {k.decode(): v.decode() for k, v in schema.metadata.items()} if schema.metadata else None
     return JsonArrowSchema(fields=[_field(f) for f in schema], metadata=meta)
 
