@@ -52,6 +52,9 @@ class DatasetHandle:
         native: Any,
         storage_options: Optional[Dict[str, str]] = None,
         commit_namespace: Optional[CommitNamespace] = None,
+        *,
+        default_scan_options: Optional[Dict[str, Any]] = None,
+        commit_lock: Optional[Callable[[int], Any]] = None,
     ) -> _H:
         """A dataset over ``native``, a version opened or committed elsewhere (a write, a
         commit, a clone, an unpickling)."""
@@ -59,6 +62,8 @@ class DatasetHandle:
         ds._init(uri, path, native)
         ds._storage_options = storage_options
         ds._commit_namespace = commit_namespace
+        ds._default_scan_options = default_scan_options
+        ds._commit_lock = commit_lock
         return ds
 
     def _init(self, uri: str, path: str, native: Any) -> None:
@@ -71,13 +76,24 @@ class DatasetHandle:
         opened with other read options."""
         self._native = native
 
+    def _use_commit_lock(self, lock: Optional[Callable[[int], Any]]) -> None:
+        """Enters ``lock(version)`` around every commit of this dataset and of the datasets
+        derived from it (see :func:`lancelet.dataset`)."""
+        self._native.set_commit_lock(lock)
+        self._commit_lock = lock
+
     def _with(self: _H, native: Any) -> _H:
         """Another object over ``native`` (a version of the same dataset), with this one's
         options."""
-        ds = type(self)._from_native(self.uri, self._path, native, self._storage_options, self._commit_namespace)
-        ds._default_scan_options = self._default_scan_options
-        ds._commit_lock = self._commit_lock
-        return ds
+        return type(self)._from_native(
+            self.uri,
+            self._path,
+            native,
+            self._storage_options,
+            self._commit_namespace,
+            default_scan_options=self._default_scan_options,
+            commit_lock=self._commit_lock,
+        )
 
     def _plain(self: _H) -> _H:
         """This dataset without its ``default_scan_options`` (itself when it has none)."""

@@ -162,8 +162,7 @@ def dataset(
         _commit_namespace=managed,
         allow_external_blob_outside_bases=allow_external_blob_outside_bases,
     )
-    ds._native.set_commit_lock(commit_lock)  # every commit of ds (and what derives from it)
-    ds._commit_lock = commit_lock
+    ds._use_commit_lock(commit_lock)
     if asof is not None:
         if version is not None:
             raise InvalidArgumentError("pass version= or asof=, not both")
@@ -238,7 +237,6 @@ def write_dataset(
         data_obj, uri, path, schema, mode, managed, properties, kwargs, storage_options, max_rows_per_file,
         max_bytes_per_file, enable_v2_manifest_paths, data_storage_version, commit_message, progress,
     )  # fmt: skip
-    ds._commit_lock = lock
     if kwargs.get("allow_external_blob_outside_bases"):
         # The writer chose to reference objects outside the bases: it may read them back.
         ds._move_to(_native.ds_allow_external_blobs(ds._native, True))
@@ -276,7 +274,7 @@ def _write(
             data_storage_version,
             commit_message,
         )
-        return LanceDataset._from_native(name, path, native, options)
+        return LanceDataset._from_native(name, path, native, options, commit_lock=kwargs.get("commit_lock"))
     reader = _as_reader(data_obj, schema)
     callback = _progress_callback(progress)
     try:
@@ -305,7 +303,9 @@ def _write(
         close = getattr(callback, "close", None)
         if close is not None:
             close()
-    ds = LanceDataset._from_native(name, path, native, _storage_options(storage_options), managed)
+    ds = LanceDataset._from_native(
+        name, path, native, _storage_options(storage_options), managed, commit_lock=kwargs.get("commit_lock")
+    )
     report = getattr(callback, "report", None)
     files = getattr(callback, "files", 0)
     if report is not None and files:
@@ -350,9 +350,7 @@ def _reopen(
     native = _native.Dataset.open(path, version, _storage_options(storage_options))
     if allow_external_blobs:
         native = _native.ds_allow_external_blobs(native, True)
-    ds = LanceDataset._from_native(uri, path, native, storage_options)
-    ds._default_scan_options = default_scan_options
-    return ds
+    return LanceDataset._from_native(uri, path, native, storage_options, default_scan_options=default_scan_options)
 
 
 class LanceOperation:
@@ -470,9 +468,9 @@ class LanceDataset(DatasetHandle, IndexMethods, ArrowDatasetBase):
         branch (then at another root, without this one's commit namespace and lock)."""
         if native.uri() == self._native.uri():
             return self._with(native)
-        out = LanceDataset._from_native(native.uri(), native.uri(), native, self._storage_options)
-        out._default_scan_options = self._default_scan_options
-        return out
+        return LanceDataset._from_native(
+            native.uri(), native.uri(), native, self._storage_options, default_scan_options=self._default_scan_options
+        )
 
     def __reduce__(self) -> tuple:
         # Pickles as (uri, version, storage options, default scan options): unpickling opens
@@ -678,7 +676,7 @@ class LanceDataset(DatasetHandle, IndexMethods, ArrowDatasetBase):
         lock = commit_lock
         if lock is None and isinstance(base_uri, LanceDataset):
             lock = base_uri._commit_lock
-        ds = LanceDataset._commit(
+        return LanceDataset._commit(
             base_uri,
             uri,
             path,
@@ -691,8 +689,6 @@ class LanceDataset(DatasetHandle, IndexMethods, ArrowDatasetBase):
             commit_message,
             dict(kwargs, commit_lock=lock),
         )
-        ds._commit_lock = lock
-        return ds
 
     @staticmethod
     def _commit(
@@ -723,37 +719,32 @@ class LanceDataset(DatasetHandle, IndexMethods, ArrowDatasetBase):
                 managed,
                 kwargs.get("commit_lock"),
             )
-            return LanceDataset._from_native(
-                os.fspath(uri) if isinstance(uri, os.PathLike) else str(uri),
-                path,
-                native,
-                _storage_options(storage_options),
-                managed,
-            )
-        frags = [_operations.without_tombstones(f.to_json()) for f in operation.fragments]
-        if isinstance(operation, LanceOperation.Overwrite):
-            kind, schema = "overwrite", operation.new_schema
         else:
-            kind, schema = "append", None
-        native = _native.Dataset.commit(
-            path,
-            kind,
-            frags or [],
-            schema=schema,
-            read_version=read_version,
-            enable_v2_manifest_paths=True if enable_v2_manifest_paths is None else bool(enable_v2_manifest_paths),
-            commit_message=commit_message,
-            storage_options=_storage_options(storage_options),
-            transaction_properties=props or None,
-            commit_namespace=managed,
-            commit_lock=kwargs.get("commit_lock"),
-        )
+            frags = [_operations.without_tombstones(f.to_json()) for f in operation.fragments]
+            if isinstance(operation, LanceOperation.Overwrite):
+                kind, schema = "overwrite", operation.new_schema
+            else:
+                kind, schema = "append", None
+            native = _native.Dataset.commit(
+                path,
+                kind,
+                frags or [],
+                schema=schema,
+                read_version=read_version,
+                enable_v2_manifest_paths=True if enable_v2_manifest_paths is None else bool(enable_v2_manifest_paths),
+                commit_message=commit_message,
+                storage_options=_storage_options(storage_options),
+                transaction_properties=props or None,
+                commit_namespace=managed,
+                commit_lock=kwargs.get("commit_lock"),
+            )
         return LanceDataset._from_native(
             os.fspath(uri) if isinstance(uri, os.PathLike) else str(uri),
             path,
             native,
             _storage_options(storage_options),
             managed,
+            commit_lock=kwargs.get("commit_lock"),
         )
 
     def read_transaction(self, version: Optional[int] = None) -> Optional["Transaction"]:
