@@ -1,7 +1,11 @@
-"""The Python package's module layout: the dataset API is split over several modules
-(dataset, scanner, fragment, optimize, argument checks) without import cycles, and the
-names pylance users import from ``lance.dataset`` / ``lance.fragment`` / ``lance.optimize``
-import from the same lancelet modules."""
+"""The Python package's module layout: the modules stand on floors (listed in ``FLOORS``
+below and drawn in docs/architecture.md), each importing only from its own floor or the
+floors below, without cycles and only at module level; no module assigns another
+object's private state; and the names pylance users import from ``lance.dataset`` /
+``lance.fragment`` / ``lance.optimize`` import from the same lancelet modules.
+
+The checks are functions of a package directory, so that they can be run on another
+checkout of the package (e.g. ``floor_problems(Path("/tmp/old/python/lancelet"))``)."""
 
 from __future__ import annotations
 
@@ -11,8 +15,9 @@ import pickle
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Set
+from typing import Dict, Iterator, List, Set, Tuple
 
 import pyarrow as pa
 import pytest
@@ -31,34 +36,160 @@ DATASET_NAMES = [
 FRAGMENT_NAMES = ["LanceFragment", "FragmentMetadata", "DataFile", "DeletionFile", "write_fragments"]
 
 
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+#: The floors, bottom up. A module imports only from its own floor and the floors below
+#: (same-floor imports must not form a cycle); every module stands on exactly one floor.
+FLOORS: List[List[str]] = [
+    # The compiled extension and the exception classes.
+    ["lancelet._native", "lancelet.errors"],
+    # Helpers and value types that know no dataset.
+    [
+        "lancelet._handle",
+        "lancelet._paths",
+        "lancelet._expressions",
+        "lancelet._counters",
+        "lancelet._views",
+        "lancelet._arrow_dataset",
+        "lancelet._namespace_io",
+        "lancelet.progress",
+        "lancelet.schema",
+        "lancelet.vector",
+        "lancelet.arrow",
+    ],
+    # Single files and blobs.
+    ["lancelet.file", "lancelet.blob", "lancelet._rowoffset"],
+    # Arguments and inputs as the calls take them.
+    ["lancelet._argcheck", "lancelet._inputs"],
+    # The parts of the dataset API: each works on the LanceDataset it is given.
+    [
+        "lancelet.evolve",
+        "lancelet._dropin",
+        "lancelet._branches",
+        "lancelet._delta",
+        "lancelet.optimize",
+        "lancelet.merge",
+        "lancelet._nearest",
+        "lancelet._fragment_ops",
+        "lancelet.fragment",
+        "lancelet._operations",
+        "lancelet.scanner",
+        "lancelet.indices",
+    ],
+    # The dataset.
+    ["lancelet.dataset"],
+    # Namespaces (catalogs of tables).
+    [
+        "lancelet.namespace",
+        "lancelet.namespace._routes",
+        "lancelet.namespace._schema",
+        "lancelet.namespace._storage",
+        "lancelet.namespace._catalog",
+        "lancelet.namespace._access",
+        "lancelet.namespace._data",
+        "lancelet.namespace._rest",
+        "lancelet.namespace._versions",
+        "lancelet.namespace._directory",
+        "lancelet.namespace._connect",
+        "lancelet.namespace._server",
+    ],
+    # Applications: the Spark source and the command line.
+    [
+        "lancelet.spark",
+        "lancelet._spark_namespace",
+        "lancelet._cli_common",
+        "lancelet._cli_inspect",
+        "lancelet._cli_namespace",
+        "lancelet.cli",
+    ],
+    # The package.
+    ["lancelet", "lancelet.__main__"],
+]
+
+#: Modules that may be imported inside a function: importing them needs an optional
+#: package (lancelet.namespace needs lance-namespace), so the cli and the Spark source
+#: import them only when a namespace is used. Their imports still obey the floors.
+OPTIONAL_MODULES = {"lancelet.namespace"}
+
+
+@dataclass(frozen=True)
+class Import:
+    """One import of a package module by another."""
+
+    module: str
+    target: str
+    line: int
+    in_function: bool
+
+
+def _module_name(path: Path, package: Path) -> str:
+    parts = list(path.relative_to(package.parent).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _top_level_imports() -> Dict[str, Set[str]]:
-    """Each lancelet module's imports of other lancelet modules that run when it is
-    imported (function bodies and ``if TYPE_CHECKING:`` blocks left out; the package
-    itself left out, as a submodule's parent is always imported first)."""
-    paths = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
-    graph: Dict[str, Set[str]] = {}
-    for name, path in paths.items():
-        package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
-        deps: Set[str] = set()
-        for node in ast.parse(path.read_text()).body:
-            if isinstance(node, ast.ImportFrom) and node.level:
-                base = package.split(".")
-                base = base[: len(base) - (node.level - 1)]
-                target = ".".join(base + ([node.module] if node.module else []))
+def modules(package: Path) -> Dict[str, Path]:
+    """Every module of the package by name: its ``.py`` files, and its compiled modules
+    (``_native``) by their ``.pyi`` stubs."""
+    out = {_module_name(p, package): p for p in package.rglob("*.py")}
+    for stub in package.rglob("*.pyi"):
+        out.setdefault(_module_name(stub, package), stub)
+    return out
+
+
+def _is_type_checking(node: ast.AST) -> bool:
+    test = getattr(node, "test", None)
+    return isinstance(node, ast.If) and (
+        (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
+        or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+    )
+
+
+def _walk(tree: ast.AST) -> Iterator[Tuple[ast.AST, bool]]:
+    """Every node with whether it is inside a function, leaving out ``if TYPE_CHECKING:``
+    blocks (their ``else`` is kept)."""
+    stack: List[Tuple[ast.AST, bool]] = [(tree, False)]
+    while stack:
+        node, in_function = stack.pop()
+        yield node, in_function
+        inner = in_function or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+        children = node.orelse if _is_type_checking(node) else list(ast.iter_child_nodes(node))
+        stack.extend((child, inner) for child in children)
+
+
+def imports(package: Path) -> List[Import]:
+    """Every import of a package module, anywhere in a module's code (function bodies
+    included, ``if TYPE_CHECKING:`` blocks left out)."""
+    mods = modules(package)
+    out = []
+    for name, path in mods.items():
+        parent = name if path.stem == "__init__" else name.rpartition(".")[0]
+        for node, in_function in _walk(ast.parse(path.read_text())):
+            targets: List[str] = []
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = parent.split(".")
+                    base = base[: len(base) - (node.level - 1)]
+                    source = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    source = node.module or ""
                 for alias in node.names:
-                    deps.add(f"{target}.{alias.name}" if f"{target}.{alias.name}" in paths else target)
+                    sub = f"{source}.{alias.name}"
+                    targets.append(sub if sub in mods else source)
             elif isinstance(node, ast.Import):
-                deps.update(a.name for a in node.names)
-        graph[name] = {d for d in deps if d in paths and d not in (name, "lancelet")}
+                targets = [alias.name for alias in node.names]
+            out.extend(Import(name, t, node.lineno, in_function) for t in targets if t in mods and t != name)
+    return out
+
+
+def import_graph(package: Path, top_level_only: bool = False) -> Dict[str, Set[str]]:
+    """Module -> the package modules it imports (with ``top_level_only``, only the imports
+    that run when it is imported)."""
+    graph: Dict[str, Set[str]] = {name: set() for name in modules(package)}
+    for i in imports(package):
+        if not (top_level_only and i.in_function):
+            graph[i.module].add(i.target)
     return graph
 
 
-def _cycles(graph: Dict[str, Set[str]]) -> List[List[str]]:
+def cycles(graph: Dict[str, Set[str]]) -> List[List[str]]:
     found: List[List[str]] = []
     state: Dict[str, int] = {}
 
@@ -67,7 +198,7 @@ def _cycles(graph: Dict[str, Set[str]]) -> List[List[str]]:
         stack.append(node)
         for dep in sorted(graph.get(node, ())):
             if state.get(dep) == 1:
-                found.append(stack[stack.index(dep):] + [dep])
+                found.append(stack[stack.index(dep) :] + [dep])
             elif dep not in state:
                 visit(dep, stack)
         stack.pop()
@@ -79,16 +210,150 @@ def _cycles(graph: Dict[str, Set[str]]) -> List[List[str]]:
     return found
 
 
+def floor_problems(package: Path, floors: List[List[str]] = FLOORS) -> List[str]:
+    """Modules on no floor or on two, floors naming no module, and imports of a module on
+    a higher floor."""
+    floor: Dict[str, int] = {}
+    problems = []
+    for level, names in enumerate(floors):
+        for name in names:
+            if name in floor:
+                problems.append(f"{name} is on floors {floor[name]} and {level}")
+            floor[name] = level
+    mods = modules(package)
+    problems += [f"{name} is on no floor: add it to FLOORS" for name in sorted(set(mods) - set(floor))]
+    problems += [f"FLOORS names {name}, which is not a module" for name in sorted(set(floor) - set(mods))]
+    for i in imports(package):
+        if i.module in floor and i.target in floor and floor[i.target] > floor[i.module]:
+            problems.append(
+                f"{i.module} (floor {floor[i.module]}) imports {i.target} (floor {floor[i.target]}), line {i.line}"
+            )
+    return problems
+
+
+def lazy_imports(package: Path) -> List[str]:
+    """Imports of package modules made inside functions (but for ``OPTIONAL_MODULES``)."""
+    return [
+        f"{i.module}, line {i.line}: imports {i.target} inside a function"
+        for i in imports(package)
+        if i.in_function and i.target not in OPTIONAL_MODULES
+    ]
+
+
+def _assigned(node: ast.AST) -> List[Tuple[ast.AST, str]]:
+    """``(object, attribute)`` of each attribute that ``node`` assigns (``x.a = ...``,
+    ``x.a, n = ...``, ``x.a += ...``, ``setattr(x, "a", ...)``)."""
+    targets: List[ast.AST] = []
+    if isinstance(node, ast.Assign):
+        targets = list(node.targets)
+    elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+        targets = [node.target]
+    elif (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "setattr"
+        and len(node.args) >= 2
+        and isinstance(node.args[1], ast.Constant)
+        and isinstance(node.args[1].value, str)
+    ):
+        return [(node.args[0], node.args[1].value)]
+    out = []
+    while targets:
+        t = targets.pop()
+        if isinstance(t, (ast.Tuple, ast.List)):
+            targets.extend(t.elts)
+        elif isinstance(t, ast.Starred):
+            targets.append(t.value)
+        elif isinstance(t, ast.Attribute):
+            out.append((t.value, t.attr))
+    return out
+
+
+def _is_self(obj: ast.AST) -> bool:
+    return isinstance(obj, ast.Name) and obj.id in ("self", "cls")
+
+
+def native_assignments(package: Path) -> List[str]:
+    """Assignments of ``_native`` on an object other than ``self``/``cls``: a dataset (or
+    blob file...) moves to another native handle through a method of its own."""
+    out = []
+    for name, path in modules(package).items():
+        for node, _ in _walk(ast.parse(path.read_text())):
+            for obj, attr in _assigned(node):
+                if attr == "_native" and not _is_self(obj):
+                    out.append(f"{name}, line {node.lineno}: {ast.unparse(obj)}._native assigned")
+    return out
+
+
+def private_assignments(package: Path) -> List[str]:
+    """Assignments of a private attribute (``x._a = ...``) on an object other than
+    ``self``/``cls``, in a module that does not define that attribute itself (by
+    assigning ``self._a`` or naming ``_a`` in a class body): state set from outside the
+    module that owns it."""
+    out = []
+    for name, path in modules(package).items():
+        nodes = list(_walk(ast.parse(path.read_text())))
+        own = {attr for node, _ in nodes for obj, attr in _assigned(node) if _is_self(obj)}
+        for node, _ in nodes:
+            if isinstance(node, ast.ClassDef):
+                for stmt in node.body:
+                    if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                        own.add(stmt.target.id)
+                    elif isinstance(stmt, ast.Assign):
+                        own.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
+        for node, _ in nodes:
+            for obj, attr in _assigned(node):
+                private = attr.startswith("_") and not attr.startswith("__")
+                if private and not _is_self(obj) and attr not in own:
+                    out.append(f"{name}, line {node.lineno}: {ast.unparse(obj)}.{attr} assigned")
+    return out
+
+
+def test_the_import_graph_sees_every_import():
+    graph = import_graph(PACKAGE)
+    # A module-level import, one inside a function (the optional namespace package), the
+    # compiled extension, and an import from inside a subpackage.
+    assert "lancelet.scanner" in graph["lancelet.dataset"]
+    assert "lancelet.namespace" in graph["lancelet._cli_namespace"]
+    assert "lancelet.namespace" not in import_graph(PACKAGE, top_level_only=True)["lancelet._cli_namespace"]
+    assert "lancelet._native" in graph["lancelet.dataset"]
+    assert "lancelet.dataset" in graph["lancelet.namespace._catalog"]
+    # if TYPE_CHECKING: imports are not edges.
+    assert "lancelet.dataset" not in graph["lancelet.scanner"]
+
+
+def test_no_import_cycles():
+    assert cycles(import_graph(PACKAGE)) == []
+
+
+def test_every_module_stands_on_a_floor_and_imports_only_from_its_floor_or_below():
+    assert floor_problems(PACKAGE) == []
+
+
+def test_no_module_imports_a_lancelet_module_inside_a_function():
+    assert lazy_imports(PACKAGE) == []
+
+
+def test_no_module_assigns_another_objects_native_handle():
+    assert native_assignments(PACKAGE) == []
+
+
+def test_no_module_assigns_private_state_it_does_not_own():
+    assert private_assignments(PACKAGE) == []
+
+
 def test_no_module_level_import_cycles():
-    graph = _top_level_imports()
+    graph = import_graph(PACKAGE, top_level_only=True)
     assert {"lancelet.dataset", "lancelet.scanner", "lancelet.fragment", "lancelet.optimize"} <= set(graph)
-    assert _cycles(graph) == []
+    assert cycles(graph) == []
     # The lower layers do not import the dataset module when they are imported.
     for low in ("lancelet._argcheck", "lancelet._inputs", "lancelet.fragment", "lancelet.scanner", "lancelet.optimize"):
         assert "lancelet.dataset" not in graph[low], low
 
 
-@pytest.mark.parametrize("module", ["scanner", "fragment", "optimize", "_argcheck", "_inputs", "_delta"])
+@pytest.mark.parametrize(
+    "module", ["scanner", "fragment", "optimize", "_argcheck", "_inputs", "_delta", "_handle", "indices", "_cli_common"]
+)
 def test_each_module_imports_first_in_a_fresh_interpreter(module):
     # Importing a submodule first runs the package's __init__ (which imports dataset), then
     # the submodule: no partially initialised module may be seen on the way.
