@@ -5,7 +5,8 @@ object's private state; and the names pylance users import from ``lance.dataset`
 ``lance.fragment`` / ``lance.optimize`` import from the same lancelet modules.
 
 The checks are functions of a package directory, so that they can be run on another
-checkout of the package (e.g. ``floor_problems(Path("/tmp/old/python/lancelet"))``)."""
+checkout of the package: ``git worktree add ../old <rev>``, then
+``floor_problems(Path("../old/python/lancelet"))``."""
 
 from __future__ import annotations
 
