@@ -111,13 +111,7 @@ impl Dataset {
     /// The entries index `name` replaces; an existing index of that name is an error unless
     /// `replace`.
     pub(crate) async fn replaced(&self, name: &str, replace: bool) -> Result<Vec<pb::IndexMetadata>> {
-        let removed: Vec<pb::IndexMetadata> = self
-            .indices()
-            .await?
-            .iter()
-            .filter(|i| i.name == name)
-            .cloned()
-            .collect();
+        let removed = self.index_entries_named(name).await?;
         if !removed.is_empty() && !replace {
             return Err(Error::InvalidArgument(format!(
                 "Index name '{name}' already exists; pass replace=True to replace it"

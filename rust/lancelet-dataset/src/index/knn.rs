@@ -405,10 +405,7 @@ impl Dataset {
             .await?,
         );
         let query: Arc<[f32]> = q.into();
-        let window = std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(2)
-            .max(2);
+        let window = crate::scan::tasks_at_once();
         let mut pending = std::collections::VecDeque::new();
         let mut top = TopK::new(k);
         let mut next = 0;

@@ -197,16 +197,21 @@ impl Dataset {
         Ok(out)
     }
 
-    /// Drops the index `name` (every segment): a CreateIndex that only removes. The files
-    /// stay until cleanup removes the versions that use them.
-    pub async fn drop_index(&self, name: &str) -> Result<Self> {
-        let removed: Vec<pb::IndexMetadata> = self
+    /// The entries (segments) of index `name` in this version.
+    pub(crate) async fn index_entries_named(&self, name: &str) -> Result<Vec<pb::IndexMetadata>> {
+        Ok(self
             .indices()
             .await?
             .iter()
             .filter(|i| i.name == name)
             .cloned()
-            .collect();
+            .collect())
+    }
+
+    /// Drops the index `name` (every segment): a CreateIndex that only removes. The files
+    /// stay until cleanup removes the versions that use them.
+    pub async fn drop_index(&self, name: &str) -> Result<Self> {
+        let removed = self.index_entries_named(name).await?;
         if removed.is_empty() {
             return Err(Error::InvalidArgument(format!("index {name:?} does not exist")));
         }

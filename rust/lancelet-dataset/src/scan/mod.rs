@@ -55,6 +55,14 @@ use plan::{Filter, Output};
 pub const ROW_ID: &str = "_rowid";
 /// Name of the row address column: `(fragment_id << 32) | row offset in the fragment`.
 pub const ROW_ADDR: &str = "_rowaddr";
+/// How many tasks run at once where the work is CPU-bound: the cores (at least two).
+pub(crate) fn tasks_at_once() -> usize {
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
+        .max(2)
+}
+
 /// Default output batch size.
 pub const DEFAULT_BATCH_SIZE: usize = 8192;
 

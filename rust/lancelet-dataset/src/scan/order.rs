@@ -264,10 +264,7 @@ impl Scan {
     /// Every row of an ordered scan, sorted (the planned tasks run a few at a time).
     pub(super) async fn run_sorted(&self, order: &Order) -> Result<RecordBatch> {
         use futures::StreamExt;
-        let window = std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(2)
-            .max(2);
+        let window = crate::scan::tasks_at_once();
         let batches: Vec<RecordBatch> = futures::stream::iter(0..self.tasks.len())
             .map(|i| self.run_planned_task(i))
             .buffered(window)

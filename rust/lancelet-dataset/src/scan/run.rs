@@ -129,10 +129,7 @@ impl Scan {
     /// returns the output batches in task order (for scans that feed a computation rather
     /// than a consumer: index training, vector reads). Must run inside a tokio runtime.
     pub async fn collect_parallel(self: Arc<Self>) -> Result<Vec<RecordBatch>> {
-        let window = std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(2)
-            .max(2);
+        let window = crate::scan::tasks_at_once();
         let mut limiter = self.limiter();
         let mut out = Vec::new();
         let mut pending = std::collections::VecDeque::new();

@@ -52,10 +52,7 @@ impl ScanBatches {
     /// The batches of `scan`, its tasks run on `runtime()` (built again after a fork): as
     /// many at once as there are cores on local disk, at least four on object stores.
     pub fn new(scan: Arc<Scan>, runtime: impl Fn() -> std::io::Result<Handle> + Send + 'static) -> Self {
-        let cores = std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(2)
-            .max(2);
+        let cores = crate::scan::tasks_at_once();
         let window = if scan.dataset().is_local() {
             cores
         } else {

@@ -370,10 +370,7 @@ async fn probe_target(ds: &Dataset, keys: Arc<KeyTable>, params: &MergeInsertPar
         stable,
     };
     let on = Arc::new(params.on.clone());
-    let window = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(2)
-        .max(2);
+    let window = crate::scan::tasks_at_once();
     let mut probe = Probe::default();
     let mut pending = std::collections::VecDeque::new();
     let mut next = 0;
