@@ -55,6 +55,8 @@ FLOORS: List[List[str]] = [
         "lancelet.schema",
         "lancelet.vector",
         "lancelet.arrow",
+        "lancelet.query",
+        "lancelet._ranked",
     ],
     # Single files and blobs.
     ["lancelet.file", "lancelet.blob", "lancelet._rowoffset"],
@@ -69,6 +71,7 @@ FLOORS: List[List[str]] = [
         "lancelet.optimize",
         "lancelet.merge",
         "lancelet._nearest",
+        "lancelet._fulltext",
         "lancelet._fragment_ops",
         "lancelet.fragment",
         "lancelet._operations",

@@ -32,10 +32,9 @@ _IGNORED_SCAN_OPTIONS = {
     "disable_scoring_autoprojection",
 }
 # Scanner options taken from **kwargs and handled (pylance names them as keyword arguments).
-_HANDLED_SCAN_KWARGS = {"use_scalar_index", "order_by", "blob_handling", "strict_batch_size"}
+_HANDLED_SCAN_KWARGS = {"use_scalar_index", "order_by", "blob_handling", "strict_batch_size", "fusion"}
 # Scanner options for features lancelet does not have yet.
 _UNSUPPORTED_SCAN_OPTIONS = {
-    "full_text_query",
     "index_segments",
     "include_deleted_rows",
     "row_addr_allowlist",

@@ -133,6 +133,44 @@ def nearest(
     ef: Optional[int] = None,
 ) -> "BatchStream": ...
 def vector_index_statistics(ds: "Dataset", uuid: str) -> str: ...
+def create_fts_index(
+    ds: "Dataset", column: str, params: str, name: Optional[str] = None, replace: bool = True
+) -> "Dataset": ...
+def full_text_search(
+    ds: "Dataset",
+    query: str,
+    columns: Optional[List[str]] = None,
+    filter: Optional[str] = None,
+    prefilter: bool = False,
+    limit: Optional[int] = None,
+    offset: int = 0,
+    fast_search: bool = False,
+    with_row_id: bool = False,
+) -> "BatchStream": ...
+def hybrid_search(
+    ds: "Dataset",
+    column: str,
+    queries: List[float],
+    text_query: str,
+    k: int = 10,
+    nprobes: Optional[int] = None,
+    refine_factor: Optional[int] = None,
+    metric: Optional[str] = None,
+    use_index: bool = True,
+    distance_range: Optional[Tuple[Optional[float], Optional[float]]] = None,
+    columns: Optional[List[str]] = None,
+    filter: Optional[str] = None,
+    prefilter: bool = False,
+    fast_search: bool = False,
+    with_row_id: bool = False,
+    ef: Optional[int] = None,
+    limit: Optional[int] = None,
+    offset: int = 0,
+    fusion: Optional[str] = None,
+    rrf_k: float = 60.0,
+    weight: float = 0.7,
+) -> "BatchStream": ...
+def tokenize(params: str, text: str) -> List[str]: ...
 def train_vector_model(
     ds: "Dataset",
     column: str,

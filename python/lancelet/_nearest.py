@@ -9,11 +9,12 @@ and adds ``query_index`` first.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Iterator, Optional
+from typing import Any, Dict, Optional
 
 import pyarrow as pa
 
 from . import _native
+from ._ranked import RankedScanner
 from .errors import InvalidArgumentError
 
 _KEYS = {
@@ -61,7 +62,7 @@ def _positive(name: str, v: Any, call: str = "nearest") -> Optional[int]:
     return int(v)
 
 
-class NearestScanner:
+class NearestScanner(RankedScanner):
     """A nearest-neighbour scan (see :meth:`LanceDataset.scanner` with ``nearest=``)."""
 
     def __init__(
@@ -125,19 +126,6 @@ class NearestScanner:
             t = t.slice(self._offset, None if end is None else end - self._offset)
         return t
 
-    def to_reader(self) -> pa.RecordBatchReader:
-        """The neighbours as a ``pyarrow.RecordBatchReader``."""
-        t = self.to_table()
-        return pa.RecordBatchReader.from_batches(t.schema, t.to_batches())
-
-    def to_batches(self) -> Iterator[pa.RecordBatch]:
-        """The neighbours as record batches."""
-        return iter(self.to_table().to_batches())
-
-    def count_rows(self) -> int:
-        """How many neighbours the search returns."""
-        return self.to_table().num_rows
-
     def explain_plan(self, verbose: bool = False) -> str:
         """A readable description of the search: the index segments used, or a flat search."""
         del verbose
@@ -153,9 +141,6 @@ class NearestScanner:
         return f"TopK: k={a['k']}\n  {how}\n" + (
             f"  Filter ({'pre' if a['prefilter'] else 'post'}): {a['filter']}\n" if a["filter"] else ""
         )
-
-    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
-        return self.to_reader().__arrow_c_stream__(requested_schema)
 
 
 def _vector_args(

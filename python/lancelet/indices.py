@@ -17,7 +17,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional
 
-from . import _native, _nearest
+from . import _fulltext, _native, _nearest
 from ._operations import Bitmap, index_dict, index_from_dict
 from .errors import InvalidArgumentError, UnsupportedFeatureError
 
@@ -91,6 +91,26 @@ def _one(column: Any) -> Any:
     return column
 
 
+def _is_fts(index_type: Any) -> bool:
+    t = getattr(index_type, "index_type", index_type)
+    return isinstance(t, str) and t.upper() in ("INVERTED", "FTS")
+
+
+def _fts_args(column: Any, index_type: Any, kwargs: Dict[str, Any]) -> tuple:
+    """``(type, column, parameters)`` of an INVERTED index request: pylance's keyword
+    arguments, or an ``IndexConfig("inverted", {...})``'s parameters (checked in Rust)."""
+    params: Dict[str, Any] = dict(getattr(index_type, "parameters", None) or {})
+    kind = getattr(index_type, "index_type", index_type)
+    column = _one(column)
+    if not isinstance(column, str):
+        raise TypeError(f"column must be a str, got {type(column).__name__}")
+    unknown = set(kwargs) - set(_fulltext.FTS_PARAMS)
+    if unknown:
+        raise TypeError(f"create_scalar_index() got unexpected keyword arguments {sorted(unknown)}")
+    params.update(kwargs)
+    return kind, column, params
+
+
 def _scalar_args(column: Any, index_type: Any, kwargs: Dict[str, Any]) -> tuple:
     """``(index_type, column, numeric parameters)`` of a scalar index request, checked."""
     params: Dict[str, Any] = {}
@@ -101,7 +121,7 @@ def _scalar_args(column: Any, index_type: Any, kwargs: Dict[str, Any]) -> tuple:
         raise TypeError(f"index_type must be a str or an IndexConfig, got {type(index_type).__name__}")
     if not isinstance(column, str):
         raise TypeError(f"column must be a str, got {type(column).__name__}")
-    if index_type.upper() in ("INVERTED", "FTS", "RTREE", "MINHASHLSH") or index_type.upper().startswith("IVF"):
+    if index_type.upper() in ("RTREE", "MINHASHLSH") or index_type.upper().startswith("IVF"):
         raise UnsupportedFeatureError(f"{index_type} indexes are not supported yet")
     unknown = set(kwargs) - {"document_granularity"}
     if unknown:
@@ -144,7 +164,16 @@ class IndexMethods:
         >>> ds.create_scalar_index("id", "BTREE")                     # doctest: +SKIP
         >>> ds.to_table(filter="id = 42")                            # doctest: +SKIP
         """
-        del progress_callback, format_version
+        del progress_callback
+        if _is_fts(index_type):
+            kind, column, params = _fts_args(column, index_type, kwargs)
+            if fragment_ids is not None or index_uuid is not None or not train:
+                raise UnsupportedFeatureError(
+                    "distributed INVERTED builds (fragment_ids=, index_uuid=, train=False) are not supported yet"
+                )
+            self._native = _fulltext.create_fts_index(self, column, name, replace, params, format_version)
+            return self
+        del format_version
         index_type, column, numeric = _scalar_args(column, index_type, kwargs)
         if fragment_ids is not None:
             # pylance 14 builds these segments with create_index_uncommitted only.

@@ -33,6 +33,7 @@ from ._argcheck import (
     _names,
 )
 from ._counters import _Counters
+from ._fulltext import FullTextScanner, HybridScanner
 from ._nearest import NearestScanner
 from .errors import InvalidArgumentError, LanceError, UnsupportedFeatureError
 from .file import ReaderResults
@@ -143,6 +144,22 @@ def make_scanner(
     options checked (see :meth:`lancelet.LanceDataset.scanner`) and the scanner planned.
     The readahead and size hints are accepted and ignored."""
     del batch_size_bytes, batch_readahead, fragment_readahead, scan_in_order
+    if full_text_query is not None:
+        common: Dict[str, Any] = dict(
+            columns=columns,
+            filter=_filter(filter),
+            prefilter=prefilter,
+            fast_search=kwargs.get("fast_search"),
+            limit=limit,
+            offset=offset,
+            with_row_id=with_row_id,
+        )
+        if nearest is not None:
+            return cast(
+                "LanceScanner",
+                HybridScanner(ds, nearest, full_text_query, fusion=kwargs.get("fusion"), **common),
+            )
+        return cast("LanceScanner", FullTextScanner(ds, full_text_query, **common))
     if nearest is not None:
         # A NearestScanner has LanceScanner's reading methods (to_table, to_batches, ...).
         return cast(
@@ -159,9 +176,8 @@ def make_scanner(
                 with_row_id=with_row_id,
             ),
         )
-    for name, value in (("index_segments", index_segments), ("full_text_query", full_text_query)):
-        if value is not None:
-            raise UnsupportedFeatureError(f"scanner option {name!r} is not supported yet")
+    if index_segments is not None:
+        raise UnsupportedFeatureError("scanner option 'index_segments' is not supported yet")
     for k in kwargs:
         if k in _UNSUPPORTED_SCAN_OPTIONS:
             if kwargs[k] is not None:

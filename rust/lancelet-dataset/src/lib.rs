@@ -59,6 +59,7 @@ pub use lancelet_table::naming::ManifestNaming;
 // depends on this crate, the file crate and the io crate only): manifests, transactions and
 // row ids (`table`, with its protobuf types in `table::pb`), index files (`indexes`),
 // vector search (`vector`) and file-level protobuf types (`proto`).
+pub use lancelet_fts as fulltext;
 pub use lancelet_index as indexes;
 pub use lancelet_proto as proto;
 pub use lancelet_table as table;
@@ -82,6 +83,8 @@ struct Caches {
     scalar_indexes: Mutex<HashMap<String, Arc<dyn lancelet_index::scalar::ScalarIndex>>>,
     /// Opened vector indexes by directory.
     vector_indexes: Mutex<HashMap<String, Arc<lancelet_vector::ivf::IvfIndex>>>,
+    /// Opened full-text indexes by directory.
+    fts_indexes: Mutex<HashMap<String, Arc<lancelet_fts::FtsIndex>>>,
     /// The storage options the dataset was opened with (for its other base paths, branches).
     storage_options: Mutex<HashMap<String, String>>,
     /// Stores of other base paths, by path.

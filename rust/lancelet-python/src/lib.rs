@@ -17,6 +17,7 @@ mod errors;
 mod file;
 mod fragment_meta;
 mod fragment_ops;
+mod fts;
 mod hooks;
 mod index;
 mod index_meta;
@@ -48,6 +49,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     backfill::init(m)?;
     operations::init(m)?;
     fragment_ops::init(m)?;
+    fts::init(m)?;
     store::init(m)?;
     namespace::init(m)?;
     Ok(())

@@ -36,7 +36,7 @@ pub struct ScalarIndexRequest {
     pub params: ScalarParams,
 }
 
-fn now_ms() -> u64 {
+pub(crate) fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
@@ -61,12 +61,18 @@ impl Dataset {
     }
 
     /// The Lance file format index files of this dataset are written in (its own).
-    fn index_file_version(&self) -> FileVersion {
+    pub(crate) fn index_file_version(&self) -> FileVersion {
         FileVersion::parse(&self.data_storage_version()).unwrap_or(FileVersion::V2_0)
     }
 
     /// Builds a scalar index on `req.column` and commits it; returns the new version.
     pub async fn create_scalar_index(&self, req: &ScalarIndexRequest) -> Result<Self> {
+        if ["INVERTED", "FTS"].contains(&req.index_type.to_ascii_uppercase().as_str()) {
+            // Full-text indexes take tokenizer parameters: `create_fts_index`.
+            return self
+                .create_fts_index(&req.column, req.name.clone(), req.replace, &Default::default())
+                .await;
+        }
         let kind = ScalarIndexType::parse(&req.index_type)?;
         let field = self
             .field_by_path(&req.column)
@@ -231,7 +237,7 @@ impl Dataset {
     /// with `num_indices_to_merge = Some(0)` each index gains a delta segment over the
     /// fragments no segment covers; otherwise every segment of an index is replaced by one
     /// built over all fragments (pylance merges; a rebuild gives the same index). Indexes
-    /// lancelet cannot build (vector, full text) are left as they are.
+    /// lancelet cannot build (IVF_RQ) are left as they are.
     pub async fn optimize_indices(&self, opts: &OptimizeIndicesOptions) -> Result<Self> {
         let indices = self.indices().await?;
         let live: RoaringBitmap = self
@@ -294,6 +300,40 @@ impl Dataset {
                         .unwrap_or(meta.dataset_version);
                     meta.name = name;
                     removed.extend(segs.iter().map(|s| (*s).clone()));
+                    dirs.push(dir);
+                    new_indices.push(meta);
+                    continue;
+                }
+                if super::fts::is_fts(first) {
+                    // A delta tokenizes the unindexed fragments with the index's own
+                    // settings; merging rebuilds one segment over every fragment.
+                    let [field_id] = first.fields[..] else { continue };
+                    let Some(column) = self.field_path(field_id) else {
+                        continue;
+                    };
+                    let mut covered = RoaringBitmap::new();
+                    for seg in &segs {
+                        covered |= lancelet_table::indices::fragment_bitmap(seg)
+                            .map_err(|e| Error::corrupt(INDICES_DIR, e))?;
+                    }
+                    let unindexed: Vec<u64> = (&live - &covered).iter().map(u64::from).collect();
+                    let stale = !(&covered - &live).is_empty();
+                    let params = self.fts_params_of(first).await?;
+                    let delta = opts.num_indices_to_merge == Some(0);
+                    if unindexed.is_empty() && (delta || (segs.len() == 1 && !stale)) {
+                        continue;
+                    }
+                    let fragments = delta.then_some(unindexed);
+                    let (mut meta, dir) = self.train_fts_segment(&column, field_id, &params, fragments).await?;
+                    if !delta {
+                        meta.dataset_version = segs
+                            .iter()
+                            .map(|s| s.dataset_version)
+                            .min()
+                            .unwrap_or(meta.dataset_version);
+                        removed.extend(segs.iter().map(|s| (*s).clone()));
+                    }
+                    meta.name = name;
                     dirs.push(dir);
                     new_indices.push(meta);
                     continue;
@@ -368,6 +408,17 @@ impl Dataset {
             .iter()
             .find(|i| lancelet_table::indices::uuid_string(i).ok().as_deref() == Some(uuid))
             .ok_or_else(|| Error::InvalidArgument(format!("no index segment {uuid}")))?;
+        if super::fts::is_fts(idx) {
+            let v = self.fts_statistics(idx).await?;
+            return Ok(v
+                .as_object()
+                .map(|o| {
+                    o.iter()
+                        .map(|(k, v)| (k.clone(), v.as_str().map_or_else(|| v.to_string(), str::to_string)))
+                        .collect()
+                })
+                .unwrap_or_default());
+        }
         Ok(match self.open_scalar_index(idx).await? {
             Some(index) => index.statistics(),
             None => Default::default(),

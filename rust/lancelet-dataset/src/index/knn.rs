@@ -84,6 +84,12 @@ impl Dataset {
     /// Runs a nearest-neighbour search; returns one batch: the columns asked for, then
     /// `_distance` (and `_rowid`), with `query_index` first for a batch query.
     pub async fn nearest(&self, req: &NearestRequest) -> Result<RecordBatch> {
+        let per_query = self.nearest_ranked(req).await?;
+        self.nearest_output(req, per_query).await
+    }
+
+    /// The `(distance, row address)` pairs of each query, best first, the filter applied.
+    pub(crate) async fn nearest_ranked(&self, req: &NearestRequest) -> Result<Vec<Vec<(f32, u64)>>> {
         let n = &req.nearest;
         if n.k == 0 {
             return Err(Error::InvalidArgument("k must be positive".into()));
@@ -245,11 +251,19 @@ impl Dataset {
             }
             per_query.push(top.into_sorted_vec());
         }
-        self.nearest_output(req, per_query).await
+        if let (Some(f), false) = (&req.filter, req.prefilter) {
+            if !f.trim().is_empty() {
+                for hits in per_query.iter_mut() {
+                    let keep = self.matching_among(f, hits).await?;
+                    hits.retain(|(_, a)| keep.contains(a));
+                }
+            }
+        }
+        Ok(per_query)
     }
 
     /// Row addresses matching `filter`, among `row_ranges` when given.
-    async fn matching_addresses(
+    pub(crate) async fn matching_addresses(
         &self,
         filter: &str,
         row_ranges: Option<Vec<(u64, Range<u64>)>>,
@@ -275,7 +289,7 @@ impl Dataset {
     }
 
     /// Live row ranges of every fragment, by fragment id.
-    async fn live_map(&self) -> Result<HashMap<u32, Vec<Range<u64>>>> {
+    pub(crate) async fn live_map(&self) -> Result<HashMap<u32, Vec<Range<u64>>>> {
         let mut out = HashMap::new();
         for f in self.fragments() {
             if let Ok(id) = u32::try_from(f.id) {
@@ -433,17 +447,8 @@ impl Dataset {
             None => self.schema().fields().iter().map(|f| f.name().clone()).collect(),
         };
         names.retain(|c| c != DISTANCE);
-        let post = match (&req.filter, req.prefilter) {
-            (Some(f), false) if !f.trim().is_empty() => Some(f.clone()),
-            _ => None,
-        };
         let mut batches = Vec::new();
         for (qi, hits) in per_query.into_iter().enumerate() {
-            let mut hits = hits;
-            if let Some(f) = &post {
-                let keep = self.matching_among(f, &hits).await?;
-                hits.retain(|(_, a)| keep.contains(a));
-            }
             let addrs: Vec<u64> = hits.iter().map(|(_, a)| *a).collect();
             let rows = self.take_addresses(&addrs, Some(&names)).await?;
             let mut fields: Vec<Field> = Vec::new();
@@ -482,7 +487,7 @@ impl Dataset {
     }
 
     /// Which of `hits` match `filter` (for post-filtering).
-    async fn matching_among(&self, filter: &str, hits: &[(f32, u64)]) -> Result<HashSet<u64>> {
+    pub(crate) async fn matching_among(&self, filter: &str, hits: &[(f32, u64)]) -> Result<HashSet<u64>> {
         let mut by_frag: HashMap<u64, Vec<Range<u64>>> = HashMap::new();
         for (_, a) in hits {
             by_frag
@@ -499,7 +504,7 @@ impl Dataset {
     }
 
     /// `_rowid` of rows at `addrs`: the address itself unless row ids are stable.
-    async fn row_ids_of(&self, addrs: &[u64]) -> Result<UInt64Array> {
+    pub(crate) async fn row_ids_of(&self, addrs: &[u64]) -> Result<UInt64Array> {
         if !self.has_stable_row_ids() {
             return Ok(UInt64Array::from(addrs.to_vec()));
         }
@@ -510,7 +515,7 @@ impl Dataset {
     }
 }
 
-fn is_live(live: &HashMap<u32, Vec<Range<u64>>>, addr: u64) -> bool {
+pub(crate) fn is_live(live: &HashMap<u32, Vec<Range<u64>>>, addr: u64) -> bool {
     let Some(ranges) = live.get(&((addr >> 32) as u32)) else {
         return false;
     };

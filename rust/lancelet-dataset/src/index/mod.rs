@@ -3,6 +3,8 @@
 //! joins them to the table (fragments, deletions, transactions).
 
 pub mod build;
+pub mod fts;
+pub mod hybrid;
 pub mod knn;
 pub mod segments;
 pub mod vector_build;
@@ -223,6 +225,7 @@ impl Dataset {
 pub const VECTOR_DETAILS_URL: &str = "/lance.index.pb.VectorIndexDetails";
 
 /// The files of one index directory in the dataset's store.
+#[derive(Clone)]
 pub(crate) struct DirStore {
     pub(crate) store: Arc<dyn Store>,
     pub(crate) dir: String,

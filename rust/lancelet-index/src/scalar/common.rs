@@ -68,8 +68,8 @@ impl Input {
 
 /// A file to write: schema, its rows, extra schema metadata and global buffers (whose
 /// indexes 1, 2, ... the metadata may name).
-pub(crate) fn write_lance(
-    name: &'static str,
+pub fn write_lance(
+    name: &str,
     schema: SchemaRef,
     batch: RecordBatch,
     metadata: &[(&str, String)],
@@ -91,30 +91,35 @@ pub(crate) fn write_lance(
         w.write_batch(&batch)?;
     }
     let (bytes, _) = w.finish()?;
-    Ok(super::IndexFile { name, bytes })
+    Ok(super::IndexFile {
+        name: name.to_string(),
+        bytes,
+    })
 }
 
-pub(crate) async fn open_file(store: &dyn IndexStore, name: &str) -> Result<Arc<FileReader>> {
+/// Opens index file `name` of `store`.
+pub async fn open_file(store: &dyn IndexStore, name: &str) -> Result<Arc<FileReader>> {
     let io = store.open(name).await?;
     Ok(Arc::new(FileReader::open(io).await?))
 }
 
 /// Reads every row of the named columns.
-pub(crate) async fn read_columns(reader: &FileReader, columns: &[&str]) -> Result<RecordBatch> {
+pub async fn read_columns(reader: &FileReader, columns: &[&str]) -> Result<RecordBatch> {
     let names: Vec<String> = columns.iter().map(|c| c.to_string()).collect();
     let p = reader.projection(Some(&names))?;
     let all = 0..reader.num_rows();
     Ok(reader.read_ranges(&p, std::slice::from_ref(&all), None).await?)
 }
 
-pub(crate) fn column<'a>(batch: &'a RecordBatch, name: &str, file: &str) -> Result<&'a ArrayRef> {
+/// Column `name` of a batch read from `file` (missing: corrupt).
+pub fn column<'a>(batch: &'a RecordBatch, name: &str, file: &str) -> Result<&'a ArrayRef> {
     batch
         .column_by_name(name)
         .ok_or_else(|| Error::corrupt(file, format!("no column {name:?}")))
 }
 
 /// A non-null `u64` column.
-pub(crate) fn u64s(batch: &RecordBatch, name: &str, file: &str) -> Result<Vec<u64>> {
+pub fn u64s(batch: &RecordBatch, name: &str, file: &str) -> Result<Vec<u64>> {
     let c = column(batch, name, file)?;
     match c.as_primitive_opt::<arrow_array::types::UInt64Type>() {
         Some(a) if a.null_count() == 0 => Ok(a.values().to_vec()),
@@ -126,7 +131,7 @@ pub(crate) fn u64s(batch: &RecordBatch, name: &str, file: &str) -> Result<Vec<u6
 }
 
 /// A non-null `u32` column.
-pub(crate) fn u32s(batch: &RecordBatch, name: &str, file: &str) -> Result<Vec<u32>> {
+pub fn u32s(batch: &RecordBatch, name: &str, file: &str) -> Result<Vec<u32>> {
     let c = column(batch, name, file)?;
     match c.as_primitive_opt::<arrow_array::types::UInt32Type>() {
         Some(a) if a.null_count() == 0 => Ok(a.values().to_vec()),
@@ -137,7 +142,8 @@ pub(crate) fn u32s(batch: &RecordBatch, name: &str, file: &str) -> Result<Vec<u3
     }
 }
 
-pub(crate) fn metadata<'a>(reader: &'a FileReader, key: &str) -> Option<&'a String> {
+/// Schema-metadata value `key` of a file.
+pub fn metadata<'a>(reader: &'a FileReader, key: &str) -> Option<&'a String> {
     reader.metadata().schema.metadata().get(key)
 }
 

@@ -28,6 +28,10 @@ pub mod bitmap;
 pub mod bloom;
 pub mod btree;
 mod common;
+/// Reading and writing the Lance files an index is made of (shared with the full-text index).
+pub mod files {
+    pub use super::common::{column, metadata, open_file, read_columns, u32s, u64s, write_lance};
+}
 mod kind;
 pub mod label_list;
 pub mod ngram;
@@ -191,8 +195,11 @@ pub struct CreatedIndex {
 }
 
 /// A built index file: its name and bytes.
-pub(crate) struct IndexFile {
-    pub name: &'static str,
+#[derive(Debug, Clone)]
+pub struct IndexFile {
+    /// The bare file name (`page_data.lance`).
+    pub name: String,
+    /// The whole file.
     pub bytes: Vec<u8>,
 }
 
@@ -214,8 +221,8 @@ pub fn train<'a>(
     async move {
         let mut files = Vec::new();
         for f in built? {
-            let size = store.write(f.name, f.bytes).await?;
-            files.push((f.name.to_string(), size));
+            let size = store.write(&f.name, f.bytes).await?;
+            files.push((f.name, size));
         }
         Ok(CreatedIndex {
             files,

@@ -1,0 +1,37 @@
+//! Full-text search over Lance tables: pylance 14's INVERTED index, read and written.
+//!
+//! - [`analyzer`]: pylance's tokenizer parameters, and the analyzer they build (tantivy's
+//!   analyzers, so the tokens match pylance's), plus a dictionary-free CJK tokenizer;
+//! - [`builder`]: documents in, partitions of bounded memory out;
+//! - [`codec`] and [`positions`]: the posting and position codecs;
+//! - [`files`]: the index directory in pylance 14's layout;
+//! - [`index`]: an open index segment;
+//! - [`query`]: pylance's query objects as one tree;
+//! - [`search`] and [`score`]: exact BM25 over every partition of a column.
+//!
+//! The dataset layer (`lancelet-dataset`) scans the column, finds the segments of an index
+//! and the rows they do not cover, and turns results into rows.
+
+pub mod analyzer;
+pub mod builder;
+mod cjk;
+pub mod codec;
+pub mod error;
+pub mod files;
+pub mod index;
+pub mod positions;
+pub mod query;
+pub mod score;
+pub mod search;
+
+pub use analyzer::{Analyzer, TokenizerConfig};
+pub use builder::{PartitionBuilder, SealedPartition};
+pub use error::{Error, Result};
+pub use files::{IndexFormat, Partition};
+pub use index::FtsIndex;
+pub use query::{FtsQuery, Occur, Operator};
+pub use score::Stats;
+pub use search::{evaluate, top, ColumnSearch, Hits};
+
+/// The `type_url` of the index details.
+pub const DETAILS_TYPE_URL: &str = "/lance.table.InvertedIndexDetails";

@@ -1,0 +1,436 @@
+//! Evaluating a query over the partitions of each column: every matching row with its
+//! BM25 score. Scores are exact (no document is skipped on an estimate), so the top `k`
+//! taken afterwards are the true top `k` whatever filter or deletions remove rows.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use fst::automaton::{Automaton, Levenshtein, Str};
+use fst::{IntoStreamer, Streamer};
+
+use crate::analyzer::Analyzer;
+use crate::error::{Error, Result};
+use crate::files::Partition;
+use crate::query::{auto_fuzziness, FtsQuery, Occur, Operator};
+use crate::score::{Stats, TermScorer};
+
+/// Everything searchable on one column: its partitions (index segments and the in-memory
+/// partition of unindexed rows), the analyzer and the statistics to score with.
+#[derive(Debug, Clone)]
+pub struct ColumnSearch {
+    /// The column.
+    pub column: String,
+    /// Partitions to search.
+    pub partitions: Vec<Arc<Partition>>,
+    /// The analyzer queries are tokenized with.
+    pub analyzer: Analyzer,
+    /// The corpus statistics scores use.
+    pub stats: Stats,
+    /// Whether positions are kept (phrase queries need them).
+    pub with_position: bool,
+}
+
+/// Matching rows and their scores.
+pub type Hits = HashMap<u64, f32>;
+
+/// Evaluates `query` over `columns`; `default_columns` serve a match without a column. A
+/// row is a candidate only if `keep(row_id)`.
+pub fn evaluate(query: &FtsQuery, columns: &[ColumnSearch], keep: &(dyn Fn(u64) -> bool + Sync)) -> Result<Hits> {
+    match query {
+        FtsQuery::Match {
+            column,
+            terms,
+            boost,
+            fuzziness,
+            max_expansions,
+            operator,
+            prefix_length,
+        } => {
+            let mut out = Hits::new();
+            for c in pick(columns, column.as_deref())? {
+                let hits = match_column(
+                    c,
+                    terms,
+                    *boost,
+                    *fuzziness,
+                    *max_expansions,
+                    *operator,
+                    *prefix_length,
+                    keep,
+                )?;
+                add_into(&mut out, hits);
+            }
+            Ok(out)
+        }
+        FtsQuery::Phrase { column, terms, slop } => {
+            let mut out = Hits::new();
+            for c in pick(columns, column.as_deref())? {
+                add_into(&mut out, phrase_column(c, terms, *slop, keep)?);
+            }
+            Ok(out)
+        }
+        FtsQuery::MultiMatch {
+            query,
+            columns: names,
+            boosts,
+            operator,
+        } => {
+            let mut out = Hits::new();
+            for (i, name) in names.iter().enumerate() {
+                let boost = boosts.as_ref().and_then(|b| b.get(i)).copied().unwrap_or(1.0);
+                for c in pick(columns, Some(name))? {
+                    add_into(
+                        &mut out,
+                        match_column(c, query, boost, Some(0), 50, *operator, 0, keep)?,
+                    );
+                }
+            }
+            Ok(out)
+        }
+        FtsQuery::Boost {
+            positive,
+            negative,
+            negative_boost,
+        } => {
+            let mut pos = evaluate(positive, columns, keep)?;
+            let neg = evaluate(negative, columns, keep)?;
+            for (row, score) in pos.iter_mut() {
+                if neg.contains_key(row) {
+                    *score *= negative_boost;
+                }
+            }
+            Ok(pos)
+        }
+        FtsQuery::Boolean(clauses) => {
+            let mut must: Option<Hits> = None;
+            let mut should = Hits::new();
+            let mut excluded: Vec<Hits> = Vec::new();
+            for (occur, q) in clauses {
+                let hits = evaluate(q, columns, keep)?;
+                match occur {
+                    Occur::Must => {
+                        must = Some(match must.take() {
+                            None => hits,
+                            Some(mut m) => {
+                                m.retain(|r, _| hits.contains_key(r));
+                                for (r, s) in m.iter_mut() {
+                                    *s += hits.get(r).copied().unwrap_or(0.0);
+                                }
+                                m
+                            }
+                        })
+                    }
+                    Occur::Should => add_into(&mut should, hits),
+                    Occur::MustNot => excluded.push(hits),
+                }
+            }
+            let mut out = match must {
+                Some(mut m) => {
+                    for (r, s) in m.iter_mut() {
+                        *s += should.get(r).copied().unwrap_or(0.0);
+                    }
+                    m
+                }
+                None => should,
+            };
+            for ex in excluded {
+                out.retain(|r, _| !ex.contains_key(r));
+            }
+            Ok(out)
+        }
+    }
+}
+
+fn add_into(out: &mut Hits, hits: Hits) {
+    if out.is_empty() {
+        *out = hits;
+        return;
+    }
+    for (r, s) in hits {
+        *out.entry(r).or_insert(0.0) += s;
+    }
+}
+
+fn pick<'a>(columns: &'a [ColumnSearch], name: Option<&str>) -> Result<Vec<&'a ColumnSearch>> {
+    match name {
+        None => {
+            if columns.is_empty() {
+                return Err(Error::InvalidArgument(
+                    "full-text search needs a full-text (INVERTED) index; create one with \
+                     create_scalar_index(column, \"INVERTED\")"
+                        .into(),
+                ));
+            }
+            Ok(columns.iter().collect())
+        }
+        Some(n) => columns.iter().find(|c| c.column == n).map(|c| vec![c]).ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "column {n:?} has no full-text (INVERTED) index; create one with \
+                     create_scalar_index({n:?}, \"INVERTED\")"
+            ))
+        }),
+    }
+}
+
+/// One query term: the index tokens it stands for (itself, or its fuzzy expansions).
+struct TermGroup {
+    tokens: Vec<String>,
+}
+
+fn expand(
+    c: &ColumnSearch,
+    token: &str,
+    fuzziness: u32,
+    max_expansions: usize,
+    prefix_length: u32,
+) -> Result<Vec<String>> {
+    if fuzziness == 0 {
+        return Ok(vec![token.to_string()]);
+    }
+    let prefix: String = token.chars().take(prefix_length as usize).collect();
+    let lev =
+        Levenshtein::new(token, fuzziness).map_err(|e| Error::InvalidArgument(format!("fuzzy term {token:?}: {e}")))?;
+    let auto = lev.intersection(Str::new(&prefix).starts_with());
+    let mut found: Vec<String> = Vec::new();
+    for p in &c.partitions {
+        let mut s = p.tokens.search(&auto).into_stream();
+        while let Some((k, _)) = s.next() {
+            if let Ok(t) = std::str::from_utf8(k) {
+                found.push(t.to_string());
+            }
+        }
+    }
+    found.sort_unstable();
+    found.dedup();
+    // The exact token first, then the others in dictionary order, up to the limit.
+    if let Some(i) = found.iter().position(|t| t == token) {
+        let t = found.remove(i);
+        found.insert(0, t);
+    }
+    found.truncate(max_expansions.max(1));
+    Ok(found)
+}
+
+fn doc_freq(c: &ColumnSearch, token: &str) -> u64 {
+    c.partitions
+        .iter()
+        .filter_map(|p| p.token_id(token).map(|id| u64::from(p.lengths[id as usize])))
+        .sum()
+}
+
+#[allow(clippy::too_many_arguments, reason = "the fields of a match query, passed through")]
+fn match_column(
+    c: &ColumnSearch,
+    text: &str,
+    boost: f32,
+    fuzziness: Option<u32>,
+    max_expansions: usize,
+    operator: Operator,
+    prefix_length: u32,
+    keep: &(dyn Fn(u64) -> bool + Sync),
+) -> Result<Hits> {
+    let mut analyzer = c.analyzer.clone();
+    let mut tokens = analyzer.tokens(text);
+    let mut seen = std::collections::HashSet::new();
+    tokens.retain(|t| seen.insert(t.clone()));
+    let mut groups = Vec::with_capacity(tokens.len());
+    for t in &tokens {
+        let f = fuzziness.unwrap_or_else(|| auto_fuzziness(t.chars().count()));
+        groups.push(TermGroup {
+            tokens: expand(c, t, f, max_expansions, prefix_length)?,
+        });
+    }
+    let mut out = Hits::new();
+    if groups.is_empty() {
+        return Ok(out);
+    }
+    let need = groups.len() as u8;
+    let scorers: Vec<Vec<(String, TermScorer)>> = groups
+        .iter()
+        .map(|g| {
+            g.tokens
+                .iter()
+                .map(|t| (t.clone(), TermScorer::new(doc_freq(c, t), c.stats, boost)))
+                .collect()
+        })
+        .collect();
+    for p in &c.partitions {
+        let n = p.num_docs();
+        let mut score = vec![0f32; n];
+        // Which groups matched each doc (AND needs all; a group counts once).
+        let mut matched: Vec<u64> = if operator == Operator::And {
+            vec![0; n]
+        } else {
+            Vec::new()
+        };
+        let mut touched: Vec<u32> = Vec::new();
+        for (gi, group) in scorers.iter().enumerate() {
+            for (token, scorer) in group {
+                let Some(id) = p.token_id(token) else { continue };
+                let (docs, freqs) = p.postings_of(id)?;
+                for (d, f) in docs.iter().zip(&freqs) {
+                    let di = *d as usize;
+                    if score[di] == 0.0 && (operator == Operator::Or || matched[di] == 0) {
+                        touched.push(*d);
+                    }
+                    score[di] += scorer.score(*f, p.num_tokens[di]);
+                    if operator == Operator::And && gi < 64 {
+                        matched[di] |= 1 << gi;
+                    }
+                }
+            }
+        }
+        touched.sort_unstable();
+        touched.dedup();
+        for d in touched {
+            let di = d as usize;
+            if operator == Operator::And && matched[di].count_ones() < u32::from(need.min(64)) {
+                continue;
+            }
+            let row = p.row_ids[di];
+            if keep(row) {
+                *out.entry(row).or_insert(0.0) += score[di];
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn phrase_column(c: &ColumnSearch, text: &str, slop: u32, keep: &(dyn Fn(u64) -> bool + Sync)) -> Result<Hits> {
+    if !c.with_position {
+        return Err(Error::InvalidArgument(format!(
+            "a phrase query needs token positions, and the index on {:?} has none; rebuild it with \
+             with_position=True",
+            c.column
+        )));
+    }
+    let mut analyzer = c.analyzer.clone();
+    let mut terms: Vec<(String, u32)> = Vec::new();
+    analyzer.for_each(text, |t, p| terms.push((t.to_string(), p)));
+    let mut out = Hits::new();
+    if terms.is_empty() {
+        return Ok(out);
+    }
+    let scorers: Vec<TermScorer> = {
+        let mut seen: HashMap<&str, TermScorer> = HashMap::new();
+        terms
+            .iter()
+            .map(|(t, _)| {
+                *seen
+                    .entry(t)
+                    .or_insert_with(|| TermScorer::new(doc_freq(c, t), c.stats, 1.0))
+            })
+            .collect()
+    };
+    'parts: for p in &c.partitions {
+        let Some(pos_col) = &p.positions else { continue };
+        // Per term: doc -> (freq, positions).
+        let mut per_term: Vec<HashMap<u32, (u32, Vec<u32>)>> = Vec::with_capacity(terms.len());
+        for (t, _) in &terms {
+            let Some(id) = p.token_id(t) else { continue 'parts };
+            let (docs, freqs) = p.postings_of(id)?;
+            let positions = pos_col.of_token(id, &freqs)?;
+            if positions.len() != docs.len() {
+                return Err(Error::corrupt("positions", "one position list per document expected"));
+            }
+            per_term.push(
+                docs.into_iter()
+                    .zip(freqs)
+                    .zip(positions)
+                    .map(|((d, f), ps)| (d, (f, ps)))
+                    .collect(),
+            );
+        }
+        let (first, rest) = per_term
+            .split_first()
+            .ok_or_else(|| Error::InvalidArgument("empty phrase".into()))?;
+        for (doc, (f0, p0)) in first {
+            if !rest.iter().all(|m| m.contains_key(doc)) {
+                continue;
+            }
+            let lists: Vec<&[u32]> = std::iter::once(p0.as_slice())
+                .chain(rest.iter().map(|m| m[doc].1.as_slice()))
+                .collect();
+            if !phrase_at(&lists, &terms, slop) {
+                continue;
+            }
+            let row = p.row_ids[*doc as usize];
+            if !keep(row) {
+                continue;
+            }
+            let dl = p.num_tokens[*doc as usize];
+            let mut s = scorers[0].score(*f0, dl);
+            for (i, m) in rest.iter().enumerate() {
+                s += scorers[i + 1].score(m[doc].0, dl);
+            }
+            *out.entry(row).or_insert(0.0) += s;
+        }
+    }
+    Ok(out)
+}
+
+/// Whether the terms occur in order, term `i` at its query offset from the first, with at
+/// most `slop` extra positions in all.
+fn phrase_at(lists: &[&[u32]], terms: &[(String, u32)], slop: u32) -> bool {
+    let base = terms[0].1;
+    'start: for &p0 in lists[0] {
+        let mut used = 0u32;
+        let mut prev = p0;
+        let mut prev_off = 0u32;
+        for (i, list) in lists.iter().enumerate().skip(1) {
+            let off = terms[i].1 - base;
+            let want = prev + (off - prev_off);
+            // The first occurrence at or after the wanted position, within the slop left.
+            let j = list.partition_point(|x| *x < want);
+            match list.get(j) {
+                Some(&q) if q - want <= slop - used => {
+                    used += q - want;
+                    prev = q;
+                    prev_off = off;
+                }
+                _ => continue 'start,
+            }
+        }
+        return true;
+    }
+    false
+}
+
+/// The best `limit` rows (all when `None`) after skipping `offset`, by score descending
+/// and row id ascending among equal scores.
+pub fn top(hits: Hits, offset: usize, limit: Option<usize>) -> Vec<(u64, f32)> {
+    let mut v: Vec<(u64, f32)> = hits.into_iter().collect();
+    let cmp = |a: &(u64, f32), b: &(u64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    if let Some(l) = limit {
+        let want = offset.saturating_add(l);
+        if want < v.len() {
+            v.select_nth_unstable_by(want, cmp);
+            v.truncate(want);
+        }
+    }
+    v.sort_unstable_by(cmp);
+    v.into_iter().skip(offset).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn phrase_positions_follow_the_query_offsets_within_the_slop() {
+        let t = |o: &[u32]| o.iter().map(|p| (String::new(), *p)).collect::<Vec<_>>();
+        assert!(phrase_at(&[&[3], &[4]], &t(&[0, 1]), 0));
+        assert!(!phrase_at(&[&[3], &[5]], &t(&[0, 1]), 0));
+        assert!(phrase_at(&[&[3], &[5]], &t(&[0, 1]), 1));
+        // A stop word removed from the query leaves a gap the document must have too.
+        assert!(phrase_at(&[&[3], &[5]], &t(&[0, 2]), 0));
+        assert!(!phrase_at(&[&[5], &[3]], &t(&[0, 1]), 5));
+    }
+
+    #[test]
+    fn top_breaks_ties_by_row_id_and_applies_offset() {
+        let hits: Hits = [(5, 1.0), (3, 1.0), (9, 2.0), (1, 0.5)].into_iter().collect();
+        assert_eq!(top(hits.clone(), 0, Some(2)), vec![(9, 2.0), (3, 1.0)]);
+        assert_eq!(top(hits, 1, Some(2)), vec![(3, 1.0), (5, 1.0)]);
+    }
+}

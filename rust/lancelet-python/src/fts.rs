@@ -1,0 +1,168 @@
+//! Full-text search: building INVERTED indexes, searching them, and the analyzer.
+
+use pyo3::prelude::*;
+
+use lancelet_dataset::fulltext::FtsQuery;
+use lancelet_dataset::index::fts::{FtsIndexParams, FullTextRequest};
+use lancelet_dataset::Error as CoreError;
+
+use crate::dataset::{wrap, PyDataset};
+use crate::errors::to_py;
+use crate::runtime::block_on;
+
+fn json(py: Python<'_>, text: &str, what: &str) -> PyResult<serde_json::Value> {
+    serde_json::from_str(text)
+        .map_err(|e| to_py(py, CoreError::InvalidArgument(format!("{what} is not valid JSON: {e}"))))
+}
+
+/// Builds a full-text (INVERTED) index on `column` and commits it. `params` is a JSON
+/// object of pylance's keyword arguments.
+#[pyfunction]
+#[pyo3(signature = (ds, column, params, name=None, replace=true))]
+fn create_fts_index(
+    py: Python<'_>,
+    ds: &PyDataset,
+    column: String,
+    params: String,
+    name: Option<String>,
+    replace: bool,
+) -> PyResult<PyDataset> {
+    let p = FtsIndexParams::from_user_json(&json(py, &params, "the index parameters")?).map_err(|e| to_py(py, e))?;
+    let inner = ds.inner.clone();
+    Ok(wrap(block_on(py, async move {
+        inner.create_fts_index(&column, name, replace, &p).await
+    })?))
+}
+
+/// Runs a full-text search; `query` is the JSON form of a query (see `lancelet.query`).
+#[pyfunction]
+#[pyo3(signature = (ds, query, columns=None, filter=None, prefilter=false, limit=None, offset=0,
+    fast_search=false, with_row_id=false))]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one parameter per keyword argument of the Python call"
+)]
+fn full_text_search(
+    py: Python<'_>,
+    ds: &PyDataset,
+    query: String,
+    columns: Option<Vec<String>>,
+    filter: Option<String>,
+    prefilter: bool,
+    limit: Option<u64>,
+    offset: u64,
+    fast_search: bool,
+    with_row_id: bool,
+) -> PyResult<crate::arrow_ffi::BatchStream> {
+    let q =
+        FtsQuery::from_json(&json(py, &query, "the full-text query")?).map_err(|e| to_py(py, CoreError::from(e)))?;
+    let req = FullTextRequest {
+        query: q,
+        columns,
+        filter,
+        prefilter,
+        limit,
+        offset,
+        fast_search,
+        with_row_id,
+    };
+    let inner = ds.inner.clone();
+    let out = block_on(py, async move { inner.full_text_search(&req).await })?;
+    Ok(crate::dataset::one_batch(out))
+}
+
+/// Hybrid search: one query vector and a full-text query, fused (`fusion` "rrf", the
+/// default, with `rrf_k`, or "linear" with `weight`).
+#[pyfunction]
+#[pyo3(signature = (ds, column, queries, text_query, k=10, nprobes=None, refine_factor=None, metric=None,
+    use_index=true, distance_range=None, columns=None, filter=None, prefilter=false, fast_search=false,
+    with_row_id=false, ef=None, limit=None, offset=0, fusion=None, rrf_k=60.0, weight=0.7))]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one parameter per keyword argument of the Python call"
+)]
+fn hybrid_search(
+    py: Python<'_>,
+    ds: &PyDataset,
+    column: String,
+    queries: Vec<f32>,
+    text_query: String,
+    k: usize,
+    nprobes: Option<usize>,
+    refine_factor: Option<u32>,
+    metric: Option<String>,
+    use_index: bool,
+    distance_range: Option<(Option<f32>, Option<f32>)>,
+    columns: Option<Vec<String>>,
+    filter: Option<String>,
+    prefilter: bool,
+    fast_search: bool,
+    with_row_id: bool,
+    ef: Option<usize>,
+    limit: Option<u64>,
+    offset: u64,
+    fusion: Option<String>,
+    rrf_k: f32,
+    weight: f32,
+) -> PyResult<crate::arrow_ffi::BatchStream> {
+    use lancelet_dataset::index::hybrid::{Fusion, HybridRequest};
+    use lancelet_dataset::index::knn::{NearestOptions, NearestRequest};
+    let q = FtsQuery::from_json(&json(py, &text_query, "the full-text query")?)
+        .map_err(|e| to_py(py, CoreError::from(e)))?;
+    let fusion = Fusion::parse(fusion.as_deref().unwrap_or("rrf"), rrf_k, weight).map_err(|e| to_py(py, e))?;
+    let req = HybridRequest {
+        nearest: NearestRequest {
+            nearest: NearestOptions {
+                column,
+                queries: vec![queries],
+                batch: false,
+                k,
+                nprobes,
+                refine_factor,
+                metric,
+                use_index,
+                distance_range,
+                ef,
+            },
+            columns,
+            filter,
+            prefilter,
+            fast_search,
+            with_row_id,
+        },
+        text: FullTextRequest {
+            query: q,
+            columns: None,
+            filter: None,
+            prefilter: false,
+            limit: None,
+            offset: 0,
+            fast_search,
+            with_row_id: false,
+        },
+        fusion,
+        limit,
+        offset,
+    };
+    let inner = ds.inner.clone();
+    let out = block_on(py, async move { inner.hybrid_search(&req).await })?;
+    Ok(crate::dataset::one_batch(out))
+}
+
+/// The tokens an INVERTED index with these parameters (a JSON object of pylance's keyword
+/// arguments) makes of `text`.
+#[pyfunction]
+fn tokenize(py: Python<'_>, params: String, text: String) -> PyResult<Vec<String>> {
+    let p =
+        FtsIndexParams::from_user_json(&json(py, &params, "the tokenizer parameters")?).map_err(|e| to_py(py, e))?;
+    let mut a = p.tokenizer.build().map_err(|e| to_py(py, CoreError::from(e)))?;
+    Ok(a.tokens(&text))
+}
+
+pub fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(create_fts_index, m)?)?;
+    m.add_function(wrap_pyfunction!(full_text_search, m)?)?;
+    m.add_function(wrap_pyfunction!(tokenize, m)?)?;
+    m.add_function(wrap_pyfunction!(hybrid_search, m)?)?;
+    Ok(())
+}
