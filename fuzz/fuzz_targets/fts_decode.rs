@@ -76,6 +76,7 @@ fuzz_target!(|data: &[u8]| {
             let col = ColumnSearch {
                 column: "text".into(),
                 partitions: index.partitions.iter().map(Arc::clone).collect(),
+                flat: None,
                 analyzer,
                 stats: index.stats(),
                 with_position: index.params.with_position,

@@ -171,6 +171,14 @@ def hybrid_search(
     weight: float = 0.7,
 ) -> "BatchStream": ...
 def tokenize(params: str, text: str) -> List[str]: ...
+def build_fts_segment(
+    ds: "Dataset",
+    column: str,
+    fragment_ids: List[int],
+    params: str,
+    name: Optional[str] = None,
+    replace: bool = False,
+) -> Dict[str, Any]: ...
 def train_vector_model(
     ds: "Dataset",
     column: str,

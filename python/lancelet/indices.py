@@ -20,6 +20,7 @@ from typing import Any, Dict, Iterable, List, Optional
 from . import _fulltext, _native, _nearest
 from ._operations import Bitmap, index_dict, index_from_dict
 from .errors import InvalidArgumentError, UnsupportedFeatureError
+from .query import params_json
 
 
 @dataclass
@@ -169,7 +170,9 @@ class IndexMethods:
             kind, column, params = _fts_args(column, index_type, kwargs)
             if fragment_ids is not None or index_uuid is not None or not train:
                 raise UnsupportedFeatureError(
-                    "distributed INVERTED builds (fragment_ids=, index_uuid=, train=False) are not supported yet"
+                    'INVERTED segments are built with create_index_uncommitted(column, "INVERTED", '
+                    "fragment_ids=...) and committed with commit_existing_index_segments (pylance's "
+                    "fragment_ids=/index_uuid= parts merged by merge_index_metadata are not supported)"
                 )
             self._native = _fulltext.create_fts_index(self, column, name, replace, params, format_version)
             return self
@@ -226,8 +229,16 @@ class IndexMethods:
             raise InvalidArgumentError("create_index_uncommitted requires fragment_ids for distributed index build")
         ids = [int(f) for f in fragment_ids]
         kind = (index_type.index_type if isinstance(index_type, IndexConfig) else str(index_type)).upper()
-        if kind in ("INVERTED", "FTS", "RTREE", "MINHASHLSH"):
+        if kind in ("RTREE", "MINHASHLSH"):
             raise UnsupportedFeatureError(f"{kind} indexes are not supported yet")
+        if kind in ("INVERTED", "FTS"):
+            for ignored in ("train", "storage_options", "progress_callback", "index_uuid"):
+                kwargs.pop(ignored, None)
+            fv = kwargs.pop("format_version", None)
+            _, col, params = _fts_args(column, index_type, kwargs)
+            params_text = params_json(params, fv)
+            d = _native.build_fts_segment(self._native, col, ids, params_text, name, bool(replace))
+            return index_from_dict(d)
         if kind in SCALAR_INDEX_TYPES:
             if index_uuid is not None:
                 raise InvalidArgumentError(
@@ -288,9 +299,9 @@ class IndexMethods:
         batch_readhead: Optional[int] = None,
         progress_callback: Any = None,
     ) -> None:
-        """pylance merges the files of full-text (INVERTED) index segments built with
-        ``create_scalar_index(fragment_ids=..., index_uuid=...)`` here. lancelet does not
-        build full-text indexes yet; BTREE and vector segments are built with
+        """pylance merges the files of full-text (INVERTED) index parts built with
+        ``create_scalar_index(fragment_ids=..., index_uuid=...)`` here. lancelet builds
+        full-text segments like every other kind: BTREE, INVERTED and vector segments are built with
         :meth:`create_index_uncommitted` and merged with :meth:`merge_existing_index_segments`,
         as in pylance 14, which refuses them here too.
 
@@ -302,7 +313,11 @@ class IndexMethods:
         if t not in valid:
             raise NotImplementedError(f"Only {', '.join(sorted(valid))} are supported, received {index_type}")
         if t == "INVERTED":
-            raise UnsupportedFeatureError("INVERTED (full-text) indexes are not supported yet")
+            raise UnsupportedFeatureError(
+                "merge_index_metadata of INVERTED parts is not supported: build segments with "
+                'create_index_uncommitted(column, "INVERTED", fragment_ids=...), merge them with '
+                "merge_existing_index_segments and commit with commit_existing_index_segments"
+            )
         family = "BTree" if t == "BTREE" else "Vector"
         raise InvalidArgumentError(
             f"{family} distributed indexing no longer supports merge_index_metadata; build segments, optionally "

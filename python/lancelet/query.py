@@ -291,9 +291,13 @@ class BooleanQuery(FullTextQuery):
 
 def query_json(query: Any) -> str:
     """The JSON form of any ``full_text_query=`` value: a string (an OR match over every
-    FTS-indexed column), ``{"query": ..., "columns": [...]}``, or a :class:`FullTextQuery`
+    FTS-indexed column; in double quotes, a phrase), ``{"query": ..., "columns": [...]}``, or a :class:`FullTextQuery`
     (also one from ``lance.query``, read through its pylance form)."""
     if isinstance(query, str):
+        q = query.strip()
+        if len(q) >= 2 and q[0] == q[-1] == '"':
+            # A string in double quotes is a phrase, as in pylance.
+            return json.dumps({"phrase": {"terms": q[1:-1]}})
         return json.dumps({"match": {"terms": query}})
     if isinstance(query, FullTextQuery):
         return json.dumps(query.to_dict())

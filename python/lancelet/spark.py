@@ -918,8 +918,18 @@ def create_index(
     fragments_per_task: int = 1,
     sample_rows: int = 65536,
     storage_options: Optional[Dict[str, str]] = None,
+    **params: Any,
 ) -> LanceDataset:
-    """Builds a vector index with Spark: the driver trains the IVF centroids and the PQ/SQ
+    """Builds a vector or full-text index with Spark.
+
+    ``INVERTED`` (or ``FTS``): each task tokenizes ``fragments_per_task`` fragments into a
+    segment with ``params`` (``create_scalar_index``'s keyword arguments: ``with_position``,
+    ``base_tokenizer``, ...); the driver commits every segment as one index in one
+    CreateIndex, searched as one (scores use the statistics of all segments)::
+
+        lancelet.spark.create_index(spark, uri, "text", "INVERTED", with_position=True)
+
+    Vector types: the driver trains the IVF centroids and the PQ/SQ
     quantizer on a sample of at most ``sample_rows`` rows; each task encodes
     ``fragments_per_task`` fragments with that model into an index segment; the driver
     commits every segment as one index ``name`` (``{column}_idx``) in one CreateIndex. All
@@ -928,6 +938,10 @@ def create_index(
 
         lancelet.spark.create_index(spark, uri, "vec", "IVF_PQ", num_partitions=256, num_sub_vectors=16)
     """
+    if index_type.upper() in ("INVERTED", "FTS"):
+        return _create_fts_index(spark, uri, column, name, replace, fragments_per_task, storage_options, params)
+    if params:
+        raise TypeError(f"create_index() got unexpected keyword arguments {sorted(params)} for {index_type}")
     if index_type.upper() == "IVF_PQ" and num_sub_vectors is None:
         raise InvalidArgumentError("num_partitions and num_sub_vectors are required for IVF_PQ")
     if fragments_per_task < 1:
@@ -950,6 +964,41 @@ def create_index(
     segments = spark.sparkContext.parallelize(groups, max(1, len(groups))).map(build).collect()
     ds._move_to(_native.commit_index_segments(ds._native, name, segments, replace))
     return ds
+
+
+def _create_fts_index(
+    spark: Any,
+    uri: str,
+    column: str,
+    name: Optional[str],
+    replace: bool,
+    fragments_per_task: int,
+    storage_options: Optional[Dict[str, str]],
+    params: Dict[str, Any],
+) -> LanceDataset:
+    """A full-text index built by Spark tasks, one segment per group of fragments."""
+    if fragments_per_task < 1:
+        raise InvalidArgumentError(f"fragments_per_task must be positive, got {fragments_per_task}")
+    ds = dataset(uri, storage_options=storage_options)
+    pinned = ds.version
+    name = name or f"{column}_idx"
+    if not replace and any(i["name"] == name for i in ds.list_indices()):
+        raise InvalidArgumentError(f"Index name '{name}' already exists; pass replace=True to replace it")
+    # Checked once on the driver, before any task starts.
+    text_params = params_json(params, params.pop("format_version", None))
+    _native.tokenize(text_params, "")
+    ids = [f.fragment_id for f in ds.get_fragments()]
+    groups = [ids[i : i + fragments_per_task] for i in range(0, len(ids), fragments_per_task)]
+
+    def build(group: List[int]) -> Dict[str, Any]:
+        target = _open(uri, pinned, storage_options)
+        return dict(_native.build_fts_segment(target._native, column, group, text_params, name, True))
+
+    segments = spark.sparkContext.parallelize(groups, max(1, len(groups))).map(build).collect()
+    if not segments:
+        raise InvalidArgumentError(f"the dataset at {uri!r} has no fragments to index")
+    committed = ds.commit_existing_index_segments(name, column, [index_from_dict(d) for d in segments])
+    return cast(LanceDataset, committed)
 
 
 def read_blobs(

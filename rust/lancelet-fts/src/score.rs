@@ -46,21 +46,22 @@ impl Stats {
     }
 }
 
-/// Scores documents for one token: `idf (k1 + 1) tf / (tf + k1 (1 - b + b dl / avgdl))`.
+/// Scores documents for one token: `idf ((k1 + 1) tf / (tf + k1 ((1 - b) + b dl / avgdl)))`,
+/// in `f32` and in that association, which reproduces pylance's scores bit for bit.
 #[derive(Debug, Clone, Copy)]
 pub struct TermScorer {
-    weight: f32,
-    k1_b_over_avgdl: f32,
-    k1_one_minus_b: f32,
+    idf: f32,
+    avgdl: f32,
+    boost: f32,
 }
 
 impl TermScorer {
     /// A scorer for a token in `doc_freq` documents, boosted by `boost`.
     pub fn new(doc_freq: u64, stats: Stats, boost: f32) -> Self {
         Self {
-            weight: boost * idf(doc_freq, stats.num_docs) * (K1 + 1.0),
-            k1_b_over_avgdl: K1 * B / stats.avgdl(),
-            k1_one_minus_b: K1 * (1.0 - B),
+            idf: idf(doc_freq, stats.num_docs),
+            avgdl: stats.avgdl(),
+            boost,
         }
     }
 
@@ -68,12 +69,13 @@ impl TermScorer {
     #[inline]
     pub fn score(&self, tf: u32, dl: u32) -> f32 {
         let tf = tf as f32;
-        self.weight * tf / (tf + self.k1_one_minus_b + self.k1_b_over_avgdl * dl as f32)
+        let norm = K1 * ((1.0 - B) + (B * dl as f32) / self.avgdl);
+        self.idf * (((K1 + 1.0) * tf) / (tf + norm)) * self.boost
     }
 
     /// The best score any document can get (as `tf` grows without bound).
     pub fn upper_bound(&self) -> f32 {
-        self.weight
+        self.idf * (K1 + 1.0) * self.boost
     }
 }
 

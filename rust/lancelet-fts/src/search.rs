@@ -14,20 +14,63 @@ use crate::files::Partition;
 use crate::query::{auto_fuzziness, FtsQuery, Occur, Operator};
 use crate::score::{Stats, TermScorer};
 
-/// Everything searchable on one column: its partitions (index segments and the in-memory
-/// partition of unindexed rows), the analyzer and the statistics to score with.
+/// Everything searchable on one column: the partitions of its index segments, the
+/// in-memory partition of the rows they do not cover, and the analyzer.
+///
+/// Scores follow pylance: indexed rows are scored against the statistics of the index
+/// segments alone; unindexed rows against those statistics plus their own (documents,
+/// tokens and document frequencies added up).
 #[derive(Debug, Clone)]
 pub struct ColumnSearch {
     /// The column.
     pub column: String,
-    /// Partitions to search.
+    /// The index segments' partitions.
     pub partitions: Vec<Arc<Partition>>,
+    /// The rows no segment covers, tokenized at query time.
+    pub flat: Option<Arc<Partition>>,
     /// The analyzer queries are tokenized with.
     pub analyzer: Analyzer,
-    /// The corpus statistics scores use.
+    /// The statistics of the index segments (deleted rows included, as in pylance).
     pub stats: Stats,
     /// Whether positions are kept (phrase queries need them).
     pub with_position: bool,
+}
+
+impl ColumnSearch {
+    /// Every partition to search, with whether it is the unindexed one.
+    fn all(&self) -> impl Iterator<Item = (&Arc<Partition>, bool)> {
+        self.partitions
+            .iter()
+            .map(|p| (p, false))
+            .chain(self.flat.iter().map(|p| (p, true)))
+    }
+
+    /// The statistics rows of a partition are scored against.
+    fn stats_for(&self, flat: bool) -> Stats {
+        let mut s = self.stats;
+        if let (true, Some(p)) = (flat, &self.flat) {
+            s.add(Stats {
+                num_docs: p.num_docs() as u64,
+                total_tokens: p.total_tokens,
+            });
+        }
+        s
+    }
+
+    /// The documents holding `token`, as rows of a partition see it.
+    fn doc_freq(&self, token: &str, flat: bool) -> u64 {
+        let count = |p: &Partition| p.token_id(token).map_or(0, |id| u64::from(p.lengths[id as usize]));
+        let indexed: u64 = self.partitions.iter().map(|p| count(p)).sum();
+        match (flat, &self.flat) {
+            (true, Some(p)) => indexed + count(p),
+            _ => indexed,
+        }
+    }
+
+    /// A scorer for `token` in a partition.
+    fn scorer(&self, token: &str, flat: bool, boost: f32) -> TermScorer {
+        TermScorer::new(self.doc_freq(token, flat), self.stats_for(flat), boost)
+    }
 }
 
 /// Matching rows and their scores.
@@ -95,8 +138,8 @@ pub fn evaluate(query: &FtsQuery, columns: &[ColumnSearch], keep: &(dyn Fn(u64) 
             let mut pos = evaluate(positive, columns, keep)?;
             let neg = evaluate(negative, columns, keep)?;
             for (row, score) in pos.iter_mut() {
-                if neg.contains_key(row) {
-                    *score *= negative_boost;
+                if let Some(n) = neg.get(row) {
+                    *score -= negative_boost * n;
                 }
             }
             Ok(pos)
@@ -172,11 +215,6 @@ fn pick<'a>(columns: &'a [ColumnSearch], name: Option<&str>) -> Result<Vec<&'a C
     }
 }
 
-/// One query term: the index tokens it stands for (itself, or its fuzzy expansions).
-struct TermGroup {
-    tokens: Vec<String>,
-}
-
 fn expand(
     c: &ColumnSearch,
     token: &str,
@@ -192,7 +230,7 @@ fn expand(
         Levenshtein::new(token, fuzziness).map_err(|e| Error::InvalidArgument(format!("fuzzy term {token:?}: {e}")))?;
     let auto = lev.intersection(Str::new(&prefix).starts_with());
     let mut found: Vec<String> = Vec::new();
-    for p in &c.partitions {
+    for (p, _) in c.all() {
         let mut s = p.tokens.search(&auto).into_stream();
         while let Some((k, _)) = s.next() {
             if let Ok(t) = std::str::from_utf8(k) {
@@ -211,13 +249,6 @@ fn expand(
     Ok(found)
 }
 
-fn doc_freq(c: &ColumnSearch, token: &str) -> u64 {
-    c.partitions
-        .iter()
-        .filter_map(|p| p.token_id(token).map(|id| u64::from(p.lengths[id as usize])))
-        .sum()
-}
-
 #[allow(clippy::too_many_arguments, reason = "the fields of a match query, passed through")]
 fn match_column(
     c: &ColumnSearch,
@@ -230,31 +261,26 @@ fn match_column(
     keep: &(dyn Fn(u64) -> bool + Sync),
 ) -> Result<Hits> {
     let mut analyzer = c.analyzer.clone();
-    let mut tokens = analyzer.tokens(text);
-    let mut seen = std::collections::HashSet::new();
-    tokens.retain(|t| seen.insert(t.clone()));
+    // A query term repeated counts once per occurrence, as in pylance ("fox fox" scores
+    // twice "fox"); AND needs each distinct term.
+    let mut tokens: Vec<(String, u32)> = Vec::new();
+    for t in analyzer.tokens(text) {
+        match tokens.iter_mut().find(|(x, _)| *x == t) {
+            Some((_, n)) => *n += 1,
+            None => tokens.push((t, 1)),
+        }
+    }
     let mut groups = Vec::with_capacity(tokens.len());
-    for t in &tokens {
+    for (t, times) in &tokens {
         let f = fuzziness.unwrap_or_else(|| auto_fuzziness(t.chars().count()));
-        groups.push(TermGroup {
-            tokens: expand(c, t, f, max_expansions, prefix_length)?,
-        });
+        groups.push((expand(c, t, f, max_expansions, prefix_length)?, *times));
     }
     let mut out = Hits::new();
     if groups.is_empty() {
         return Ok(out);
     }
-    let need = groups.len() as u8;
-    let scorers: Vec<Vec<(String, TermScorer)>> = groups
-        .iter()
-        .map(|g| {
-            g.tokens
-                .iter()
-                .map(|t| (t.clone(), TermScorer::new(doc_freq(c, t), c.stats, boost)))
-                .collect()
-        })
-        .collect();
-    for p in &c.partitions {
+    let need = groups.len().min(64) as u32;
+    for (p, flat) in c.all() {
         let n = p.num_docs();
         let mut score = vec![0f32; n];
         // Which groups matched each doc (AND needs all; a group counts once).
@@ -264,16 +290,18 @@ fn match_column(
             Vec::new()
         };
         let mut touched: Vec<u32> = Vec::new();
-        for (gi, group) in scorers.iter().enumerate() {
-            for (token, scorer) in group {
+        for (gi, (group, times)) in groups.iter().enumerate() {
+            for token in group {
                 let Some(id) = p.token_id(token) else { continue };
+                let scorer = c.scorer(token, flat, boost);
                 let (docs, freqs) = p.postings_of(id)?;
                 for (d, f) in docs.iter().zip(&freqs) {
                     let di = *d as usize;
-                    if score[di] == 0.0 && (operator == Operator::Or || matched[di] == 0) {
-                        touched.push(*d);
+                    touched.push(*d);
+                    let s = scorer.score(*f, p.num_tokens[di]);
+                    for _ in 0..*times {
+                        score[di] += s;
                     }
-                    score[di] += scorer.score(*f, p.num_tokens[di]);
                     if operator == Operator::And && gi < 64 {
                         matched[di] |= 1 << gi;
                     }
@@ -284,7 +312,7 @@ fn match_column(
         touched.dedup();
         for d in touched {
             let di = d as usize;
-            if operator == Operator::And && matched[di].count_ones() < u32::from(need.min(64)) {
+            if operator == Operator::And && matched[di].count_ones() < need {
                 continue;
             }
             let row = p.row_ids[di];
@@ -299,8 +327,8 @@ fn match_column(
 fn phrase_column(c: &ColumnSearch, text: &str, slop: u32, keep: &(dyn Fn(u64) -> bool + Sync)) -> Result<Hits> {
     if !c.with_position {
         return Err(Error::InvalidArgument(format!(
-            "a phrase query needs token positions, and the index on {:?} has none; rebuild it with \
-             with_position=True",
+            "position is not found but required for phrase queries: the index on {:?} has no token \
+             positions; rebuild it with with_position=True",
             c.column
         )));
     }
@@ -311,18 +339,8 @@ fn phrase_column(c: &ColumnSearch, text: &str, slop: u32, keep: &(dyn Fn(u64) ->
     if terms.is_empty() {
         return Ok(out);
     }
-    let scorers: Vec<TermScorer> = {
-        let mut seen: HashMap<&str, TermScorer> = HashMap::new();
-        terms
-            .iter()
-            .map(|(t, _)| {
-                *seen
-                    .entry(t)
-                    .or_insert_with(|| TermScorer::new(doc_freq(c, t), c.stats, 1.0))
-            })
-            .collect()
-    };
-    'parts: for p in &c.partitions {
+    'parts: for (p, flat) in c.all() {
+        let scorers: Vec<TermScorer> = terms.iter().map(|(t, _)| c.scorer(t, flat, 1.0)).collect();
         let Some(pos_col) = &p.positions else { continue };
         // Per term: doc -> (freq, positions).
         let mut per_term: Vec<HashMap<u32, (u32, Vec<u32>)>> = Vec::with_capacity(terms.len());

@@ -8,7 +8,7 @@ use futures::executor::block_on;
 use lancelet_file::FileVersion;
 use lancelet_fts::files::{metadata_file, partition_files, IndexFormat};
 use lancelet_fts::search::{evaluate, top, ColumnSearch};
-use lancelet_fts::{Error, FtsIndex, FtsQuery, Operator, PartitionBuilder, TokenizerConfig};
+use lancelet_fts::{Error, FtsIndex, FtsQuery, Operator, Partition, PartitionBuilder, TokenizerConfig};
 use lancelet_index::scalar::MemoryStore;
 use proptest::prelude::*;
 
@@ -57,37 +57,42 @@ fn column(index: &FtsIndex) -> ColumnSearch {
     ColumnSearch {
         column: "text".into(),
         partitions: index.partitions.iter().map(Arc::clone).collect(),
+        flat: None,
         analyzer: index.analyzer().unwrap_or_else(|e| unreachable!("{e}")),
         stats: index.stats(),
         with_position: true,
     }
 }
 
-/// BM25 of every document for `terms` by the textbook formula, over the whole corpus.
-fn naive(docs: &[String], terms: &[&str], and: bool, keep: &dyn Fn(u64) -> bool) -> HashMap<u64, f32> {
+/// BM25 of every document for `terms` by the textbook formula. Documents before `split`
+/// are the indexed ones, scored against their own statistics; the rest are unindexed,
+/// scored against the statistics of the whole corpus (pylance's rule). A repeated term
+/// counts once per occurrence.
+fn naive(docs: &[String], split: usize, terms: &[&str], and: bool, keep: &dyn Fn(u64) -> bool) -> HashMap<u64, f32> {
     let toks: Vec<Vec<&str>> = docs.iter().map(|d| d.split_whitespace().collect()).collect();
-    let n = toks.iter().filter(|t| !t.is_empty()).count() as f32;
-    let total: usize = toks.iter().map(Vec::len).sum();
-    let avgdl = total as f32 / n;
-    let mut out = HashMap::new();
-    let uniq: Vec<&str> = {
-        let mut seen = HashSet::new();
-        terms.iter().copied().filter(|t| seen.insert(*t)).collect()
+    let stats = |upto: usize| {
+        let part = &toks[..upto];
+        let n = part.iter().filter(|t| !t.is_empty()).count() as f32;
+        let total: usize = part.iter().map(Vec::len).sum();
+        (n, total as f32 / n, part)
     };
+    let mut out = HashMap::new();
+    let distinct: HashSet<&str> = terms.iter().copied().collect();
     for (row, t) in toks.iter().enumerate() {
+        let (n, avgdl, corpus) = stats(if row < split { split } else { toks.len() });
         let mut score = 0f32;
-        let mut hits = 0;
-        for term in &uniq {
+        let mut hits = HashSet::new();
+        for term in terms {
             let tf = t.iter().filter(|w| *w == term).count() as f32;
             if tf == 0.0 {
                 continue;
             }
-            hits += 1;
-            let df = toks.iter().filter(|d| d.contains(term)).count() as f32;
+            hits.insert(*term);
+            let df = corpus.iter().filter(|d| d.contains(term)).count() as f32;
             let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
             score += idf * 2.2 * tf / (tf + 1.2 * (0.25 + 0.75 * t.len() as f32 / avgdl));
         }
-        if hits > 0 && (!and || hits == uniq.len()) && keep(row as u64) {
+        if !hits.is_empty() && (!and || hits.len() == distinct.len()) && keep(row as u64) {
             out.insert(row as u64, score);
         }
     }
@@ -108,20 +113,33 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
     /// The top `k` equal those of exhaustive BM25, with any partitioning, format version,
-    /// operator and filter (a filter standing for deletions and prefilters alike).
+    /// operator, filter (standing for deletions and prefilters alike) and unindexed tail.
     #[test]
     fn top_k_equals_exhaustive_bm25(docs in corpus(), per_part in 1usize..300, version in 1u32..=3,
                                     q in proptest::collection::vec(0usize..12, 1..4), and in any::<bool>(),
-                                    k in 1usize..30, modulo in 1u64..5) {
-        let index = block_on(FtsIndex::open(&build(&docs, per_part, version))).unwrap_or_else(|e| unreachable!("{e}"));
+                                    k in 1usize..30, modulo in 1u64..5, tail in 0usize..50) {
+        let split = docs.len().saturating_sub(tail).max(1);
+        let index = block_on(FtsIndex::open(&build(&docs[..split], per_part, version))).unwrap_or_else(|e| unreachable!("{e}"));
+        let mut col = column(&index);
+        if split < docs.len() {
+            let mut b = PartitionBuilder::new(col.analyzer.clone(), true);
+            for (i, d) in docs.iter().enumerate().skip(split) {
+                b.add(i as u64, [d.as_str()]).unwrap_or_else(|e| unreachable!("{e}"));
+            }
+            if !b.is_empty() {
+                let tail = IndexFormat::default().tail();
+                let sealed = b.seal(tail).unwrap_or_else(|e| unreachable!("{e}"));
+                col.flat = Some(Arc::new(Partition::from_sealed(sealed, tail).unwrap_or_else(|e| unreachable!("{e}"))));
+            }
+        }
         let terms: Vec<&str> = q.iter().map(|i| WORDS[*i]).collect();
         let keep = move |r: u64| r % modulo != 1;
         let query = FtsQuery::Match {
             column: None, terms: terms.join(" "), boost: 1.0, fuzziness: Some(0), max_expansions: 50,
             operator: if and { Operator::And } else { Operator::Or }, prefix_length: 0,
         };
-        let got = top(evaluate(&query, &[column(&index)], &keep).unwrap_or_else(|e| unreachable!("{e}")), 0, Some(k));
-        let want = top(naive(&docs, &terms, and, &keep), 0, Some(k));
+        let got = top(evaluate(&query, &[col], &keep).unwrap_or_else(|e| unreachable!("{e}")), 0, Some(k));
+        let want = top(naive(&docs, split, &terms, and, &keep), 0, Some(k));
         prop_assert_eq!(got.len(), want.len());
         for ((gr, gs), (wr, ws)) in got.iter().zip(&want) {
             // Equal scores may swap only among rows of (nearly) the same score.

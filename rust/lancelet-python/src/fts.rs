@@ -34,6 +34,32 @@ fn create_fts_index(
     })?))
 }
 
+/// Builds one full-text segment over `fragment_ids` without committing it
+/// (`create_index_uncommitted(column, "INVERTED", fragment_ids=...)`); returns its index dict.
+#[pyfunction]
+#[pyo3(signature = (ds, column, fragment_ids, params, name=None, replace=false))]
+fn build_fts_segment<'py>(
+    py: Python<'py>,
+    ds: &PyDataset,
+    column: String,
+    fragment_ids: Vec<u64>,
+    params: String,
+    name: Option<String>,
+    replace: bool,
+) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    use lancelet_dataset::index::segments::SegmentRequest;
+    let p = FtsIndexParams::from_user_json(&json(py, &params, "the index parameters")?).map_err(|e| to_py(py, e))?;
+    let req = SegmentRequest::FullText {
+        column,
+        name,
+        replace,
+        params: p,
+    };
+    let inner = ds.inner.clone();
+    let meta = block_on(py, async move { inner.build_index_segment(&req, fragment_ids).await })?;
+    crate::index_meta::index_dict(py, &meta)
+}
+
 /// Runs a full-text search; `query` is the JSON form of a query (see `lancelet.query`).
 #[pyfunction]
 #[pyo3(signature = (ds, query, columns=None, filter=None, prefilter=false, limit=None, offset=0,
@@ -164,5 +190,6 @@ pub fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(full_text_search, m)?)?;
     m.add_function(wrap_pyfunction!(tokenize, m)?)?;
     m.add_function(wrap_pyfunction!(hybrid_search, m)?)?;
+    m.add_function(wrap_pyfunction!(build_fts_segment, m)?)?;
     Ok(())
 }

@@ -558,7 +558,12 @@ impl Dataset {
     }
 
     /// The searchable partitions of every FTS-indexed column the query needs.
-    async fn fts_columns(&self, query: &FtsQuery, fast_search: bool) -> Result<Vec<ColumnSearch>> {
+    async fn fts_columns(
+        &self,
+        query: &FtsQuery,
+        fast_search: bool,
+        prefilter: Option<&str>,
+    ) -> Result<Vec<ColumnSearch>> {
         let wanted: Vec<Option<String>> = query.columns();
         let all = wanted.iter().any(Option::is_none);
         let indices = self.indices().await?;
@@ -596,18 +601,17 @@ impl Dataset {
                 .map(|f| f.id)
                 .filter(|id| u32::try_from(*id).map_or(true, |i| !covered.contains(&i)))
                 .collect();
-            if !fast_search && !unindexed.is_empty() {
-                if let Some(p) = self.unindexed_partition(&column, &first, unindexed).await? {
-                    stats.add(Stats {
-                        num_docs: p.num_docs() as u64,
-                        total_tokens: p.total_tokens,
-                    });
-                    partitions.push(Arc::new(p));
-                }
-            }
+            let flat = if !fast_search && !unindexed.is_empty() {
+                self.unindexed_partition(&column, &first, unindexed, prefilter)
+                    .await?
+                    .map(Arc::new)
+            } else {
+                None
+            };
             out.push(ColumnSearch {
                 column,
                 partitions,
+                flat,
                 analyzer: first.analyzer()?,
                 stats,
                 with_position: first.params.with_position,
@@ -616,12 +620,15 @@ impl Dataset {
         Ok(out)
     }
 
-    /// The rows of `fragments` tokenized into an in-memory partition (`None` when empty).
+    /// The rows of `fragments` (those matching `filter`, when given) tokenized into an
+    /// in-memory partition (`None` when empty). With a prefilter only matching rows count in
+    /// the unindexed rows' statistics, as in pylance.
     async fn unindexed_partition(
         &self,
         column: &str,
         index: &FtsIndex,
         fragments: Vec<u64>,
+        filter: Option<&str>,
     ) -> Result<Option<Partition>> {
         let scan = Arc::new(
             Scan::plan(
@@ -630,6 +637,7 @@ impl Dataset {
                     columns: Columns::Names(vec![column.to_string()]),
                     with_row_id: true,
                     fragments: Some(fragments),
+                    filter: filter.map(str::to_string),
                     ..ScanOptions::default()
                 },
             )
@@ -665,7 +673,11 @@ impl Dataset {
     /// The ranked `(row address, score)` pairs of a full-text search (offset and limit
     /// applied).
     pub(crate) async fn full_text_hits(&self, req: &FullTextRequest) -> Result<Vec<(u64, f32)>> {
-        let columns = self.fts_columns(&req.query, req.fast_search).await?;
+        let prefilter = match (&req.filter, req.prefilter) {
+            (Some(f), true) if !f.trim().is_empty() => Some(f.as_str()),
+            _ => None,
+        };
+        let columns = self.fts_columns(&req.query, req.fast_search, prefilter).await?;
         let stable = self.has_stable_row_ids();
         // Row id -> address for every live row (deleted rows have none).
         let rowid_index = if stable { Some(self.row_id_index().await?) } else { None };

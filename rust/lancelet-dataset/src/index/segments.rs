@@ -36,6 +36,17 @@ pub enum SegmentRequest {
     Scalar(ScalarIndexRequest),
     /// A vector index (IVF_FLAT, IVF_PQ, IVF_SQ).
     Vector(VectorIndexRequest),
+    /// A full-text (INVERTED) index.
+    FullText {
+        /// The column.
+        column: String,
+        /// The index name (`{column}_idx` by default).
+        name: Option<String>,
+        /// Whether an existing index of that name may be replaced.
+        replace: bool,
+        /// Tokenizer and format.
+        params: crate::index::fts::FtsIndexParams,
+    },
 }
 
 impl Dataset {
@@ -47,6 +58,9 @@ impl Dataset {
         let (column, name, replace) = match req {
             SegmentRequest::Scalar(r) => (&r.column, &r.name, r.replace),
             SegmentRequest::Vector(r) => (&r.column, &r.name, r.replace),
+            SegmentRequest::FullText {
+                column, name, replace, ..
+            } => (column, name, *replace),
         };
         let field = self
             .field_by_path(column)
@@ -79,6 +93,11 @@ impl Dataset {
                     .0
             }
             SegmentRequest::Vector(r) => self.train_vector_segment(column, &r.params, Some(fragments)).await?.0,
+            SegmentRequest::FullText { params, .. } => {
+                self.train_fts_segment(column, field.id, params, Some(fragments))
+                    .await?
+                    .0
+            }
         };
         meta.name = name;
         Ok(meta)
@@ -155,6 +174,11 @@ impl Dataset {
             let version = FileVersion::parse(&self.data_storage_version()).unwrap_or(FileVersion::V2_0);
             let files = ModelFiles(ivf::build(model, &[], &[], model.dim, version)?);
             self.build_vector_segment(&column, "", &files, fragments).await?
+        } else if url == lancelet_fts::DETAILS_TYPE_URL {
+            let params = self.fts_params_of(first).await?;
+            self.train_fts_segment(&column, field_id, &params, Some(fragments))
+                .await?
+                .0
         } else {
             let kind = ScalarIndexType::from_type_url(&url)
                 .ok_or_else(|| Error::Unsupported(format!("{what}: lancelet cannot build indexes of type {url:?}")))?;
