@@ -58,17 +58,19 @@ import os
 import uuid
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, cast
 
 import pyarrow as pa
 
 from . import _native, _paths, _spark_namespace
 from . import blob as _blob
 from ._argcheck import _native_uri, _storage_options
+from ._operations import index_from_dict
 from .dataset import LanceDataset, LanceOperation, dataset
 from .errors import InvalidArgumentError, LanceIOError, LanceNotFoundError, SchemaMismatchError, UnsupportedFeatureError
 from .evolve import BatchUDF, commit_files, fragment_file, udf_schema
 from .fragment import FragmentMetadata, write_fragments
+from .query import params_json
 
 try:
     from pyspark.sql import types as T
