@@ -612,6 +612,37 @@ def test_create_index_on_executors_searches_like_a_local_build(spark, tmp_path):
     assert abs(r_pylance - r_dist) <= 0.1, (r_pylance, r_dist)
 
 
+def test_create_full_text_index_on_executors_scores_like_a_local_build(spark, tmp_path):
+    """INVERTED: each task tokenizes its fragments into a segment, one commit; the segments
+    are searched as one index (statistics over all of them), so lancelet and pylance score
+    every row exactly as through a one-piece local build."""
+    import random
+
+    rng = random.Random(5)
+    words = "fox dog cat bird runs jumps brown lazy quick red blue green".split()
+    text = [" ".join(rng.choice(words) for _ in range(rng.randint(1, 12))) for _ in range(2000)]
+    table = pa.table({"n": range(2000), "text": text})
+    dist_uri, local_uri = str(tmp_path / "dist.lance"), str(tmp_path / "local.lance")
+    lancelet.write_dataset(table, dist_uri, max_rows_per_file=500)
+    local = lancelet.write_dataset(table, local_uri, max_rows_per_file=500)
+    ds = lancelet.spark.create_index(spark, dist_uri, "text", "INVERTED", with_position=True)
+    local.create_scalar_index("text", "INVERTED", with_position=True)
+    segments = ds.list_indices()
+    assert {s["name"] for s in segments} == {"text_idx"} and len(segments) == 4
+    assert {s["type"] for s in segments} == {"Inverted"}
+    for q in ["quick fox", '"brown fox"', "red red blue"]:
+        want = local.to_table(full_text_query=q, columns=["n"])
+        want = dict(zip(want["n"].to_pylist(), want["_score"].to_pylist()))
+        assert want
+        for d in (lancelet.dataset(dist_uri), lance.dataset(dist_uri)):
+            got = d.to_table(full_text_query=q, columns=["n"])
+            got = dict(zip(got["n"].to_pylist(), got["_score"].to_pylist()))
+            assert got.keys() == want.keys()
+            assert all(abs(got[k] - want[k]) <= 1e-5 * abs(want[k]) for k in want), q
+    with pytest.raises(lancelet.errors.InvalidArgumentError, match="language"):
+        lancelet.spark.create_index(spark, dist_uri, "text", "INVERTED", language="Klingon", replace=True)
+
+
 def test_take_fetches_rows_by_id_on_executors(spark, items):
     ids = spark.read.format("lancelet").option("with_row_id", "true").option("columns", "id").load(items)
     wanted = ids.where("id IN (5, 20004, 17777)")
