@@ -389,6 +389,13 @@ impl Partition {
 
     /// The decoded postings of token `id`: doc ids and frequencies.
     pub fn postings_of(&self, id: u32) -> Result<(Vec<u32>, Vec<u32>)> {
+        let (mut docs, mut freqs) = (Vec::new(), Vec::new());
+        self.postings_into(id, &mut docs, &mut freqs)?;
+        Ok((docs, freqs))
+    }
+
+    /// Decodes the postings of token `id` into `docs` and `freqs` (cleared first).
+    pub fn postings_into(&self, id: u32, docs: &mut Vec<u32>, freqs: &mut Vec<u32>) -> Result<()> {
         let i = id as usize;
         if i >= self.postings.len() {
             return Err(Error::corrupt("posting list", format!("token id {id} out of range")));
@@ -396,16 +403,24 @@ impl Partition {
         let len = self.lengths[i] as usize;
         let blocks = self.postings.value(i);
         let blocks = blocks.as_binary::<i64>();
-        let mut docs = Vec::with_capacity(len);
-        let mut freqs = Vec::with_capacity(len);
+        docs.clear();
+        freqs.clear();
+        docs.reserve(len);
+        freqs.reserve(len);
         for (b, block) in blocks.iter().enumerate() {
-            let n = (len - b * BLOCK).min(BLOCK);
+            let n = len.saturating_sub(b * BLOCK).min(BLOCK);
             let bytes = block.ok_or_else(|| Error::corrupt("posting list", "a null block"))?;
-            crate::codec::decode_block(bytes, n, self.tail, &mut docs, &mut freqs)?;
+            let before = docs.len();
+            crate::codec::decode_block(bytes, n, self.tail, docs, freqs)?;
+            // Each block ascends (the codec checks); so must the blocks.
+            if before > 0 && docs[before] <= docs[before - 1] {
+                return Err(Error::corrupt("posting list", "blocks out of order"));
+            }
         }
-        if docs.iter().any(|d| *d as usize >= self.row_ids.len()) {
+        // Doc ids ascend, so the last is the largest.
+        if docs.last().is_some_and(|d| *d as usize >= self.row_ids.len()) {
             return Err(Error::corrupt("posting list", "a doc id past the docs file"));
         }
-        Ok((docs, freqs))
+        Ok(())
     }
 }

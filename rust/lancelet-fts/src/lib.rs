@@ -31,7 +31,7 @@ pub use files::{IndexFormat, Partition};
 pub use index::FtsIndex;
 pub use query::{FtsQuery, Occur, Operator};
 pub use score::Stats;
-pub use search::{evaluate, top, ColumnSearch, Hits};
+pub use search::{evaluate, search_top, top, ColumnSearch, Hits};
 
 /// The `type_url` of the index details.
 pub const DETAILS_TYPE_URL: &str = "/lance.table.InvertedIndexDetails";

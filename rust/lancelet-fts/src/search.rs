@@ -260,6 +260,37 @@ fn match_column(
     prefix_length: u32,
     keep: &(dyn Fn(u64) -> bool + Sync),
 ) -> Result<Hits> {
+    let mut out = Hits::new();
+    match_into(
+        c,
+        text,
+        boost,
+        fuzziness,
+        max_expansions,
+        operator,
+        prefix_length,
+        keep,
+        &mut |row, s| {
+            *out.entry(row).or_insert(0.0) += s;
+        },
+    )?;
+    Ok(out)
+}
+
+/// Scores every document matching a match query, handing `(row id, score)` to `sink`
+/// (each document once per partition).
+#[allow(clippy::too_many_arguments, reason = "the fields of a match query, passed through")]
+fn match_into(
+    c: &ColumnSearch,
+    text: &str,
+    boost: f32,
+    fuzziness: Option<u32>,
+    max_expansions: usize,
+    operator: Operator,
+    prefix_length: u32,
+    keep: &(dyn Fn(u64) -> bool + Sync),
+    sink: &mut dyn FnMut(u64, f32),
+) -> Result<()> {
     let mut analyzer = c.analyzer.clone();
     // A query term repeated counts once per occurrence, as in pylance ("fox fox" scores
     // twice "fox"); AND needs each distinct term.
@@ -275,41 +306,38 @@ fn match_column(
         let f = fuzziness.unwrap_or_else(|| auto_fuzziness(t.chars().count()));
         groups.push((expand(c, t, f, max_expansions, prefix_length)?, *times));
     }
-    let mut out = Hits::new();
     if groups.is_empty() {
-        return Ok(out);
+        return Ok(());
     }
+    // Which groups matched each doc: AND needs all (a group counts once); with more than 64
+    // groups the rest count as the 64th.
     let need = groups.len().min(64) as u32;
+    let mut docs = Vec::new();
+    let mut freqs = Vec::new();
     for (p, flat) in c.all() {
         let n = p.num_docs();
         let mut score = vec![0f32; n];
-        // Which groups matched each doc (AND needs all; a group counts once).
-        let mut matched: Vec<u64> = if operator == Operator::And {
-            vec![0; n]
-        } else {
-            Vec::new()
-        };
+        let mut matched = vec![0u64; n];
         let mut touched: Vec<u32> = Vec::new();
         for (gi, (group, times)) in groups.iter().enumerate() {
+            let bit = 1u64 << gi.min(63);
             for token in group {
                 let Some(id) = p.token_id(token) else { continue };
                 let scorer = c.scorer(token, flat, boost);
-                let (docs, freqs) = p.postings_of(id)?;
+                p.postings_into(id, &mut docs, &mut freqs)?;
                 for (d, f) in docs.iter().zip(&freqs) {
                     let di = *d as usize;
-                    touched.push(*d);
+                    if matched[di] == 0 {
+                        touched.push(*d);
+                    }
+                    matched[di] |= bit;
                     let s = scorer.score(*f, p.num_tokens[di]);
                     for _ in 0..*times {
                         score[di] += s;
                     }
-                    if operator == Operator::And && gi < 64 {
-                        matched[di] |= 1 << gi;
-                    }
                 }
             }
         }
-        touched.sort_unstable();
-        touched.dedup();
         for d in touched {
             let di = d as usize;
             if operator == Operator::And && matched[di].count_ones() < need {
@@ -317,11 +345,102 @@ fn match_column(
             }
             let row = p.row_ids[di];
             if keep(row) {
-                *out.entry(row).or_insert(0.0) += score[di];
+                sink(row, score[di]);
             }
         }
     }
-    Ok(out)
+    Ok(())
+}
+
+/// The best `limit` rows after `offset` (all when `None`), by score descending and row id
+/// ascending: [`top`] of [`evaluate`], without holding every match when the query is a
+/// match on one column.
+pub fn search_top(
+    query: &FtsQuery,
+    columns: &[ColumnSearch],
+    keep: &(dyn Fn(u64) -> bool + Sync),
+    offset: usize,
+    limit: Option<usize>,
+) -> Result<Vec<(u64, f32)>> {
+    if let (
+        Some(limit),
+        FtsQuery::Match {
+            column,
+            terms,
+            boost,
+            fuzziness,
+            max_expansions,
+            operator,
+            prefix_length,
+        },
+    ) = (limit, query)
+    {
+        let cols = pick(columns, column.as_deref())?;
+        if let [c] = cols[..] {
+            let want = offset.saturating_add(limit);
+            let mut best = Best::new(want);
+            match_into(
+                c,
+                terms,
+                *boost,
+                *fuzziness,
+                *max_expansions,
+                *operator,
+                *prefix_length,
+                keep,
+                &mut |r, s| best.push(r, s),
+            )?;
+            return Ok(best.into_sorted().into_iter().skip(offset).collect());
+        }
+    }
+    Ok(top(evaluate(query, columns, keep)?, offset, limit))
+}
+
+/// The best `k` of a stream of `(row, score)`: kept in a buffer cut back to `k` (by
+/// selection) whenever it doubles, below a threshold that only rises.
+struct Best {
+    k: usize,
+    rows: Vec<(u64, f32)>,
+    floor: Option<(f32, u64)>,
+}
+
+fn better(a: &(u64, f32), b: &(u64, f32)) -> std::cmp::Ordering {
+    b.1.total_cmp(&a.1).then(a.0.cmp(&b.0))
+}
+
+impl Best {
+    fn new(k: usize) -> Self {
+        Self {
+            k,
+            rows: Vec::with_capacity(2 * k.min(1 << 16) + 1),
+            floor: None,
+        }
+    }
+
+    fn push(&mut self, row: u64, score: f32) {
+        if self.k == 0 {
+            return;
+        }
+        if let Some((fs, fr)) = self.floor {
+            if better(&(row, score), &(fr, fs)) != std::cmp::Ordering::Less {
+                return;
+            }
+        }
+        self.rows.push((row, score));
+        if self.rows.len() >= 2 * self.k {
+            self.rows.select_nth_unstable_by(self.k - 1, better);
+            self.rows.truncate(self.k);
+            let (r, s) = self.rows[self.k - 1];
+            let worst = self.rows.iter().copied().max_by(better).unwrap_or((r, s));
+            self.floor = Some((worst.1, worst.0));
+        }
+    }
+
+    fn into_sorted(mut self) -> Vec<(u64, f32)> {
+        self.rows.sort_unstable_by(better);
+        self.rows.truncate(self.k);
+        self.rows
+    }
 }
 
 fn phrase_column(c: &ColumnSearch, text: &str, slop: u32, keep: &(dyn Fn(u64) -> bool + Sync)) -> Result<Hits> {
@@ -418,15 +537,14 @@ fn phrase_at(lists: &[&[u32]], terms: &[(String, u32)], slop: u32) -> bool {
 /// and row id ascending among equal scores.
 pub fn top(hits: Hits, offset: usize, limit: Option<usize>) -> Vec<(u64, f32)> {
     let mut v: Vec<(u64, f32)> = hits.into_iter().collect();
-    let cmp = |a: &(u64, f32), b: &(u64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
     if let Some(l) = limit {
         let want = offset.saturating_add(l);
         if want < v.len() {
-            v.select_nth_unstable_by(want, cmp);
+            v.select_nth_unstable_by(want, better);
             v.truncate(want);
         }
     }
-    v.sort_unstable_by(cmp);
+    v.sort_unstable_by(better);
     v.into_iter().skip(offset).collect()
 }
 
@@ -443,6 +561,22 @@ mod tests {
         // A stop word removed from the query leaves a gap the document must have too.
         assert!(phrase_at(&[&[3], &[5]], &t(&[0, 2]), 0));
         assert!(!phrase_at(&[&[5], &[3]], &t(&[0, 1]), 5));
+    }
+
+    #[test]
+    fn best_keeps_what_a_full_sort_keeps() {
+        let mut rng = 12345u64;
+        let mut all = Vec::new();
+        let mut best = Best::new(7);
+        for row in 0..5000u64 {
+            rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let score = ((rng >> 40) % 50) as f32; // many ties
+            all.push((row, score));
+            best.push(row, score);
+        }
+        all.sort_unstable_by(better);
+        all.truncate(7);
+        assert_eq!(best.into_sorted(), all);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use futures::executor::block_on;
 use lancelet_file::FileVersion;
 use lancelet_fts::files::{metadata_file, partition_files, IndexFormat};
-use lancelet_fts::search::{evaluate, top, ColumnSearch};
+use lancelet_fts::search::{evaluate, search_top, top, ColumnSearch};
 use lancelet_fts::{Error, FtsIndex, FtsQuery, Operator, Partition, PartitionBuilder, TokenizerConfig};
 use lancelet_index::scalar::MemoryStore;
 use proptest::prelude::*;
@@ -138,7 +138,11 @@ proptest! {
             column: None, terms: terms.join(" "), boost: 1.0, fuzziness: Some(0), max_expansions: 50,
             operator: if and { Operator::And } else { Operator::Or }, prefix_length: 0,
         };
-        let got = top(evaluate(&query, &[col], &keep).unwrap_or_else(|e| unreachable!("{e}")), 0, Some(k));
+        let cols = [col];
+        let got = search_top(&query, &cols, &keep, 0, Some(k)).unwrap_or_else(|e| unreachable!("{e}"));
+        // The fast path agrees with ranking every match.
+        let all = top(evaluate(&query, &cols, &keep).unwrap_or_else(|e| unreachable!("{e}")), 0, Some(k));
+        prop_assert_eq!(&got, &all);
         let want = top(naive(&docs, split, &terms, and, &keep), 0, Some(k));
         prop_assert_eq!(got.len(), want.len());
         for ((gr, gs), (wr, ws)) in got.iter().zip(&want) {

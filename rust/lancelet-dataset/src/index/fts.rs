@@ -20,7 +20,7 @@ use arrow_array::types::UInt64Type;
 use arrow_array::{Array, ArrayRef, Float32Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
 use lancelet_fts::files::{metadata_file, partition_files, IndexFormat};
-use lancelet_fts::search::{evaluate, top, ColumnSearch};
+use lancelet_fts::search::{search_top, ColumnSearch};
 use lancelet_fts::{FtsIndex, FtsQuery, Partition, PartitionBuilder, Stats, TokenizerConfig};
 use lancelet_index::scalar::{IndexFile, IndexStore};
 use lancelet_table::indices::{encode_fragment_bitmap, fragment_bitmap, index_dir};
@@ -693,13 +693,18 @@ impl Dataset {
             }
         };
         let keep = |row: u64| -> bool { to_addr(row).is_some_and(|a| allowed.as_ref().is_none_or(|s| s.contains(&a))) };
-        let hits = evaluate(&req.query, &columns, &keep)?;
         let post = match (&req.filter, req.prefilter) {
             (Some(f), false) if !f.trim().is_empty() => Some(f.clone()),
             _ => None,
         };
         let limit = req.limit.map(|l| l as usize);
-        let ranked = top(hits, 0, limit.map(|l| l.saturating_add(req.offset as usize)));
+        let ranked = search_top(
+            &req.query,
+            &columns,
+            &keep,
+            0,
+            limit.map(|l| l.saturating_add(req.offset as usize)),
+        )?;
         let mut out: Vec<(u64, f32)> = ranked
             .into_iter()
             .filter_map(|(r, s)| to_addr(r).map(|a| (a, s)))
