@@ -197,6 +197,39 @@ pub fn length_code(dl: u32) -> u32 {
     ((dl >> shift) & 7) | ((shift + 1) << 3)
 }
 
+/// The shortest document length a length code stands for (the inverse of [`length_code`]
+/// on the lengths it maps exactly).
+pub fn length_of_code(code: u32) -> u32 {
+    if code < 8 {
+        return code;
+    }
+    let shift = (code >> 3) - 1;
+    if shift >= 28 {
+        return u32::MAX;
+    }
+    ((code & 7) | 8) << shift
+}
+
+/// Decodes an impact entry's `(frequency, length code)` pairs (`None` when damaged).
+pub fn decode_impact(bytes: &[u8]) -> Option<Vec<(u32, u32)>> {
+    let mut at = 0;
+    let _up_to = get_varint(bytes, &mut at)?;
+    let n = get_varint(bytes, &mut at)? as usize;
+    if n > bytes.len() {
+        return None;
+    }
+    let mut out = Vec::with_capacity(n);
+    let (mut f, mut code) = (0u32, 0u32);
+    for _ in 0..n {
+        let v = get_varint(bytes, &mut at)?;
+        f = f.checked_add(1)?.checked_add(v >> 1)?;
+        let nd = if v & 1 == 1 { get_varint(bytes, &mut at)? } else { 1 };
+        code = code.checked_add(nd)?;
+        out.push((f, code));
+    }
+    Some(out)
+}
+
 /// Blocks per impact group: after one impact entry per block comes one per group of
 /// this many blocks (a second skip level).
 pub const IMPACT_GROUP: usize = 32;
@@ -307,6 +340,10 @@ mod tests {
         assert_eq!(length_code(200), 44); // observed in a pylance 14 index (a 200-token document)
         let codes: Vec<u32> = (1..5000).map(length_code).collect();
         assert!(codes.windows(2).all(|w| w[0] <= w[1]));
+        // A code stands for lengths no shorter than the one it decodes to.
+        for dl in 1..5000 {
+            assert!(length_of_code(length_code(dl)) <= dl);
+        }
     }
 
     #[test]
@@ -316,6 +353,9 @@ mod tests {
         let mut b = Vec::new();
         encode_impact(378, &[(1, 3)], &mut b);
         assert_eq!(b, [0xfa, 0x02, 0x01, 0x01, 0x03]);
+        let mut b = Vec::new();
+        encode_impact(9, &[(1, 2), (3, 4), (7, 5)], &mut b);
+        assert_eq!(decode_impact(&b), Some(vec![(1, 2), (3, 4), (7, 5)]));
     }
 
     #[test]

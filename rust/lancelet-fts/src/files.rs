@@ -281,6 +281,8 @@ pub struct Partition {
     pub lengths: Vec<u32>,
     /// Best block score by token id.
     pub max_scores: Vec<f32>,
+    /// Impact entries by token id (one per block first), when the file has them.
+    pub impacts: Option<ListArray>,
     /// Positions, when kept.
     pub positions: Option<positions::PositionColumn>,
     /// The tail coding.
@@ -324,6 +326,9 @@ pub async fn read_partition(store: &dyn IndexStore, p: u64, format: &IndexFormat
         .map(|f| f.name().clone())
         .collect();
     let mut wanted = vec!["_posting", "_max_score", "_length"];
+    if names.iter().any(|n| n == "_impacts") {
+        wanted.push("_impacts");
+    }
     let pos_cols = positions::columns_present(&names);
     wanted.extend(pos_cols.iter().copied());
     let b = files::read_columns(&reader, &wanted).await?;
@@ -358,6 +363,16 @@ pub async fn read_partition(store: &dyn IndexStore, p: u64, format: &IndexFormat
             ));
         }
     }
+    let impacts = match b.column_by_name("_impacts") {
+        None => None,
+        Some(c) => {
+            let l = c
+                .as_list_opt::<i32>()
+                .filter(|l| l.values().data_type() == &DataType::LargeBinary && l.len() == n_terms)
+                .ok_or_else(|| Error::corrupt(&inf, "_impacts is not a list of large binary per token"))?;
+            Some(l.clone())
+        }
+    };
     let positions = if pos_cols.is_empty() {
         None
     } else {
@@ -371,6 +386,7 @@ pub async fn read_partition(store: &dyn IndexStore, p: u64, format: &IndexFormat
         postings,
         lengths,
         max_scores,
+        impacts,
         positions,
         tail: format.tail(),
     })
@@ -392,6 +408,35 @@ impl Partition {
         let (mut docs, mut freqs) = (Vec::new(), Vec::new());
         self.postings_into(id, &mut docs, &mut freqs)?;
         Ok((docs, freqs))
+    }
+
+    /// For each block of token `id`, the largest `tf / (tf + k1 ((1 - b) + b dl / avgdl))` any
+    /// of its documents can have, from the block's impacts (competitive frequency and
+    /// length-code pairs; a length code stands for the shortest length it covers, so the
+    /// bound holds). `None` without impacts, or when they do not fit the postings.
+    pub fn block_bounds(&self, id: u32, avgdl: f32) -> Option<Vec<f32>> {
+        let impacts = self.impacts.as_ref()?;
+        let i = id as usize;
+        let blocks = (*self.lengths.get(i)? as usize).div_ceil(crate::codec::BLOCK);
+        let entries = impacts.value(i);
+        let entries = entries.as_binary_opt::<i64>()?;
+        if entries.len() < blocks {
+            return None;
+        }
+        let mut out = Vec::with_capacity(blocks);
+        for b in 0..blocks {
+            let pairs = crate::codec::decode_impact(entries.value(b))?;
+            let best = pairs
+                .iter()
+                .map(|(f, code)| {
+                    let tf = *f as f32;
+                    let dl = crate::codec::length_of_code(*code) as f32;
+                    tf / (tf + crate::score::K1 * ((1.0 - crate::score::B) + crate::score::B * dl / avgdl))
+                })
+                .fold(0f32, f32::max);
+            out.push(best);
+        }
+        Some(out)
     }
 
     /// Decodes the postings of token `id` into `docs` and `freqs` (cleared first).

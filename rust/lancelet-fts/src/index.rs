@@ -91,6 +91,7 @@ impl Partition {
             fst::Map::new(p.fst).map_err(|e| lancelet_index::Error::corrupt("token dictionary", e.to_string()))?;
         let mut b = ListBuilder::new(LargeBinaryBuilder::new());
         let mut lengths = Vec::with_capacity(p.postings.len());
+        let mut impacts = ListBuilder::new(LargeBinaryBuilder::new());
         let mut max_scores = Vec::with_capacity(p.postings.len());
         let mut raw = Vec::new();
         let with_positions = p.postings.iter().any(|t| !t.positions.is_empty());
@@ -99,6 +100,10 @@ impl Partition {
                 b.values().append_value(block);
             }
             b.append(true);
+            for i in &t.impacts {
+                impacts.values().append_value(i);
+            }
+            impacts.append(true);
             lengths.push(t.length);
             max_scores.push(t.max_score);
             if with_positions {
@@ -113,6 +118,7 @@ impl Partition {
             postings: b.finish(),
             lengths,
             max_scores,
+            impacts: Some(impacts.finish()),
             positions: with_positions.then_some(PositionColumn::Raw(raw)),
             tail,
         })

@@ -77,6 +77,11 @@ impl TermScorer {
     pub fn upper_bound(&self) -> f32 {
         self.idf * (K1 + 1.0) * self.boost
     }
+
+    /// The average document length scores use.
+    pub fn avgdl(&self) -> f32 {
+        self.avgdl
+    }
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! BM25 score. Scores are exact (no document is skipped on an estimate), so the top `k`
 //! taken afterwards are the true top `k` whatever filter or deletions remove rows.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -270,6 +271,7 @@ fn match_column(
         operator,
         prefix_length,
         keep,
+        None,
         &mut |row, s| {
             *out.entry(row).or_insert(0.0) += s;
         },
@@ -289,6 +291,7 @@ fn match_into(
     operator: Operator,
     prefix_length: u32,
     keep: &(dyn Fn(u64) -> bool + Sync),
+    floor: Option<&Cell<f32>>,
     sink: &mut dyn FnMut(u64, f32),
 ) -> Result<()> {
     let mut analyzer = c.analyzer.clone();
@@ -312,44 +315,195 @@ fn match_into(
     // Which groups matched each doc: AND needs all (a group counts once); with more than 64
     // groups the rest count as the 64th.
     let need = groups.len().min(64) as u32;
-    let mut docs = Vec::new();
-    let mut freqs = Vec::new();
     for (p, flat) in c.all() {
         let n = p.num_docs();
-        let mut score = vec![0f32; n];
-        let mut matched = vec![0u64; n];
-        let mut touched: Vec<u32> = Vec::new();
+        // Every posting list of the query's tokens in this partition, decoded.
+        let mut lists = Vec::new();
         for (gi, (group, times)) in groups.iter().enumerate() {
             let bit = 1u64 << gi.min(63);
             for token in group {
                 let Some(id) = p.token_id(token) else { continue };
-                let scorer = c.scorer(token, flat, boost);
-                p.postings_into(id, &mut docs, &mut freqs)?;
-                for (d, f) in docs.iter().zip(&freqs) {
-                    let di = *d as usize;
-                    if matched[di] == 0 {
-                        touched.push(*d);
-                    }
-                    matched[di] |= bit;
-                    let s = scorer.score(*f, p.num_tokens[di]);
+                let (docs, freqs) = p.postings_of(id)?;
+                lists.push((bit, *times, c.scorer(token, flat, boost), docs, freqs, id));
+            }
+        }
+        let total: usize = lists.iter().map(|l| l.3.len()).sum();
+        let mut emit = |d: u32, score: f32, bits: u64| {
+            if operator == Operator::And && bits.count_ones() < need {
+                return;
+            }
+            let row = p.row_ids[d as usize];
+            if keep(row) {
+                sink(row, score);
+            }
+        };
+        if let (Operator::Or, Some(theta)) = (operator, floor) {
+            max_score(p, &lists, theta, &mut emit);
+            continue;
+        }
+        if total.saturating_mul(16) < n {
+            // Few postings: sort them by document instead of touching an array of every
+            // document (a stable sort keeps each document's terms in query order, so the
+            // sum is the same as below, to the bit).
+            let mut e: Vec<(u32, f32, u64)> = Vec::with_capacity(total);
+            for (bit, times, scorer, docs, freqs, _) in &lists {
+                for (d, f) in docs.iter().zip(freqs) {
+                    let s = scorer.score(*f, p.num_tokens[*d as usize]);
                     for _ in 0..*times {
-                        score[di] += s;
+                        e.push((*d, s, *bit));
                     }
                 }
             }
-        }
-        for d in touched {
-            let di = d as usize;
-            if operator == Operator::And && matched[di].count_ones() < need {
-                continue;
+            e.sort_by_key(|x| x.0);
+            let mut i = 0;
+            while i < e.len() {
+                let (d, mut score, mut bits) = e[i];
+                i += 1;
+                while i < e.len() && e[i].0 == d {
+                    score += e[i].1;
+                    bits |= e[i].2;
+                    i += 1;
+                }
+                emit(d, score, bits);
             }
-            let row = p.row_ids[di];
-            if keep(row) {
-                sink(row, score[di]);
+            continue;
+        }
+        let mut score = vec![0f32; n];
+        let mut matched = vec![0u64; n];
+        for (bit, times, scorer, docs, freqs, _) in &lists {
+            for (d, f) in docs.iter().zip(freqs) {
+                let di = *d as usize;
+                matched[di] |= bit;
+                let s = scorer.score(*f, p.num_tokens[di]);
+                for _ in 0..*times {
+                    score[di] += s;
+                }
+            }
+        }
+        for (d, bits) in matched.iter().enumerate() {
+            if *bits != 0 {
+                emit(d as u32, score[d], *bits);
             }
         }
     }
     Ok(())
+}
+
+/// One decoded posting list of a query: the group bit, how often the term occurs in the
+/// query, its scorer, doc ids, frequencies and token id.
+type PostingList = (u64, u32, TermScorer, Vec<u32>, Vec<u32>, u32);
+
+/// Top-k of an OR match by MaxScore (Turtle and Flood): lists sorted by their best possible
+/// score; while the lists whose bounds add up to less than the current `k`-th score
+/// (`theta`) cannot lift a document into the top on their own, documents are drawn only from
+/// the others and the rest are probed by binary search, skipping documents whose bound
+/// falls short. With one list left to draw from, whole blocks whose impact bound falls short
+/// are skipped. Every emitted document's score is summed in query order, as the exhaustive
+/// path sums it, so results are identical to the bit.
+fn max_score(p: &Partition, lists: &[PostingList], theta: &Cell<f32>, emit: &mut dyn FnMut(u32, f32, u64)) {
+    const BLOCK: usize = crate::codec::BLOCK;
+    // A bound computed in f32 may round below a score computed differently: keep a margin.
+    let margin = |x: f32| x * 1.0001 + 1e-6;
+    struct L<'a> {
+        list: &'a PostingList,
+        at: usize,
+        blocks: Option<Vec<f32>>,
+        ub: f32,
+    }
+    let mut ls: Vec<(usize, L)> = lists
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let weight = l.2.upper_bound() * l.1 as f32;
+            let blocks = p
+                .block_bounds(l.5, l.2.avgdl())
+                .map(|b| b.into_iter().map(|f| margin(f * weight)).collect::<Vec<_>>());
+            let ub = blocks
+                .as_ref()
+                .map_or(margin(weight), |b| b.iter().copied().fold(0f32, f32::max));
+            (
+                i,
+                L {
+                    list: l,
+                    at: 0,
+                    blocks,
+                    ub,
+                },
+            )
+        })
+        .collect();
+    ls.sort_by(|a, b| a.1.ub.total_cmp(&b.1.ub));
+    let mut prefix = Vec::with_capacity(ls.len());
+    let mut acc = 0f32;
+    for (_, l) in &ls {
+        acc += l.ub;
+        prefix.push(acc);
+    }
+    // Per list (in query order): this document's term score, when it holds the term.
+    let mut found: Vec<Option<f32>> = vec![None; lists.len()];
+    loop {
+        let th = theta.get();
+        let e = prefix.partition_point(|s| *s < th);
+        if e >= ls.len() {
+            return;
+        }
+        let below = if e > 0 { prefix[e - 1] } else { 0.0 };
+        if e + 1 == ls.len() {
+            // One list to draw from: skip its blocks that cannot reach theta.
+            let l = &mut ls[e].1;
+            if let Some(blocks) = &l.blocks {
+                let mut b = l.at / BLOCK;
+                while b < blocks.len() && blocks[b] + below < th {
+                    b += 1;
+                }
+                l.at = l.at.max(b * BLOCK);
+            }
+        }
+        let Some(d) = ls[e..].iter().filter_map(|(_, l)| l.list.3.get(l.at).copied()).min() else {
+            return;
+        };
+        found.iter_mut().for_each(|f| *f = None);
+        let mut bits = 0u64;
+        let mut partial = 0f32;
+        for (i, l) in ls[e..].iter_mut() {
+            if l.list.3.get(l.at) == Some(&d) {
+                let s = l.list.2.score(l.list.4[l.at], p.num_tokens[d as usize]);
+                found[*i] = Some(s);
+                partial += s * l.list.1 as f32;
+                bits |= l.list.0;
+                l.at += 1;
+            }
+        }
+        let mut pruned = false;
+        for j in (0..e).rev() {
+            if partial + prefix[j] < th {
+                pruned = true;
+                break;
+            }
+            let (i, l) = &mut ls[j];
+            let docs = &l.list.3;
+            l.at += docs[l.at..].partition_point(|x| *x < d);
+            if docs.get(l.at) == Some(&d) {
+                let s = l.list.2.score(l.list.4[l.at], p.num_tokens[d as usize]);
+                found[*i] = Some(s);
+                partial += s * l.list.1 as f32;
+                bits |= l.list.0;
+                l.at += 1;
+            }
+        }
+        if pruned {
+            continue;
+        }
+        let mut score = 0f32;
+        for (i, f) in found.iter().enumerate() {
+            if let Some(s) = f {
+                for _ in 0..lists[i].1 {
+                    score += s;
+                }
+            }
+        }
+        emit(d, score, bits);
+    }
 }
 
 /// The best `limit` rows after `offset` (all when `None`), by score descending and row id
@@ -379,6 +533,7 @@ pub fn search_top(
         if let [c] = cols[..] {
             let want = offset.saturating_add(limit);
             let mut best = Best::new(want);
+            let theta = Cell::new(f32::NEG_INFINITY);
             match_into(
                 c,
                 terms,
@@ -387,8 +542,18 @@ pub fn search_top(
                 *max_expansions,
                 *operator,
                 *prefix_length,
-                keep,
-                &mut |r, s| best.push(r, s),
+                // `keep` (deletions, a prefilter) is asked only about rows good enough to
+                // enter the best so far: most rows never are.
+                &|_| true,
+                Some(&theta),
+                &mut |r, s| {
+                    if best.admits(r, s) && keep(r) {
+                        best.push(r, s);
+                        if let Some((fs, _)) = best.floor {
+                            theta.set(fs);
+                        }
+                    }
+                },
             )?;
             return Ok(best.into_sorted().into_iter().skip(offset).collect());
         }
@@ -417,14 +582,17 @@ impl Best {
         }
     }
 
+    /// Whether `(row, score)` would be kept now.
+    fn admits(&self, row: u64, score: f32) -> bool {
+        self.k > 0
+            && self
+                .floor
+                .is_none_or(|(fs, fr)| better(&(row, score), &(fr, fs)) == std::cmp::Ordering::Less)
+    }
+
     fn push(&mut self, row: u64, score: f32) {
-        if self.k == 0 {
+        if !self.admits(row, score) {
             return;
-        }
-        if let Some((fs, fr)) = self.floor {
-            if better(&(row, score), &(fr, fs)) != std::cmp::Ordering::Less {
-                return;
-            }
         }
         self.rows.push((row, score));
         if self.rows.len() >= 2 * self.k {

@@ -227,3 +227,46 @@ fn damaged_files_are_errors_not_panics() {
     }
     assert!(errors > 0);
 }
+
+/// On a corpus large enough for MaxScore to skip lists and blocks, the top `k` are those of
+/// ranking every match, to the bit, for one-, two- and three-term queries and any `k`.
+#[test]
+fn pruned_top_k_equals_ranking_every_match() {
+    let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    // Zipf-like words over a 300-word vocabulary.
+    let docs: Vec<String> = (0..20_000)
+        .map(|_| {
+            let n = 3 + next() % 20;
+            (0..n)
+                .map(|_| {
+                    let r = (next() % 10_000) as f64 / 10_000.0;
+                    format!("w{}", (300f64.powf(r * r) as u64))
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    let index = block_on(FtsIndex::open(&build(&docs, 7_000, 2))).unwrap_or_else(|e| unreachable!("{e}"));
+    let cols = [column(&index)];
+    for q in 0..60u64 {
+        let terms: Vec<String> = (0..1 + q % 3)
+            .map(|i| format!("w{}", (q * 7 + i * 13) % 40 + (q % 5) * 50))
+            .collect();
+        let query = FtsQuery::text(terms.join(" "));
+        let k = [1, 10, 100][(q % 3) as usize];
+        let keep = |r: u64| r % 11 != 3;
+        let got = search_top(&query, &cols, &keep, 0, Some(k)).unwrap_or_else(|e| unreachable!("{e}"));
+        let all = top(
+            evaluate(&query, &cols, &keep).unwrap_or_else(|e| unreachable!("{e}")),
+            0,
+            Some(k),
+        );
+        assert_eq!(got, all, "{terms:?} k={k}");
+    }
+}

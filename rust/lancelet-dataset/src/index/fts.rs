@@ -12,7 +12,7 @@
 //! `prefilter` the filter restricts the candidates before the top `k` are taken, otherwise
 //! it applies to the top `k`. Scoring is exhaustive, so the top `k` are exact either way.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
 use arrow_array::cast::AsArray;
@@ -681,7 +681,25 @@ impl Dataset {
         let stable = self.has_stable_row_ids();
         // Row id -> address for every live row (deleted rows have none).
         let rowid_index = if stable { Some(self.row_id_index().await?) } else { None };
-        let live = if stable { HashMap::new() } else { self.live_map().await? };
+        // Live row ranges by fragment id (ids are small and dense: a vector, not a map).
+        let mut live: Vec<Option<Vec<std::ops::Range<u64>>>> = Vec::new();
+        if !stable {
+            for f in self.fragments() {
+                let Ok(id) = usize::try_from(f.id) else { continue };
+                if live.len() <= id {
+                    live.resize(id + 1, None);
+                }
+                live[id] = Some(self.live_ranges(f).await?);
+            }
+        }
+        let is_live = |addr: u64| -> bool {
+            let Some(Some(ranges)) = live.get((addr >> 32) as usize) else {
+                return false;
+            };
+            let row = addr & 0xFFFF_FFFF;
+            let i = ranges.partition_point(|r| r.end <= row);
+            ranges.get(i).is_some_and(|r| r.start <= row)
+        };
         let allowed = match (&req.filter, req.prefilter) {
             (Some(f), true) if !f.trim().is_empty() => Some(self.matching_addresses(f, None).await?),
             _ => None,
@@ -689,7 +707,7 @@ impl Dataset {
         let to_addr = |row: u64| -> Option<u64> {
             match &rowid_index {
                 Some(ix) => ix.get(row),
-                None => super::knn::is_live(&live, row).then_some(row),
+                None => is_live(row).then_some(row),
             }
         };
         let keep = |row: u64| -> bool { to_addr(row).is_some_and(|a| allowed.as_ref().is_none_or(|s| s.contains(&a))) };
