@@ -52,7 +52,10 @@ impl Default for FtsIndexParams {
         Self {
             tokenizer: TokenizerConfig::default(),
             format_version: 2,
-            memory_limit_mb: 1024,
+            // Postings held before a partition is sealed, over all workers: measured on 1M
+            // documents, a larger budget only adds resident memory (2 partitions instead of
+            // 1 cost nothing measurable at query time).
+            memory_limit_mb: 256,
             num_workers: None,
         }
     }
