@@ -215,7 +215,8 @@ class BoostQuery(FullTextQuery):
 
 
 class MultiMatchQuery(FullTextQuery):
-    """``query`` matched against each of ``columns`` (scores added, each times its boost)."""
+    """``query`` matched against each of ``columns`` (each times its boost); a row scores
+    its best column's score, as in pylance."""
 
     def __init__(
         self,

@@ -70,7 +70,7 @@ pub enum FtsQuery {
         /// The factor for demoted rows.
         negative_boost: f32,
     },
-    /// One match per column, scores added (each times its boost).
+    /// One match per column (each times its boost); a row scores its best column.
     MultiMatch {
         /// The query text.
         query: String,

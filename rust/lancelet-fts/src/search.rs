@@ -102,14 +102,14 @@ pub fn evaluate(query: &FtsQuery, columns: &[ColumnSearch], keep: &(dyn Fn(u64) 
                     *prefix_length,
                     keep,
                 )?;
-                add_into(&mut out, hits);
+                max_into(&mut out, hits);
             }
             Ok(out)
         }
         FtsQuery::Phrase { column, terms, slop } => {
             let mut out = Hits::new();
             for c in pick(columns, column.as_deref())? {
-                add_into(&mut out, phrase_column(c, terms, *slop, keep)?);
+                max_into(&mut out, phrase_column(c, terms, *slop, keep)?);
             }
             Ok(out)
         }
@@ -123,7 +123,7 @@ pub fn evaluate(query: &FtsQuery, columns: &[ColumnSearch], keep: &(dyn Fn(u64) 
             for (i, name) in names.iter().enumerate() {
                 let boost = boosts.as_ref().and_then(|b| b.get(i)).copied().unwrap_or(1.0);
                 for c in pick(columns, Some(name))? {
-                    add_into(
+                    max_into(
                         &mut out,
                         match_column(c, query, boost, Some(0), 50, *operator, 0, keep)?,
                     );
@@ -182,6 +182,18 @@ pub fn evaluate(query: &FtsQuery, columns: &[ColumnSearch], keep: &(dyn Fn(u64) 
             }
             Ok(out)
         }
+    }
+}
+
+/// Merges the hits of one more column: a row keeps its best column's score (pylance).
+fn max_into(out: &mut Hits, hits: Hits) {
+    if out.is_empty() {
+        *out = hits;
+        return;
+    }
+    for (r, s) in hits {
+        let e = out.entry(r).or_insert(s);
+        *e = e.max(s);
     }
 }
 
