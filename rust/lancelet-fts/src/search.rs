@@ -349,6 +349,18 @@ fn match_into(
                 sink(row, score);
             }
         };
+        if operator == Operator::And {
+            // Every group must match: a partition missing one has no match; with one list
+            // per group, walk the shortest and probe the others.
+            let present = lists.iter().fold(0u64, |acc, l| acc | l.0);
+            if present.count_ones() < need {
+                continue;
+            }
+            if lists.len() == groups.len() {
+                intersect(p, &lists, &mut emit);
+                continue;
+            }
+        }
         if let (Operator::Or, Some(theta)) = (operator, floor) {
             max_score(p, &lists, theta, &mut emit);
             continue;
@@ -404,6 +416,49 @@ fn match_into(
 /// One decoded posting list of a query: the group bit, how often the term occurs in the
 /// query, its scorer, doc ids, frequencies and token id.
 type PostingList = (u64, u32, TermScorer, Vec<u32>, Vec<u32>, u32);
+
+/// The documents holding every list's term (one list per group), scored in query order as
+/// the exhaustive path scores them: the shortest list is walked, the others are probed by
+/// galloping search from where the last probe stopped.
+fn intersect(p: &Partition, lists: &[PostingList], emit: &mut dyn FnMut(u32, f32, u64)) {
+    let mut order: Vec<usize> = (0..lists.len()).collect();
+    order.sort_by_key(|i| lists[*i].3.len());
+    let Some((&lead, rest)) = order.split_first() else { return };
+    let mut at = vec![0usize; lists.len()];
+    let mut hit = vec![0usize; lists.len()];
+    'docs: for (li, d) in lists[lead].3.iter().enumerate() {
+        hit[lead] = li;
+        for &i in rest {
+            let docs = &lists[i].3;
+            // Galloping: double the step until past `d`, then binary search that span.
+            let (mut lo, mut step) = (at[i], 1usize);
+            while lo + step < docs.len() && docs[lo + step] < *d {
+                lo += step;
+                step *= 2;
+            }
+            let hi = (lo + step + 1).min(docs.len());
+            let j = lo + docs[lo..hi].partition_point(|x| x < d);
+            at[i] = j;
+            if docs.get(j) != Some(d) {
+                if j >= docs.len() {
+                    break 'docs;
+                }
+                continue 'docs;
+            }
+            hit[i] = j;
+        }
+        let mut score = 0f32;
+        let mut bits = 0u64;
+        for (i, l) in lists.iter().enumerate() {
+            let s = l.2.score(l.4[hit[i]], p.num_tokens[*d as usize]);
+            for _ in 0..l.1 {
+                score += s;
+            }
+            bits |= l.0;
+        }
+        emit(*d, score, bits);
+    }
+}
 
 /// Top-k of an OR match by MaxScore (Turtle and Flood): lists sorted by their best possible
 /// score; while the lists whose bounds add up to less than the current `k`-th score
@@ -641,34 +696,44 @@ fn phrase_column(c: &ColumnSearch, text: &str, slop: u32, keep: &(dyn Fn(u64) ->
     'parts: for (p, flat) in c.all() {
         let scorers: Vec<TermScorer> = terms.iter().map(|(t, _)| c.scorer(t, flat, 1.0)).collect();
         let Some(pos_col) = &p.positions else { continue };
-        // Per term: doc -> (freq, positions).
-        let mut per_term: Vec<HashMap<u32, (u32, Vec<u32>)>> = Vec::with_capacity(terms.len());
+        // Per term: its doc ids and frequencies, then the documents holding every term.
+        let mut lists = Vec::with_capacity(terms.len());
         for (t, _) in &terms {
             let Some(id) = p.token_id(t) else { continue 'parts };
             let (docs, freqs) = p.postings_of(id)?;
-            let positions = pos_col.of_token(id, &freqs)?;
+            lists.push((id, docs, freqs));
+        }
+        let mut common: Vec<u32> = lists[0].1.clone();
+        for (_, docs, _) in &lists[1..] {
+            let mut j = 0;
+            common.retain(|d| {
+                j += docs[j..].partition_point(|x| x < d);
+                docs.get(j) == Some(d)
+            });
+            if common.is_empty() {
+                continue 'parts;
+            }
+        }
+        // Positions only for the documents holding every term: (index in the postings,
+        // positions) per term and document.
+        let mut per_term: Vec<Vec<(usize, Vec<u32>)>> = Vec::with_capacity(terms.len());
+        for (id, docs, freqs) in &lists {
+            let positions = pos_col.of_token(*id, freqs)?;
             if positions.len() != docs.len() {
                 return Err(Error::corrupt("positions", "one position list per document expected"));
             }
-            per_term.push(
-                docs.into_iter()
-                    .zip(freqs)
-                    .zip(positions)
-                    .map(|((d, f), ps)| (d, (f, ps)))
-                    .collect(),
-            );
-        }
-        let (first, rest) = per_term
-            .split_first()
-            .ok_or_else(|| Error::InvalidArgument("empty phrase".into()))?;
-        for (doc, (f0, p0)) in first {
-            if !rest.iter().all(|m| m.contains_key(doc)) {
-                continue;
+            let mut positions: Vec<Option<Vec<u32>>> = positions.into_iter().map(Some).collect();
+            let mut j = 0;
+            let mut mine = Vec::with_capacity(common.len());
+            for d in &common {
+                j += docs[j..].partition_point(|x| x < d);
+                mine.push((j, positions[j].take().unwrap_or_default()));
             }
-            let lists: Vec<&[u32]> = std::iter::once(p0.as_slice())
-                .chain(rest.iter().map(|m| m[doc].1.as_slice()))
-                .collect();
-            if !phrase_at(&lists, &terms, slop) {
+            per_term.push(mine);
+        }
+        for (ci, doc) in common.iter().enumerate() {
+            let lists_at: Vec<&[u32]> = per_term.iter().map(|t| t[ci].1.as_slice()).collect();
+            if !phrase_at(&lists_at, &terms, slop) {
                 continue;
             }
             let row = p.row_ids[*doc as usize];
@@ -676,9 +741,9 @@ fn phrase_column(c: &ColumnSearch, text: &str, slop: u32, keep: &(dyn Fn(u64) ->
                 continue;
             }
             let dl = p.num_tokens[*doc as usize];
-            let mut s = scorers[0].score(*f0, dl);
-            for (i, m) in rest.iter().enumerate() {
-                s += scorers[i + 1].score(m[doc].0, dl);
+            let mut s = 0f32;
+            for (ti, t) in per_term.iter().enumerate() {
+                s += scorers[ti].score(lists[ti].2[t[ci].0], dl);
             }
             *out.entry(row).or_insert(0.0) += s;
         }
