@@ -241,8 +241,16 @@ impl PositionColumn {
         Ok(Self::V1(col.clone()))
     }
 
-    /// The positions of token `id` in each of its documents (posting order).
-    pub fn of_token(&self, id: u32, freqs: &[u32]) -> Result<Vec<Vec<u32>>> {
+    /// The positions of token `id` in each of its documents (posting order). With `wanted`
+    /// (ascending indexes into the postings) only those documents' positions are decoded
+    /// (the blocks holding them, in versions 2 and 3); the others come back empty.
+    pub fn of_token(&self, id: u32, freqs: &[u32], wanted: Option<&[usize]>) -> Result<Vec<Vec<u32>>> {
+        let want_block = |b: usize| {
+            wanted.is_none_or(|w| {
+                let i = w.partition_point(|x| *x < b * BLOCK);
+                w.get(i).is_some_and(|x| *x < (b + 1) * BLOCK)
+            })
+        };
         let i = id as usize;
         let v1 = match self {
             Self::V2(stream, offsets) => {
@@ -270,7 +278,11 @@ impl PositionColumn {
                         .get(start..end)
                         .ok_or_else(|| Error::corrupt("positions", "block offsets out of range"))?;
                     let f = &freqs[b * BLOCK..((b + 1) * BLOCK).min(freqs.len())];
-                    decode_v2_block(part, f, &mut out)?;
+                    if want_block(b) {
+                        decode_v2_block(part, f, &mut out)?;
+                    } else {
+                        out.extend(f.iter().map(|_| Vec::new()));
+                    }
                 }
                 return Ok(out);
             }
@@ -298,6 +310,14 @@ impl PositionColumn {
         let docs = docs
             .as_list_opt::<i32>()
             .ok_or_else(|| Error::corrupt("positions", "not a list of lists"))?;
-        (0..docs.len()).map(|d| decode_v1(docs.value(d).as_ref())).collect()
+        (0..docs.len())
+            .map(|d| {
+                if wanted.is_none_or(|w| w.binary_search(&d).is_ok()) {
+                    decode_v1(docs.value(d).as_ref())
+                } else {
+                    Ok(Vec::new())
+                }
+            })
+            .collect()
     }
 }

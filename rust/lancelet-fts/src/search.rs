@@ -423,7 +423,9 @@ type PostingList = (u64, u32, TermScorer, Vec<u32>, Vec<u32>, u32);
 fn intersect(p: &Partition, lists: &[PostingList], emit: &mut dyn FnMut(u32, f32, u64)) {
     let mut order: Vec<usize> = (0..lists.len()).collect();
     order.sort_by_key(|i| lists[*i].3.len());
-    let Some((&lead, rest)) = order.split_first() else { return };
+    let Some((&lead, rest)) = order.split_first() else {
+        return;
+    };
     let mut at = vec![0usize; lists.len()];
     let mut hit = vec![0usize; lists.len()];
     'docs: for (li, d) in lists[lead].3.iter().enumerate() {
@@ -718,18 +720,22 @@ fn phrase_column(c: &ColumnSearch, text: &str, slop: u32, keep: &(dyn Fn(u64) ->
         // positions) per term and document.
         let mut per_term: Vec<Vec<(usize, Vec<u32>)>> = Vec::with_capacity(terms.len());
         for (id, docs, freqs) in &lists {
-            let positions = pos_col.of_token(*id, freqs)?;
+            let mut idx = Vec::with_capacity(common.len());
+            let mut j = 0;
+            for d in &common {
+                j += docs[j..].partition_point(|x| x < d);
+                idx.push(j);
+            }
+            let positions = pos_col.of_token(*id, freqs, Some(&idx))?;
             if positions.len() != docs.len() {
                 return Err(Error::corrupt("positions", "one position list per document expected"));
             }
             let mut positions: Vec<Option<Vec<u32>>> = positions.into_iter().map(Some).collect();
-            let mut j = 0;
-            let mut mine = Vec::with_capacity(common.len());
-            for d in &common {
-                j += docs[j..].partition_point(|x| x < d);
-                mine.push((j, positions[j].take().unwrap_or_default()));
-            }
-            per_term.push(mine);
+            per_term.push(
+                idx.into_iter()
+                    .map(|j| (j, positions[j].take().unwrap_or_default()))
+                    .collect(),
+            );
         }
         for (ci, doc) in common.iter().enumerate() {
             let lists_at: Vec<&[u32]> = per_term.iter().map(|t| t[ci].1.as_slice()).collect();
