@@ -78,7 +78,9 @@ impl PartitionBuilder {
                     None => {
                         ids.insert(tok.to_string(), next_id);
                         terms.push(TermPostings::default());
-                        *bytes += tok.len() + 64;
+                        // The token twice (map key, later the dictionary), the map entry
+                        // and an empty postings record.
+                        *bytes += 2 * tok.len() + 48 + std::mem::size_of::<TermPostings>();
                         next_id
                     }
                 };
@@ -105,10 +107,13 @@ impl PartitionBuilder {
         self.bytes += 12;
         for (id, (freq, positions)) in self.scratch.drain() {
             let t = &mut self.terms[id as usize];
+            // What the vectors hold, capacity included (they grow by doubling).
+            let before = t.docs.capacity() + t.freqs.capacity() + t.positions.capacity();
             t.docs.push(doc);
             t.freqs.push(freq);
-            self.bytes += 8 + 4 * positions.len();
             t.positions.extend_from_slice(&positions);
+            let after = t.docs.capacity() + t.freqs.capacity() + t.positions.capacity();
+            self.bytes += 4 * (after - before);
         }
         Ok(())
     }
@@ -118,7 +123,8 @@ impl PartitionBuilder {
         self.row_ids.len()
     }
 
-    /// An estimate of the memory the partition holds.
+    /// The memory the partition holds: postings by their vectors' capacity, tokens and
+    /// per-token records by their size.
     pub fn memory_bytes(&self) -> usize {
         self.bytes
     }
