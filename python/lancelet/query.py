@@ -193,8 +193,8 @@ class PhraseQuery(FullTextQuery):
 
 
 class BoostQuery(FullTextQuery):
-    """Rows of ``positive``; those also matching ``negative`` have their score multiplied
-    by ``negative_boost``."""
+    """Rows of ``positive``; those also matching ``negative`` lose ``negative_boost`` times
+    their ``negative`` score (``positive - negative_boost * negative``, as in pylance)."""
 
     def __init__(self, positive: FullTextQuery, negative: FullTextQuery, *, negative_boost: float = 0.5):
         if not isinstance(positive, FullTextQuery) or not isinstance(negative, FullTextQuery):
