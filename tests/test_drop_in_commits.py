@@ -291,7 +291,7 @@ def test_an_index_committed_without_details_lists_as_unknown(committer, tmp_path
         assert (back.files, back.index_details, back.created_at) == (None, None, None)
     assert seen[0] == seen[1]
     assert seen[0][:3] == ("Unknown", "", ["text"]) and seen[0][3] > 0
-    # pylance still searches it (lancelet does not build or search full-text indexes yet).
+    # pylance still searches it (it finds the files by their names; lancelet needs the details).
     assert lance.dataset(uri).to_table(full_text_query="apple").num_rows == 10
 
 

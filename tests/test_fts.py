@@ -299,3 +299,33 @@ def test_bad_input_is_a_typed_error(tmp_path):
         ds.to_table(full_text_query=12)
     with pytest.raises(InvalidArgumentError):
         MatchQuery("fox", "text", operator="XOR")
+
+
+def test_an_updated_row_with_a_stable_id_is_not_found_by_its_old_text(tmp_path):
+    """With stable row ids an update moves the row (same id) to a new fragment; the index's
+    entries for its old text must not answer for it (pylance returns nothing)."""
+    t = pa.table({"id": range(6), "text": ["a dog", "cat nap", "bird", "cat", "cat food", "fish"]})
+    uri = str(tmp_path / "d")
+    ds = lancelet.write_dataset(t, uri, max_rows_per_file=2, enable_stable_row_ids=True)
+    ds.create_scalar_index("text", "INVERTED")
+    ds.update({"text": "'purple fox'"}, where="id = 4")
+    for d in (lancelet.dataset(uri), lance.dataset(uri)):
+        assert sorted(d.to_table(full_text_query="cat")["id"].to_pylist()) == [1, 3]
+        assert d.to_table(full_text_query="purple")["id"].to_pylist() == [4]
+    same(scores(lancelet.dataset(uri).to_table(full_text_query="cat")), scores(lance.dataset(uri).to_table(full_text_query="cat")))
+
+
+def test_a_second_index_on_a_column_is_not_a_segment_of_the_first(tmp_path):
+    ds = make(lancelet, tmp_path / "d")
+    ds.create_scalar_index("text", "INVERTED")
+    one = scores(ds.to_table(full_text_query="fox"))
+    ds.create_scalar_index("text", "INVERTED", name="other")
+    same(scores(ds.to_table(full_text_query="fox")), one)
+    same(scores(lance.dataset(str(tmp_path / "d")).to_table(full_text_query="fox")), one)
+
+
+def test_format_version_takes_pylances_spellings(tmp_path):
+    ds = make(lancelet, tmp_path / "d", n=200)
+    ds.create_scalar_index("text", "INVERTED", format_version="v1")
+    assert ds.list_indices()[0]["type"] == "Inverted"
+    same(scores(ds.to_table(full_text_query="fox")), scores(lance.dataset(str(tmp_path / "d")).to_table(full_text_query="fox")))

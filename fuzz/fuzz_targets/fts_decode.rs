@@ -80,6 +80,7 @@ fuzz_target!(|data: &[u8]| {
                 analyzer,
                 stats: index.stats(),
                 with_position: index.params.with_position,
+                indexed_rows: None,
             };
             for q in [
                 FtsQuery::text("fox dog"),

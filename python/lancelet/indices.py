@@ -186,8 +186,8 @@ class IndexMethods:
             )
         if not train or index_uuid is not None:
             raise UnsupportedFeatureError(
-                "train=False and index_uuid (full-text index segments) are not supported: lancelet does not build "
-                "INVERTED indexes yet; build scalar index segments with create_index_uncommitted(fragment_ids=...)"
+                "train=False and index_uuid (pylance's full-text parts) are not supported; build index segments "
+                "with create_index_uncommitted(fragment_ids=...), INVERTED ones included"
             )
         self._native = _native.create_scalar_index(self._native, column, index_type, name, replace, numeric)
         return self

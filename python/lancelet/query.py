@@ -333,6 +333,10 @@ def params_json(params: Dict[str, Any], format_version: Optional[int]) -> str:
     g = p.get("document_granularity")
     if g is not None:
         p["document_granularity"] = str(getattr(g, "value", g))
+    if isinstance(format_version, str) and format_version.lower() in ("v1", "v2", "v3"):
+        format_version = int(format_version[1])  # pylance's spelling
+    if isinstance(p.get("format_version"), str) and str(p["format_version"]).lower() in ("v1", "v2", "v3"):
+        p["format_version"] = int(p["format_version"][1])
     if format_version is not None:
         p["format_version"] = format_version
     elif "format_version" not in p:

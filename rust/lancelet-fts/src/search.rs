@@ -21,7 +21,7 @@ use crate::score::{Stats, TermScorer};
 /// Scores follow pylance: indexed rows are scored against the statistics of the index
 /// segments alone; unindexed rows against those statistics plus their own (documents,
 /// tokens and document frequencies added up).
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ColumnSearch {
     /// The column.
     pub column: String,
@@ -35,9 +35,31 @@ pub struct ColumnSearch {
     pub stats: Stats,
     /// Whether positions are kept (phrase queries need them).
     pub with_position: bool,
+    /// Which rows the index segments may answer for (`None`: all they hold). With stable
+    /// row ids an updated row keeps its id but moves to a fragment the segments do not
+    /// cover: their entries for it are stale, and the unindexed partition has it now.
+    pub indexed_rows: Option<Arc<dyn Fn(u64) -> bool + Send + Sync>>,
+}
+
+impl std::fmt::Debug for ColumnSearch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ColumnSearch")
+            .field("column", &self.column)
+            .field("partitions", &self.partitions.len())
+            .field("flat", &self.flat.is_some())
+            .field("stats", &self.stats)
+            .field("with_position", &self.with_position)
+            .field("indexed_rows", &self.indexed_rows.is_some())
+            .finish()
+    }
 }
 
 impl ColumnSearch {
+    /// Whether a row found in a partition may be returned from it.
+    fn answers(&self, flat: bool, row: u64) -> bool {
+        flat || self.indexed_rows.as_ref().is_none_or(|ok| ok(row))
+    }
+
     /// Every partition to search, with whether it is the unindexed one.
     fn all(&self) -> impl Iterator<Item = (&Arc<Partition>, bool)> {
         self.partitions
@@ -345,7 +367,7 @@ fn match_into(
                 return;
             }
             let row = p.row_ids[d as usize];
-            if keep(row) {
+            if c.answers(flat, row) && keep(row) {
                 sink(row, score);
             }
         };
@@ -743,7 +765,7 @@ fn phrase_column(c: &ColumnSearch, text: &str, slop: u32, keep: &(dyn Fn(u64) ->
                 continue;
             }
             let row = p.row_ids[*doc as usize];
-            if !keep(row) {
+            if !c.answers(flat, row) || !keep(row) {
                 continue;
             }
             let dl = p.num_tokens[*doc as usize];

@@ -61,6 +61,7 @@ fn column(index: &FtsIndex) -> ColumnSearch {
         analyzer: index.analyzer().unwrap_or_else(|e| unreachable!("{e}")),
         stats: index.stats(),
         with_position: true,
+        indexed_rows: None,
     }
 }
 

@@ -579,8 +579,11 @@ impl Dataset {
             if !all && !wanted.iter().any(|w| w.as_deref() == Some(col.as_str())) {
                 continue;
             }
+            // A second INVERTED index on the same column is not a segment of the first:
+            // the first one the manifest lists answers (pylance searches one too).
             match by_column.iter_mut().find(|(c, _)| *c == col) {
-                Some((_, v)) => v.push(idx),
+                Some((_, v)) if v[0].name == idx.name => v.push(idx),
+                Some(_) => {}
                 None => by_column.push((col, vec![idx])),
             }
         }
@@ -611,6 +614,17 @@ impl Dataset {
             } else {
                 None
             };
+            // With stable row ids an updated row keeps its id in a fragment the segments do
+            // not cover: their entries for it are stale (the unindexed rows have it).
+            let indexed_rows: Option<Arc<dyn Fn(u64) -> bool + Send + Sync>> = if self.has_stable_row_ids() {
+                let index = self.row_id_index().await?;
+                let covered = covered.clone();
+                Some(Arc::new(move |row: u64| {
+                    index.get(row).is_some_and(|a| covered.contains(&((a >> 32) as u32)))
+                }))
+            } else {
+                None
+            };
             out.push(ColumnSearch {
                 column,
                 partitions,
@@ -618,6 +632,7 @@ impl Dataset {
                 analyzer: first.analyzer()?,
                 stats,
                 with_position: first.params.with_position,
+                indexed_rows,
             });
         }
         Ok(out)
