@@ -11,7 +11,6 @@ use std::sync::Arc;
 
 use arrow_array::builder::{LargeBinaryBuilder, ListBuilder};
 use arrow_array::cast::AsArray;
-use arrow_array::types::Float32Type;
 use arrow_array::{
     Array, ArrayRef, BinaryArray, Float32Array, LargeBinaryArray, ListArray, RecordBatch, UInt32Array, UInt64Array,
 };
@@ -279,8 +278,6 @@ pub struct Partition {
     pub postings: ListArray,
     /// Documents by token id.
     pub lengths: Vec<u32>,
-    /// Best block score by token id.
-    pub max_scores: Vec<f32>,
     /// Impact entries by token id (one per block first), when the file has them.
     pub impacts: Option<ListArray>,
     /// Positions, when kept.
@@ -325,7 +322,8 @@ pub async fn read_partition(store: &dyn IndexStore, p: u64, format: &IndexFormat
         .iter()
         .map(|f| f.name().clone())
         .collect();
-    let mut wanted = vec!["_posting", "_max_score", "_length"];
+    // `_max_score` is not read: bounds come from the impacts, against the query's statistics.
+    let mut wanted = vec!["_posting", "_length"];
     if names.iter().any(|n| n == "_impacts") {
         wanted.push("_impacts");
     }
@@ -338,11 +336,6 @@ pub async fn read_partition(store: &dyn IndexStore, p: u64, format: &IndexFormat
         .ok_or_else(|| Error::corrupt(&inf, "_posting is not a list of large binary"))?
         .clone();
     let lengths = files::u32s(&b, "_length", &inf)?;
-    let max_scores = files::column(&b, "_max_score", &inf)?
-        .as_primitive_opt::<Float32Type>()
-        .ok_or_else(|| Error::corrupt(&inf, "_max_score is not float32"))?
-        .values()
-        .to_vec();
     let n_terms = tokens.len();
     if postings.len() != n_terms || lengths.len() != n_terms {
         return Err(Error::corrupt(
@@ -385,7 +378,6 @@ pub async fn read_partition(store: &dyn IndexStore, p: u64, format: &IndexFormat
         total_tokens,
         postings,
         lengths,
-        max_scores,
         impacts,
         positions,
         tail: format.tail(),

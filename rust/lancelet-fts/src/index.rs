@@ -92,7 +92,6 @@ impl Partition {
         let mut b = ListBuilder::new(LargeBinaryBuilder::new());
         let mut lengths = Vec::with_capacity(p.postings.len());
         let mut impacts = ListBuilder::new(LargeBinaryBuilder::new());
-        let mut max_scores = Vec::with_capacity(p.postings.len());
         let mut raw = Vec::new();
         let with_positions = p.postings.iter().any(|t| !t.positions.is_empty());
         for t in p.postings {
@@ -105,7 +104,6 @@ impl Partition {
             }
             impacts.append(true);
             lengths.push(t.length);
-            max_scores.push(t.max_score);
             if with_positions {
                 raw.push((t.positions, t.freqs));
             }
@@ -117,7 +115,6 @@ impl Partition {
             num_tokens: p.num_tokens,
             postings: b.finish(),
             lengths,
-            max_scores,
             impacts: Some(impacts.finish()),
             positions: with_positions.then_some(PositionColumn::Raw(raw)),
             tail,

@@ -99,7 +99,7 @@ impl ColumnSearch {
 /// Matching rows and their scores.
 pub type Hits = HashMap<u64, f32>;
 
-/// Evaluates `query` over `columns`; `default_columns` serve a match without a column. A
+/// Evaluates `query` over `columns` (every one for a match or phrase without a column). A
 /// row is a candidate only if `keep(row_id)`.
 pub fn evaluate(query: &FtsQuery, columns: &[ColumnSearch], keep: &(dyn Fn(u64) -> bool + Sync)) -> Result<Hits> {
     match query {
