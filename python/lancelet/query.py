@@ -170,7 +170,8 @@ class MatchQuery(FullTextQuery):
 
 class PhraseQuery(FullTextQuery):
     """Rows of ``column`` holding the terms of ``query`` in order, with at most ``slop``
-    extra positions between them (the index needs ``with_position=True``)."""
+    extra positions between each term and the next (slop 1 finds "a b c" in "a x b x c"; as
+    pylance counts it). The index needs ``with_position=True``."""
 
     def __init__(
         self,

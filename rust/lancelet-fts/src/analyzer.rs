@@ -1,172 +1,182 @@
 //! Text analysis: pylance's tokenizer parameters and the analyzer they build.
 //!
-//! The contract is "the same tokens for the same text as pylance 14", so the analyzer is
-//! assembled from tantivy's (the library pylance's analyzers come from) in pylance's order:
-//! base tokenizer, then drop tokens of `max_token_length` bytes or more, lower-case, stem,
-//! drop stop words, fold to ASCII. Positions are the base tokenizer's: a dropped token leaves
-//! a gap, so a phrase never matches across it.
+//! The contract is "the same tokens for the same text as pylance 14". The analyzer runs in
+//! pylance's order: the base tokenizer ([`crate::split`]), then drop pieces of
+//! `max_token_length` bytes or more, lower-case (character by character), stem (Snowball,
+//! the revision pylance 14 pins), drop stop words (pylance 14's lists, which keep negations:
+//! `not`, `ne`, `pas`, `nicht`, `kein`, ...), fold to ASCII ([`crate::fold`]). Positions
+//! are the base tokenizer's, so a dropped token leaves a gap and a phrase never matches
+//! across it.
 //!
-//! Beyond pylance, `base_tokenizer="cjk"` splits Han, Hiragana, Katakana and Hangul runs
-//! into overlapping character bigrams (and other text as `simple` does), which finds CJK
-//! words without downloading a language model.
+//! Beyond pylance, `base_tokenizer="cjk"` cuts Han, Hiragana, Katakana and Hangul runs into
+//! overlapping character bigrams, which finds CJK words without downloading a language model.
+
+use std::collections::HashSet;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
-use tantivy::tokenizer::{
-    AsciiFoldingFilter, Language, LowerCaser, NgramTokenizer, RawTokenizer, RemoveLongFilter, SimpleTokenizer, Stemmer,
-    StopWordFilter, TextAnalyzer, TokenStream, WhitespaceTokenizer,
-};
 
-use crate::cjk::CjkBigramTokenizer;
 use crate::error::{Error, Result};
+use crate::split::Base;
 
-/// The languages of the stemmer and stop-word lists (tantivy's, by pylance's names).
-const LANGUAGES: [(&str, Language); 18] = [
-    ("Arabic", Language::Arabic),
-    ("Danish", Language::Danish),
-    ("Dutch", Language::Dutch),
-    ("English", Language::English),
-    ("Finnish", Language::Finnish),
-    ("French", Language::French),
-    ("German", Language::German),
-    ("Greek", Language::Greek),
-    ("Hungarian", Language::Hungarian),
-    ("Italian", Language::Italian),
-    ("Norwegian", Language::Norwegian),
-    ("Portuguese", Language::Portuguese),
-    ("Romanian", Language::Romanian),
-    ("Russian", Language::Russian),
-    ("Spanish", Language::Spanish),
-    ("Swedish", Language::Swedish),
-    ("Tamil", Language::Tamil),
-    ("Turkish", Language::Turkish),
+/// The languages of the stemmers and stop-word lists, by pylance's names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(missing_docs, reason = "each variant is the language it names")]
+pub enum Language {
+    Arabic,
+    Danish,
+    Dutch,
+    English,
+    Finnish,
+    French,
+    German,
+    Greek,
+    Hungarian,
+    Italian,
+    Norwegian,
+    Portuguese,
+    Romanian,
+    Russian,
+    Spanish,
+    Swedish,
+    Tamil,
+    Turkish,
+}
+
+/// Every language (in the enum's order) with its stemmer and its stop words (observed from pylance 14: every word
+/// of NLTK's, stopwords-iso's and Snowball's lists for the language was indexed with it,
+/// and the list holds those it dropped).
+const LANGUAGES: [(&str, Language, frostem::Algorithm, &str); 18] = [
+    (
+        "Arabic",
+        Language::Arabic,
+        frostem::Algorithm::Arabic,
+        include_str!("stopwords/arabic.txt"),
+    ),
+    (
+        "Danish",
+        Language::Danish,
+        frostem::Algorithm::Danish,
+        include_str!("stopwords/danish.txt"),
+    ),
+    (
+        "Dutch",
+        Language::Dutch,
+        frostem::Algorithm::Dutch,
+        include_str!("stopwords/dutch.txt"),
+    ),
+    (
+        "English",
+        Language::English,
+        frostem::Algorithm::English,
+        include_str!("stopwords/english.txt"),
+    ),
+    (
+        "Finnish",
+        Language::Finnish,
+        frostem::Algorithm::Finnish,
+        include_str!("stopwords/finnish.txt"),
+    ),
+    (
+        "French",
+        Language::French,
+        frostem::Algorithm::French,
+        include_str!("stopwords/french.txt"),
+    ),
+    (
+        "German",
+        Language::German,
+        frostem::Algorithm::German,
+        include_str!("stopwords/german.txt"),
+    ),
+    (
+        "Greek",
+        Language::Greek,
+        frostem::Algorithm::Greek,
+        include_str!("stopwords/greek.txt"),
+    ),
+    (
+        "Hungarian",
+        Language::Hungarian,
+        frostem::Algorithm::Hungarian,
+        include_str!("stopwords/hungarian.txt"),
+    ),
+    (
+        "Italian",
+        Language::Italian,
+        frostem::Algorithm::Italian,
+        include_str!("stopwords/italian.txt"),
+    ),
+    (
+        "Norwegian",
+        Language::Norwegian,
+        frostem::Algorithm::Norwegian,
+        include_str!("stopwords/norwegian.txt"),
+    ),
+    (
+        "Portuguese",
+        Language::Portuguese,
+        frostem::Algorithm::Portuguese,
+        include_str!("stopwords/portuguese.txt"),
+    ),
+    (
+        "Romanian",
+        Language::Romanian,
+        frostem::Algorithm::Romanian,
+        include_str!("stopwords/romanian.txt"),
+    ),
+    (
+        "Russian",
+        Language::Russian,
+        frostem::Algorithm::Russian,
+        include_str!("stopwords/russian.txt"),
+    ),
+    (
+        "Spanish",
+        Language::Spanish,
+        frostem::Algorithm::Spanish,
+        include_str!("stopwords/spanish.txt"),
+    ),
+    (
+        "Swedish",
+        Language::Swedish,
+        frostem::Algorithm::Swedish,
+        include_str!("stopwords/swedish.txt"),
+    ),
+    (
+        "Tamil",
+        Language::Tamil,
+        frostem::Algorithm::Tamil,
+        include_str!("stopwords/tamil.txt"),
+    ),
+    (
+        "Turkish",
+        Language::Turkish,
+        frostem::Algorithm::Turkish,
+        include_str!("stopwords/turkish.txt"),
+    ),
 ];
 
-/// The English stop words of pylance 14 (122 words, observed by indexing every word of a
-/// 35,000-word vocabulary with it: tantivy's own English list is Lucene's 33 words).
-const ENGLISH_STOP_WORDS: [&str; 122] = [
-    "i",
-    "me",
-    "my",
-    "myself",
-    "we",
-    "our",
-    "ours",
-    "ourselves",
-    "you",
-    "your",
-    "yours",
-    "yourself",
-    "yourselves",
-    "he",
-    "him",
-    "his",
-    "himself",
-    "she",
-    "her",
-    "hers",
-    "herself",
-    "it",
-    "its",
-    "itself",
-    "they",
-    "them",
-    "their",
-    "theirs",
-    "themselves",
-    "what",
-    "which",
-    "who",
-    "whom",
-    "this",
-    "that",
-    "these",
-    "those",
-    "am",
-    "is",
-    "are",
-    "was",
-    "were",
-    "be",
-    "been",
-    "being",
-    "have",
-    "has",
-    "had",
-    "having",
-    "do",
-    "does",
-    "did",
-    "doing",
-    "should",
-    "a",
-    "an",
-    "the",
-    "and",
-    "but",
-    "if",
-    "or",
-    "because",
-    "as",
-    "until",
-    "while",
-    "of",
-    "at",
-    "by",
-    "for",
-    "with",
-    "about",
-    "against",
-    "between",
-    "into",
-    "through",
-    "during",
-    "before",
-    "after",
-    "above",
-    "below",
-    "to",
-    "from",
-    "up",
-    "down",
-    "in",
-    "out",
-    "on",
-    "off",
-    "over",
-    "under",
-    "again",
-    "further",
-    "then",
-    "once",
-    "here",
-    "there",
-    "when",
-    "where",
-    "why",
-    "how",
-    "all",
-    "any",
-    "both",
-    "each",
-    "few",
-    "more",
-    "most",
-    "other",
-    "some",
-    "such",
-    "only",
-    "own",
-    "same",
-    "so",
-    "than",
-    "too",
-    "very",
-    "can",
-    "will",
-    "just",
-    "now",
-    "re",
-];
+impl Language {
+    fn entry(self) -> &'static (&'static str, Language, frostem::Algorithm, &'static str) {
+        // The table lists the languages in the enum's order (a test checks it).
+        &LANGUAGES[self as usize]
+    }
+
+    /// pylance's name of the language.
+    pub fn name(self) -> &'static str {
+        self.entry().0
+    }
+
+    /// The language's stop words.
+    pub fn stop_words(self) -> impl Iterator<Item = &'static str> {
+        self.entry().3.lines()
+    }
+
+    fn stemmer(self) -> frostem::Stemmer {
+        frostem::Stemmer::new(self.entry().2)
+    }
+}
 
 /// The base tokenizers lancelet knows.
 pub const BASE_TOKENIZERS: [&str; 5] = ["simple", "whitespace", "raw", "ngram", "cjk"];
@@ -224,17 +234,17 @@ impl Default for TokenizerConfig {
 }
 
 impl TokenizerConfig {
-    /// The stemmer language.
+    /// The stemmer's and stop words' language.
     pub fn language(&self) -> Result<Language> {
         LANGUAGES
             .iter()
-            .find(|(name, _)| name.eq_ignore_ascii_case(self.language.trim_matches('"')))
-            .map(|(_, l)| *l)
+            .find(|e| e.0.eq_ignore_ascii_case(self.language.trim_matches('"')))
+            .map(|e| e.1)
             .ok_or_else(|| {
                 Error::InvalidArgument(format!(
                     "unknown language {:?}; expected one of {}",
                     self.language,
-                    LANGUAGES.map(|(n, _)| n).join(", ")
+                    LANGUAGES.map(|e| e.0).join(", ")
                 ))
             })
     }
@@ -249,11 +259,11 @@ impl TokenizerConfig {
                 )));
             }
         }
-        let builder = match self.base_tokenizer.as_str() {
-            "simple" => TextAnalyzer::builder(SimpleTokenizer::default()).dynamic(),
-            "whitespace" => TextAnalyzer::builder(WhitespaceTokenizer::default()).dynamic(),
-            "raw" => TextAnalyzer::builder(RawTokenizer::default()).dynamic(),
-            "cjk" => TextAnalyzer::builder(CjkBigramTokenizer).dynamic(),
+        let base = match self.base_tokenizer.as_str() {
+            "simple" => Base::Simple,
+            "whitespace" => Base::Whitespace,
+            "raw" => Base::Raw,
+            "cjk" => Base::Cjk,
             "ngram" => {
                 let (min, max) = (self.min_ngram_length as usize, self.max_ngram_length as usize);
                 if min == 0 || min > max {
@@ -261,9 +271,11 @@ impl TokenizerConfig {
                         "ngram lengths must satisfy 0 < min_ngram_length <= max_ngram_length, got {min} and {max}"
                     )));
                 }
-                let ngram = NgramTokenizer::new(min, max, self.prefix_only)
-                    .map_err(|e| Error::InvalidArgument(e.to_string()))?;
-                TextAnalyzer::builder(ngram).dynamic()
+                Base::Ngram {
+                    min,
+                    max,
+                    prefix_only: self.prefix_only,
+                }
             }
             other if other.starts_with("jieba") || other.starts_with("lindera") || other.starts_with("icu") => {
                 return Err(Error::Unsupported(format!(
@@ -278,35 +290,22 @@ impl TokenizerConfig {
                 )))
             }
         };
-        let mut builder = builder;
-        if let Some(n) = self.max_token_length {
-            builder = builder.filter_dynamic(RemoveLongFilter::limit(n));
-        }
-        if self.lower_case {
-            builder = builder.filter_dynamic(LowerCaser);
-        }
-        if self.stem {
-            builder = builder.filter_dynamic(Stemmer::new(language));
-        }
-        if self.remove_stop_words {
-            let filter = match &self.custom_stop_words {
-                Some(words) => StopWordFilter::remove(words.iter().cloned()),
-                None if language == Language::English => {
-                    StopWordFilter::remove(ENGLISH_STOP_WORDS.iter().map(|w| w.to_string()))
-                }
-                None => StopWordFilter::new(language).ok_or_else(|| {
-                    Error::InvalidArgument(format!(
-                        "there is no stop-word list for {:?}; pass custom_stop_words or remove_stop_words=False",
-                        self.language
-                    ))
-                })?,
-            };
-            builder = builder.filter_dynamic(filter);
-        }
-        if self.ascii_folding {
-            builder = builder.filter_dynamic(AsciiFoldingFilter);
-        }
-        Ok(Analyzer { inner: builder.build() })
+        let stop_words = self.remove_stop_words.then(|| {
+            Arc::new(match &self.custom_stop_words {
+                Some(words) => words.iter().cloned().collect(),
+                None => language.stop_words().map(str::to_string).collect::<HashSet<_>>(),
+            })
+        });
+        Ok(Analyzer {
+            base,
+            max_token_length: self.max_token_length,
+            lower_case: self.lower_case,
+            stemmer: self.stem.then(|| language.stemmer()),
+            stop_words,
+            ascii_folding: self.ascii_folding,
+            lowered: String::new(),
+            folded: String::new(),
+        })
     }
 
     /// The `params` JSON object stored in `metadata.lance` (pylance's keys).
@@ -348,7 +347,8 @@ impl TokenizerConfig {
         Value::Object(m)
     }
 
-    /// Reads the `params` JSON of an index; missing keys take pylance's defaults.
+    /// Reads the `params` JSON of an index (or a user's keywords); missing keys take
+    /// pylance's defaults, which for `ngram` are no stemming and no stop words.
     pub fn from_json(v: &Value) -> Result<Self> {
         let obj = v
             .as_object()
@@ -357,6 +357,11 @@ impl TokenizerConfig {
         let get = |k: &str| obj.get(k).filter(|v| !v.is_null());
         if let Some(v) = get("base_tokenizer") {
             c.base_tokenizer = json_str(v, "base_tokenizer")?;
+            if c.base_tokenizer == "ngram" {
+                // pylance's n-gram defaults: grams are neither stemmed nor stop words.
+                c.stem = false;
+                c.remove_stop_words = false;
+            }
         }
         if let Some(v) = get("language") {
             c.language = json_str(v, "language")?;
@@ -432,23 +437,69 @@ fn json_u64(v: &Value, key: &str) -> Result<u64> {
 /// A built analyzer: text in, `(token, position)` out.
 #[derive(Clone)]
 pub struct Analyzer {
-    inner: TextAnalyzer,
+    base: Base,
+    max_token_length: Option<usize>,
+    lower_case: bool,
+    stemmer: Option<frostem::Stemmer>,
+    stop_words: Option<Arc<HashSet<String>>>,
+    ascii_folding: bool,
+    /// Scratch buffers, reused from token to token.
+    lowered: String,
+    folded: String,
 }
 
 impl std::fmt::Debug for Analyzer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Analyzer")
+        f.debug_struct("Analyzer")
+            .field("base", &self.base)
+            .finish_non_exhaustive()
     }
 }
 
 impl Analyzer {
     /// Calls `each(token, position)` for every token of `text`, in order.
     pub fn for_each(&mut self, text: &str, mut each: impl FnMut(&str, u32)) {
-        let mut stream = self.inner.token_stream(text);
-        while stream.advance() {
-            let t = stream.token();
-            each(&t.text, t.position as u32);
-        }
+        let Analyzer {
+            base,
+            max_token_length,
+            lower_case,
+            stemmer,
+            stop_words,
+            ascii_folding,
+            lowered,
+            folded,
+        } = self;
+        base.split(text, |piece, position| {
+            if max_token_length.is_some_and(|n| piece.len() >= n) {
+                return;
+            }
+            let mut token = piece;
+            if *lower_case {
+                if !piece.is_ascii() {
+                    // Character by character, as pylance does (a final sigma stays `σ`).
+                    lowered.clear();
+                    lowered.extend(piece.chars().flat_map(char::to_lowercase));
+                    token = lowered.as_str();
+                } else if piece.bytes().any(|b| b.is_ascii_uppercase()) {
+                    lowered.clear();
+                    lowered.push_str(piece);
+                    lowered.make_ascii_lowercase();
+                    token = lowered.as_str();
+                }
+            }
+            let stemmed = stemmer.as_ref().map(|s| s.stem(token));
+            if let Some(s) = &stemmed {
+                token = s;
+            }
+            if stop_words.as_ref().is_some_and(|w| w.contains(token)) {
+                return;
+            }
+            if *ascii_folding && !token.is_ascii() {
+                crate::fold::fold_into(token, folded);
+                token = folded.as_str();
+            }
+            each(token, position);
+        });
     }
 
     /// The tokens of `text`, in order.
@@ -456,5 +507,70 @@ impl Analyzer {
         let mut out = Vec::new();
         self.for_each(text, |t, _| out.push(t.to_string()));
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn analyze(params: Value, text: &str) -> Vec<(String, u32)> {
+        let mut a = TokenizerConfig::from_json(&params)
+            .and_then(|c| c.build())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut out = Vec::new();
+        a.for_each(text, |t, p| out.push((t.to_string(), p)));
+        out
+    }
+
+    fn tokens(params: Value, text: &str) -> Vec<String> {
+        analyze(params, text).into_iter().map(|(t, _)| t).collect()
+    }
+
+    #[test]
+    fn the_language_table_follows_the_enum() {
+        for (i, entry) in LANGUAGES.iter().enumerate() {
+            assert_eq!(entry.1 as usize, i, "{}", entry.0);
+            assert_eq!(entry.1.name(), entry.0);
+            assert!(entry.1.stop_words().all(|w| !w.is_empty() && w.trim() == w));
+        }
+    }
+
+    #[test]
+    fn english_defaults_stem_drop_stop_words_and_fold() {
+        // pylance 14's Snowball revision, and its list (which keeps "not").
+        assert_eq!(
+            tokens(serde_json::json!({}), "The universities are NOT café-owners"),
+            ["universiti", "not", "cafe", "owner"]
+        );
+    }
+
+    #[test]
+    fn dropped_tokens_keep_their_positions() {
+        let p = serde_json::json!({"max_token_length": 5});
+        assert_eq!(
+            analyze(p, "fox jumpingly over dogs"),
+            [("fox".into(), 0), ("dog".into(), 3)]
+        );
+    }
+
+    #[test]
+    fn lower_casing_is_per_character() {
+        let p = serde_json::json!({"stem": false, "ascii_folding": false, "remove_stop_words": false});
+        assert_eq!(tokens(p, "ΟΔΟΣ"), ["οδοσ"]);
+    }
+
+    #[test]
+    fn ngrams_neither_stem_nor_drop_stop_words_unless_asked() {
+        let p = serde_json::json!({"base_tokenizer": "ngram", "min_ngram_length": 3, "max_ngram_length": 3});
+        assert_eq!(tokens(p, "The"), ["the"]);
+        let p = serde_json::json!({"base_tokenizer": "ngram", "remove_stop_words": true});
+        assert!(tokens(p, "The").is_empty());
+    }
+
+    #[test]
+    fn french_stop_words_keep_negations() {
+        let p = serde_json::json!({"language": "French", "stem": false});
+        assert_eq!(tokens(p, "ce n'est pas le chat"), ["n", "est", "pas", "chat"]);
     }
 }

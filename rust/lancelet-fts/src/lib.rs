@@ -1,7 +1,8 @@
 //! Full-text search over Lance tables: pylance 14's INVERTED index, read and written.
 //!
-//! - [`analyzer`]: pylance's tokenizer parameters, and the analyzer they build (tantivy's
-//!   analyzers, so the tokens match pylance's), plus a dictionary-free CJK tokenizer;
+//! - [`analyzer`]: pylance's tokenizer parameters, and the analyzer they build (the same
+//!   tokens as pylance 14 for the same text), over the base tokenizers of [`split`] (a
+//!   dictionary-free CJK one among them) and the ASCII folding of [`fold`];
 //! - [`builder`]: documents in, partitions of bounded memory out;
 //! - [`codec`] and [`positions`]: the posting and position codecs;
 //! - [`files`]: the index directory in pylance 14's layout;
@@ -14,17 +15,18 @@
 
 pub mod analyzer;
 pub mod builder;
-mod cjk;
 pub mod codec;
 pub mod error;
 pub mod files;
+pub mod fold;
 pub mod index;
 pub mod positions;
 pub mod query;
 pub mod score;
 pub mod search;
+pub mod split;
 
-pub use analyzer::{Analyzer, TokenizerConfig};
+pub use analyzer::{Analyzer, Language, TokenizerConfig};
 pub use builder::{PartitionBuilder, SealedPartition};
 pub use error::{Error, Result};
 pub use files::{IndexFormat, Partition};

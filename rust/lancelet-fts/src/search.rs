@@ -759,9 +759,10 @@ fn phrase_column(c: &ColumnSearch, text: &str, slop: u32, keep: &(dyn Fn(u64) ->
                     .collect(),
             );
         }
+        let mut scratch = (Vec::new(), Vec::new());
         for (ci, doc) in common.iter().enumerate() {
             let lists_at: Vec<&[u32]> = per_term.iter().map(|t| t[ci].1.as_slice()).collect();
-            if !phrase_at(&lists_at, &terms, slop) {
+            if !phrase_at(&lists_at, &terms, slop, &mut scratch) {
                 continue;
             }
             let row = p.row_ids[*doc as usize];
@@ -779,31 +780,33 @@ fn phrase_column(c: &ColumnSearch, text: &str, slop: u32, keep: &(dyn Fn(u64) ->
     Ok(out)
 }
 
-/// Whether the terms occur in order, term `i` at its query offset from the first, with at
-/// most `slop` extra positions in all.
-fn phrase_at(lists: &[&[u32]], terms: &[(String, u32)], slop: u32) -> bool {
-    let base = terms[0].1;
-    'start: for &p0 in lists[0] {
-        let mut used = 0u32;
-        let mut prev = p0;
-        let mut prev_off = 0u32;
-        for (i, list) in lists.iter().enumerate().skip(1) {
-            let off = terms[i].1 - base;
-            let want = prev + (off - prev_off);
-            // The first occurrence at or after the wanted position, within the slop left.
-            let j = list.partition_point(|x| *x < want);
-            match list.get(j) {
-                Some(&q) if q - want <= slop - used => {
-                    used += q - want;
-                    prev = q;
-                    prev_off = off;
-                }
-                _ => continue 'start,
+/// Whether the terms occur in order, each term at its query offset from the term before
+/// plus at most `slop` extra positions (pylance counts the slop per neighbouring pair:
+/// slop 1 matches `a x b x c` for "a b c"). Every placement is tried, not only the first
+/// occurrence of each term.
+fn phrase_at(lists: &[&[u32]], terms: &[(String, u32)], slop: u32, scratch: &mut (Vec<u32>, Vec<u32>)) -> bool {
+    let (reach, next) = scratch;
+    reach.clear();
+    reach.extend_from_slice(lists[0]);
+    for (i, list) in lists.iter().enumerate().skip(1) {
+        let gap = terms[i].1 - terms[i - 1].1;
+        next.clear();
+        // `q` is reachable when some reachable `p` has p + gap <= q <= p + gap + slop.
+        let mut j = 0;
+        for &q in *list {
+            let Some(hi) = q.checked_sub(gap) else { continue };
+            let lo = hi.saturating_sub(slop);
+            j += reach[j..].partition_point(|p| *p < lo);
+            if reach.get(j).is_some_and(|p| *p <= hi) {
+                next.push(q);
             }
         }
-        return true;
+        if next.is_empty() {
+            return false;
+        }
+        std::mem::swap(reach, next);
     }
-    false
+    true
 }
 
 /// The best `limit` rows (all when `None`) after skipping `offset`, by score descending
@@ -828,12 +831,18 @@ mod tests {
     #[test]
     fn phrase_positions_follow_the_query_offsets_within_the_slop() {
         let t = |o: &[u32]| o.iter().map(|p| (String::new(), *p)).collect::<Vec<_>>();
-        assert!(phrase_at(&[&[3], &[4]], &t(&[0, 1]), 0));
-        assert!(!phrase_at(&[&[3], &[5]], &t(&[0, 1]), 0));
-        assert!(phrase_at(&[&[3], &[5]], &t(&[0, 1]), 1));
+        let at = |lists: &[&[u32]], offsets: &[u32], slop| phrase_at(lists, &t(offsets), slop, &mut Default::default());
+        assert!(at(&[&[3], &[4]], &[0, 1], 0));
+        assert!(!at(&[&[3], &[5]], &[0, 1], 0));
+        assert!(at(&[&[3], &[5]], &[0, 1], 1));
         // A stop word removed from the query leaves a gap the document must have too.
-        assert!(phrase_at(&[&[3], &[5]], &t(&[0, 2]), 0));
-        assert!(!phrase_at(&[&[5], &[3]], &t(&[0, 1]), 5));
+        assert!(at(&[&[3], &[5]], &[0, 2], 0));
+        assert!(!at(&[&[5], &[3]], &[0, 1], 5));
+        // The slop is per neighbouring pair, not in all.
+        assert!(at(&[&[0], &[2], &[4]], &[0, 1, 2], 1));
+        assert!(!at(&[&[0], &[3], &[4]], &[0, 1, 2], 1));
+        // The first occurrence of the middle term is not always the one that works.
+        assert!(at(&[&[2], &[3, 4], &[6]], &[0, 1, 2], 1));
     }
 
     #[test]
