@@ -7,6 +7,7 @@
 //! - [`codec`] and [`positions`]: the posting and position codecs;
 //! - [`files`]: the index directory in pylance 14's layout;
 //! - [`index`]: an open index segment;
+//! - [`lazy`]: posting lists decoded a block at a time, for AND queries and phrases;
 //! - [`query`]: pylance's query objects as one tree;
 //! - [`search`] and [`score`]: exact BM25 over every partition of a column.
 //!
@@ -20,6 +21,7 @@ pub mod error;
 pub mod files;
 pub mod fold;
 pub mod index;
+pub mod lazy;
 pub mod positions;
 pub mod query;
 pub mod score;

@@ -12,6 +12,8 @@ use fst::{IntoStreamer, Streamer};
 use crate::analyzer::Analyzer;
 use crate::error::{Error, Result};
 use crate::files::Partition;
+use crate::lazy::{LazyPostings, Probe};
+use crate::positions::PositionColumn;
 use crate::query::{auto_fuzziness, FtsQuery, Occur, Operator};
 use crate::score::{Stats, TermScorer};
 
@@ -351,17 +353,15 @@ fn match_into(
     let need = groups.len().min(64) as u32;
     for (p, flat) in c.all() {
         let n = p.num_docs();
-        // Every posting list of the query's tokens in this partition, decoded.
-        let mut lists = Vec::new();
+        // The query's tokens in this partition: (group bit, times, scorer, token id).
+        let mut terms = Vec::new();
         for (gi, (group, times)) in groups.iter().enumerate() {
             let bit = 1u64 << gi.min(63);
             for token in group {
                 let Some(id) = p.token_id(token) else { continue };
-                let (docs, freqs) = p.postings_of(id)?;
-                lists.push((bit, *times, c.scorer(token, flat, boost), docs, freqs, id));
+                terms.push((bit, *times, c.scorer(token, flat, boost), id));
             }
         }
-        let total: usize = lists.iter().map(|l| l.3.len()).sum();
         let mut emit = |d: u32, score: f32, bits: u64| {
             if operator == Operator::And && bits.count_ones() < need {
                 return;
@@ -374,15 +374,22 @@ fn match_into(
         if operator == Operator::And {
             // Every group must match: a partition missing one has no match; with one list
             // per group, walk the shortest and probe the others.
-            let present = lists.iter().fold(0u64, |acc, l| acc | l.0);
+            let present = terms.iter().fold(0u64, |acc, t| acc | t.0);
             if present.count_ones() < need {
                 continue;
             }
-            if lists.len() == groups.len() {
-                intersect(p, &lists, &mut emit);
+            if terms.len() == groups.len() {
+                intersect(p, &terms, &mut emit)?;
                 continue;
             }
         }
+        // Every posting list, decoded.
+        let mut lists = Vec::with_capacity(terms.len());
+        for (bit, times, scorer, id) in terms {
+            let (docs, freqs) = p.postings_of(id)?;
+            lists.push((bit, times, scorer, docs, freqs, id));
+        }
+        let total: usize = lists.iter().map(|l| l.3.len()).sum();
         if let (Operator::Or, Some(theta)) = (operator, floor) {
             max_score(p, &lists, theta, &mut emit);
             continue;
@@ -439,49 +446,42 @@ fn match_into(
 /// query, its scorer, doc ids, frequencies and token id.
 type PostingList = (u64, u32, TermScorer, Vec<u32>, Vec<u32>, u32);
 
-/// The documents holding every list's term (one list per group), scored in query order as
-/// the exhaustive path scores them: the shortest list is walked, the others are probed by
-/// galloping search from where the last probe stopped.
-fn intersect(p: &Partition, lists: &[PostingList], emit: &mut dyn FnMut(u32, f32, u64)) {
-    let mut order: Vec<usize> = (0..lists.len()).collect();
-    order.sort_by_key(|i| lists[*i].3.len());
-    let Some((&lead, rest)) = order.split_first() else {
-        return;
+/// The documents holding every term (one per group), scored in query order as the
+/// exhaustive path scores them: the rarest term's list is decoded and walked, the others
+/// are probed block by block ([`LazyPostings`]).
+fn intersect(p: &Partition, terms: &[(u64, u32, TermScorer, u32)], emit: &mut dyn FnMut(u32, f32, u64)) -> Result<()> {
+    let Some(lead) = (0..terms.len()).min_by_key(|i| p.lengths.get(terms[*i].3 as usize).copied().unwrap_or(0)) else {
+        return Ok(());
     };
-    let mut at = vec![0usize; lists.len()];
-    let mut hit = vec![0usize; lists.len()];
-    'docs: for (li, d) in lists[lead].3.iter().enumerate() {
-        hit[lead] = li;
-        for &i in rest {
-            let docs = &lists[i].3;
-            // Galloping: double the step until past `d`, then binary search that span.
-            let (mut lo, mut step) = (at[i], 1usize);
-            while lo + step < docs.len() && docs[lo + step] < *d {
-                lo += step;
-                step *= 2;
-            }
-            let hi = (lo + step + 1).min(docs.len());
-            let j = lo + docs[lo..hi].partition_point(|x| x < d);
-            at[i] = j;
-            if docs.get(j) != Some(d) {
-                if j >= docs.len() {
-                    break 'docs;
-                }
-                continue 'docs;
-            }
-            hit[i] = j;
+    let (docs, freqs) = p.postings_of(terms[lead].3)?;
+    let mut others = Vec::with_capacity(terms.len());
+    for (i, t) in terms.iter().enumerate() {
+        if i != lead {
+            others.push((i, LazyPostings::new(p, t.3)?));
         }
+    }
+    let bits = terms.iter().fold(0u64, |acc, t| acc | t.0);
+    let mut freq = vec![0u32; terms.len()];
+    'docs: for (li, d) in docs.iter().enumerate() {
+        freq[lead] = freqs[li];
+        for (i, list) in &mut others {
+            match list.probe(*d)? {
+                Probe::At(j) => freq[*i] = list.freqs[j],
+                Probe::Absent => continue 'docs,
+                Probe::End => break 'docs,
+            }
+        }
+        let dl = p.num_tokens[*d as usize];
         let mut score = 0f32;
-        let mut bits = 0u64;
-        for (i, l) in lists.iter().enumerate() {
-            let s = l.2.score(l.4[hit[i]], p.num_tokens[*d as usize]);
-            for _ in 0..l.1 {
+        for (t, f) in terms.iter().zip(&freq) {
+            let s = t.2.score(*f, dl);
+            for _ in 0..t.1 {
                 score += s;
             }
-            bits |= l.0;
         }
         emit(*d, score, bits);
     }
+    Ok(())
 }
 
 /// Top-k of an OR match by MaxScore (Turtle and Flood): lists sorted by their best possible
@@ -720,36 +720,54 @@ fn phrase_column(c: &ColumnSearch, text: &str, slop: u32, keep: &(dyn Fn(u64) ->
     'parts: for (p, flat) in c.all() {
         let scorers: Vec<TermScorer> = terms.iter().map(|(t, _)| c.scorer(t, flat, 1.0)).collect();
         let Some(pos_col) = &p.positions else { continue };
-        // Per term: its doc ids and frequencies, then the documents holding every term.
+        // The documents holding every term: the rarest term's list walked, the others probed
+        // block by block. `idx[t]` holds each common document's index in term t's list.
         let mut lists = Vec::with_capacity(terms.len());
         for (t, _) in &terms {
             let Some(id) = p.token_id(t) else { continue 'parts };
-            let (docs, freqs) = p.postings_of(id)?;
-            lists.push((id, docs, freqs));
+            lists.push((id, LazyPostings::new(p, id)?));
         }
-        let mut common: Vec<u32> = lists[0].1.clone();
-        for (_, docs, _) in &lists[1..] {
-            let mut j = 0;
-            common.retain(|d| {
-                j += docs[j..].partition_point(|x| x < d);
-                docs.get(j) == Some(d)
-            });
-            if common.is_empty() {
-                continue 'parts;
+        let lead = (0..lists.len()).min_by_key(|i| lists[*i].1.len()).unwrap_or(0);
+        lists[lead].1.decode_all()?;
+        if matches!(pos_col, PositionColumn::Raw(_)) {
+            // In-memory positions are split by every frequency of the list.
+            for (_, l) in &mut lists {
+                l.decode_all()?;
             }
+        }
+        let mut common: Vec<u32> = Vec::new();
+        let mut idx: Vec<Vec<usize>> = vec![Vec::new(); lists.len()];
+        'docs: for li in 0..lists[lead].1.len() {
+            let d = lists[lead].1.docs[li];
+            let mut found = Vec::with_capacity(lists.len());
+            for (i, (_, l)) in lists.iter_mut().enumerate() {
+                if i == lead {
+                    found.push(li);
+                    continue;
+                }
+                match l.probe(d)? {
+                    Probe::At(j) => found.push(j),
+                    Probe::Absent => continue 'docs,
+                    Probe::End => break 'docs,
+                }
+            }
+            common.push(d);
+            for (i, j) in found.into_iter().enumerate() {
+                idx[i].push(j);
+            }
+        }
+        if common.is_empty() {
+            continue;
+        }
+        if common.last().is_some_and(|d| *d as usize >= p.row_ids.len()) {
+            return Err(Error::corrupt("posting list", "a doc id past the docs file"));
         }
         // Positions only for the documents holding every term: (index in the postings,
         // positions) per term and document.
         let mut per_term: Vec<Vec<(usize, Vec<u32>)>> = Vec::with_capacity(terms.len());
-        for (id, docs, freqs) in &lists {
-            let mut idx = Vec::with_capacity(common.len());
-            let mut j = 0;
-            for d in &common {
-                j += docs[j..].partition_point(|x| x < d);
-                idx.push(j);
-            }
-            let positions = pos_col.of_token(*id, freqs, Some(&idx))?;
-            if positions.len() != docs.len() {
+        for ((id, l), idx) in lists.iter().zip(idx) {
+            let positions = pos_col.of_token(*id, &l.freqs, Some(&idx))?;
+            if positions.len() != l.len() {
                 return Err(Error::corrupt("positions", "one position list per document expected"));
             }
             let mut positions: Vec<Option<Vec<u32>>> = positions.into_iter().map(Some).collect();
@@ -772,7 +790,7 @@ fn phrase_column(c: &ColumnSearch, text: &str, slop: u32, keep: &(dyn Fn(u64) ->
             let dl = p.num_tokens[*doc as usize];
             let mut s = 0f32;
             for (ti, t) in per_term.iter().enumerate() {
-                s += scorers[ti].score(lists[ti].2[t[ci].0], dl);
+                s += scorers[ti].score(lists[ti].1.freqs[t[ci].0], dl);
             }
             *out.entry(row).or_insert(0.0) += s;
         }

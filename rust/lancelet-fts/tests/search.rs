@@ -271,3 +271,86 @@ fn pruned_top_k_equals_ranking_every_match() {
         assert_eq!(got, all, "{terms:?} k={k}");
     }
 }
+
+/// AND queries and phrases over long lists with a rare lead term (the lists probed block
+/// by block) find what a full decode finds: AND = the OR matches holding every term, with
+/// the same scores; a phrase = the documents holding its words consecutively.
+#[test]
+fn probing_long_lists_finds_what_a_full_decode_finds() {
+    let mut rng = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        rng
+    };
+    let docs: Vec<String> = (0..30_000)
+        .map(|_| {
+            let n = 3 + next() % 25;
+            (0..n)
+                .map(|_| {
+                    let r = (next() % 10_000) as f64 / 10_000.0;
+                    format!("w{}", (2000f64.powf(r * r * r) as u64))
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    let index = block_on(FtsIndex::open(&build(&docs, 12_000, 3))).unwrap_or_else(|e| unreachable!("{e}"));
+    let cols = [column(&index)];
+    let words: Vec<HashSet<&str>> = docs.iter().map(|d| d.split_whitespace().collect()).collect();
+    let keep = |r: u64| r % 13 != 5;
+    for q in 0..40u64 {
+        // A common word or two and a rarer one.
+        let terms = [
+            format!("w{}", q % 3),
+            format!("w{}", 1 + q % 5),
+            format!("w{}", 20 + q * 17 % 900),
+        ];
+        let terms: Vec<&str> = terms.iter().take(2 + (q % 2) as usize).map(String::as_str).collect();
+        let text = terms.join(" ");
+        let mk = |operator| FtsQuery::Match {
+            column: None,
+            terms: text.clone(),
+            boost: 1.0,
+            fuzziness: Some(0),
+            max_expansions: 50,
+            operator,
+            prefix_length: 0,
+        };
+        let and = evaluate(&mk(Operator::And), &cols, &keep).unwrap_or_else(|e| unreachable!("{e}"));
+        let or = evaluate(&mk(Operator::Or), &cols, &keep).unwrap_or_else(|e| unreachable!("{e}"));
+        let want: HashMap<u64, f32> = or
+            .into_iter()
+            .filter(|(r, _)| terms.iter().all(|t| words[*r as usize].contains(t)))
+            .collect();
+        assert_eq!(and.len(), want.len(), "{text}");
+        for (r, s) in &and {
+            let w = want.get(r).copied().unwrap_or(f32::NAN);
+            assert!((s - w).abs() <= 1e-6 * w.abs(), "{text}: row {r} {s} vs {w}");
+        }
+        let phrase = FtsQuery::Phrase {
+            column: None,
+            terms: format!("{} {}", terms[0], terms[terms.len() - 1]),
+            slop: 0,
+        };
+        let got: HashSet<u64> = evaluate(&phrase, &cols, &keep)
+            .unwrap_or_else(|e| unreachable!("{e}"))
+            .into_keys()
+            .collect();
+        let (a, b) = (terms[0], terms[terms.len() - 1]);
+        let want: HashSet<u64> = docs
+            .iter()
+            .enumerate()
+            .filter(|(i, d)| {
+                keep(*i as u64)
+                    && d.split_whitespace()
+                        .collect::<Vec<_>>()
+                        .windows(2)
+                        .any(|p| p[0] == a && p[1] == b)
+            })
+            .map(|(i, _)| i as u64)
+            .collect();
+        assert_eq!(got, want, "phrase {a} {b}");
+    }
+}
