@@ -241,18 +241,16 @@ impl PositionColumn {
         Ok(Self::V1(col.clone()))
     }
 
-    /// The positions of token `id` in each of its documents (posting order). With `wanted`
-    /// (ascending indexes into the postings) only those documents' positions are decoded
-    /// (the blocks holding them, in versions 2 and 3); the others come back empty.
-    pub fn of_token(&self, id: u32, freqs: &[u32], wanted: Option<&[usize]>) -> Result<Vec<Vec<u32>>> {
-        let want_block = |b: usize| {
-            wanted.is_none_or(|w| {
-                let i = w.partition_point(|x| *x < b * BLOCK);
-                w.get(i).is_some_and(|x| *x < (b + 1) * BLOCK)
-            })
-        };
+    /// The positions of token `id` in the documents at `wanted` (ascending indexes into its
+    /// postings; `freqs` are the postings' frequencies, of every block `wanted` touches at
+    /// least), one list per wanted document. Only the blocks holding them are decoded.
+    pub fn of_token(&self, id: u32, freqs: &[u32], wanted: &[usize]) -> Result<Vec<Vec<u32>>> {
         let i = id as usize;
-        let v1 = match self {
+        if wanted.last().is_some_and(|w| *w >= freqs.len()) {
+            return Err(Error::corrupt("positions", "a document past the posting list"));
+        }
+        let mut out = Vec::with_capacity(wanted.len());
+        match self {
             Self::V2(stream, offsets) => {
                 if i >= stream.len() || i >= offsets.len() {
                     return Err(Error::corrupt("positions", "token id out of range"));
@@ -266,8 +264,10 @@ impl PositionColumn {
                 if offs.len() != blocks {
                     return Err(Error::corrupt("positions", "one offset per posting block expected"));
                 }
-                let mut out = Vec::with_capacity(freqs.len());
-                for b in 0..blocks {
+                let mut decoded = Vec::new();
+                let mut w = 0;
+                while w < wanted.len() {
+                    let b = wanted[w] / BLOCK;
                     let start = offs.value(b) as usize;
                     let end = if b + 1 < blocks {
                         offs.value(b + 1) as usize
@@ -277,47 +277,57 @@ impl PositionColumn {
                     let part = bytes
                         .get(start..end)
                         .ok_or_else(|| Error::corrupt("positions", "block offsets out of range"))?;
-                    let f = &freqs[b * BLOCK..((b + 1) * BLOCK).min(freqs.len())];
-                    if want_block(b) {
-                        decode_v2_block(part, f, &mut out)?;
-                    } else {
-                        out.extend(f.iter().map(|_| Vec::new()));
+                    decoded.clear();
+                    decode_v2_block(
+                        part,
+                        &freqs[b * BLOCK..((b + 1) * BLOCK).min(freqs.len())],
+                        &mut decoded,
+                    )?;
+                    while w < wanted.len() && wanted[w] / BLOCK == b {
+                        let list = decoded
+                            .get_mut(wanted[w] - b * BLOCK)
+                            .ok_or_else(|| Error::corrupt("positions", "fewer documents than postings"))?;
+                        out.push(std::mem::take(list));
+                        w += 1;
                     }
                 }
-                return Ok(out);
             }
-            Self::V1(v1) => v1,
+            Self::V1(v1) => {
+                if i >= v1.len() {
+                    return Err(Error::corrupt("positions", "token id out of range"));
+                }
+                let docs = v1.value(i);
+                let docs = docs
+                    .as_list_opt::<i32>()
+                    .ok_or_else(|| Error::corrupt("positions", "not a list of lists"))?;
+                if docs.len() != freqs.len() {
+                    return Err(Error::corrupt("positions", "one position list per document expected"));
+                }
+                for w in wanted {
+                    out.push(decode_v1(docs.value(*w).as_ref())?);
+                }
+            }
             Self::Raw(raw) => {
-                let (ps, freqs) = raw
+                let (ps, counts) = raw
                     .get(i)
                     .ok_or_else(|| Error::corrupt("positions", "token id out of range"))?;
                 let mut at = 0;
-                return freqs
-                    .iter()
-                    .map(|f| {
-                        let end = at + *f as usize;
-                        let v = ps.get(at..end).map(<[u32]>::to_vec);
-                        at = end;
-                        v.ok_or_else(|| Error::corrupt("positions", "fewer positions than occurrences"))
-                    })
-                    .collect();
-            }
-        };
-        if i >= v1.len() {
-            return Err(Error::corrupt("positions", "token id out of range"));
-        }
-        let docs = v1.value(i);
-        let docs = docs
-            .as_list_opt::<i32>()
-            .ok_or_else(|| Error::corrupt("positions", "not a list of lists"))?;
-        (0..docs.len())
-            .map(|d| {
-                if wanted.is_none_or(|w| w.binary_search(&d).is_ok()) {
-                    decode_v1(docs.value(d).as_ref())
-                } else {
-                    Ok(Vec::new())
+                let mut w = wanted.iter().peekable();
+                for (d, f) in counts.iter().enumerate() {
+                    let end = at + *f as usize;
+                    if w.next_if(|x| **x == d).is_some() {
+                        let v = ps
+                            .get(at..end)
+                            .ok_or_else(|| Error::corrupt("positions", "fewer positions than occurrences"))?;
+                        out.push(v.to_vec());
+                    }
+                    at = end;
                 }
-            })
-            .collect()
+                if out.len() != wanted.len() {
+                    return Err(Error::corrupt("positions", "a document past the posting list"));
+                }
+            }
+        }
+        Ok(out)
     }
 }

@@ -13,7 +13,6 @@ use crate::analyzer::Analyzer;
 use crate::error::{Error, Result};
 use crate::files::Partition;
 use crate::lazy::{LazyPostings, Probe};
-use crate::positions::PositionColumn;
 use crate::query::{auto_fuzziness, FtsQuery, Occur, Operator};
 use crate::score::{Stats, TermScorer};
 
@@ -133,7 +132,7 @@ pub fn evaluate(query: &FtsQuery, columns: &[ColumnSearch], keep: &(dyn Fn(u64) 
         FtsQuery::Phrase { column, terms, slop } => {
             let mut out = Hits::new();
             for c in pick(columns, column.as_deref())? {
-                max_into(&mut out, phrase_column(c, terms, *slop, keep)?);
+                max_into(&mut out, phrase_column(c, terms, *slop, keep, None)?);
             }
             Ok(out)
         }
@@ -649,6 +648,15 @@ pub fn search_top(
             return Ok(best.into_sorted().into_iter().skip(offset).collect());
         }
     }
+    if let (Some(limit), FtsQuery::Phrase { column, terms, slop }) = (limit, query) {
+        // Each column's best are enough: a row's score is its best column's.
+        let want = offset.saturating_add(limit);
+        let mut out = Hits::new();
+        for c in pick(columns, column.as_deref())? {
+            max_into(&mut out, phrase_column(c, terms, *slop, keep, Some(want))?);
+        }
+        return Ok(top(out, offset, Some(limit)));
+    }
     Ok(top(evaluate(query, columns, keep)?, offset, limit))
 }
 
@@ -702,7 +710,17 @@ impl Best {
     }
 }
 
-fn phrase_column(c: &ColumnSearch, text: &str, slop: u32, keep: &(dyn Fn(u64) -> bool + Sync)) -> Result<Hits> {
+/// The rows of `c` matching a phrase, with their scores (the sum of the terms' scores, as
+/// pylance scores a phrase). With `want`, only enough to hold the best `want`: a
+/// document's score needs no positions, so candidates are ranked first and their positions
+/// checked best first, a chunk at a time, until `want` of them match.
+fn phrase_column(
+    c: &ColumnSearch,
+    text: &str,
+    slop: u32,
+    keep: &(dyn Fn(u64) -> bool + Sync),
+    want: Option<usize>,
+) -> Result<Hits> {
     if !c.with_position {
         return Err(Error::InvalidArgument(format!(
             "position is not found but required for phrase queries: the index on {:?} has no token \
@@ -721,7 +739,7 @@ fn phrase_column(c: &ColumnSearch, text: &str, slop: u32, keep: &(dyn Fn(u64) ->
         let scorers: Vec<TermScorer> = terms.iter().map(|(t, _)| c.scorer(t, flat, 1.0)).collect();
         let Some(pos_col) = &p.positions else { continue };
         // The documents holding every term: the rarest term's list walked, the others probed
-        // block by block. `idx[t]` holds each common document's index in term t's list.
+        // block by block.
         let mut lists = Vec::with_capacity(terms.len());
         for (t, _) in &terms {
             let Some(id) = p.token_id(t) else { continue 'parts };
@@ -729,70 +747,70 @@ fn phrase_column(c: &ColumnSearch, text: &str, slop: u32, keep: &(dyn Fn(u64) ->
         }
         let lead = (0..lists.len()).min_by_key(|i| lists[*i].1.len()).unwrap_or(0);
         lists[lead].1.decode_all()?;
-        if matches!(pos_col, PositionColumn::Raw(_)) {
-            // In-memory positions are split by every frequency of the list.
-            for (_, l) in &mut lists {
-                l.decode_all()?;
-            }
-        }
-        let mut common: Vec<u32> = Vec::new();
+        // Candidates (row, score), and per term each candidate's index in its list.
+        let mut cands: Vec<(u64, f32)> = Vec::new();
         let mut idx: Vec<Vec<usize>> = vec![Vec::new(); lists.len()];
+        let mut found = vec![0usize; lists.len()];
         'docs: for li in 0..lists[lead].1.len() {
             let d = lists[lead].1.docs[li];
-            let mut found = Vec::with_capacity(lists.len());
             for (i, (_, l)) in lists.iter_mut().enumerate() {
-                if i == lead {
-                    found.push(li);
-                    continue;
-                }
-                match l.probe(d)? {
-                    Probe::At(j) => found.push(j),
-                    Probe::Absent => continue 'docs,
-                    Probe::End => break 'docs,
-                }
+                found[i] = if i == lead {
+                    li
+                } else {
+                    match l.probe(d)? {
+                        Probe::At(j) => j,
+                        Probe::Absent => continue 'docs,
+                        Probe::End => break 'docs,
+                    }
+                };
             }
-            common.push(d);
-            for (i, j) in found.into_iter().enumerate() {
-                idx[i].push(j);
+            let (Some(row), Some(dl)) = (p.row_ids.get(d as usize), p.num_tokens.get(d as usize)) else {
+                return Err(Error::corrupt("posting list", "a doc id past the docs file"));
+            };
+            if !c.answers(flat, *row) || !keep(*row) {
+                continue;
+            }
+            let mut score = 0f32;
+            for (ti, (_, l)) in lists.iter().enumerate() {
+                score += scorers[ti].score(l.freqs[found[ti]], *dl);
+            }
+            cands.push((*row, score));
+            for (i, j) in found.iter().enumerate() {
+                idx[i].push(*j);
             }
         }
-        if common.is_empty() {
-            continue;
-        }
-        if common.last().is_some_and(|d| *d as usize >= p.row_ids.len()) {
-            return Err(Error::corrupt("posting list", "a doc id past the docs file"));
-        }
-        // Positions only for the documents holding every term: (index in the postings,
-        // positions) per term and document.
-        let mut per_term: Vec<Vec<(usize, Vec<u32>)>> = Vec::with_capacity(terms.len());
-        for ((id, l), idx) in lists.iter().zip(idx) {
-            let positions = pos_col.of_token(*id, &l.freqs, Some(&idx))?;
-            if positions.len() != l.len() {
-                return Err(Error::corrupt("positions", "one position list per document expected"));
-            }
-            let mut positions: Vec<Option<Vec<u32>>> = positions.into_iter().map(Some).collect();
-            per_term.push(
-                idx.into_iter()
-                    .map(|j| (j, positions[j].take().unwrap_or_default()))
-                    .collect(),
-            );
-        }
+        // Best first when only the best are wanted (each chunk selected from the rest, not
+        // the whole list sorted); positions a chunk at a time.
+        let mut order: Vec<usize> = (0..cands.len()).collect();
+        let chunk = if want.is_some() { 256 } else { cands.len().max(1) };
+        let mut matched = 0usize;
         let mut scratch = (Vec::new(), Vec::new());
-        for (ci, doc) in common.iter().enumerate() {
-            let lists_at: Vec<&[u32]> = per_term.iter().map(|t| t[ci].1.as_slice()).collect();
-            if !phrase_at(&lists_at, &terms, slop, &mut scratch) {
-                continue;
+        let mut rest: &mut [usize] = &mut order;
+        while !rest.is_empty() {
+            if want.is_some_and(|k| matched >= k) {
+                break;
             }
-            let row = p.row_ids[*doc as usize];
-            if !c.answers(flat, row) || !keep(row) {
-                continue;
+            let n = chunk.min(rest.len());
+            if n < rest.len() {
+                rest.select_nth_unstable_by(n - 1, |a, b| better(&cands[*a], &cands[*b]));
             }
-            let dl = p.num_tokens[*doc as usize];
-            let mut s = 0f32;
-            for (ti, t) in per_term.iter().enumerate() {
-                s += scorers[ti].score(lists[ti].1.freqs[t[ci].0], dl);
+            let (part, tail) = std::mem::take(&mut rest).split_at_mut(n);
+            rest = tail;
+            // In list order (candidates were found in doc order, so indexes ascend).
+            part.sort_unstable();
+            let mut per_term = Vec::with_capacity(lists.len());
+            for ((id, l), idx) in lists.iter().zip(&idx) {
+                let wanted: Vec<usize> = part.iter().map(|ci| idx[*ci]).collect();
+                per_term.push(pos_col.of_token(*id, &l.freqs, &wanted)?);
             }
-            *out.entry(row).or_insert(0.0) += s;
+            for (k, ci) in part.iter().enumerate() {
+                let lists_at: Vec<&[u32]> = per_term.iter().map(|t| t[k].as_slice()).collect();
+                if phrase_at(&lists_at, &terms, slop, &mut scratch) {
+                    let (row, score) = cands[*ci];
+                    *out.entry(row).or_insert(0.0) += score;
+                    matched += 1;
+                }
+            }
         }
     }
     Ok(out)

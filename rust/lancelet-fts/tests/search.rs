@@ -334,10 +334,13 @@ fn probing_long_lists_finds_what_a_full_decode_finds() {
             terms: format!("{} {}", terms[0], terms[terms.len() - 1]),
             slop: 0,
         };
-        let got: HashSet<u64> = evaluate(&phrase, &cols, &keep)
-            .unwrap_or_else(|e| unreachable!("{e}"))
-            .into_keys()
-            .collect();
+        let all = evaluate(&phrase, &cols, &keep).unwrap_or_else(|e| unreachable!("{e}"));
+        // The best k, found by checking positions best candidate first, are the best k of all.
+        for (k, offset) in [(1, 0), (10, 3), (300, 0)] {
+            let best = search_top(&phrase, &cols, &keep, offset, Some(k)).unwrap_or_else(|e| unreachable!("{e}"));
+            assert_eq!(best, top(all.clone(), offset, Some(k)), "phrase top {k}");
+        }
+        let got: HashSet<u64> = all.into_keys().collect();
         let (a, b) = (terms[0], terms[terms.len() - 1]);
         let want: HashSet<u64> = docs
             .iter()
