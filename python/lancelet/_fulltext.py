@@ -22,26 +22,7 @@ from .errors import InvalidArgumentError
 from .query import params_json, query_json
 
 #: The keyword arguments ``create_scalar_index(..., "INVERTED", **kwargs)`` takes.
-FTS_PARAMS = (
-    "base_tokenizer",
-    "language",
-    "with_position",
-    "max_token_length",
-    "lower_case",
-    "stem",
-    "remove_stop_words",
-    "custom_stop_words",
-    "ascii_folding",
-    "min_ngram_length",
-    "max_ngram_length",
-    "prefix_only",
-    "lance_tokenizer",
-    "memory_limit",
-    "num_workers",
-    "block_size",
-    "document_granularity",
-    "skip_merge",
-)
+FTS_PARAMS = tuple(_native.fts_param_names())  # create_scalar_index's INVERTED keywords (Rust's list)
 
 
 def create_fts_index(

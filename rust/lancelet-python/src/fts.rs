@@ -185,7 +185,14 @@ fn tokenize(py: Python<'_>, params: String, text: String) -> PyResult<Vec<String
     Ok(a.tokens(&text))
 }
 
+/// The keyword arguments an INVERTED index takes.
+#[pyfunction]
+fn fts_param_names() -> Vec<&'static str> {
+    lancelet_dataset::index::fts::PARAM_NAMES.to_vec()
+}
+
 pub fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(fts_param_names, m)?)?;
     m.add_function(wrap_pyfunction!(create_fts_index, m)?)?;
     m.add_function(wrap_pyfunction!(full_text_search, m)?)?;
     m.add_function(wrap_pyfunction!(tokenize, m)?)?;

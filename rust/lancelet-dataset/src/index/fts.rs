@@ -61,8 +61,9 @@ impl Default for FtsIndexParams {
     }
 }
 
-/// The keyword arguments `create_scalar_index(..., "INVERTED", **kwargs)` accepts.
-const USER_KEYS: [&str; 19] = [
+/// The keyword arguments `create_scalar_index(..., "INVERTED")` takes (pylance's names):
+/// the one list, which the Python layer asks for too.
+pub const PARAM_NAMES: [&str; 19] = [
     "base_tokenizer",
     "language",
     "with_position",
@@ -91,10 +92,10 @@ impl FtsIndexParams {
         let obj = v
             .as_object()
             .ok_or_else(|| Error::InvalidArgument("INVERTED index parameters must be a mapping".into()))?;
-        if let Some(k) = obj.keys().find(|k| !USER_KEYS.contains(&k.as_str())) {
+        if let Some(k) = obj.keys().find(|k| !PARAM_NAMES.contains(&k.as_str())) {
             return Err(Error::InvalidArgument(format!(
                 "unknown INVERTED index parameter {k:?}; expected one of {}",
-                USER_KEYS.join(", ")
+                PARAM_NAMES.join(", ")
             )));
         }
         let bad = |k: &str, want: &str| {
