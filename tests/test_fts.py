@@ -329,3 +329,26 @@ def test_format_version_takes_pylances_spellings(tmp_path):
     ds.create_scalar_index("text", "INVERTED", format_version="v1")
     assert ds.list_indices()[0]["type"] == "Inverted"
     same(scores(ds.to_table(full_text_query="fox")), scores(lance.dataset(str(tmp_path / "d")).to_table(full_text_query="fox")))
+
+
+def test_progress_callback_reports_pylances_events(tmp_path):
+    """An INVERTED build reports IndexProgress events as pylance names them: each stage
+    starts, progresses and completes; tokenize_docs counts every live row."""
+    from lancelet.progress import IndexProgress
+
+    ds = lancelet.write_dataset(
+        pa.table({"text": [f"fox {i}" for i in range(3000)]}), str(tmp_path / "d"), max_rows_per_file=1000
+    )
+    ds.delete("text = 'fox 7'")
+    events: list = []
+    ds.create_scalar_index("text", "INVERTED", progress_callback=events.append)
+    assert all(isinstance(e, IndexProgress) for e in events)
+    stages = [e.stage for e in events if e.event == "start"]
+    assert stages == ["tokenize_docs", "write_metadata"]
+    tok = [e for e in events if e.stage == "tokenize_docs"]
+    assert tok[0].event == "start" and tok[-1].event == "complete"
+    assert {e.total for e in tok} == {2999} and {e.unit for e in tok} == {"rows"}
+    done = [e.completed for e in tok]
+    assert done == sorted(done) and done[-1] == 2999 and tok[-1].fraction == 1.0
+    with pytest.raises(InvalidArgumentError):
+        ds.create_scalar_index("text", "INVERTED", progress_callback=3)

@@ -19,6 +19,7 @@ from . import _native
 from ._nearest import NearestScanner
 from ._ranked import RankedScanner
 from .errors import InvalidArgumentError
+from .progress import index_progress_callback
 from .query import params_json, query_json
 
 #: The keyword arguments ``create_scalar_index(..., "INVERTED", **kwargs)`` takes.
@@ -26,10 +27,19 @@ FTS_PARAMS = tuple(_native.fts_param_names())  # create_scalar_index's INVERTED 
 
 
 def create_fts_index(
-    ds: Any, column: str, name: Optional[str], replace: bool, params: Dict[str, Any], format_version: Optional[int]
+    ds: Any,
+    column: str,
+    name: Optional[str],
+    replace: bool,
+    params: Dict[str, Any],
+    format_version: Optional[int],
+    progress_callback: Any = None,
 ) -> Any:
-    """Builds an INVERTED index on ``column`` and commits it; returns the new native dataset."""
-    return _native.create_fts_index(ds._native, column, params_json(params, format_version), name, replace)
+    """Builds an INVERTED index on ``column`` and commits it; returns the new native dataset.
+    ``progress_callback`` receives :class:`lancelet.progress.IndexProgress` events (``True``:
+    a progress bar)."""
+    progress = index_progress_callback(progress_callback)
+    return _native.create_fts_index(ds._native, column, params_json(params, format_version), name, replace, progress)
 
 
 class FullTextScanner(RankedScanner):

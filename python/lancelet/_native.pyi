@@ -134,7 +134,12 @@ def nearest(
 ) -> "BatchStream": ...
 def vector_index_statistics(ds: "Dataset", uuid: str) -> str: ...
 def create_fts_index(
-    ds: "Dataset", column: str, params: str, name: Optional[str] = None, replace: bool = True
+    ds: "Dataset",
+    column: str,
+    params: str,
+    name: Optional[str] = None,
+    replace: bool = True,
+    progress: Optional[Callable[[str, str, int, Optional[int], str], None]] = None,
 ) -> "Dataset": ...
 def full_text_search(
     ds: "Dataset",

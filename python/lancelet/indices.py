@@ -164,8 +164,11 @@ class IndexMethods:
 
         >>> ds.create_scalar_index("id", "BTREE")                     # doctest: +SKIP
         >>> ds.to_table(filter="id = 42")                            # doctest: +SKIP
+
+        ``INVERTED`` (or ``FTS``) builds a full-text index (see ``docs/fts.md`` for its
+        keyword arguments); its ``progress_callback`` receives
+        :class:`lancelet.progress.IndexProgress` events, and ``True`` draws a progress bar.
         """
-        del progress_callback
         if _is_fts(index_type):
             kind, column, params = _fts_args(column, index_type, kwargs)
             if fragment_ids is not None or index_uuid is not None or not train:
@@ -174,9 +177,11 @@ class IndexMethods:
                     "fragment_ids=...) and committed with commit_existing_index_segments (pylance's "
                     "fragment_ids=/index_uuid= parts merged by merge_index_metadata are not supported)"
                 )
-            self._native = _fulltext.create_fts_index(self, column, name, replace, params, format_version)
+            self._native = _fulltext.create_fts_index(
+                self, column, name, replace, params, format_version, progress_callback
+            )
             return self
-        del format_version
+        del format_version, progress_callback
         index_type, column, numeric = _scalar_args(column, index_type, kwargs)
         if fragment_ids is not None:
             # pylance 14 builds these segments with create_index_uncommitted only.

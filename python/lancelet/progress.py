@@ -1,4 +1,9 @@
-"""Progress reporting of writes, with the names of pylance's ``lance.progress``.
+"""Progress reporting of writes and index builds, with the names of pylance's ``lance.progress``.
+
+Index builds take ``progress_callback=``: a callable receiving :class:`IndexProgress` events
+(pylance's), or ``True`` for a progress bar per stage (needs tqdm: ``lancelet[progress]``)::
+
+    ds.create_scalar_index("text", "INVERTED", progress_callback=print)
 
 Pass a :class:`FragmentWriteProgress` as ``progress=`` to :func:`lancelet.write_dataset` or
 :func:`lancelet.fragment.write_fragments` to be told about every fragment the write
@@ -24,13 +29,71 @@ byte is written.
 
 from __future__ import annotations
 
+import warnings
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Literal, Optional
+
+from .errors import InvalidArgumentError
 
 if TYPE_CHECKING:  # pragma: no cover
     from .fragment import FragmentMetadata
 
-__all__ = ["FragmentWriteProgress", "NoopFragmentWriteProgress"]
+__all__ = ["FragmentWriteProgress", "IndexProgress", "NoopFragmentWriteProgress"]
+
+
+@dataclass
+class IndexProgress:
+    """One progress event of an index build (pylance's fields): each stage reports
+    ``"start"``, then ``"progress"`` as work completes, then ``"complete"``. An INVERTED
+    build has the stages ``tokenize_docs`` (``unit="rows"``, ``total`` the rows to index)
+    and ``write_metadata`` (``unit="files"``)."""
+
+    event: Literal["start", "progress", "complete"]
+    stage: str
+    completed: Optional[int] = None
+    total: Optional[int] = None
+    unit: str = ""
+
+    @property
+    def fraction(self) -> Optional[float]:
+        """``completed / total`` (at most 1), or ``None`` when the total is unknown or 0."""
+        if self.completed is None or not self.total:
+            return None
+        return min(self.completed / self.total, 1.0)
+
+
+def index_progress_callback(progress: Any) -> Optional[Callable[..., None]]:
+    """The native layer's progress callback for an index build's ``progress_callback``:
+    ``None``, ``True`` (a bar per stage) or a callable receiving :class:`IndexProgress`."""
+    if progress is None or progress is False:
+        return None
+    if progress is True:
+        try:
+            from tqdm.auto import tqdm  # noqa: PLC0415 (optional dependency: lancelet[progress])
+        except ImportError:
+            warnings.warn(
+                "progress_callback=True needs tqdm, which is not installed (pip install 'lancelet[progress]'); "
+                "building without a progress bar",
+                stacklevel=3,
+            )
+            return None
+        bars: Dict[str, Any] = {}
+
+        def draw(e: IndexProgress) -> None:
+            if e.event == "start":
+                bars[e.stage] = tqdm(total=e.total, unit=f" {e.unit}", desc=e.stage.replace("_", " "))
+            bar = bars.get(e.stage)
+            if bar is not None:
+                bar.update((e.completed or 0) - bar.n)
+                if e.event == "complete":
+                    bar.close()
+
+        progress = draw
+    if not callable(progress):
+        raise InvalidArgumentError("progress_callback must be None, True or a callable")
+    user = progress
+    return lambda event, stage, completed, total, unit: user(IndexProgress(event, stage, completed, total, unit))
 
 
 class FragmentWriteProgress(ABC):

@@ -4,6 +4,7 @@ use pyo3::prelude::*;
 
 use lancelet_dataset::fulltext::FtsQuery;
 use lancelet_dataset::index::fts::{FtsIndexParams, FullTextRequest};
+use lancelet_dataset::index::progress::ProgressSink;
 use lancelet_dataset::Error as CoreError;
 
 use crate::dataset::{wrap, PyDataset};
@@ -16,9 +17,10 @@ fn json(py: Python<'_>, text: &str, what: &str) -> PyResult<serde_json::Value> {
 }
 
 /// Builds a full-text (INVERTED) index on `column` and commits it. `params` is a JSON
-/// object of pylance's keyword arguments.
+/// object of pylance's keyword arguments; `progress` is called with each progress event's
+/// `(event, stage, completed, total, unit)`.
 #[pyfunction]
-#[pyo3(signature = (ds, column, params, name=None, replace=true))]
+#[pyo3(signature = (ds, column, params, name=None, replace=true, progress=None))]
 fn create_fts_index(
     py: Python<'_>,
     ds: &PyDataset,
@@ -26,8 +28,18 @@ fn create_fts_index(
     params: String,
     name: Option<String>,
     replace: bool,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<PyDataset> {
-    let p = FtsIndexParams::from_user_json(&json(py, &params, "the index parameters")?).map_err(|e| to_py(py, e))?;
+    let mut p =
+        FtsIndexParams::from_user_json(&json(py, &params, "the index parameters")?).map_err(|e| to_py(py, e))?;
+    p.progress = progress.map(|cb| {
+        ProgressSink::new(move |e| {
+            Python::attach(|py| {
+                // A failing callback does not stop the build.
+                let _ = cb.call1(py, (e.event, e.stage, e.completed, e.total, e.unit));
+            });
+        })
+    });
     let inner = ds.inner.clone();
     Ok(wrap(block_on(py, async move {
         inner.create_fts_index(&column, name, replace, &p).await

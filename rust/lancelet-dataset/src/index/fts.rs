@@ -45,6 +45,9 @@ pub struct FtsIndexParams {
     pub memory_limit_mb: u64,
     /// Tokenizing workers (the cores by default).
     pub num_workers: Option<usize>,
+    /// Where the build reports its progress (stages `tokenize_docs` in rows, then
+    /// `write_metadata`).
+    pub progress: Option<super::progress::ProgressSink>,
 }
 
 impl Default for FtsIndexParams {
@@ -57,6 +60,7 @@ impl Default for FtsIndexParams {
             // 836 MB at 256), while more partitions cost little at query time.
             memory_limit_mb: 128,
             num_workers: None,
+            progress: None,
         }
     }
 }
@@ -449,11 +453,12 @@ impl Dataset {
             ScanOptions {
                 columns: Columns::Names(vec![column.to_string()]),
                 with_row_id: true,
-                fragments,
+                fragments: fragments.clone(),
                 ..ScanOptions::default()
             },
         )
         .await?;
+        let scan_fragments = fragments;
         let (work_tx, work_rx) = tokio::sync::mpsc::channel::<(ArrayRef, Vec<u64>)>(workers);
         let work_rx: WorkQueue = Arc::new(Mutex::new(work_rx));
         let (file_tx, mut file_rx) = tokio::sync::mpsc::channel::<IndexFile>(3);
@@ -504,6 +509,15 @@ impl Dataset {
                 Ok::<_, lancelet_index::Error>(written)
             })
         };
+        let mut tokenized = params.progress.as_ref().map(|p| {
+            let rows: u64 = self
+                .fragments()
+                .iter()
+                .filter(|f| scan_fragments.as_ref().is_none_or(|ids| ids.contains(&f.id)))
+                .map(lancelet_table::manifest::live_rows)
+                .sum();
+            p.stage("tokenize_docs", Some(rows), "rows")
+        });
         let mut feed_result = Ok(());
         for i in 0..scan.num_tasks() {
             let b = match scan.run_task(i).await {
@@ -519,8 +533,12 @@ impl Dataset {
                 .as_primitive::<UInt64Type>()
                 .values()
                 .to_vec();
+            let rows = row_ids.len() as u64;
             if work_tx.send((b.column(0).clone(), row_ids)).await.is_err() {
                 break;
+            }
+            if let Some(s) = &mut tokenized {
+                s.advance(rows);
             }
         }
         drop(work_tx);
@@ -537,10 +555,21 @@ impl Dataset {
         if let Some(e) = worker_error {
             return Err(e);
         }
+        if let Some(s) = tokenized {
+            s.finish();
+        }
         partitions.sort_unstable();
+        let mut stage = params
+            .progress
+            .as_ref()
+            .map(|p| p.stage("write_metadata", Some(1), "files"));
         let md = metadata_file(&params.tokenizer, &partitions, &format, version)?;
         let size = store.write(&md.name, md.bytes).await?;
         written.push((md.name, size));
+        if let Some(mut s) = stage.take() {
+            s.advance(1);
+            s.finish();
+        }
         Ok(written)
     }
 

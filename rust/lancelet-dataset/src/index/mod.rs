@@ -6,6 +6,7 @@ pub mod build;
 pub mod fts;
 pub mod hybrid;
 pub mod knn;
+pub mod progress;
 pub mod segments;
 pub mod vector_build;
 
