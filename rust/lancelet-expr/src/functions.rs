@@ -61,6 +61,7 @@ pub(crate) const SUPPORTED: &[&str] = &[
     "chr",
     "coalesce",
     "concat",
+    "contains_tokens",
     "concat_ws",
     "contains",
     "cos",

@@ -8,7 +8,9 @@ use arrow_cast::can_cast_types;
 use arrow_schema::{DataType, TimeUnit};
 
 use super::{type_error, Binder, Bound};
-use crate::coerce::{comparison_common, is_comparable, is_decimal, is_int, is_numeric, is_unsigned_int, logical};
+use crate::coerce::{
+    comparison_common, is_comparable, is_decimal, is_int, is_numeric, is_string, is_unsigned_int, logical,
+};
 use crate::error::Result;
 use crate::functions::{CondFunc, DateField, Func, Granularity, MathFunc, StrFunc, TimeFunc, Unary};
 
@@ -47,6 +49,7 @@ pub(super) fn handles(name: &str) -> bool {
         || matches!(
             name,
             "concat"
+                | "contains_tokens"
                 | "concat_ws"
                 | "replace"
                 | "split_part"
@@ -311,6 +314,31 @@ impl Binder<'_> {
                     _ => StrFunc::Rpad,
                 };
                 self.finish_call(name, Func::Str(f), args, ty)
+            }
+            "contains_tokens" => {
+                arity(name, &args, 2, Some(2))?;
+                let mut it = args.into_iter();
+                let (Some(text), Some(query)) = (it.next(), it.next()) else {
+                    return Err(type_error("contains_tokens() takes 2 arguments".to_string()));
+                };
+                // A list of strings is the union of its elements' tokens (pylance).
+                let text = self.decode(text)?;
+                let text = match &text.ty {
+                    DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _)
+                        if is_string(logical(f.data_type())) =>
+                    {
+                        let item = Arc::new(arrow_schema::Field::new("item", DataType::Utf8, true));
+                        self.cast_to(text, &DataType::List(item))?
+                    }
+                    _ => self.string_arg(name, text)?,
+                };
+                let query = self.string_arg(name, query)?;
+                self.finish_call(
+                    name,
+                    Func::Str(StrFunc::ContainsTokens),
+                    vec![text, query],
+                    DataType::Boolean,
+                )
             }
             "ltrim" | "rtrim" | "btrim" | "strpos" | "instr" => {
                 let position = matches!(name, "strpos" | "instr");

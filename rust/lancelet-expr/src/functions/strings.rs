@@ -1,8 +1,8 @@
 //! String functions with pylance 14's (DataFusion's) results: `concat`, `concat_ws`,
 //! `replace`, `split_part`, `left`, `right`, `lpad`, `rpad`, `ltrim`, `rtrim`, `btrim`,
 //! `strpos`, `reverse`, `repeat`, `initcap`, `ascii`, `chr`, `octet_length`, `bit_length`,
-//! `to_hex`, `translate` and `md5`. Lengths and positions count characters (Unicode scalar
-//! values), not bytes.
+//! `to_hex`, `translate`, `md5` and `contains_tokens`. Lengths and positions count characters
+//! (Unicode scalar values), not bytes.
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -65,6 +65,10 @@ pub(crate) enum StrFunc {
     Translate,
     /// `md5(s)`: the lower-case hex digest of the UTF-8 bytes (or of binary values).
     Md5,
+    /// `contains_tokens(text, query)`: whether `text` (a string, or a list of strings: the
+    /// union of its elements) holds every token of `query`, a token being a maximal run of
+    /// letters and digits, compared exactly (pylance's function, without an index).
+    ContainsTokens,
 }
 
 impl StrFunc {
@@ -91,6 +95,7 @@ impl StrFunc {
             StrFunc::ToHex => return arg(values, 0)?.map(to_hex),
             StrFunc::Translate => translate(values, n)?,
             StrFunc::Md5 => return arg(values, 0)?.map(md5_hex),
+            StrFunc::ContainsTokens => contains_tokens(values, n)?,
         };
         Ok(wrap(values, out))
     }
@@ -544,9 +549,93 @@ fn md5(data: &[u8]) -> [u8; 16] {
     out
 }
 
+/// The tokens of `s` for `contains_tokens`: maximal runs of letters and digits.
+fn word_tokens(s: &str) -> impl Iterator<Item = &str> {
+    s.split(|c: char| !c.is_alphanumeric()).filter(|t| !t.is_empty())
+}
+
+/// The distinct tokens of `q`, in order, into `out` (cleared first).
+fn distinct_tokens<'q>(q: &'q str, out: &mut Vec<&'q str>) {
+    out.clear();
+    for t in word_tokens(q) {
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    }
+}
+
+/// Whether `texts` hold, together, every one of `wanted` (distinct tokens).
+fn holds_all<'t>(wanted: &[&str], texts: impl Iterator<Item = &'t str>) -> bool {
+    if wanted.is_empty() {
+        return true;
+    }
+    let mut seen = vec![false; wanted.len()];
+    let mut left = wanted.len();
+    for t in texts.flat_map(word_tokens) {
+        if let Some(i) = wanted.iter().position(|w| *w == t) {
+            if !seen[i] {
+                seen[i] = true;
+                left -= 1;
+                if left == 0 {
+                    return true;
+                }
+            }
+        }
+    }
+    false
+}
+
+fn contains_tokens(values: &[Value], n: usize) -> Result<ArrayRef> {
+    let query = strs(values, 1)?;
+    let text = arg(values, 0)?;
+    let mut out = arrow_array::builder::BooleanBuilder::with_capacity(n);
+    let mut wanted: Vec<&str> = Vec::new();
+    let mut last_query: Option<&str> = None;
+    let (array, scalar) = match text {
+        Value::Array(a) => (a, false),
+        Value::Scalar(a) => (a, true),
+    };
+    if let Some(lists) = array.as_list_opt::<i32>() {
+        let items = lists.values().as_string_opt::<i32>().ok_or_else(|| {
+            Error::Type(format!(
+                "contains_tokens() needs strings, got a list of {}",
+                lists.value_type()
+            ))
+        })?;
+        for row in 0..n {
+            let i = if scalar { 0 } else { row };
+            let (Some(q), true) = (query.get(row), i < lists.len() && lists.is_valid(i)) else {
+                out.append_null();
+                continue;
+            };
+            if last_query != Some(q) {
+                distinct_tokens(q, &mut wanted);
+                last_query = Some(q);
+            }
+            let range = lists.value_offsets()[i] as usize..lists.value_offsets()[i + 1] as usize;
+            let texts = range.filter(|j| items.is_valid(*j)).map(|j| items.value(j));
+            out.append_value(holds_all(&wanted, texts));
+        }
+    } else {
+        let text = strs(values, 0)?;
+        for row in 0..n {
+            let (Some(t), Some(q)) = (text.get(row), query.get(row)) else {
+                out.append_null();
+                continue;
+            };
+            if last_query != Some(q) {
+                distinct_tokens(q, &mut wanted);
+                last_query = Some(q);
+            }
+            out.append_value(holds_all(&wanted, std::iter::once(t)));
+        }
+    }
+    Ok(Arc::new(out.finish()))
+}
+
 #[cfg(test)]
 mod tests {
-    use super::md5;
+    use super::{distinct_tokens, holds_all, md5};
 
     fn hex(d: [u8; 16]) -> String {
         d.iter().map(|b| format!("{b:02x}")).collect()
@@ -567,5 +656,20 @@ mod tests {
         ] {
             assert_eq!(hex(md5(input.as_bytes())), want, "{input}");
         }
+    }
+
+    #[test]
+    fn contains_tokens_needs_every_query_token_whole_and_exact() {
+        let has = |text: &str, q: &str| {
+            let mut wanted = Vec::new();
+            distinct_tokens(q, &mut wanted);
+            holds_all(&wanted, std::iter::once(text))
+        };
+        assert!(has("a fox, a dog.", "dog-fox"));
+        assert!(has("x_y z", "y"));
+        assert!(!has("foxdog", "fox"));
+        assert!(!has("Fox", "fox"));
+        assert!(has("", "!!"));
+        assert!(has("日本語 x²y", "x²y 日本語"));
     }
 }
