@@ -352,3 +352,18 @@ def test_progress_callback_reports_pylances_events(tmp_path):
     assert done == sorted(done) and done[-1] == 2999 and tok[-1].fraction == 1.0
     with pytest.raises(InvalidArgumentError):
         ds.create_scalar_index("text", "INVERTED", progress_callback=3)
+
+
+def test_index_statistics_report_pylances_params_and_counts(tmp_path):
+    """index_statistics of an INVERTED index: params as a dict, num_tokens and num_docs, the
+    same as pylance reports for the same parameters (indexes built by either library)."""
+    uri = str(tmp_path / "d")
+    lance.write_dataset(pa.table({"text": [f"the fox {i % 50}" for i in range(1000)]}), uri)
+    lance.dataset(uri).create_scalar_index("text", "INVERTED", name="theirs", with_position=True, stem=False)
+    lancelet.dataset(uri).create_scalar_index("text", "INVERTED", name="ours", with_position=True, stem=False)
+    for lib in (lance, lancelet):
+        ds = lib.dataset(uri)
+        a, b = (ds.stats.index_stats(n)["indices"][0] for n in ("theirs", "ours"))
+        assert isinstance(a["params"], dict) and isinstance(b["params"], dict)
+        assert a["params"] == b["params"]
+        assert (a["num_tokens"], a["num_docs"]) == (b["num_tokens"], b["num_docs"]) == (51, 1000)

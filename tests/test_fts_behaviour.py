@@ -148,7 +148,7 @@ def test_index_parameter_spellings_pylance_accepts(tmp_path):
     ds = make(tmp_path / "d", index=False)
     ds.create_scalar_index("text", "FTS", format_version="v1")
     stats = lancelet.dataset(str(tmp_path / "d")).index_statistics("text_idx")
-    assert stats["indices"][0]["format_version"] == "1"
+    assert stats["indices"][0]["format_version"] == 1
 
 
 @pytest.mark.parametrize(

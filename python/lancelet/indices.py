@@ -476,6 +476,8 @@ def _index_statistics(ds: Any, index_name: str) -> Dict[str, Any]:
 def _segment_stats(ds: Any, seg: Dict[str, Any]) -> Dict[str, Any]:
     if seg["type"].startswith("IVF"):
         return json.loads(_native.vector_index_statistics(ds._native, seg["uuid"]))
+    if seg["type"] == "Inverted":
+        return json.loads(_native.fts_index_statistics(ds._native, seg["uuid"]))
     stats = getattr(_native, "index_segment_statistics", None)
     if stats is None:
         return {}

@@ -380,6 +380,13 @@ fn vector_index_statistics(py: Python<'_>, ds: &PyDataset, uuid: String) -> PyRe
     block_on(py, async move { inner.vector_index_statistics(&uuid).await })
 }
 
+/// Statistics of a full-text index segment, as JSON text.
+#[pyfunction]
+fn fts_index_statistics(py: Python<'_>, ds: &PyDataset, uuid: String) -> PyResult<String> {
+    let inner = ds.inner.clone();
+    block_on(py, async move { inner.fts_index_statistics(&uuid).await })
+}
+
 fn vector_params(
     py: Python<'_>,
     index_type: &str,
@@ -483,6 +490,7 @@ pub fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(merge_index_segments, m)?)?;
     m.add_function(wrap_pyfunction!(commit_existing_index_segments, m)?)?;
     m.add_function(wrap_pyfunction!(index_segment_statistics, m)?)?;
+    m.add_function(wrap_pyfunction!(fts_index_statistics, m)?)?;
     m.add_function(wrap_pyfunction!(list_indices, m)?)?;
     m.add_function(wrap_pyfunction!(drop_index, m)?)?;
     Ok(())

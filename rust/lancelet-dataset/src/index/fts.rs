@@ -851,6 +851,19 @@ impl Dataset {
     pub(crate) async fn fts_statistics(&self, idx: &pb::IndexMetadata) -> Result<serde_json::Value> {
         Ok(self.open_fts_index(idx).await?.statistics())
     }
+
+    /// Statistics of the full-text index segment `uuid` as JSON text: pylance's
+    /// `params` (an object), `num_tokens` and `num_docs`, and the segment's partitions and
+    /// format version.
+    pub async fn fts_index_statistics(&self, uuid: &str) -> Result<String> {
+        let indices = self.indices().await?;
+        let idx = indices
+            .iter()
+            .find(|i| lancelet_table::indices::uuid_string(i).ok().as_deref() == Some(uuid))
+            .filter(|i| is_fts(i))
+            .ok_or_else(|| Error::InvalidArgument(format!("no full-text index segment {uuid}")))?;
+        Ok(self.fts_statistics(idx).await?.to_string())
+    }
 }
 
 #[cfg(test)]
