@@ -35,7 +35,7 @@ pub mod storage;
 pub mod uri;
 
 pub use error::{Error, ErrorKind, Result};
-pub use local::{LocalFile, LocalStore};
+pub use local::{release_free_memory, LocalFile, LocalStore};
 pub use memory::InMemory;
 pub use object::{ObjectFile, ObjectHead, ObjectStoreStore};
 pub use read::{read_ranges, IoStats, ReadAt};

@@ -435,6 +435,18 @@ impl Storage for LocalStore {
     }
 }
 
+/// Hands memory the allocator holds but no longer uses back to the operating system (glibc
+/// keeps freed blocks of a build's large transient buffers in its arenas: on a 1M-document
+/// full-text build, 80-100 MB of resident memory). Elsewhere a no-op.
+pub fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only walks glibc's own arenas; it takes no pointers and is safe to
+    // call from any thread at any time.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -623,6 +623,7 @@ impl PyDataset {
                 })
                 .collect(),
             strict_batch_size,
+            max_task_rows: None,
         };
         let rt = runtime().map_err(|e| errors::make(py, errors::Kind::Internal, e.to_string()))?;
         let ds = self.inner.as_ref().clone().with_spawner(spawner(&rt));

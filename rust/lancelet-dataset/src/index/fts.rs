@@ -34,6 +34,9 @@ use crate::{Dataset, Error, Result};
 /// The name of the score column.
 pub const SCORE: &str = "_score";
 
+/// Rows per scan task of an index build (about 2.5 MB of 40-word documents).
+const BUILD_TASK_ROWS: u64 = 16 * 1024;
+
 /// How to build a full-text index (pylance's parameters).
 #[derive(Debug, Clone)]
 pub struct FtsIndexParams {
@@ -56,8 +59,8 @@ impl Default for FtsIndexParams {
             tokenizer: TokenizerConfig::default(),
             format_version: 2,
             // Postings held before a partition is sealed, over all workers: on 1M documents
-            // with positions a larger budget only added resident memory (peak 613 MB at 128,
-            // 836 MB at 256), while more partitions cost little at query time.
+            // with positions, peak RSS 429 MB and 12 partitions at 128; 240 MB and 66
+            // partitions at 32 (partitions are not merged yet, so fewer is better).
             memory_limit_mb: 128,
             num_workers: None,
             progress: None,
@@ -454,6 +457,9 @@ impl Dataset {
                 columns: Columns::Names(vec![column.to_string()]),
                 with_row_id: true,
                 fragments: fragments.clone(),
+                // Each task is one batch in memory, and up to five are alive at once (two
+                // queued, one per worker, one being read): keep them small.
+                max_task_rows: Some(BUILD_TASK_ROWS),
                 ..ScanOptions::default()
             },
         )
@@ -463,21 +469,30 @@ impl Dataset {
         let work_rx: WorkQueue = Arc::new(Mutex::new(work_rx));
         let (file_tx, mut file_rx) = tokio::sync::mpsc::channel::<IndexFile>(3);
         let next_partition = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        // One worker seals at a time: sealing holds a partition twice over (postings, then
+        // coded files), and workers fed alternate equal batches would otherwise seal together.
+        let sealing = Arc::new(Mutex::new(()));
         let mut handles = Vec::new();
         for _ in 0..workers {
             let (rx, tx, next) = (work_rx.clone(), file_tx.clone(), next_partition.clone());
-            let (tok, format) = (params.tokenizer.clone(), format.clone());
+            let (tok, format, sealing) = (params.tokenizer.clone(), format.clone(), sealing.clone());
             handles.push(tokio::task::spawn_blocking(move || -> Result<Vec<u64>> {
                 let mut b = PartitionBuilder::new(tok.build()?, tok.with_position);
                 let mut mine = Vec::new();
                 let mut seal = |b: &mut PartitionBuilder| -> Result<()> {
-                    let p = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                    let sealed = b.seal(format.tail())?;
-                    for f in partition_files(p, &sealed, tok.with_position, &format, version)? {
+                    let files = {
+                        let _one_at_a_time = sealing.lock();
+                        let p = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        let sealed = b.seal(format.tail())?;
+                        let files = partition_files(p, &sealed, tok.with_position, &format, version)?;
+                        mine.push(p);
+                        files
+                    };
+                    for f in files {
                         tx.blocking_send(f)
                             .map_err(|_| Error::InvalidArgument("the index writer stopped".into()))?;
                     }
-                    mine.push(p);
+                    lancelet_io::release_free_memory();
                     Ok(())
                 };
                 loop {
@@ -486,10 +501,15 @@ impl Dataset {
                         Err(_) => None,
                     };
                     let Some((values, row_ids)) = next_batch else { break };
-                    for_each_doc(&values, &row_ids, |row, texts| Ok(b.add(row, texts)?))?;
-                    if b.memory_bytes() >= per_worker {
-                        seal(&mut b)?;
-                    }
+                    // The budget is checked document by document: one batch may hold more
+                    // postings than a worker's share.
+                    for_each_doc(&values, &row_ids, |row, texts| {
+                        b.add(row, texts)?;
+                        if b.memory_bytes() >= per_worker {
+                            seal(&mut b)?;
+                        }
+                        Ok(())
+                    })?;
                 }
                 if !b.is_empty() {
                     seal(&mut b)?;
@@ -551,6 +571,7 @@ impl Dataset {
             }
         }
         let mut written = writer.await.map_err(Error::from)??;
+        lancelet_io::release_free_memory();
         feed_result?;
         if let Some(e) = worker_error {
             return Err(e);

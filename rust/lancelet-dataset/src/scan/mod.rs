@@ -114,6 +114,9 @@ pub struct ScanOptions {
     /// Hand out batches of exactly `batch_size` rows (the last one excepted), joining rows
     /// of several fragments; otherwise a batch never spans two tasks and may be shorter.
     pub strict_batch_size: bool,
+    /// At most this many rows per task (each task's rows are one batch in memory): for
+    /// consumers that hold several tasks at once, such as an index build's workers.
+    pub max_task_rows: Option<u64>,
 }
 
 impl Default for ScanOptions {
@@ -133,6 +136,7 @@ impl Default for ScanOptions {
             use_scalar_index: true,
             order_by: Vec::new(),
             strict_batch_size: false,
+            max_task_rows: None,
         }
     }
 }

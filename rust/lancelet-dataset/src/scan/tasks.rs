@@ -129,8 +129,10 @@ pub(super) fn page_boundaries(readers: &[Arc<lancelet_file::FileReader>], name: 
     best.map(|(_, starts)| starts).unwrap_or_default()
 }
 
-/// Rows per task for a fragment: [`TARGET_TASK_BYTES`] of the columns read.
-pub(super) fn task_rows_for(frag: &pb::DataFragment, share: f64, batch_size: u64, local: bool) -> u64 {
+/// Rows per task for a fragment: [`TARGET_TASK_BYTES`] of the columns read, and at most
+/// the scan's `max_task_rows`.
+pub(super) fn task_rows_for(frag: &pb::DataFragment, share: f64, opts: &ScanOptions, local: bool) -> u64 {
+    let batch_size = opts.batch_size as u64;
     let bytes: u64 = frag.files.iter().map(|f| f.file_size_bytes).sum();
     // On object stores each request costs a round trip: fewer, larger tasks.
     let (target, max_rows) = if local {
@@ -143,7 +145,9 @@ pub(super) fn task_rows_for(frag: &pb::DataFragment, share: f64, batch_size: u64
     } else {
         (bytes as f64 / frag.physical_rows as f64 * share).max(1.0)
     };
-    ((target as f64 / per_row) as u64).clamp(MIN_TASK_ROWS.max(batch_size.min(max_rows)), max_rows.max(batch_size))
+    let rows =
+        ((target as f64 / per_row) as u64).clamp(MIN_TASK_ROWS.max(batch_size.min(max_rows)), max_rows.max(batch_size));
+    opts.max_task_rows.map_or(rows, |m| rows.min(m.max(1)))
 }
 
 /// Cuts the live rows of the chosen fragments into tasks, applying offset/limit up front
@@ -185,7 +189,7 @@ pub(super) async fn plan_tasks(
     };
     let local = ds.is_local();
     check_row_counts(ds, &pieces, skip.saturating_add(remaining), |f| {
-        task_rows_for(f, share, opts.batch_size as u64, local)
+        task_rows_for(f, share, opts, local)
     })
     .await?;
     // Rows each fragment may match, by its statistics (fragments without any are absent).
@@ -248,7 +252,7 @@ pub(super) async fn plan_tasks(
                 continue;
             }
         }
-        let task_rows = task_rows_for(f, share, opts.batch_size as u64, local);
+        let task_rows = task_rows_for(f, share, opts, local);
         if f.physical_rows > task_rows {
             // The row count comes from the manifest: check it against the data files before
             // cutting it into tasks, or a damaged count (up to 2^32 rows in each of many
