@@ -6,7 +6,7 @@ The reader decodes what an index holds, independently of both libraries' search 
 ``part_<p>_docs.lance`` (doc id -> row id and token count) and ``part_<p>_invert.lance``
 (per token: posting blocks of 128 bit-packed doc deltas and frequencies, or a shorter
 tail, and the positions). Files are read with pylance's ``lance.file`` reader, so the
-oracle shares no code with lancelet. The layout notes are in /work/scratch/fts/FORMAT.md.
+oracle shares no code with lancelet. ``docs/fts.md`` describes the layout ("The files").
 """
 
 from __future__ import annotations

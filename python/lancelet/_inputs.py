@@ -10,7 +10,6 @@ streams each as a ``pyarrow.RecordBatchReader`` without materializing it.
 
 from __future__ import annotations
 
-import warnings
 from collections import namedtuple
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional, cast
 
@@ -19,7 +18,7 @@ import pyarrow as pa
 from . import blob as _blob
 from ._handle import DatasetHandle
 from .errors import InvalidArgumentError
-from .progress import FragmentWriteProgress, _FragmentReporter
+from .progress import FragmentWriteProgress, _FragmentReporter, optional_tqdm
 
 if TYPE_CHECKING:  # pragma: no cover
     from .dataset import LanceDataset
@@ -108,14 +107,8 @@ def _progress_callback(progress: Any) -> Optional[Callable]:
     if progress is None or progress is False:
         return None
     if progress is True:
-        try:
-            from tqdm.auto import tqdm  # noqa: PLC0415 (optional dependency: lancelet[progress])
-        except ImportError:
-            warnings.warn(
-                "progress=True needs tqdm, which is not installed (pip install 'lancelet[progress]'); "
-                "writing without a progress bar",
-                stacklevel=3,
-            )
+        tqdm = optional_tqdm("progress", "writing")
+        if tqdm is None:
             return None
         bar = tqdm(unit=" rows", desc="writing")
 

@@ -63,20 +63,29 @@ class IndexProgress:
         return min(self.completed / self.total, 1.0)
 
 
+def optional_tqdm(option: str, doing: str) -> Any:
+    """tqdm's progress bar class, or ``None`` (with a warning naming ``option`` and saying
+    the work goes on ``doing``, without a bar) when tqdm is not installed."""
+    try:
+        from tqdm.auto import tqdm  # noqa: PLC0415 (optional dependency: lancelet[progress])
+    except ImportError:
+        warnings.warn(
+            f"{option}=True needs tqdm, which is not installed (pip install 'lancelet[progress]'); "
+            f"{doing} without a progress bar",
+            stacklevel=4,
+        )
+        return None
+    return tqdm
+
+
 def index_progress_callback(progress: Any) -> Optional[Callable[..., None]]:
     """The native layer's progress callback for an index build's ``progress_callback``:
     ``None``, ``True`` (a bar per stage) or a callable receiving :class:`IndexProgress`."""
     if progress is None or progress is False:
         return None
     if progress is True:
-        try:
-            from tqdm.auto import tqdm  # noqa: PLC0415 (optional dependency: lancelet[progress])
-        except ImportError:
-            warnings.warn(
-                "progress_callback=True needs tqdm, which is not installed (pip install 'lancelet[progress]'); "
-                "building without a progress bar",
-                stacklevel=3,
-            )
+        tqdm = optional_tqdm("progress_callback", "building")
+        if tqdm is None:
             return None
         bars: Dict[str, Any] = {}
 

@@ -403,11 +403,7 @@ impl Dataset {
 
     /// The statistics of the scalar index segment `uuid` (empty for other index types).
     pub async fn index_segment_statistics(&self, uuid: &str) -> Result<std::collections::BTreeMap<String, String>> {
-        let indices = self.indices().await?;
-        let idx = indices
-            .iter()
-            .find(|i| lancelet_table::indices::uuid_string(i).ok().as_deref() == Some(uuid))
-            .ok_or_else(|| Error::InvalidArgument(format!("no index segment {uuid}")))?;
+        let idx = &self.index_segment(uuid).await?;
         if super::fts::is_fts(idx) {
             let v = self.fts_statistics(idx).await?;
             return Ok(v

@@ -877,13 +877,11 @@ impl Dataset {
     /// `params` (an object), `num_tokens` and `num_docs`, and the segment's partitions and
     /// format version.
     pub async fn fts_index_statistics(&self, uuid: &str) -> Result<String> {
-        let indices = self.indices().await?;
-        let idx = indices
-            .iter()
-            .find(|i| lancelet_table::indices::uuid_string(i).ok().as_deref() == Some(uuid))
-            .filter(|i| is_fts(i))
-            .ok_or_else(|| Error::InvalidArgument(format!("no full-text index segment {uuid}")))?;
-        Ok(self.fts_statistics(idx).await?.to_string())
+        let idx = self.index_segment(uuid).await?;
+        if !is_fts(&idx) {
+            return Err(Error::InvalidArgument(format!("index segment {uuid} is not full-text")));
+        }
+        Ok(self.fts_statistics(&idx).await?.to_string())
     }
 }
 

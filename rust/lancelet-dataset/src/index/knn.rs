@@ -334,12 +334,7 @@ impl Dataset {
 
     /// The statistics of vector index segment `uuid` as JSON text (pylance's keys).
     pub async fn vector_index_statistics(&self, uuid: &str) -> Result<String> {
-        let indices = self.indices().await?;
-        let idx = indices
-            .iter()
-            .find(|i| lancelet_table::indices::uuid_string(i).ok().as_deref() == Some(uuid))
-            .ok_or_else(|| Error::InvalidArgument(format!("no index segment {uuid}")))?;
-        let index = self.open_vector_index(idx).await?;
+        let index = self.open_vector_index(&self.index_segment(uuid).await?).await?;
         let mut v = index.statistics();
         if let Some(obj) = v.as_object_mut() {
             obj.insert("uuid".into(), uuid.into());

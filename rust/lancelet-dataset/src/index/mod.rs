@@ -191,6 +191,16 @@ impl Dataset {
         Ok(out)
     }
 
+    /// The index segment with id `uuid` in this version.
+    pub(crate) async fn index_segment(&self, uuid: &str) -> Result<pb::IndexMetadata> {
+        self.indices()
+            .await?
+            .iter()
+            .find(|i| lancelet_table::indices::uuid_string(i).ok().as_deref() == Some(uuid))
+            .cloned()
+            .ok_or_else(|| Error::InvalidArgument(format!("no index segment {uuid}")))
+    }
+
     /// The segments of each index, by name.
     pub async fn indices_by_name(&self) -> Result<BTreeMap<String, Vec<IndexSegment>>> {
         let mut out: BTreeMap<String, Vec<IndexSegment>> = BTreeMap::new();
