@@ -95,9 +95,11 @@ FLOORS: List[List[str]] = [
         "lancelet.namespace._connect",
         "lancelet.namespace._server",
     ],
-    # Applications: the Spark source and the command line.
+    # Applications: the Spark source, training loaders and the command line.
     [
         "lancelet.spark",
+        "lancelet.loader",
+        "lancelet.sampler",
         "lancelet._spark_namespace",
         "lancelet._cli_common",
         "lancelet._cli_inspect",

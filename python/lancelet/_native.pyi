@@ -311,6 +311,51 @@ class BatchStream:
     def __arrow_c_schema__(self) -> Any: ...
 
 @final
+class LoaderRows:
+    @staticmethod
+    def scan(ds: "Dataset", filter: Optional[str] = None) -> "LoaderRows": ...
+    def __len__(self) -> int: ...
+    def epoch(
+        self,
+        batch_size: int,
+        shuffle: str,
+        clump_size: int,
+        seed: int,
+        epoch: int,
+        rank: int,
+        world_size: int,
+        drop_last: bool,
+        even_batches: bool,
+    ) -> "LoaderBatches": ...
+    def positions(self, batches: List[List[Tuple[int, int]]]) -> "LoaderBatches": ...
+    def strided(
+        self, rank: int, world_size: int, batch_size: int, randomize: bool, seed: int, epoch: int
+    ) -> "LoaderBatches": ...
+    def sample(self, n: int, max_takes: int, seed: int, batch_size: int) -> "LoaderBatches": ...
+
+@final
+class LoaderBatches:
+    def __len__(self) -> int: ...
+    def rows_in(self, i: int) -> int: ...
+    def read(
+        self,
+        columns: Optional[List[str]] = None,
+        exprs: Optional[List[Tuple[str, str]]] = None,
+        with_row_id: bool = False,
+        start: int = 0,
+        step: int = 1,
+        readahead: int = 4,
+    ) -> "BatchStream": ...
+
+def fixed_batches(
+    rank: int, world_size: int, batch_size: int, total: int, randomize: bool, seed: int, epoch: int
+) -> List[Tuple[int, int]]: ...
+def interleaved_batches(
+    rank: int, world_size: int, batch_size: int, total: int, randomize: bool, seed: int, epoch: int
+) -> List[Tuple[int, int]]: ...
+def permutation(n: int, seed: int, epoch: int) -> List[int]: ...
+
+@final
 class FileReader:
     @staticmethod
     def open(path: str, storage_options: Optional[Dict[str, str]] = None) -> "FileReader": ...

@@ -28,6 +28,7 @@ pub mod evolve;
 mod fields;
 pub mod index;
 pub mod json;
+pub mod loader;
 pub mod maintain;
 pub mod modify;
 pub mod scan;

@@ -21,6 +21,7 @@ mod fts;
 mod hooks;
 mod index;
 mod index_meta;
+mod loader;
 mod merge;
 mod merge_columns;
 mod namespace;
@@ -50,6 +51,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     operations::init(m)?;
     fragment_ops::init(m)?;
     fts::init(m)?;
+    loader::init(m)?;
     store::init(m)?;
     namespace::init(m)?;
     Ok(())

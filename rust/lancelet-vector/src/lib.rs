@@ -23,7 +23,7 @@ pub mod ivf;
 pub mod kmeans;
 pub mod pq;
 pub mod proto;
-pub(crate) mod rng;
+pub mod rng;
 pub mod simd;
 pub mod sq;
 pub mod topk;

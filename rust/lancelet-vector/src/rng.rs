@@ -1,15 +1,17 @@
-//! A small seeded pseudo-random generator (SplitMix64), so that sampling and k-means
-//! initialisation are pure functions of their seed.
+//! A small seeded pseudo-random generator (SplitMix64), so that sampling, k-means
+//! initialisation and the training loader's shuffles are pure functions of their seed.
 
 /// SplitMix64: tiny, fast and good enough for sampling and seeding.
 #[derive(Debug, Clone)]
-pub(crate) struct Rng(u64);
+pub struct Rng(u64);
 
 impl Rng {
+    /// A generator whose stream is a function of `seed` alone.
     pub fn new(seed: u64) -> Self {
         Self(seed ^ 0x9E37_79B9_7F4A_7C15)
     }
 
+    /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
@@ -26,6 +28,14 @@ impl Rng {
     /// Uniform in `[0, 1)`.
     pub fn unit(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Puts `items` in a uniformly random order (Fisher-Yates).
+    pub fn shuffle<T>(&mut self, items: &mut [T]) {
+        for i in (1..items.len()).rev() {
+            let j = self.below(i + 1);
+            items.swap(i, j);
+        }
     }
 
     /// `count` distinct indexes of `0..n`, ascending (all of them when `count >= n`).

@@ -196,19 +196,22 @@ impl Dataset {
         )?)))
     }
 
-    /// The payloads at `locations` as a binary array of type `to` (a blob v1 field's).
-    async fn blob_bytes(&self, locations: &[Option<BlobLocation>], to: &DataType) -> Result<ArrayRef> {
-        let mut data = LargeBinaryBuilder::new();
-        for loc in locations {
+    /// The payloads at `locations` as a binary array of type `to` (a blob v1 field's, or
+    /// `LargeBinary` for a loader's batch), read concurrently.
+    pub(crate) async fn blob_bytes(&self, locations: &[Option<BlobLocation>], to: &DataType) -> Result<ArrayRef> {
+        let reads = locations.iter().map(|loc| async move {
             match loc {
-                None => data.append_null(),
-                Some(l) => {
-                    let bytes = self.read_blob(l, 0..l.size).await?;
-                    data.append_value(bytes.as_slice());
-                }
+                Some(l) => self.read_blob(l, 0..l.size).await.map(Some),
+                None => Ok(None),
             }
-        }
-        let a: ArrayRef = Arc::new(data.finish());
+        });
+        let bytes = futures::future::try_join_all(reads).await?;
+        let a: ArrayRef = Arc::new(
+            bytes
+                .iter()
+                .map(|b| b.as_ref().map(|b| b.as_slice()))
+                .collect::<arrow_array::LargeBinaryArray>(),
+        );
         Ok(match to {
             DataType::LargeBinary => a,
             other => arrow_cast::cast(&a, other)?,

@@ -1,0 +1,284 @@
+//! Training reads: the rows a loader draws from, the batches of an epoch, and a stream that
+//! reads batches ahead on the runtime (GIL released) for one worker of one rank.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use arrow_schema::ArrowError;
+use futures::FutureExt;
+use pyo3::prelude::*;
+
+use lancelet_dataset::loader::plan::{self, PlanOptions, RankPlan, Shuffle};
+use lancelet_dataset::loader::BatchColumns;
+use lancelet_dataset::scan::readahead::Readahead;
+use lancelet_dataset::{Dataset, Error as CoreError};
+
+use crate::arrow_ffi::{stream_error, BatchStream, ErrorSlot, FnReader};
+use crate::dataset::PyDataset;
+use crate::errors::to_py;
+use crate::runtime::{block_on, wait_task};
+
+/// The rows a loader draws from: the addresses of the live rows its filter keeps, listed
+/// once per job at the dataset's pinned version.
+#[pyclass(module = "lancelet._native", name = "LoaderRows", frozen)]
+pub struct LoaderRows {
+    ds: Arc<Dataset>,
+    rows: Arc<Vec<u64>>,
+}
+
+/// Batches of row addresses, each ascending, ready to read.
+#[pyclass(module = "lancelet._native", name = "LoaderBatches", frozen)]
+pub struct LoaderBatches {
+    ds: Arc<Dataset>,
+    batches: Arc<Vec<Vec<u64>>>,
+}
+
+fn invalid(py: Python<'_>, message: String) -> PyErr {
+    to_py(py, CoreError::InvalidArgument(message))
+}
+
+impl LoaderRows {
+    fn batches(&self, batches: Vec<Vec<u64>>) -> LoaderBatches {
+        LoaderBatches {
+            ds: self.ds.clone(),
+            batches: Arc::new(batches),
+        }
+    }
+
+    /// The addresses at positions `ranges` of the row list.
+    fn at(&self, py: Python<'_>, ranges: &[Range<u64>]) -> PyResult<Vec<u64>> {
+        let n = self.rows.len() as u64;
+        let mut out = Vec::new();
+        for r in ranges {
+            if r.end > n || r.start > r.end {
+                return Err(invalid(
+                    py,
+                    format!("rows {}..{} are outside the {n} rows", r.start, r.end),
+                ));
+            }
+            out.extend_from_slice(&self.rows[r.start as usize..r.end as usize]);
+        }
+        Ok(out)
+    }
+}
+
+#[pymethods]
+impl LoaderRows {
+    /// Lists the live rows of `ds` that `filter` keeps (all of them without a filter).
+    #[staticmethod]
+    #[pyo3(signature = (ds, filter=None))]
+    fn scan(py: Python<'_>, ds: &PyDataset, filter: Option<String>) -> PyResult<Self> {
+        let inner = ds.inner.clone();
+        let rows = block_on(py, async move { inner.loader_rows(filter.as_deref()).await })?;
+        Ok(Self {
+            ds: ds.inner.clone(),
+            rows: Arc::new(rows),
+        })
+    }
+
+    fn __len__(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// The batches rank `rank` reads in epoch `epoch` (see the dataset crate's
+    /// `loader::plan`).
+    #[pyo3(signature = (batch_size, shuffle, clump_size, seed, epoch, rank, world_size, drop_last, even_batches))]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one parameter per field of PlanOptions, as the loader passes them"
+    )]
+    fn epoch(
+        &self,
+        py: Python<'_>,
+        batch_size: usize,
+        shuffle: &str,
+        clump_size: usize,
+        seed: u64,
+        epoch: u64,
+        rank: usize,
+        world_size: usize,
+        drop_last: bool,
+        even_batches: bool,
+    ) -> PyResult<LoaderBatches> {
+        let opts = PlanOptions {
+            batch_size,
+            shuffle: Shuffle::parse(shuffle, clump_size).map_err(|e| to_py(py, e))?,
+            seed,
+            epoch,
+            rank,
+            world_size,
+            drop_last,
+            even_batches,
+        };
+        let rows = self.rows.clone();
+        let plan = py
+            .detach(move || RankPlan::new(&rows, &opts))
+            .map_err(|e| to_py(py, e))?;
+        Ok(self.batches((0..plan.num_batches()).map(|i| plan.batch(i)).collect()))
+    }
+
+    /// Batches made of positions of the row list: each batch a list of `(start, end)`.
+    fn positions(&self, py: Python<'_>, batches: Vec<Vec<(u64, u64)>>) -> PyResult<LoaderBatches> {
+        let mut out = Vec::with_capacity(batches.len());
+        for b in batches {
+            let ranges: Vec<Range<u64>> = b.into_iter().map(|(s, e)| s..e).collect();
+            out.push(self.at(py, &ranges)?);
+        }
+        Ok(self.batches(out))
+    }
+
+    /// Every `world_size`-th row from the `rank`-th, in batches of `batch_size`; with
+    /// `randomize`, the batches in an order drawn from `(seed, epoch)`.
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one parameter per option of pylance's ShardedBatchSampler"
+    )]
+    fn strided(
+        &self,
+        py: Python<'_>,
+        rank: usize,
+        world_size: usize,
+        batch_size: usize,
+        randomize: bool,
+        seed: u64,
+        epoch: u64,
+    ) -> PyResult<LoaderBatches> {
+        let batches = plan::strided_batches(&self.rows, rank, world_size, batch_size, randomize, seed, epoch)
+            .map_err(|e| to_py(py, e))?;
+        Ok(self.batches(batches))
+    }
+
+    /// `min(n, rows)` distinct rows drawn from `seed` in at most `max_takes` runs (when `n`
+    /// exceeds it), in batches of `batch_size`.
+    fn sample(&self, py: Python<'_>, n: u64, max_takes: u64, seed: u64, batch_size: usize) -> PyResult<LoaderBatches> {
+        if batch_size == 0 {
+            return Err(invalid(py, "batch_size must be at least 1".into()));
+        }
+        let runs = plan::sample_runs(self.rows.len() as u64, n, max_takes, seed);
+        let picked = self.at(py, &runs)?;
+        Ok(self.batches(picked.chunks(batch_size).map(<[u64]>::to_vec).collect()))
+    }
+}
+
+#[pymethods]
+impl LoaderBatches {
+    fn __len__(&self) -> usize {
+        self.batches.len()
+    }
+
+    /// How many rows batch `i` holds.
+    fn rows_in(&self, i: usize) -> usize {
+        self.batches.get(i).map_or(0, Vec::len)
+    }
+
+    /// Reads batches `start, start + step, ...` with `readahead` of them in flight.
+    /// `columns`: names (blob columns come back as bytes), or `exprs` as
+    /// `(name, SQL expression)` pairs.
+    #[pyo3(signature = (columns=None, exprs=None, with_row_id=false, start=0, step=1, readahead=4))]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one parameter per keyword argument of the Python call"
+    )]
+    fn read(
+        &self,
+        py: Python<'_>,
+        columns: Option<Vec<String>>,
+        exprs: Option<Vec<(String, String)>>,
+        with_row_id: bool,
+        start: usize,
+        step: usize,
+        readahead: usize,
+    ) -> PyResult<BatchStream> {
+        if step == 0 {
+            return Err(invalid(py, "step must be at least 1".into()));
+        }
+        let cols = BatchColumns {
+            names: columns,
+            exprs,
+            with_row_id,
+        };
+        let ds = self.ds.clone();
+        let reader = Arc::new(block_on(py, async move { ds.batch_reader(cols).await })?);
+        let schema = lancelet_dataset::json::text_schema(reader.schema());
+        let picked: Vec<usize> = (start..self.batches.len()).step_by(step).collect();
+        let batches = self.batches.clone();
+        let mut ahead: Readahead<RecordBatch, CoreError> =
+            Readahead::new(picked.len(), readahead.max(1), crate::runtime::handle, move |i| {
+                let (reader, batches, at) = (reader.clone(), batches.clone(), picked[i]);
+                async move { reader.read(&batches[at]).await }.boxed()
+            });
+        let slot = ErrorSlot::default();
+        let err_slot = slot.clone();
+        let next = move || -> Option<Result<RecordBatch, ArrowError>> {
+            let task = match ahead.next_task()? {
+                Ok(t) => t,
+                Err(e) => return Some(Err(ArrowError::ExternalError(Box::new(e)))),
+            };
+            Some(
+                wait_task(&err_slot, task, CoreError::from)
+                    .and_then(|b| lancelet_dataset::json::text_batch(b).map_err(|e| stream_error(&err_slot, e))),
+            )
+        };
+        Ok(BatchStream::new(Box::new(FnReader { schema, next }), slot))
+    }
+}
+
+/// pylance's `ShardedFixedBatchSampler` index ranges: `(start, end)` per batch.
+#[pyfunction]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one parameter per option of pylance's ShardedFixedBatchSampler"
+)]
+fn fixed_batches(
+    py: Python<'_>,
+    rank: usize,
+    world_size: usize,
+    batch_size: usize,
+    total: u64,
+    randomize: bool,
+    seed: u64,
+    epoch: u64,
+) -> PyResult<Vec<(u64, u64)>> {
+    let b =
+        plan::fixed_batches(rank, world_size, batch_size, total, randomize, seed, epoch).map_err(|e| to_py(py, e))?;
+    Ok(b.into_iter().map(|r| (r.start, r.end)).collect())
+}
+
+/// pylance's `ShardedBatchSampler` position ranges without a filter: `(start, end)` per batch.
+#[pyfunction]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one parameter per option of pylance's ShardedBatchSampler"
+)]
+fn interleaved_batches(
+    py: Python<'_>,
+    rank: usize,
+    world_size: usize,
+    batch_size: usize,
+    total: u64,
+    randomize: bool,
+    seed: u64,
+    epoch: u64,
+) -> PyResult<Vec<(u64, u64)>> {
+    let b = plan::interleaved_batches(rank, world_size, batch_size, total, randomize, seed, epoch)
+        .map_err(|e| to_py(py, e))?;
+    Ok(b.into_iter().map(|r| (r.start, r.end)).collect())
+}
+
+/// A permutation of `0..n` drawn from `(seed, epoch)` (a fragment order, say).
+#[pyfunction]
+fn permutation(n: usize, seed: u64, epoch: u64) -> Vec<usize> {
+    let mut out: Vec<usize> = (0..n).collect();
+    plan::epoch_rng(seed, epoch).shuffle(&mut out);
+    out
+}
+
+pub fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<LoaderRows>()?;
+    m.add_class::<LoaderBatches>()?;
+    m.add_function(wrap_pyfunction!(fixed_batches, m)?)?;
+    m.add_function(wrap_pyfunction!(interleaved_batches, m)?)?;
+    m.add_function(wrap_pyfunction!(permutation, m)?)?;
+    Ok(())
+}
