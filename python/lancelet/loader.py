@@ -73,9 +73,19 @@ def _shuffle_mode(shuffle: Union[None, bool, str]) -> str:
     raise ValueError(f"shuffle must be None, True, False or one of {SHUFFLES}, got {shuffle!r}")
 
 
+#: Sizes, ranks, seeds and epochs the plan takes (the native side counts in 64 bits).
+_LIMIT = 2**64
+
+
 def _positive(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be a positive int, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value < _LIMIT:
+        raise ValueError(f"{name} must be an int in 1..2**64-1, got {value!r}")
+    return value
+
+
+def _natural(name: str, value: Any, limit: int = _LIMIT) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < limit:
+        raise ValueError(f"{name} must be a non-negative int below {limit}, got {value!r}")
     return value
 
 
@@ -175,8 +185,7 @@ class Loader:
         self._world_size = _positive("world_size", world_size)
         if isinstance(rank, bool) or not isinstance(rank, int) or not 0 <= rank < world_size:
             raise ValueError(f"rank must be an int in 0..{world_size - 1}, got {rank!r}")
-        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+        _natural("seed", seed)
         if output not in ("arrow", "numpy"):
             raise ValueError(f"output must be 'arrow' or 'numpy', got {output!r}")
         self._rank, self._seed = rank, seed
@@ -192,7 +201,12 @@ class Loader:
         self._filter = filter
         self._rows = _native.LoaderRows.scan(self._ds._native, filter)
         self._epoch = 0
+        # Where the next iteration starts: batch `_next_batch` of the epoch, as seen by the
+        # worker layout `_layout` ((worker, number of workers) whose sequence it is in), or
+        # the first batch not yet handed out when `_layout` is None.
         self._next_batch = 0
+        self._layout: Optional[Tuple[int, int]] = None
+        self._finished = False  # the last iteration ran to the end of the epoch
         self._worker: Optional[Tuple[int, int]] = None
 
     # -- pickling: a worker process gets the same loader at the same version ------------
@@ -226,9 +240,8 @@ class Loader:
     def set_epoch(self, epoch: int) -> None:
         """Read epoch ``epoch`` next, from its first batch. Call it before every epoch (as
         with PyTorch's ``DistributedSampler``): the epoch, with the seed, draws the order."""
-        if isinstance(epoch, bool) or not isinstance(epoch, int) or epoch < 0:
-            raise ValueError(f"epoch must be a non-negative int, got {epoch!r}")
-        self._epoch, self._next_batch = epoch, 0
+        self._epoch = _natural("epoch", epoch)
+        self._next_batch, self._layout, self._finished = 0, None, False
 
     def for_worker(self, worker_id: int, num_workers: int) -> "Loader":
         """Read only worker ``worker_id``'s batches of ``num_workers`` (``worker_id``,
@@ -258,26 +271,41 @@ class Loader:
         return len(self._plan())
 
     def __iter__(self) -> Iterator[Any]:
-        worker, workers = self._worker or _torch_worker() or (0, 1)
-        start = self._next_batch
-        plan = self._plan()
-        stream = plan.read(self._names, self._exprs, self._with_row_id, start + worker, workers, self._readahead)
-        index = start + worker
+        layout = self._worker or _torch_worker() or (0, 1)
+        worker, workers = layout
+        if self._finished:  # iterating again replays the epoch
+            self._next_batch, self._layout, self._finished = 0, None, False
+        # A position saved by this very worker layout continues its own sequence; any other
+        # is the first batch not handed out, from which this worker takes its turn.
+        first = self._next_batch if self._layout == layout else self._next_batch + worker
+        self._next_batch, self._layout = first, layout
+        stream = self._plan().read(self._names, self._exprs, self._with_row_id, first, workers, self._readahead)
         for batch in ReaderResults(stream).to_batches():
-            index += workers
-            self._next_batch = index  # the next batch this process would read
+            self._next_batch += workers  # the next batch this process reads
             out: Any = to_numpy(batch) if self._output == "numpy" else batch
             yield out if self._transform is None else self._transform(out)
-        self._next_batch = 0  # a finished epoch reads again from its start
+        self._finished = True
 
     # -- resuming ----------------------------------------------------------------------
 
+    def _position(self) -> Tuple[int, Optional[Tuple[int, int]]]:
+        """The next batch this process reads and the worker layout it belongs to. A worker
+        that has not started yet reads its turn from the resume point first."""
+        if self._layout is None and not self._finished:
+            layout = self._worker or _torch_worker()
+            if layout is not None:
+                return self._next_batch + layout[0], layout
+        return self._next_batch, self._layout
+
     def state_dict(self) -> Dict[str, Any]:
-        """Where the loader is: the epoch and the next batch this process reads, with what
-        the plan depends on (checked when loading)."""
+        """Where the loader is: the epoch and the next batch this process reads (with the
+        worker layout that position belongs to: every earlier batch of that worker was
+        handed out), and what the plan depends on (checked when loading)."""
+        next_batch, layout = self._position()
         return {
             "epoch": self._epoch,
-            "next_batch": self._next_batch,
+            "next_batch": next_batch,
+            "worker": None if layout is None else list(layout),
             "seed": self._seed,
             "shuffle": self._shuffle,
             "clump_size": self._clump_size,
@@ -290,9 +318,12 @@ class Loader:
         }
 
     def load_state_dict(self, state: Union[Dict[str, Any], Sequence[Dict[str, Any]]]) -> None:
-        """Resume where ``state`` (one loader's, or a list of its workers') stopped: the
-        next iteration reads the first batch not yet read, whatever the number of workers
-        now."""
+        """Resume where ``state`` stopped.
+
+        One state given back to the worker that saved it (what torchdata's
+        ``StatefulDataLoader`` does) continues that worker's own sequence. A list of states
+        (one per worker), or a state loaded under another worker layout, resumes at the
+        first batch none of them had handed out, whatever the number of workers now."""
         states = [state] if isinstance(state, dict) else list(state)
         if not states:
             raise ValueError("load_state_dict needs at least one state")
@@ -314,5 +345,12 @@ class Loader:
         epochs = {s["epoch"] for s in states}
         if len(epochs) != 1:
             raise ValueError(f"the states are from different epochs: {sorted(epochs)}")
-        self._epoch = epochs.pop()
-        self._next_batch = min(int(s["next_batch"]) for s in states)
+        self._epoch = _natural("epoch", epochs.pop())
+        self._finished = False
+        if len(states) == 1 and states[0].get("worker") is not None:
+            self._next_batch = _natural("next_batch", states[0]["next_batch"])
+            w, k = states[0]["worker"]
+            self._layout = (int(w), int(k))
+        else:
+            self._next_batch = min(_natural("next_batch", s["next_batch"]) for s in states)
+            self._layout = None

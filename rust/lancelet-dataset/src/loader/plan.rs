@@ -91,7 +91,8 @@ pub struct Share {
     pub pad: usize,
 }
 
-/// Cuts an epoch of `n` rows into `world_size` contiguous shares, rank by rank.
+/// Rank `rank`'s share when an epoch of `n` rows is cut into `world_size` contiguous
+/// shares, rank by rank (computed for the one rank: the world may be large).
 ///
 /// - `drop_last`: every rank gets the same number of full batches, as many as the
 ///   smallest share allows; the rows past them are skipped this epoch (different rows each
@@ -104,43 +105,40 @@ pub struct Share {
 ///   repeat one row from the start of the epoch order (what distributed data parallel
 ///   training needs: a rank with one batch fewer than the others hangs the job), and
 ///   without it they have one batch fewer.
-pub fn shares(n: usize, world_size: usize, batch_size: usize, drop_last: bool, even_batches: bool) -> Vec<Share> {
-    let (w, b) = (world_size.max(1), batch_size.max(1));
+pub fn share(
+    n: usize,
+    world_size: usize,
+    batch_size: usize,
+    drop_last: bool,
+    even_batches: bool,
+    rank: usize,
+) -> Share {
+    // u128: world_size * batch_size must not wrap (both may be huge).
+    let (n, w, b, r) = (
+        n as u128,
+        world_size.max(1) as u128,
+        batch_size.max(1) as u128,
+        rank as u128,
+    );
+    let out = |start: u128, len: u128, pad: bool| Share {
+        start: start.min(n) as usize,
+        len: len.min(n) as usize,
+        pad: usize::from(pad),
+    };
     if drop_last {
         let len = n / w / b * b;
-        return (0..w)
-            .map(|r| Share {
-                start: r * len,
-                len,
-                pad: 0,
-            })
-            .collect();
+        return out(r * len, len, false);
     }
     let k = n.div_ceil(w * b);
     if k == 0 {
-        return (0..w)
-            .map(|_| Share {
-                start: 0,
-                len: 0,
-                pad: 0,
-            })
-            .collect();
+        return out(0, 0, false);
     }
     let base = (k - 1) * b;
     let rest = n - w * base;
-    let mut out = Vec::with_capacity(w);
-    let mut start = 0;
-    for r in 0..w {
-        let len = base + rest / w + usize::from(r < rest % w);
-        let short = len == base;
-        out.push(Share {
-            start,
-            len,
-            pad: usize::from(short && even_batches),
-        });
-        start += len;
-    }
-    out
+    let (each, extra) = (rest / w, rest % w);
+    let len = base + each + u128::from(r < extra);
+    let start = r * (base + each) + r.min(extra);
+    out(start, len, len == base && even_batches)
 }
 
 /// What a rank reads in one epoch.
@@ -195,13 +193,14 @@ impl RankPlan {
     pub fn new(rows: &[u64], opts: &PlanOptions) -> Result<Self> {
         opts.check()?;
         let order = epoch_order(rows, opts.shuffle, opts.seed, opts.epoch);
-        let share = shares(
+        let share = share(
             order.len(),
             opts.world_size,
             opts.batch_size,
             opts.drop_last,
             opts.even_batches,
-        )[opts.rank];
+            opts.rank,
+        );
         let mut mine = order[share.start..share.start + share.len].to_vec();
         // Padding repeats rows from the start of the order.
         mine.extend(order.iter().take(share.pad));
@@ -256,11 +255,12 @@ pub fn fixed_batches(
         return Err(Error::InvalidArgument("batch_size must be at least 1".into()));
     }
     let per_rank = total.div_ceil(world_size as u64);
-    let start = (rank as u64 * per_rank).min(total);
-    let end = (start + per_rank).min(total);
+    // u128: rank * per_rank and start + batch_size may pass u64::MAX.
+    let start = (rank as u128 * per_rank as u128).min(total as u128);
+    let end = (start + per_rank as u128).min(total as u128);
     let mut out: Vec<Range<u64>> = (start..end)
         .step_by(batch_size)
-        .map(|s| s..(s + batch_size as u64).min(end))
+        .map(|s| s as u64..(s + batch_size as u128).min(end) as u64)
         .collect();
     if randomize {
         epoch_rng(seed, epoch).shuffle(&mut out);
@@ -288,10 +288,12 @@ pub fn interleaved_batches(
     if batch_size == 0 {
         return Err(Error::InvalidArgument("batch_size must be at least 1".into()));
     }
-    let (b, w) = (batch_size as u64, world_size as u64);
-    let mut out: Vec<Range<u64>> = (rank as u64 * b..total)
-        .step_by((w * b) as usize)
-        .map(|s| s..(s + b).min(total))
+    // u128: the strides may pass u64::MAX.
+    let (b, w, total) = (batch_size as u128, world_size as u128, total as u128);
+    let stride = usize::try_from(w * b).unwrap_or(usize::MAX);
+    let mut out: Vec<Range<u64>> = (rank as u128 * b..total)
+        .step_by(stride)
+        .map(|s| s as u64..(s + b).min(total) as u64)
         .collect();
     if randomize {
         epoch_rng(seed, epoch).shuffle(&mut out);
@@ -527,11 +529,34 @@ mod tests {
     #[test]
     fn shares_match_the_documented_example() {
         // 1,002 rows, 4 ranks, batches of 250: two ranks must repeat a row.
-        let s = shares(1002, 4, 250, false, true);
+        let shares = |n| (0..4).map(|r| share(n, 4, 250, false, true, r)).collect::<Vec<_>>();
+        let s = shares(1002);
         assert_eq!(s.iter().map(|s| s.len).sum::<usize>(), 1002);
         assert_eq!(s.iter().filter(|s| s.pad == 1).count(), 2);
-        let s = shares(1000, 4, 250, false, true);
+        assert!(s.windows(2).all(|w| w[0].start + w[0].len == w[1].start));
+        let s = shares(1000);
         assert!(s.iter().all(|s| s.len == 250 && s.pad == 0));
+    }
+
+    #[test]
+    fn huge_sizes_do_not_wrap() {
+        // Found by the Python tests: these divided by zero, aborted or wrapped.
+        assert_eq!(share(960, 2, 1 << 63, false, true, 1), Share { start: 480, len: 480, pad: 0 });
+        assert_eq!(
+            share(960, 1 << 40, 10, false, true, 5),
+            Share {
+                start: 5,
+                len: 1,
+                pad: 0
+            }
+        );
+        assert_eq!(share(960, 1 << 40, 10, false, true, 1 << 39).len, 0);
+        assert!(interleaved_batches(0, 2, 1 << 63, 100, false, 0, 0).is_ok_and(|b| b == vec![0..100]));
+        // Ranks of 2 rows each cover u64::MAX rows before rank 2^63: it has none.
+        let b = fixed_batches(1 << 63, (1 << 63) + 1, 1, u64::MAX, false, 0, 0);
+        assert!(b.is_ok_and(|b| b.is_empty()));
+        let b = fixed_batches((1 << 62) + 5, (1 << 63) + 1, 1, u64::MAX, false, 0, 0).unwrap_or_default();
+        assert_eq!(b, vec![(1 << 63) + 10..(1 << 63) + 11, (1 << 63) + 11..(1 << 63) + 12]);
     }
 
     #[test]
