@@ -541,7 +541,14 @@ mod tests {
     #[test]
     fn huge_sizes_do_not_wrap() {
         // Found by the Python tests: these divided by zero, aborted or wrapped.
-        assert_eq!(share(960, 2, 1 << 63, false, true, 1), Share { start: 480, len: 480, pad: 0 });
+        assert_eq!(
+            share(960, 2, 1 << 63, false, true, 1),
+            Share {
+                start: 480,
+                len: 480,
+                pad: 0
+            }
+        );
         assert_eq!(
             share(960, 1 << 40, 10, false, true, 5),
             Share {
