@@ -37,7 +37,8 @@ column's bytes per batch; pylance's samplers return blob descriptions, so its ba
 Measured: samples/s and MB/s (Arrow bytes handed out), wall (perf_counter) and CPU
 (process_time, all threads).  ``overhead``: the loader's own cost per batch, the time per
 batch of an epoch over a one-int column in batches of 64 rows (an upper bound: it includes
-reading them).  Warm page cache: the data were just written and fit in memory.
+reading them).  Warm page cache: each system's files are read once before its measurements
+(the three copies together need not fit in memory; one at a time must).
 """
 
 from __future__ import annotations
@@ -115,6 +116,16 @@ class Meter:
         }
 
 
+def warm(path: str) -> None:
+    """Reads every file under ``path`` once, so that each system is measured from the page
+    cache (the three copies of the data together may not fit in it at once)."""
+    for d, _, files in os.walk(path):
+        for name in files:
+            with open(os.path.join(d, name), "rb") as f:
+                while f.read(1 << 24):
+                    pass
+
+
 def shuffled_take(take: Callable[[np.ndarray], pa.Table], n: int, batch: int, seed: int) -> Iterator[pa.RecordBatch]:
     perm = np.random.default_rng(seed).permutation(n)
     for s in range(0, n, batch):
@@ -135,10 +146,8 @@ def parquet_fragments(dset: pds.Dataset, batch: int, seed: int) -> Iterator[pa.R
         yield from frags[i].to_batches(batch_size=batch)
 
 
-def bench_tabular(args: argparse.Namespace, root: str, meter: Meter) -> Dict[str, Dict[str, Dict[str, float]]]:
+def write_tabular(args: argparse.Namespace, paths: Dict[str, str], schema: pa.Schema) -> None:
     n, per, b = args.rows, args.rows_per_file, args.batch
-    schema = next(tabular_chunks(1, args.dim, 1, 0)).schema
-    paths = {k: os.path.join(root, f"tab.{k}") for k in ("lancelet", "pylance", "parquet")}
     t0 = time.perf_counter()
     lancelet.write_dataset(
         pa.RecordBatchReader.from_batches(schema, tabular_chunks(n, args.dim, per, 1)),
@@ -157,14 +166,24 @@ def bench_tabular(args: argparse.Namespace, root: str, meter: Meter) -> Dict[str
             pa.Table.from_batches([chunk]), os.path.join(paths["parquet"], f"part-{i:05d}.parquet"), row_group_size=b
         )
     print(f"tabular: {n:,} rows written to all three in {time.perf_counter() - t0:.0f} s")
+
+
+def bench_tabular(args: argparse.Namespace, root: str, meter: Meter) -> Dict[str, Dict[str, Dict[str, float]]]:
+    n, b = args.rows, args.batch
+    schema = next(tabular_chunks(1, args.dim, 1, 0)).schema
+    paths = {k: os.path.join(root, f"tab.{k}") for k in ("lancelet", "pylance", "parquet")}
+    if not (args.reuse and os.path.isdir(paths["parquet"])):
+        write_tabular(args, paths, schema)
     out: Dict[str, Dict[str, Dict[str, float]]] = {"lancelet": {}, "pylance": {}, "parquet": {}}
     ds = lancelet.dataset(paths["lancelet"])
+    warm(paths["lancelet"])
     out["lancelet"]["scan"] = meter.run(lambda: ds.to_batches(batch_size=b))
     for mode in ("none", "fragment", "clump", "row"):
         loader = Loader(ds, b, shuffle=None if mode == "none" else mode, clump_size=b, seed=1)
         out["lancelet"][mode] = meter.run(lambda loader=loader: loader)
     if lance is not None:
         lds = lance.dataset(paths["pylance"])
+        warm(paths["pylance"])
         out["pylance"]["scan"] = meter.run(lambda: lds.to_batches(batch_size=b))
         out["pylance"]["none"] = meter.run(lambda: FullScanSampler()(lds, batch_size=b))
         out["pylance"]["fragment"] = meter.run(
@@ -176,6 +195,7 @@ def bench_tabular(args: argparse.Namespace, root: str, meter: Meter) -> Dict[str
         out["pylance"]["row"] = meter.run(lambda: shuffled_take(lds.take, n, b, 1))
     files = sorted(os.path.join(paths["parquet"], f) for f in os.listdir(paths["parquet"]))
     pds_ = pds.dataset(files, format="parquet")
+    warm(paths["parquet"])
     out["parquet"]["scan"] = meter.run(lambda: pds_.to_batches(batch_size=b))
     out["parquet"]["none"] = out["parquet"]["scan"]
     out["parquet"]["fragment"] = meter.run(lambda: parquet_fragments(pds_, b, 1))
@@ -184,9 +204,8 @@ def bench_tabular(args: argparse.Namespace, root: str, meter: Meter) -> Dict[str
     return out
 
 
-def bench_images(args: argparse.Namespace, root: str, meter: Meter) -> Dict[str, Dict[str, Dict[str, float]]]:
-    n, per, b = args.images, args.images_per_file, args.image_batch
-    paths = {k: os.path.join(root, f"img.{k}") for k in ("lancelet", "pylance", "parquet")}
+def write_images(args: argparse.Namespace, paths: Dict[str, str]) -> None:
+    n, per = args.images, args.images_per_file
     t0 = time.perf_counter()
     ids = lambda i, k: pa.array(np.arange(i * per, i * per + k))  # noqa: E731
     lancelet_batches = (
@@ -218,13 +237,22 @@ def bench_images(args: argparse.Namespace, root: str, meter: Meter) -> Dict[str,
             row_group_size=64,
         )
     print(f"images: {n:,} x {args.image_kb} KiB written to all three in {time.perf_counter() - t0:.0f} s")
+
+
+def bench_images(args: argparse.Namespace, root: str, meter: Meter) -> Dict[str, Dict[str, Dict[str, float]]]:
+    n, per, b = args.images, args.images_per_file, args.image_batch
+    paths = {k: os.path.join(root, f"img.{k}") for k in ("lancelet", "pylance", "parquet")}
+    if not (args.reuse and os.path.isdir(paths["parquet"])):
+        write_images(args, paths)
     out: Dict[str, Dict[str, Dict[str, float]]] = {"lancelet": {}, "pylance": {}, "parquet": {}}
     ds = lancelet.dataset(paths["lancelet"])
+    warm(paths["lancelet"])
     for mode in ("none", "fragment", "clump", "row"):
         loader = Loader(ds, b, shuffle=None if mode == "none" else mode, clump_size=b, seed=1)
         out["lancelet"][mode] = meter.run(lambda loader=loader: loader)
     if lance is not None:
         lds = lance.dataset(paths["pylance"])
+        warm(paths["pylance"])
 
         def blob_batches(order: Iterable[np.ndarray]) -> Iterator[pa.RecordBatch]:
             for idx in order:
@@ -245,6 +273,7 @@ def bench_images(args: argparse.Namespace, root: str, meter: Meter) -> Dict[str,
             out["pylance"][mode] = meter.run(lambda order=order: blob_batches(order))
     files = sorted(os.path.join(paths["parquet"], f) for f in os.listdir(paths["parquet"]))
     pds_ = pds.dataset(files, format="parquet")
+    warm(paths["parquet"])
     out["parquet"]["none"] = meter.run(lambda: pds_.to_batches(batch_size=b))
     out["parquet"]["fragment"] = meter.run(lambda: parquet_fragments(pds_, b, 1))
     out["parquet"]["clump"] = meter.run(lambda: parquet_row_groups(files, 1))
@@ -292,6 +321,9 @@ def main() -> None:
     ap.add_argument("--budget", type=float, default=20.0, help="seconds per measurement at most")
     ap.add_argument("--only", choices=["tabular", "images"])
     ap.add_argument("--dir", help="where to write the data (default: a temporary folder, removed after)")
+    ap.add_argument(
+        "--reuse", action="store_true", help="measure the data already in --dir (written by an earlier run)"
+    )
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--json")
     args = ap.parse_args()
