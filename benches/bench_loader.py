@@ -283,7 +283,7 @@ def bench_images(args: argparse.Namespace, root: str, meter: Meter) -> Dict[str,
 
 def bench_overhead(root: str, meter: Meter) -> Dict[str, float]:
     p = os.path.join(root, "tiny.lancelet")
-    lancelet.write_dataset(pa.table({"x": pa.array(np.arange(200_000, dtype=np.int32))}), p)
+    lancelet.write_dataset(pa.table({"x": pa.array(np.arange(200_000, dtype=np.int32))}), p, mode="overwrite")
     ds = lancelet.dataset(p)
     loader = Loader(ds, 64)
     return meter.run(lambda loader=loader: loader)
