@@ -327,6 +327,18 @@ class LoaderRows:
         drop_last: bool,
         even_batches: bool,
     ) -> "LoaderBatches": ...
+    def count(
+        self,
+        batch_size: int,
+        shuffle: str,
+        clump_size: int,
+        seed: int,
+        epoch: int,
+        rank: int,
+        world_size: int,
+        drop_last: bool,
+        even_batches: bool,
+    ) -> int: ...
     def positions(self, batches: List[List[Tuple[int, int]]]) -> "LoaderBatches": ...
     def strided(
         self, rank: int, world_size: int, batch_size: int, randomize: bool, seed: int, epoch: int

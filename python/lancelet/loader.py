@@ -253,8 +253,8 @@ class Loader:
         self._worker = (worker_id, num_workers)
         return self
 
-    def _plan(self) -> "_native.LoaderBatches":
-        return self._rows.epoch(
+    def _plan_args(self) -> Tuple[int, str, int, int, int, int, int, bool, bool]:
+        return (
             self._batch_size,
             self._shuffle,
             self._clump_size,
@@ -266,9 +266,12 @@ class Loader:
             self._even_batches,
         )
 
+    def _plan(self) -> "_native.LoaderBatches":
+        return self._rows.epoch(*self._plan_args())
+
     def __len__(self) -> int:
         """Batches this rank reads per epoch (all its workers together)."""
-        return len(self._plan())
+        return self._rows.count(*self._plan_args())
 
     def __iter__(self) -> Iterator[Any]:
         layout = self._worker or _torch_worker() or (0, 1)

@@ -34,6 +34,23 @@ pub struct LoaderBatches {
     batches: Arc<Vec<Vec<u64>>>,
 }
 
+/// `epoch`'s arguments, in its order.
+type PlanArgs<'a> = (usize, &'a str, usize, u64, u64, usize, usize, bool, bool);
+
+fn plan_options(py: Python<'_>, a: PlanArgs<'_>) -> PyResult<PlanOptions> {
+    let (batch_size, shuffle, clump_size, seed, epoch, rank, world_size, drop_last, even_batches) = a;
+    Ok(PlanOptions {
+        batch_size,
+        shuffle: Shuffle::parse(shuffle, clump_size).map_err(|e| to_py(py, e))?,
+        seed,
+        epoch,
+        rank,
+        world_size,
+        drop_last,
+        even_batches,
+    })
+}
+
 fn invalid(py: Python<'_>, message: String) -> PyErr {
     to_py(py, CoreError::InvalidArgument(message))
 }
@@ -101,21 +118,61 @@ impl LoaderRows {
         drop_last: bool,
         even_batches: bool,
     ) -> PyResult<LoaderBatches> {
-        let opts = PlanOptions {
-            batch_size,
-            shuffle: Shuffle::parse(shuffle, clump_size).map_err(|e| to_py(py, e))?,
-            seed,
-            epoch,
-            rank,
-            world_size,
-            drop_last,
-            even_batches,
-        };
+        let opts = plan_options(
+            py,
+            (
+                batch_size,
+                shuffle,
+                clump_size,
+                seed,
+                epoch,
+                rank,
+                world_size,
+                drop_last,
+                even_batches,
+            ),
+        )?;
         let rows = self.rows.clone();
         let plan = py
             .detach(move || RankPlan::new(&rows, &opts))
             .map_err(|e| to_py(py, e))?;
         Ok(self.batches((0..plan.num_batches()).map(|i| plan.batch(i)).collect()))
+    }
+
+    /// How many batches `epoch` would give (the same arguments), without planning it.
+    #[pyo3(signature = (batch_size, shuffle, clump_size, seed, epoch, rank, world_size, drop_last, even_batches))]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the arguments of `epoch`, as the loader passes them"
+    )]
+    fn count(
+        &self,
+        py: Python<'_>,
+        batch_size: usize,
+        shuffle: &str,
+        clump_size: usize,
+        seed: u64,
+        epoch: u64,
+        rank: usize,
+        world_size: usize,
+        drop_last: bool,
+        even_batches: bool,
+    ) -> PyResult<usize> {
+        let opts = plan_options(
+            py,
+            (
+                batch_size,
+                shuffle,
+                clump_size,
+                seed,
+                epoch,
+                rank,
+                world_size,
+                drop_last,
+                even_batches,
+            ),
+        )?;
+        RankPlan::count_batches(self.rows.len(), &opts).map_err(|e| to_py(py, e))
     }
 
     /// Batches made of positions of the row list: each batch a list of `(start, end)`.

@@ -210,6 +210,21 @@ impl RankPlan {
         })
     }
 
+    /// How many batches rank `opts.rank` reads in an epoch of `rows` rows, without
+    /// ordering them (the count does not depend on the order).
+    pub fn count_batches(rows: usize, opts: &PlanOptions) -> Result<usize> {
+        opts.check()?;
+        let s = share(
+            rows,
+            opts.world_size,
+            opts.batch_size,
+            opts.drop_last,
+            opts.even_batches,
+            opts.rank,
+        );
+        Ok((s.len + s.pad).div_ceil(opts.batch_size))
+    }
+
     /// How many batches this rank reads.
     pub fn num_batches(&self) -> usize {
         self.rows.len().div_ceil(self.batch_size)
@@ -443,6 +458,10 @@ mod tests {
                 .collect::<Result<_>>()
                 .map_err(|e| TestCaseError::fail(e.to_string()))?;
             let counts: Vec<usize> = plans.iter().map(RankPlan::num_batches).collect();
+            for (r, &c) in counts.iter().enumerate() {
+                let counted = RankPlan::count_batches(all.len(), &opts(shuffle, r, world, batch));
+                prop_assert_eq!(counted.ok(), Some(c));
+            }
             let padded: usize = plans.iter().map(|p| p.num_rows()).sum::<usize>() - all.len();
             prop_assert!(padded < world);
             if !all.is_empty() {
