@@ -146,6 +146,31 @@ def parquet_fragments(dset: pds.Dataset, batch: int, seed: int) -> Iterator[pa.R
         yield from frags[i].to_batches(batch_size=batch)
 
 
+def lancelet_modes(path: str, b: int, meter: Meter, scan: bool) -> Dict[str, Dict[str, float]]:
+    """The loader's modes (and the plain scan) on the lancelet dataset at ``path``."""
+    ds = lancelet.dataset(path)
+    warm(path)
+    out = {"scan": meter.run(lambda: ds.to_batches(batch_size=b))} if scan else {}
+    for mode in ("none", "fragment", "clump", "row"):
+        loader = Loader(ds, b, shuffle=None if mode == "none" else mode, clump_size=b, seed=1)
+        out[mode] = meter.run(lambda loader=loader: loader)
+    return out
+
+
+def parquet_modes(folder: str, b: int, n: int, meter: Meter, scan: bool) -> Dict[str, Dict[str, float]]:
+    """Parquet's ways to read each mode from the files in ``folder`` (``n`` rows)."""
+    files = sorted(os.path.join(folder, f) for f in os.listdir(folder))
+    dset = pds.dataset(files, format="parquet")
+    warm(folder)
+    out = {"none": meter.run(lambda: dset.to_batches(batch_size=b))}
+    if scan:
+        out["scan"] = out["none"]  # a sequential epoch is Parquet's plain scan
+    out["fragment"] = meter.run(lambda: parquet_fragments(dset, b, 1))
+    out["clump"] = meter.run(lambda: parquet_row_groups(files, 1))
+    out["row"] = meter.run(lambda: shuffled_take(lambda idx: dset.take(pa.array(idx)), n, b, 1))
+    return out
+
+
 def write_tabular(args: argparse.Namespace, paths: Dict[str, str], schema: pa.Schema) -> None:
     n, per, b = args.rows, args.rows_per_file, args.batch
     t0 = time.perf_counter()
@@ -175,12 +200,7 @@ def bench_tabular(args: argparse.Namespace, root: str, meter: Meter) -> Dict[str
     if not (args.reuse and os.path.isdir(paths["parquet"])):
         write_tabular(args, paths, schema)
     out: Dict[str, Dict[str, Dict[str, float]]] = {"lancelet": {}, "pylance": {}, "parquet": {}}
-    ds = lancelet.dataset(paths["lancelet"])
-    warm(paths["lancelet"])
-    out["lancelet"]["scan"] = meter.run(lambda: ds.to_batches(batch_size=b))
-    for mode in ("none", "fragment", "clump", "row"):
-        loader = Loader(ds, b, shuffle=None if mode == "none" else mode, clump_size=b, seed=1)
-        out["lancelet"][mode] = meter.run(lambda loader=loader: loader)
+    out["lancelet"] = lancelet_modes(paths["lancelet"], b, meter, scan=True)
     if lance is not None:
         lds = lance.dataset(paths["pylance"])
         warm(paths["pylance"])
@@ -193,14 +213,7 @@ def bench_tabular(args: argparse.Namespace, root: str, meter: Meter) -> Dict[str
             lambda: ShardedBatchSampler(0, 1, randomize=True, seed=1)(lds, batch_size=b)
         )
         out["pylance"]["row"] = meter.run(lambda: shuffled_take(lds.take, n, b, 1))
-    files = sorted(os.path.join(paths["parquet"], f) for f in os.listdir(paths["parquet"]))
-    pds_ = pds.dataset(files, format="parquet")
-    warm(paths["parquet"])
-    out["parquet"]["scan"] = meter.run(lambda: pds_.to_batches(batch_size=b))
-    out["parquet"]["none"] = out["parquet"]["scan"]
-    out["parquet"]["fragment"] = meter.run(lambda: parquet_fragments(pds_, b, 1))
-    out["parquet"]["clump"] = meter.run(lambda: parquet_row_groups(files, 1))
-    out["parquet"]["row"] = meter.run(lambda: shuffled_take(lambda idx: pds_.take(pa.array(idx)), n, b, 1))
+    out["parquet"] = parquet_modes(paths["parquet"], b, n, meter, scan=True)
     return out
 
 
@@ -245,11 +258,7 @@ def bench_images(args: argparse.Namespace, root: str, meter: Meter) -> Dict[str,
     if not (args.reuse and os.path.isdir(paths["parquet"])):
         write_images(args, paths)
     out: Dict[str, Dict[str, Dict[str, float]]] = {"lancelet": {}, "pylance": {}, "parquet": {}}
-    ds = lancelet.dataset(paths["lancelet"])
-    warm(paths["lancelet"])
-    for mode in ("none", "fragment", "clump", "row"):
-        loader = Loader(ds, b, shuffle=None if mode == "none" else mode, clump_size=b, seed=1)
-        out["lancelet"][mode] = meter.run(lambda loader=loader: loader)
+    out["lancelet"] = lancelet_modes(paths["lancelet"], b, meter, scan=False)
     if lance is not None:
         lds = lance.dataset(paths["pylance"])
         warm(paths["pylance"])
@@ -271,13 +280,7 @@ def bench_images(args: argparse.Namespace, root: str, meter: Meter) -> Dict[str,
         row = [np.sort(perm[s : s + b]) for s in range(0, n, b)]
         for mode, order in (("none", seq), ("fragment", frag), ("clump", clump), ("row", row)):
             out["pylance"][mode] = meter.run(lambda order=order: blob_batches(order))
-    files = sorted(os.path.join(paths["parquet"], f) for f in os.listdir(paths["parquet"]))
-    pds_ = pds.dataset(files, format="parquet")
-    warm(paths["parquet"])
-    out["parquet"]["none"] = meter.run(lambda: pds_.to_batches(batch_size=b))
-    out["parquet"]["fragment"] = meter.run(lambda: parquet_fragments(pds_, b, 1))
-    out["parquet"]["clump"] = meter.run(lambda: parquet_row_groups(files, 1))
-    out["parquet"]["row"] = meter.run(lambda: shuffled_take(lambda idx: pds_.take(pa.array(idx)), n, b, 1))
+    out["parquet"] = parquet_modes(paths["parquet"], b, n, meter, scan=False)
     return out
 
 

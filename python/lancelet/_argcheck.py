@@ -97,6 +97,23 @@ def _positive_int(name: str, value: Any) -> Optional[int]:
     return value
 
 
+#: One past the largest count, seed or epoch the native side takes (64-bit).
+U64 = 2**64
+
+
+def _int_in(name: str, value: Any, low: int, high: int = U64) -> int:
+    """``value``, an int in ``[low, high)`` (bools refused)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value < high:
+        raise InvalidArgumentError(f"{name} must be an int in {low}..{high - 1}, got {value!r}")
+    return value
+
+
+def _rank(rank: Any, world_size: Any, names: Tuple[str, str] = ("rank", "world_size")) -> Tuple[int, int]:
+    """``(rank, world_size)`` checked: a positive world size, a rank below it."""
+    world_size = _int_in(names[1], world_size, 1)
+    return _int_in(names[0], rank, 0, world_size), world_size
+
+
 def _native_uri(uri: Any, storage_options: Optional[Dict[str, str]]) -> str:
     """The dataset URI as the native layer takes it: a local path, ``file://``,
     ``memory://name`` or ``s3://bucket/prefix`` (checked there, with the options)."""

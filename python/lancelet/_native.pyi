@@ -315,34 +315,10 @@ class LoaderRows:
     @staticmethod
     def scan(ds: "Dataset", filter: Optional[str] = None) -> "LoaderRows": ...
     def __len__(self) -> int: ...
-    def epoch(
-        self,
-        batch_size: int,
-        shuffle: str,
-        clump_size: int,
-        seed: int,
-        epoch: int,
-        rank: int,
-        world_size: int,
-        drop_last: bool,
-        even_batches: bool,
-    ) -> "LoaderBatches": ...
-    def count(
-        self,
-        batch_size: int,
-        shuffle: str,
-        clump_size: int,
-        seed: int,
-        epoch: int,
-        rank: int,
-        world_size: int,
-        drop_last: bool,
-        even_batches: bool,
-    ) -> int: ...
+    def epoch(self, plan: Tuple[int, str, int, int, int, int, int, bool, bool]) -> "LoaderBatches": ...
+    def count(self, plan: Tuple[int, str, int, int, int, int, int, bool, bool]) -> int: ...
     def positions(self, batches: List[List[Tuple[int, int]]]) -> "LoaderBatches": ...
-    def strided(
-        self, rank: int, world_size: int, batch_size: int, randomize: bool, seed: int, epoch: int
-    ) -> "LoaderBatches": ...
+    def strided(self, sharding: Tuple[int, int, int, bool, int, int]) -> "LoaderBatches": ...
     def sample(self, n: int, max_takes: int, seed: int, batch_size: int) -> "LoaderBatches": ...
 
 @final
@@ -359,12 +335,7 @@ class LoaderBatches:
         readahead: int = 4,
     ) -> "BatchStream": ...
 
-def fixed_batches(
-    rank: int, world_size: int, batch_size: int, total: int, randomize: bool, seed: int, epoch: int
-) -> List[Tuple[int, int]]: ...
-def interleaved_batches(
-    rank: int, world_size: int, batch_size: int, total: int, randomize: bool, seed: int, epoch: int
-) -> List[Tuple[int, int]]: ...
+def sampler_ranges(kind: str, sharding: Tuple[int, int, int, bool, int, int], total: int) -> List[Tuple[int, int]]: ...
 def permutation(n: int, seed: int, epoch: int) -> List[int]: ...
 
 @final

@@ -53,6 +53,7 @@ import numpy as np
 import pyarrow as pa
 
 from . import _native
+from ._argcheck import _exprs, _filter, _int_in, _names, _rank
 from .dataset import LanceDataset
 from .dataset import dataset as open_dataset
 from .file import ReaderResults
@@ -71,22 +72,6 @@ def _shuffle_mode(shuffle: Union[None, bool, str]) -> str:
     if isinstance(shuffle, str) and shuffle in SHUFFLES:
         return shuffle
     raise ValueError(f"shuffle must be None, True, False or one of {SHUFFLES}, got {shuffle!r}")
-
-
-#: Sizes, ranks, seeds and epochs the plan takes (the native side counts in 64 bits).
-_LIMIT = 2**64
-
-
-def _positive(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value < _LIMIT:
-        raise ValueError(f"{name} must be an int in 1..2**64-1, got {value!r}")
-    return value
-
-
-def _natural(name: str, value: Any, limit: int = _LIMIT) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < limit:
-        raise ValueError(f"{name} must be a non-negative int below {limit}, got {value!r}")
-    return value
 
 
 def to_numpy(batch: pa.RecordBatch) -> Dict[str, np.ndarray]:
@@ -179,26 +164,23 @@ class Loader:
         with_row_id: bool = False,
     ):
         self._ds = dataset if isinstance(dataset, LanceDataset) else open_dataset(os.fspath(dataset))
-        self._batch_size = _positive("batch_size", batch_size)
+        self._batch_size = _int_in("batch_size", batch_size, 1)
         self._shuffle = _shuffle_mode(shuffle)
-        self._clump_size = _positive("clump_size", clump_size)
-        self._world_size = _positive("world_size", world_size)
-        if isinstance(rank, bool) or not isinstance(rank, int) or not 0 <= rank < world_size:
-            raise ValueError(f"rank must be an int in 0..{world_size - 1}, got {rank!r}")
-        _natural("seed", seed)
+        self._clump_size = _int_in("clump_size", clump_size, 1)
+        rank, self._world_size = _rank(rank, world_size)
+        _int_in("seed", seed, 0)
         if output not in ("arrow", "numpy"):
             raise ValueError(f"output must be 'arrow' or 'numpy', got {output!r}")
         self._rank, self._seed = rank, seed
         self._drop_last, self._even_batches = bool(drop_last), bool(even_batches)
-        self._readahead = _positive("batch_readahead", batch_readahead)
+        self._readahead = _int_in("batch_readahead", batch_readahead, 1)
         self._output, self._transform, self._with_row_id = output, transform, bool(with_row_id)
         if isinstance(columns, dict):
             self._names: Optional[List[str]] = None
-            self._exprs: Optional[List[Tuple[str, str]]] = list(columns.items())
+            self._exprs: Optional[List[Tuple[str, str]]] = _exprs(columns)
         else:
-            self._names = None if columns is None else list(columns)
-            self._exprs = None
-        self._filter = filter
+            self._names, self._exprs = _names(columns), None
+        self._filter = filter = _filter(filter)
         self._rows = _native.LoaderRows.scan(self._ds._native, filter)
         self._epoch = 0
         # Where the next iteration starts: batch `_next_batch` of the epoch, as seen by the
@@ -240,17 +222,14 @@ class Loader:
     def set_epoch(self, epoch: int) -> None:
         """Read epoch ``epoch`` next, from its first batch. Call it before every epoch (as
         with PyTorch's ``DistributedSampler``): the epoch, with the seed, draws the order."""
-        self._epoch = _natural("epoch", epoch)
+        self._epoch = _int_in("epoch", epoch, 0)
         self._next_batch, self._layout, self._finished = 0, None, False
 
     def for_worker(self, worker_id: int, num_workers: int) -> "Loader":
         """Read only worker ``worker_id``'s batches of ``num_workers`` (``worker_id``,
         ``worker_id + num_workers``, ...). Inside a PyTorch data loader worker this is
         found automatically."""
-        _positive("num_workers", num_workers)
-        if isinstance(worker_id, bool) or not isinstance(worker_id, int) or not 0 <= worker_id < num_workers:
-            raise ValueError(f"worker_id must be an int in 0..{num_workers - 1}, got {worker_id!r}")
-        self._worker = (worker_id, num_workers)
+        self._worker = _rank(worker_id, num_workers, ("worker_id", "num_workers"))
         return self
 
     def _plan_args(self) -> Tuple[int, str, int, int, int, int, int, bool, bool]:
@@ -267,11 +246,11 @@ class Loader:
         )
 
     def _plan(self) -> "_native.LoaderBatches":
-        return self._rows.epoch(*self._plan_args())
+        return self._rows.epoch(self._plan_args())
 
     def __len__(self) -> int:
         """Batches this rank reads per epoch (all its workers together)."""
-        return self._rows.count(*self._plan_args())
+        return self._rows.count(self._plan_args())
 
     def __iter__(self) -> Iterator[Any]:
         layout = self._worker or _torch_worker() or (0, 1)
@@ -348,12 +327,12 @@ class Loader:
         epochs = {s["epoch"] for s in states}
         if len(epochs) != 1:
             raise ValueError(f"the states are from different epochs: {sorted(epochs)}")
-        self._epoch = _natural("epoch", epochs.pop())
+        self._epoch = _int_in("epoch", epochs.pop(), 0)
         self._finished = False
         if len(states) == 1 and states[0].get("worker") is not None:
-            self._next_batch = _natural("next_batch", states[0]["next_batch"])
+            self._next_batch = _int_in("next_batch", states[0]["next_batch"], 0)
             w, k = states[0]["worker"]
             self._layout = (int(w), int(k))
         else:
-            self._next_batch = min(_natural("next_batch", s["next_batch"]) for s in states)
+            self._next_batch = min(_int_in("next_batch", s["next_batch"], 0) for s in states)
             self._layout = None

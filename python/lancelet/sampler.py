@@ -22,11 +22,12 @@ import os
 import random
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, Dict, Generic, Iterable, Iterator, List, Optional, TypeVar, Union
+from typing import Any, Dict, Generic, Iterable, Iterator, List, Optional, Tuple, TypeVar, Union
 
 import pyarrow as pa
 
 from . import _native
+from ._argcheck import _exprs, _filter, _names, _rank
 from .dataset import LanceDataset
 from .dataset import dataset as open_dataset
 from .file import ReaderResults
@@ -47,7 +48,7 @@ _Columns = Optional[Union[List[str], Dict[str, str]]]
 
 
 def _read(batches: "_native.LoaderBatches", columns: _Columns, readahead: int = 4) -> Iterator[pa.RecordBatch]:
-    names, exprs = (None, list(columns.items())) if isinstance(columns, dict) else (columns, None)
+    names, exprs = (None, _exprs(columns)) if isinstance(columns, dict) else (_names(columns), None)
     return iter(ReaderResults(batches.read(names, exprs, False, 0, 1, max(1, readahead))).to_batches())
 
 
@@ -79,7 +80,7 @@ def maybe_sample(
         columns = [columns]
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise ValueError(f"n must be a non-negative int, got {n!r}")
-    rows = _native.LoaderRows.scan(ds._native, filt)
+    rows = _native.LoaderRows.scan(ds._native, _filter(filt))
     batches = rows.sample(n, max(1, int(max_takes)), _seed(seed), int(batch_size))
     yield from _read(batches, columns)
 
@@ -166,13 +167,6 @@ class FullScanSampler(FragmentSampler):
         yield from dataset.get_fragments()
 
 
-def _check_rank(rank: int, world_size: int) -> None:
-    if isinstance(world_size, bool) or not isinstance(world_size, int) or world_size < 1:
-        raise ValueError(f"world_size must be a positive int, got {world_size!r}")
-    if isinstance(rank, bool) or not isinstance(rank, int) or not 0 <= rank < world_size:
-        raise ValueError(f"rank must be an int in 0..{world_size - 1}, got {rank!r}")
-
-
 def _torch_rank() -> "tuple[int, int]":
     # Imported on demand: from_torch is for PyTorch jobs, and lancelet does not need torch.
     dist = importlib.import_module("torch.distributed")
@@ -186,7 +180,7 @@ class ShardedFragmentSampler(FragmentSampler):
     follow their fragments' sizes."""
 
     def __init__(self, rank: int, world_size: int, randomize: bool = False, seed: int = 0):
-        _check_rank(rank, world_size)
+        _rank(rank, world_size)
         self._rank, self._world_size = rank, world_size
         self._randomize, self._seed, self._epoch = randomize, seed, 0
 
@@ -215,7 +209,7 @@ class ShardedBatchSampler(Sampler):
     order drawn from ``(seed, epoch)``."""
 
     def __init__(self, rank: int, world_size: int, randomize: bool = False, seed: int = 0):
-        _check_rank(rank, world_size)
+        _rank(rank, world_size)
         self._rank, self._world_size = rank, world_size
         self._randomize, self._seed, self._epoch = randomize, seed, 0
         self._len = 0
@@ -244,16 +238,19 @@ class ShardedBatchSampler(Sampler):
         with_row_id: Optional[bool] = None,
         **kwargs: Any,
     ) -> Iterator[pa.RecordBatch]:
+        filter = _filter(filter)
         rows = _native.LoaderRows.scan(dataset._native, filter)
-        seed = _seed(self._seed)
+        sharding = self._sharding(batch_size)
         if filter is None:
-            ranges = _native.interleaved_batches(
-                self._rank, self._world_size, batch_size, len(rows), self._randomize, seed, self._epoch
-            )
+            ranges = _native.sampler_ranges("interleaved", sharding, len(rows))
             batches = rows.positions([[r] for r in ranges])
         else:
-            batches = rows.strided(self._rank, self._world_size, batch_size, self._randomize, seed, self._epoch)
+            batches = rows.strided(sharding)
         return _read(batches, columns, batch_readahead)
+
+    def _sharding(self, batch_size: int) -> Tuple[int, int, int, bool, int, int]:
+        """The native side's sampler options for batches of ``batch_size``."""
+        return (self._rank, self._world_size, batch_size, bool(self._randomize), _seed(self._seed), self._epoch)
 
 
 class ShardedFixedBatchSampler(ShardedBatchSampler):
@@ -284,19 +281,8 @@ class ShardedFixedBatchSampler(ShardedBatchSampler):
         mine = max(0, min(per_rank, self._total_num_rows - self._rank * per_rank))
         return -(-mine // self._batch_size)
 
-    def __len__(self) -> int:
-        return self._len
-
     def __iter__(self) -> Iterator[List[int]]:
-        ranges = _native.fixed_batches(
-            self._rank,
-            self._world_size,
-            self._batch_size,
-            self._total_num_rows,
-            self._randomize,
-            _seed(self._seed),
-            self._epoch,
-        )
+        ranges = _native.sampler_ranges("fixed", self._sharding(self._batch_size), self._total_num_rows)
         for start, end in ranges:
             yield list(range(start, end))
 

@@ -9,7 +9,7 @@ use arrow_schema::ArrowError;
 use futures::FutureExt;
 use pyo3::prelude::*;
 
-use lancelet_dataset::loader::plan::{self, PlanOptions, RankPlan, Shuffle};
+use lancelet_dataset::loader::plan::{self, PlanOptions, RankPlan, SamplerOptions, Shuffle};
 use lancelet_dataset::loader::BatchColumns;
 use lancelet_dataset::scan::readahead::Readahead;
 use lancelet_dataset::{Dataset, Error as CoreError};
@@ -34,14 +34,15 @@ pub struct LoaderBatches {
     batches: Arc<Vec<Vec<u64>>>,
 }
 
-/// `epoch`'s arguments, in its order.
-type PlanArgs<'a> = (usize, &'a str, usize, u64, u64, usize, usize, bool, bool);
+/// An epoch's plan as the loader passes it: `(batch_size, shuffle, clump_size, seed,
+/// epoch, rank, world_size, drop_last, even_batches)`.
+type PlanArgs = (usize, String, usize, u64, u64, usize, usize, bool, bool);
 
-fn plan_options(py: Python<'_>, a: PlanArgs<'_>) -> PyResult<PlanOptions> {
+fn plan_options(py: Python<'_>, a: PlanArgs) -> PyResult<PlanOptions> {
     let (batch_size, shuffle, clump_size, seed, epoch, rank, world_size, drop_last, even_batches) = a;
     Ok(PlanOptions {
         batch_size,
-        shuffle: Shuffle::parse(shuffle, clump_size).map_err(|e| to_py(py, e))?,
+        shuffle: Shuffle::parse(&shuffle, clump_size).map_err(|e| to_py(py, e))?,
         seed,
         epoch,
         rank,
@@ -50,6 +51,10 @@ fn plan_options(py: Python<'_>, a: PlanArgs<'_>) -> PyResult<PlanOptions> {
         even_batches,
     })
 }
+
+/// pylance's sharded samplers' options: `(rank, world_size, batch_size, randomize, seed,
+/// epoch)`.
+type SamplerArgs = (usize, usize, usize, bool, u64, u64);
 
 fn invalid(py: Python<'_>, message: String) -> PyErr {
     to_py(py, CoreError::InvalidArgument(message))
@@ -98,40 +103,10 @@ impl LoaderRows {
         self.rows.len()
     }
 
-    /// The batches rank `rank` reads in epoch `epoch` (see the dataset crate's
-    /// `loader::plan`).
-    #[pyo3(signature = (batch_size, shuffle, clump_size, seed, epoch, rank, world_size, drop_last, even_batches))]
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "one parameter per field of PlanOptions, as the loader passes them"
-    )]
-    fn epoch(
-        &self,
-        py: Python<'_>,
-        batch_size: usize,
-        shuffle: &str,
-        clump_size: usize,
-        seed: u64,
-        epoch: u64,
-        rank: usize,
-        world_size: usize,
-        drop_last: bool,
-        even_batches: bool,
-    ) -> PyResult<LoaderBatches> {
-        let opts = plan_options(
-            py,
-            (
-                batch_size,
-                shuffle,
-                clump_size,
-                seed,
-                epoch,
-                rank,
-                world_size,
-                drop_last,
-                even_batches,
-            ),
-        )?;
+    /// The batches a rank reads in an epoch, `plan` as [`PlanArgs`] (see the dataset
+    /// crate's `loader::plan`).
+    fn epoch(&self, py: Python<'_>, plan: PlanArgs) -> PyResult<LoaderBatches> {
+        let opts = plan_options(py, plan)?;
         let rows = self.rows.clone();
         let plan = py
             .detach(move || RankPlan::new(&rows, &opts))
@@ -139,40 +114,9 @@ impl LoaderRows {
         Ok(self.batches((0..plan.num_batches()).map(|i| plan.batch(i)).collect()))
     }
 
-    /// How many batches `epoch` would give (the same arguments), without planning it.
-    #[pyo3(signature = (batch_size, shuffle, clump_size, seed, epoch, rank, world_size, drop_last, even_batches))]
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "the arguments of `epoch`, as the loader passes them"
-    )]
-    fn count(
-        &self,
-        py: Python<'_>,
-        batch_size: usize,
-        shuffle: &str,
-        clump_size: usize,
-        seed: u64,
-        epoch: u64,
-        rank: usize,
-        world_size: usize,
-        drop_last: bool,
-        even_batches: bool,
-    ) -> PyResult<usize> {
-        let opts = plan_options(
-            py,
-            (
-                batch_size,
-                shuffle,
-                clump_size,
-                seed,
-                epoch,
-                rank,
-                world_size,
-                drop_last,
-                even_batches,
-            ),
-        )?;
-        RankPlan::count_batches(self.rows.len(), &opts).map_err(|e| to_py(py, e))
+    /// How many batches `epoch(plan)` gives, without planning it.
+    fn count(&self, py: Python<'_>, plan: PlanArgs) -> PyResult<usize> {
+        RankPlan::count_batches(self.rows.len(), &plan_options(py, plan)?).map_err(|e| to_py(py, e))
     }
 
     /// Batches made of positions of the row list: each batch a list of `(start, end)`.
@@ -185,24 +129,10 @@ impl LoaderRows {
         Ok(self.batches(out))
     }
 
-    /// Every `world_size`-th row from the `rank`-th, in batches of `batch_size`; with
-    /// `randomize`, the batches in an order drawn from `(seed, epoch)`.
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "one parameter per option of pylance's ShardedBatchSampler"
-    )]
-    fn strided(
-        &self,
-        py: Python<'_>,
-        rank: usize,
-        world_size: usize,
-        batch_size: usize,
-        randomize: bool,
-        seed: u64,
-        epoch: u64,
-    ) -> PyResult<LoaderBatches> {
-        let batches = plan::strided_batches(&self.rows, rank, world_size, batch_size, randomize, seed, epoch)
-            .map_err(|e| to_py(py, e))?;
+    /// Every `world_size`-th row from the `rank`-th, in batches (`sharding` as
+    /// [`SamplerArgs`]).
+    fn strided(&self, py: Python<'_>, sharding: SamplerArgs) -> PyResult<LoaderBatches> {
+        let batches = plan::strided_batches(&self.rows, &sharding.into()).map_err(|e| to_py(py, e))?;
         Ok(self.batches(batches))
     }
 
@@ -281,45 +211,18 @@ impl LoaderBatches {
     }
 }
 
-/// pylance's `ShardedFixedBatchSampler` index ranges: `(start, end)` per batch.
+/// The `(start, end)` index ranges of a sharded sampler's batches over `0..total`:
+/// `kind` `"fixed"` (pylance's `ShardedFixedBatchSampler`) or `"interleaved"`
+/// (`ShardedBatchSampler` without a filter); `sharding` as [`SamplerArgs`].
 #[pyfunction]
-#[allow(
-    clippy::too_many_arguments,
-    reason = "one parameter per option of pylance's ShardedFixedBatchSampler"
-)]
-fn fixed_batches(
-    py: Python<'_>,
-    rank: usize,
-    world_size: usize,
-    batch_size: usize,
-    total: u64,
-    randomize: bool,
-    seed: u64,
-    epoch: u64,
-) -> PyResult<Vec<(u64, u64)>> {
-    let b =
-        plan::fixed_batches(rank, world_size, batch_size, total, randomize, seed, epoch).map_err(|e| to_py(py, e))?;
-    Ok(b.into_iter().map(|r| (r.start, r.end)).collect())
-}
-
-/// pylance's `ShardedBatchSampler` position ranges without a filter: `(start, end)` per batch.
-#[pyfunction]
-#[allow(
-    clippy::too_many_arguments,
-    reason = "one parameter per option of pylance's ShardedBatchSampler"
-)]
-fn interleaved_batches(
-    py: Python<'_>,
-    rank: usize,
-    world_size: usize,
-    batch_size: usize,
-    total: u64,
-    randomize: bool,
-    seed: u64,
-    epoch: u64,
-) -> PyResult<Vec<(u64, u64)>> {
-    let b = plan::interleaved_batches(rank, world_size, batch_size, total, randomize, seed, epoch)
-        .map_err(|e| to_py(py, e))?;
+fn sampler_ranges(py: Python<'_>, kind: &str, sharding: SamplerArgs, total: u64) -> PyResult<Vec<(u64, u64)>> {
+    let o: SamplerOptions = sharding.into();
+    let b = match kind {
+        "fixed" => plan::fixed_batches(&o, total),
+        "interleaved" => plan::interleaved_batches(&o, total),
+        other => return Err(invalid(py, format!("no sampler kind {other:?}"))),
+    }
+    .map_err(|e| to_py(py, e))?;
     Ok(b.into_iter().map(|r| (r.start, r.end)).collect())
 }
 
@@ -334,8 +237,7 @@ fn permutation(n: usize, seed: u64, epoch: u64) -> Vec<usize> {
 pub fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<LoaderRows>()?;
     m.add_class::<LoaderBatches>()?;
-    m.add_function(wrap_pyfunction!(fixed_batches, m)?)?;
-    m.add_function(wrap_pyfunction!(interleaved_batches, m)?)?;
+    m.add_function(wrap_pyfunction!(sampler_ranges, m)?)?;
     m.add_function(wrap_pyfunction!(permutation, m)?)?;
     Ok(())
 }

@@ -115,12 +115,19 @@ impl Dataset {
                 })
                 .collect()
         };
+        let plain = names
+            .iter()
+            .zip(&blobs)
+            .filter(|(_, &blob)| !blob)
+            .map(|(n, _)| n.clone())
+            .collect();
         Ok(BatchReader {
             ds: self.clone(),
             columns,
             schema,
             names,
             blobs,
+            plain,
         })
     }
 }
@@ -149,6 +156,8 @@ pub struct BatchReader {
     names: Vec<String>,
     /// Per name: a blob column, read as bytes.
     blobs: Vec<bool>,
+    /// The names that are not blob columns, taken together.
+    plain: Vec<String>,
 }
 
 impl BatchReader {
@@ -171,14 +180,7 @@ impl BatchReader {
             let batches = ds.scan_all(opts).await?;
             return Ok(arrow_select::concat::concat_batches(&self.schema, &batches)?);
         }
-        let plain: Vec<String> = self
-            .names
-            .iter()
-            .zip(&self.blobs)
-            .filter(|(_, &blob)| !blob)
-            .map(|(n, _)| n.clone())
-            .collect();
-        let read = ds.take_addresses(addresses, Some(&plain)).await?;
+        let read = ds.take_addresses(addresses, Some(&self.plain)).await?;
         let mut out: Vec<ArrayRef> = Vec::with_capacity(self.names.len());
         let mut next_plain = 0;
         for (name, &blob) in self.names.iter().zip(&self.blobs) {

@@ -165,19 +165,70 @@ pub struct PlanOptions {
 impl PlanOptions {
     /// Refuses sizes and ranks that plan nothing sensible.
     pub fn check(&self) -> Result<()> {
-        if self.batch_size == 0 {
-            return Err(Error::InvalidArgument("batch_size must be at least 1".into()));
+        check_batch_size(self.batch_size)?;
+        check_rank(self.rank, self.world_size)
+    }
+}
+
+fn check_batch_size(batch_size: usize) -> Result<()> {
+    if batch_size == 0 {
+        return Err(Error::InvalidArgument("batch_size must be at least 1".into()));
+    }
+    Ok(())
+}
+
+fn check_rank(rank: usize, world_size: usize) -> Result<()> {
+    if world_size == 0 {
+        return Err(Error::InvalidArgument("world_size must be at least 1".into()));
+    }
+    if rank >= world_size {
+        return Err(Error::InvalidArgument(format!(
+            "rank {rank} is not below world_size {world_size}"
+        )));
+    }
+    Ok(())
+}
+
+/// The options of pylance's sharded samplers: this rank's share of batches of
+/// `batch_size`, in an order drawn from `(seed, epoch)` when `randomize`.
+#[derive(Debug, Clone, Copy)]
+pub struct SamplerOptions {
+    /// This process's rank, below `world_size`.
+    pub rank: usize,
+    /// How many ranks share the rows.
+    pub world_size: usize,
+    /// Rows per batch.
+    pub batch_size: usize,
+    /// Put the rank's batches in a random order.
+    pub randomize: bool,
+    /// With `epoch`, draws the order.
+    pub seed: u64,
+    /// The epoch.
+    pub epoch: u64,
+}
+
+impl From<(usize, usize, usize, bool, u64, u64)> for SamplerOptions {
+    /// `(rank, world_size, batch_size, randomize, seed, epoch)`.
+    fn from(a: (usize, usize, usize, bool, u64, u64)) -> Self {
+        let (rank, world_size, batch_size, randomize, seed, epoch) = a;
+        Self {
+            rank,
+            world_size,
+            batch_size,
+            randomize,
+            seed,
+            epoch,
         }
-        if self.world_size == 0 {
-            return Err(Error::InvalidArgument("world_size must be at least 1".into()));
+    }
+}
+
+impl SamplerOptions {
+    /// `batches`, in the epoch's order when randomized.
+    fn order<T>(&self, mut batches: Vec<T>) -> Vec<T> {
+        if self.randomize {
+            epoch_rng(self.seed, self.epoch).shuffle(&mut batches);
         }
-        if self.rank >= self.world_size {
-            return Err(Error::InvalidArgument(format!(
-                "rank {} is not below world_size {}",
-                self.rank, self.world_size
-            )));
-        }
-        Ok(())
+        batches
     }
 }
 
@@ -247,101 +298,46 @@ impl RankPlan {
 
 /// pylance's `ShardedFixedBatchSampler`: rank `rank` gets the `rank`-th of `world_size`
 /// contiguous index ranges of `0..total` (each `ceil(total / world_size)` long), cut into
-/// batches of `batch_size`; with `randomize` the batches come in an order drawn from
-/// `(seed, epoch)`.
-pub fn fixed_batches(
-    rank: usize,
-    world_size: usize,
-    batch_size: usize,
-    total: u64,
-    randomize: bool,
-    seed: u64,
-    epoch: u64,
-) -> Result<Vec<Range<u64>>> {
-    if world_size == 0 || rank >= world_size {
-        return Err(Error::InvalidArgument(format!(
-            "rank {rank} is not below world_size {world_size}"
-        )));
-    }
+/// batches of `batch_size`.
+pub fn fixed_batches(o: &SamplerOptions, total: u64) -> Result<Vec<Range<u64>>> {
+    check_rank(o.rank, o.world_size)?;
     if total == 0 {
         return Ok(Vec::new());
     }
-    if batch_size == 0 {
-        return Err(Error::InvalidArgument("batch_size must be at least 1".into()));
-    }
-    let per_rank = total.div_ceil(world_size as u64);
+    check_batch_size(o.batch_size)?;
+    let per_rank = total.div_ceil(o.world_size as u64);
     // u128: rank * per_rank and start + batch_size may pass u64::MAX.
-    let start = (rank as u128 * per_rank as u128).min(total as u128);
+    let start = (o.rank as u128 * per_rank as u128).min(total as u128);
     let end = (start + per_rank as u128).min(total as u128);
-    let mut out: Vec<Range<u64>> = (start..end)
-        .step_by(batch_size)
-        .map(|s| s as u64..(s + batch_size as u128).min(end) as u64)
+    let out = (start..end)
+        .step_by(o.batch_size)
+        .map(|s| s as u64..(s + o.batch_size as u128).min(end) as u64)
         .collect();
-    if randomize {
-        epoch_rng(seed, epoch).shuffle(&mut out);
-    }
-    Ok(out)
+    Ok(o.order(out))
 }
 
 /// pylance's `ShardedBatchSampler` without a filter: batches of `batch_size` positions of
-/// `0..total`, every `world_size`-th one from the `rank`-th; with `randomize` in an order
-/// drawn from `(seed, epoch)`.
-pub fn interleaved_batches(
-    rank: usize,
-    world_size: usize,
-    batch_size: usize,
-    total: u64,
-    randomize: bool,
-    seed: u64,
-    epoch: u64,
-) -> Result<Vec<Range<u64>>> {
-    if world_size == 0 || rank >= world_size {
-        return Err(Error::InvalidArgument(format!(
-            "rank {rank} is not below world_size {world_size}"
-        )));
-    }
-    if batch_size == 0 {
-        return Err(Error::InvalidArgument("batch_size must be at least 1".into()));
-    }
+/// `0..total`, every `world_size`-th one from the `rank`-th.
+pub fn interleaved_batches(o: &SamplerOptions, total: u64) -> Result<Vec<Range<u64>>> {
+    check_rank(o.rank, o.world_size)?;
+    check_batch_size(o.batch_size)?;
     // u128: the strides may pass u64::MAX.
-    let (b, w, total) = (batch_size as u128, world_size as u128, total as u128);
+    let (b, w, total) = (o.batch_size as u128, o.world_size as u128, total as u128);
     let stride = usize::try_from(w * b).unwrap_or(usize::MAX);
-    let mut out: Vec<Range<u64>> = (rank as u128 * b..total)
+    let out = (o.rank as u128 * b..total)
         .step_by(stride)
         .map(|s| s as u64..(s + b).min(total) as u64)
         .collect();
-    if randomize {
-        epoch_rng(seed, epoch).shuffle(&mut out);
-    }
-    Ok(out)
+    Ok(o.order(out))
 }
 
 /// pylance's `ShardedBatchSampler` over a filter's rows: every `world_size`-th row of
-/// `rows` from the `rank`-th, in batches of `batch_size`; with `randomize`, the batches in
-/// an order drawn from `(seed, epoch)`.
-pub fn strided_batches(
-    rows: &[u64],
-    rank: usize,
-    world_size: usize,
-    batch_size: usize,
-    randomize: bool,
-    seed: u64,
-    epoch: u64,
-) -> Result<Vec<Vec<u64>>> {
-    if world_size == 0 || rank >= world_size {
-        return Err(Error::InvalidArgument(format!(
-            "rank {rank} is not below world_size {world_size}"
-        )));
-    }
-    if batch_size == 0 {
-        return Err(Error::InvalidArgument("batch_size must be at least 1".into()));
-    }
-    let mine: Vec<u64> = rows.iter().skip(rank).step_by(world_size).copied().collect();
-    let mut out: Vec<Vec<u64>> = mine.chunks(batch_size).map(<[u64]>::to_vec).collect();
-    if randomize {
-        epoch_rng(seed, epoch).shuffle(&mut out);
-    }
-    Ok(out)
+/// `rows` from the `rank`-th, in batches of `batch_size`.
+pub fn strided_batches(rows: &[u64], o: &SamplerOptions) -> Result<Vec<Vec<u64>>> {
+    check_rank(o.rank, o.world_size)?;
+    check_batch_size(o.batch_size)?;
+    let mine: Vec<u64> = rows.iter().skip(o.rank).step_by(o.world_size).copied().collect();
+    Ok(o.order(mine.chunks(o.batch_size).map(<[u64]>::to_vec).collect()))
 }
 
 /// `min(n, total)` distinct positions of `0..total`, drawn from `seed`, as ascending runs.
@@ -431,6 +427,10 @@ mod tests {
             drop_last: false,
             even_batches: true,
         }
+    }
+
+    fn so(rank: usize, world_size: usize, batch_size: usize, randomize: bool, seed: u64, epoch: u64) -> SamplerOptions {
+        (rank, world_size, batch_size, randomize, seed, epoch).into()
     }
 
     fn shuffles() -> impl Strategy<Value = Shuffle> {
@@ -577,28 +577,30 @@ mod tests {
             }
         );
         assert_eq!(share(960, 1 << 40, 10, false, true, 1 << 39).len, 0);
-        let b = interleaved_batches(0, 2, 1 << 63, 100, false, 0, 0).unwrap_or_default();
+        let b = interleaved_batches(&so(0, 2, 1 << 63, false, 0, 0), 100).unwrap_or_default();
         assert_eq!((b.len(), b.first()), (1, Some(&(0..100))));
         // Ranks of 2 rows each cover u64::MAX rows before rank 2^63: it has none.
-        let b = fixed_batches(1 << 63, (1 << 63) + 1, 1, u64::MAX, false, 0, 0);
+        let b = fixed_batches(&so(1 << 63, (1 << 63) + 1, 1, false, 0, 0), u64::MAX);
         assert!(b.is_ok_and(|b| b.is_empty()));
-        let b = fixed_batches((1 << 62) + 5, (1 << 63) + 1, 1, u64::MAX, false, 0, 0).unwrap_or_default();
+        let b = fixed_batches(&so((1 << 62) + 5, (1 << 63) + 1, 1, false, 0, 0), u64::MAX).unwrap_or_default();
         assert_eq!(b, vec![(1 << 63) + 10..(1 << 63) + 11, (1 << 63) + 11..(1 << 63) + 12]);
     }
 
     #[test]
     fn fixed_batches_as_pylance() {
-        let b = fixed_batches(1, 4, 100, 1000, false, 0, 0).unwrap_or_default();
+        let b = fixed_batches(&so(1, 4, 100, false, 0, 0), 1000).unwrap_or_default();
         assert_eq!(b, vec![250..350, 350..450, 450..500]);
-        assert!(fixed_batches(2, 4, 10, 2, false, 0, 0).unwrap_or_default().is_empty());
-        assert!(fixed_batches(0, 1, 0, 5, false, 0, 0).is_err());
-        let a = fixed_batches(0, 4, 250, 2000, true, 42, 1).unwrap_or_default();
-        assert_ne!(a, fixed_batches(0, 4, 250, 2000, true, 42, 2).unwrap_or_default());
+        assert!(fixed_batches(&so(2, 4, 10, false, 0, 0), 2)
+            .unwrap_or_default()
+            .is_empty());
+        assert!(fixed_batches(&so(0, 1, 0, false, 0, 0), 5).is_err());
+        let a = fixed_batches(&so(0, 4, 250, true, 42, 1), 2000).unwrap_or_default();
+        assert_ne!(a, fixed_batches(&so(0, 4, 250, true, 42, 2), 2000).unwrap_or_default());
     }
 
     #[test]
     fn interleaved_batches_as_pylance() {
-        let b = interleaved_batches(1, 2, 10, 45, false, 0, 0).unwrap_or_default();
+        let b = interleaved_batches(&so(1, 2, 10, false, 0, 0), 45).unwrap_or_default();
         assert_eq!(b, vec![10..20, 30..40]);
     }
 
