@@ -222,7 +222,10 @@ def test_footer_version_2_0_alias_is_accepted(small_file, tmp_path, mixed_table)
     data = Path(small_file).read_bytes()
     alias = tmp_path / "alias.lance"
     alias.write_bytes(with_footer(data, major=2, minor=0))
-    assert LanceFileReader(str(alias)).read_all().to_table().equals(mixed_table())
+    # The rewritten footer no longer matches its checksum: read it unchecked.
+    assert LanceFileReader(str(alias), verify_checksums=False).read_all().to_table().equals(mixed_table())
+    with pytest.raises(lancelet.CorruptFileError, match="footer"):
+        LanceFileReader(str(alias))
 
 
 def test_garbage_file_descriptor_raises_corrupt_file_error(small_file, tmp_path):
@@ -769,8 +772,9 @@ def test_bad_batch_size_raises_invalid_argument_error(batch_size, ten_rows):
         reader.take_rows([1], batch_size=batch_size)
 
 
-@pytest.mark.parametrize("index", [1, 99, -1])
+@pytest.mark.parametrize("index", [2, 99, -1])
 def test_read_global_buffer_out_of_range_raises_invalid_argument_error(index, ten_rows):
+    # Global buffer 1 of a file lancelet wrote holds its checksums.
     with pytest.raises(lancelet.InvalidArgumentError):
         LanceFileReader(ten_rows).read_global_buffer(index)
 

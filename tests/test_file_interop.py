@@ -416,7 +416,8 @@ def test_lancelet_metadata_of_lancelet_file(tmp_path, mixed_table, io):
     # int32, string, list + item, struct header + a + b, fsl.
     assert len(md.columns) == 8
     assert md.schema.equals(table.schema)
-    assert len(md.global_buffers) == 1
+    # The file descriptor, and lancelet's checksums (which pylance skips).
+    assert len(md.global_buffers) == 2
     data_end = md.global_buffers[0].position
     for c in md.columns:
         assert c.column_buffers == []
@@ -426,7 +427,8 @@ def test_lancelet_metadata_of_lancelet_file(tmp_path, mixed_table, io):
             for b in p.buffers:
                 assert b.position % 64 == 0
                 assert b.position + b.size <= data_end
-    assert md.num_data_bytes + md.num_global_buffer_bytes + md.num_column_metadata_bytes + 16 + 40 == size
+    # 16 bytes per global buffer in its offset table, and the footer.
+    assert md.num_data_bytes + md.num_global_buffer_bytes + md.num_column_metadata_bytes + 16 * 2 + 40 == size
     stats = LanceFileReader(path).file_statistics()
     assert [c.num_pages for c in stats.columns] == [1] * 8
     assert stats.columns[0].size_bytes == 1 + 28  # validity + 7 int32 values
@@ -494,9 +496,15 @@ def _simple_inputs():
 def test_lancelet_layout_matches_pylance_for_the_same_input(name, tmp_path, io):
     table = _simple_inputs()[name]
     kwargs = {"max_page_bytes": 8192} if name == "int64_5000_pages" else {}
-    ours = io.lancelet_write(tmp_path / "ours.lance", table, **kwargs)
+    # Without checksums, the very file pylance writes (checked below: same layout, same
+    # descriptor); with them, the same pages and one more global buffer.
+    ours = io.lancelet_write(tmp_path / "ours.lance", table, checksums=False, **kwargs)
     theirs = io.pylance_write(tmp_path / "theirs.lance", table, **kwargs)
     lo, lt = _layout(ours), _layout(theirs)
+    checked = _layout(io.lancelet_write(tmp_path / "checked.lance", table, **kwargs))
+    for key in ("num_columns", "pages", "buffers", "encodings", "version"):
+        assert checked[key] == lt[key], key
+    assert len(checked["global_buffers"]) == len(lt["global_buffers"]) + 1
     assert lo["schema"].equals(table.schema)
     for key in ("num_columns", "pages", "buffers", "encodings", "global_buffers", "num_data_bytes",
                 "num_column_metadata_bytes", "version"):
@@ -547,7 +555,7 @@ PAGE_CUTTING = {
 @pytest.mark.parametrize("name", sorted(PAGE_CUTTING))
 def test_lancelet_cuts_pages_like_pylance(name, tmp_path, io):
     batches, options = PAGE_CUTTING[name]
-    ours = io.lancelet_write(tmp_path / "ours.lance", list(batches), **options)
+    ours = io.lancelet_write(tmp_path / "ours.lance", list(batches), checksums=False, **options)
     theirs = io.pylance_write(tmp_path / "theirs.lance", list(batches), **options)
     lo, lt = _layout(ours), _layout(theirs)
     for key in ("pages", "buffers", "encodings", "global_buffers"):
@@ -569,7 +577,7 @@ def _padding_ranges(path: str):
 
 def test_lancelet_file_bytes_equal_pylance_bytes_outside_padding(tmp_path, mixed_table, io):
     table = mixed_table()
-    ours = Path(io.lancelet_write(tmp_path / "ours.lance", table)).read_bytes()
+    ours = Path(io.lancelet_write(tmp_path / "ours.lance", table, checksums=False)).read_bytes()
     theirs = Path(io.pylance_write(tmp_path / "theirs.lance", table)).read_bytes()
     assert len(ours) == len(theirs)
     mask = bytearray(len(ours))
@@ -582,7 +590,7 @@ def test_lancelet_file_bytes_equal_pylance_bytes_outside_padding(tmp_path, mixed
 
 def test_lancelet_pads_page_buffers_with_the_same_byte_as_pylance(tmp_path, mixed_table, io):
     table = mixed_table()
-    ours = Path(io.lancelet_write(tmp_path / "ours.lance", table)).read_bytes()
+    ours = Path(io.lancelet_write(tmp_path / "ours.lance", table, checksums=False)).read_bytes()
     theirs = Path(io.pylance_write(tmp_path / "theirs.lance", table)).read_bytes()
     assert ours == theirs
 

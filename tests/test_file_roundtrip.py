@@ -258,7 +258,7 @@ def test_empty_file_is_byte_identical_to_pylance(tmp_path):
     schema = pa.schema([("a", pa.int32()), ("s", pa.string())])
     ours = str(tmp_path / "ours.lance")
     theirs = str(tmp_path / "theirs.lance")
-    with LanceFileWriter(ours, schema, version="2.0"):
+    with LanceFileWriter(ours, schema, version="2.0", checksums=False):
         pass
     w = lance.file.LanceFileWriter(theirs, schema, version="2.0")
     w.close()
@@ -281,7 +281,7 @@ def test_zero_columns_round_trip(tmp_path):
 def test_zero_column_file_is_byte_identical_to_pylance(tmp_path):
     ours = str(tmp_path / "ours.lance")
     theirs = str(tmp_path / "theirs.lance")
-    with LanceFileWriter(ours, pa.schema([]), version="2.0"):
+    with LanceFileWriter(ours, pa.schema([]), version="2.0", checksums=False):
         pass
     w = lance.file.LanceFileWriter(theirs, pa.schema([]), version="2.0")
     w.close()

@@ -221,6 +221,11 @@ class LanceFileReader:
     columns:
         Columns to read: top-level names, or dotted paths into structs (``"point.x"``).
         All columns when None.
+    verify_checksums:
+        Files lancelet writes carry CRC32C checksums of every byte (pylance's do not, and
+        read as before). They are checked on every read, and damaged bytes raise
+        :class:`lancelet.errors.CorruptFileError` naming the file, the column and the page.
+        ``False`` reads without checking, to salvage what can be read of a damaged file.
     """
 
     def __init__(
@@ -228,12 +233,16 @@ class LanceFileReader:
         path: str,
         storage_options: Optional[Dict[str, str]] = None,
         columns: Optional[List[str]] = None,
+        *,
+        verify_checksums: bool = True,
         **kwargs: Any,
     ):
         _reject_unknown(kwargs, {"namespace_client", "table_id", "_inner_reader"})
         self.path = str(path)
         uri = _uri(path)
-        self._reader = _native.FileReader.open(uri, _storage_options(uri, storage_options))
+        self._reader = _native.FileReader.open(
+            uri, _storage_options(uri, storage_options), verify_checksums=bool(verify_checksums)
+        )
         self._columns = list(columns) if columns is not None else None
         if self._columns is not None:
             # Validate names now so a typo fails at open, not at the first read.
@@ -397,6 +406,12 @@ class LanceFileWriter:
         (lancelet's own extra global buffer, which pylance ignores), for filtered reads to
         skip rows. Off by default so that files stay byte-identical to pylance's; dataset
         writes turn it on.
+    checksums:
+        Record a CRC32C checksum of every byte (an extra global buffer, after any added
+        with :meth:`add_global_buffer`, which pylance ignores: it reads the file
+        unchanged), so that readers report damaged bytes instead of decoding them
+        (see ``verify_checksums`` of :class:`LanceFileReader`). On by default; ``False``
+        writes a file byte-identical to pylance's.
     """
 
     def __init__(
@@ -409,6 +424,7 @@ class LanceFileWriter:
         storage_options: Optional[Dict[str, str]] = None,
         max_page_bytes: Optional[int] = None,
         page_stats: bool = False,
+        checksums: bool = True,
         **kwargs: Any,
     ):
         _reject_unknown(kwargs, {"namespace_client", "table_id", "keep_original_array", "_inner_writer"})
@@ -422,6 +438,7 @@ class LanceFileWriter:
             _check_int("max_page_bytes", max_page_bytes, positive=True)
         self._max_page_bytes = max_page_bytes
         self._page_stats = bool(page_stats)
+        self._checksums = bool(checksums)
         self._metadata: Dict[str, str] = {}
         self._pending_buffers: List[bytes] = []
         self._writer: Any = None
@@ -440,6 +457,7 @@ class LanceFileWriter:
             self._data_cache_bytes,
             self._page_stats,
             self._storage_options,
+            checksums=self._checksums,
         )
         for k, v in self._metadata.items():
             self._writer.add_schema_metadata(k, v)

@@ -30,5 +30,8 @@ fn main() -> std::io::Result<()> {
     let include = protoc_bin_vendored::include_path().map_err(|e| std::io::Error::other(e.to_string()))?;
     let mut config = prost_build::Config::new();
     config.bytes(["."]);
+    // A file's schema metadata is encoded in key order, so that the same input gives
+    // byte-identical files (prost encodes a HashMap in its random order).
+    config.btree_map([".lance.file.Schema.metadata"]);
     config.compile_protos(&paths, &[root, include])
 }

@@ -476,7 +476,7 @@ pub async fn v1_bytes(reader: &crate::FileReader, batch: RecordBatch) -> crate::
                 wanted.push(p..p + z);
             }
         }
-        let bufs = lancelet_io::read_ranges(reader.io().as_ref(), &wanted, reader.io_stats()).await?;
+        let bufs = reader.fetch(&wanted).await?;
         let values: arrow_array::LargeBinaryArray = rows
             .iter()
             .map(|r| match r {

@@ -298,6 +298,7 @@ pub(crate) async fn open(
         version: FileVersion::Legacy,
         schema,
         num_rows,
+        checksums: None,
         columns: Vec::new(),
         global_buffers: Vec::new(),
         plans,

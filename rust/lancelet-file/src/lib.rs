@@ -12,6 +12,7 @@
 //! encoding crate is.
 
 pub mod blob;
+pub mod checksum;
 pub mod error;
 pub mod footer;
 pub mod json;

@@ -44,6 +44,7 @@ mod partial;
 mod v2_0;
 mod v2_1;
 
+use crate::checksum::Checksums;
 use crate::footer::{FileVersion, Footer, FOOTER_LEN};
 use crate::legacy::LegacyFile;
 use crate::plan::{plan_schema, plan_schema_v21, project, FieldPlan};
@@ -107,6 +108,44 @@ pub struct FileMetadata {
     pub global_buffers: Vec<Range<u64>>,
     /// How fields map to columns.
     pub plans: Vec<FieldPlan>,
+    /// The file's checksums (see [`crate::checksum`]), when it has them and they are verified.
+    pub checksums: Option<Arc<Checksums>>,
+}
+
+impl FileMetadata {
+    /// What the file holds at byte range `r`: the columns and pages whose buffers overlap
+    /// it, or a global buffer.
+    pub fn describe_bytes(&self, r: &Range<u64>) -> String {
+        let overlaps = |b: &Range<u64>| b.start < r.end && r.start < b.end;
+        let mut names = HashMap::new();
+        for p in &self.plans {
+            p.visit(&mut |p| {
+                names.entry(p.column()).or_insert_with(|| p.field().name().clone());
+            });
+        }
+        let mut found = Vec::new();
+        for (c, col) in self.columns.iter().enumerate() {
+            for (p, page) in col.pages.iter().enumerate() {
+                if page.buffers.iter().any(overlaps) {
+                    let name = names.get(&c).map(String::as_str).unwrap_or("?");
+                    found.push(format!("column {c} {name:?}, page {p}"));
+                }
+            }
+            if col.buffers.iter().any(overlaps) {
+                found.push(format!("column {c}'s buffers"));
+            }
+        }
+        for (g, b) in self.global_buffers.iter().enumerate() {
+            if overlaps(b) {
+                found.push(format!("global buffer {g}"));
+            }
+        }
+        match found.len() {
+            0 => "no page: blob data or padding".to_string(),
+            1..=3 => found.join("; "),
+            n => format!("{}; and {} more", found[..3].join("; "), n - 3),
+        }
+    }
 }
 
 /// A set of fields to read and the schema of the batches they produce.
@@ -163,10 +202,16 @@ struct Tail {
 }
 
 impl FileReader {
-    /// Opens and validates a file.
+    /// Opens and validates a file, verifying its checksums (when it has them) on every read.
     pub async fn open(io: Arc<dyn ReadAt>) -> Result<Self> {
+        Self::open_with(io, true).await
+    }
+
+    /// Opens and validates a file; with `verify_checksums` false the file's checksums are
+    /// ignored (to read what can be read of a damaged file).
+    pub async fn open_with(io: Arc<dyn ReadAt>, verify_checksums: bool) -> Result<Self> {
         let stats = Arc::new(IoStats::default());
-        let (meta, legacy) = read_metadata(io.as_ref(), &stats).await?;
+        let (meta, legacy) = read_metadata(io.as_ref(), &stats, verify_checksums).await?;
         Ok(Self {
             io,
             meta: Arc::new(meta),
@@ -249,7 +294,7 @@ impl FileReader {
                 self.meta.global_buffers.len()
             ))
         })?;
-        let mut out = read_ranges(self.io.as_ref(), &[range], &self.stats).await?;
+        let mut out = self.fetch(&[range]).await?;
         out.pop()
             .ok_or_else(|| Error::corrupt(&self.meta.path, "missing global buffer"))
     }
@@ -396,6 +441,35 @@ impl FileReader {
             }
         }
         .boxed()
+    }
+
+    /// Reads byte `ranges` of the file (one buffer each, in order), checking them against
+    /// the file's checksums.
+    pub async fn fetch(&self, ranges: &[Range<u64>]) -> Result<Vec<Buffer>> {
+        crate::checksum::read_checked(
+            self.io.as_ref(),
+            &self.stats,
+            self.meta.checksums.as_deref(),
+            ranges,
+            &|r| self.meta.describe_bytes(&r),
+        )
+        .await
+    }
+
+    /// Reads every byte of the file's data section and checks it against the checksums;
+    /// `Ok(false)` when the file has none (or they are not verified).
+    pub async fn verify_all(&self) -> Result<bool> {
+        let Some(sums) = &self.meta.checksums else {
+            return Ok(false);
+        };
+        let step = 64 * u64::from(crate::checksum::BLOCK_BYTES);
+        let mut at = 0;
+        while at < sums.covered() {
+            let end = (at + step).min(sums.covered());
+            self.fetch(std::slice::from_ref(&(at..end))).await?;
+            at = end;
+        }
+        Ok(true)
     }
 
     fn corrupt(&self, msg: impl Into<String>) -> Error {

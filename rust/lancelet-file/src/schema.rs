@@ -205,7 +205,11 @@ fn push_field(f: &Field, parent_id: i32, out: &mut Vec<pb::Field>) -> Result<()>
 
 /// Rebuilds an Arrow schema from Lance fields; refuses lists where a parent does not
 /// come before its children (which also rules out cycles) and unknown logical types.
-pub fn from_lance_fields(fields: &[pb::Field], metadata: &HashMap<String, bytes::Bytes>, path: &str) -> Result<Schema> {
+pub fn from_lance_fields<'m>(
+    fields: &[pb::Field],
+    metadata: impl IntoIterator<Item = (&'m String, &'m bytes::Bytes)>,
+    path: &str,
+) -> Result<Schema> {
     let renumbered = crate::blob::adopt_descriptor_fields(fields);
     let fields = renumbered.as_deref().unwrap_or(fields);
     let mut children: HashMap<i32, Vec<usize>> = HashMap::new();
@@ -234,7 +238,7 @@ pub fn from_lance_fields(fields: &[pb::Field], metadata: &HashMap<String, bytes:
         .map(|&i| build_field(fields, i, &children, path, 0))
         .collect::<Result<Vec<_>>>()?;
     let md: HashMap<String, String> = metadata
-        .iter()
+        .into_iter()
         .map(|(k, v)| (k.clone(), String::from_utf8_lossy(v).into_owned()))
         .collect();
     Ok(Schema::new_with_metadata(arrow_fields, md))

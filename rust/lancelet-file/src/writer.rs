@@ -27,6 +27,7 @@ use lancelet_encoding::EncodedPage;
 use lancelet_proto::{pbfile, pbfile2};
 use prost::Message;
 
+use crate::checksum::{BlockSums, MetadataSums};
 use crate::error::{Error, Result};
 use crate::footer::{FileVersion, Footer};
 use crate::plan::{plan_schema, plan_schema_v21, FieldPlan};
@@ -114,6 +115,10 @@ pub struct WriterOptions {
     /// Threads that encode pages (2.1+); 0 = one per core. The file is the same whatever
     /// the number.
     pub threads: usize,
+    /// Record CRC32C checksums of every byte in an extra global buffer (see
+    /// [`crate::checksum`]). On by default; pylance reads such files unchanged. Off only
+    /// where a file must be byte-identical to pylance's.
+    pub checksums: bool,
 }
 
 impl Default for WriterOptions {
@@ -127,6 +132,7 @@ impl Default for WriterOptions {
             page_stats: false,
             stats_zone_rows: crate::stats::DEFAULT_ZONE_ROWS,
             threads: 0,
+            checksums: true,
         }
     }
 }
@@ -220,6 +226,8 @@ pub struct FileWriter<W: Write> {
     plan_schema: SchemaRef,
     /// Whether the schema has blob v1 columns.
     has_blob_v1: bool,
+    /// Checksums of the bytes written so far (when the options ask for them).
+    block_sums: Option<BlockSums>,
 }
 
 impl<W: Write> FileWriter<W> {
@@ -262,6 +270,7 @@ impl<W: Write> FileWriter<W> {
                 .iter()
                 .for_each(|p| mark_stats_columns(p, &mut stats_columns, v21));
         }
+        let block_sums = opts.checksums.then(BlockSums::new);
         let mut fields = Vec::new();
         if v21 {
             let v2_2 = opts.version == FileVersion::V2_2;
@@ -302,6 +311,7 @@ impl<W: Write> FileWriter<W> {
             fields,
             plan_schema: planned,
             has_blob_v1,
+            block_sums,
         })
     }
 
@@ -500,6 +510,9 @@ impl<W: Write> FileWriter<W> {
 
     fn write_raw(&mut self, bytes: &[u8]) -> Result<()> {
         self.out.write_all(bytes).map_err(|e| Error::io(&self.path, e))?;
+        if let Some(sums) = &mut self.block_sums {
+            sums.update(bytes);
+        }
         self.pos += bytes.len() as u64;
         Ok(())
     }
@@ -513,6 +526,72 @@ impl<W: Write> FileWriter<W> {
             self.write_raw(&[PAD_BYTE; 64][..pad as usize])?;
         }
         Ok((pos, b.len() as u64))
+    }
+
+    /// The file descriptor (global buffer 0): the schema with its metadata and field ids,
+    /// and the row count.
+    fn descriptor(&self) -> Result<pbfile::FileDescriptor> {
+        let mut fields = to_lance_fields(&self.schema)?;
+        if let Some(ids) = &self.field_ids {
+            for f in &mut fields {
+                let remap = |id: i32| usize::try_from(id).ok().and_then(|i| ids.get(i)).copied().unwrap_or(id);
+                f.id = remap(f.id);
+                f.parent_id = if f.parent_id < 0 || f.id == -1 {
+                    // Fields recorded as id -1 (blob descriptor fields) have parent -1 too.
+                    -1
+                } else {
+                    remap(f.parent_id)
+                };
+            }
+        }
+        Ok(pbfile::FileDescriptor {
+            schema: Some(pbfile::Schema {
+                fields,
+                metadata: self
+                    .schema_metadata
+                    .iter()
+                    .map(|(k, v)| (k.clone(), bytes::Bytes::from(v.clone().into_bytes())))
+                    .collect(),
+            }),
+            length: self.rows,
+            lancelet_checksums: 0,
+        })
+    }
+
+    /// The offset tables and footer of a file whose descriptor (`gb0_len` bytes) is at
+    /// `gb0_pos`, followed by `column_meta`, with extra global buffers `globals`.
+    fn tail(&self, gb0_pos: u64, gb0_len: u64, column_meta: &[Vec<u8>], globals: &[(u64, u64)]) -> Tail {
+        let column_meta_start = gb0_pos + gb0_len;
+        let mut column_table = Vec::with_capacity(column_meta.len() * 16);
+        let mut pos = column_meta_start;
+        for c in column_meta {
+            column_table.extend_from_slice(&pos.to_le_bytes());
+            column_table.extend_from_slice(&(c.len() as u64).to_le_bytes());
+            pos += c.len() as u64;
+        }
+        let cmo_table_start = pos;
+        let gbo_table_start = cmo_table_start + column_table.len() as u64;
+        let mut global_table = Vec::with_capacity(16 * (1 + globals.len()));
+        for (p, size) in std::iter::once(&(gb0_pos, gb0_len)).chain(globals) {
+            global_table.extend_from_slice(&p.to_le_bytes());
+            global_table.extend_from_slice(&size.to_le_bytes());
+        }
+        let (major, minor) = self.opts.version.footer_pair();
+        let footer = Footer {
+            column_meta_start,
+            cmo_table_start,
+            gbo_table_start,
+            num_global_buffers: (global_table.len() / 16) as u32,
+            num_columns: (column_table.len() / 16) as u32,
+            major,
+            minor,
+        }
+        .to_bytes();
+        Tail {
+            column_table,
+            global_table,
+            footer,
+        }
     }
 
     /// Writes everything still buffered and the file's metadata; returns the sink and
@@ -575,83 +654,81 @@ impl<W: Write> FileWriter<W> {
                     .insert(PAGE_STATS_KEY.to_string(), index.to_string());
             }
         }
-        let mut md: Vec<(&String, &String)> = self.schema_metadata.iter().collect();
-        md.sort();
-        let mut fields = to_lance_fields(&self.schema)?;
-        if let Some(ids) = &self.field_ids {
-            for f in &mut fields {
-                let remap = |id: i32| usize::try_from(id).ok().and_then(|i| ids.get(i)).copied().unwrap_or(id);
-                f.id = remap(f.id);
-                f.parent_id = if f.parent_id < 0 || f.id == -1 {
-                    // Fields recorded as id -1 (blob descriptor fields) have parent -1 too.
-                    -1
-                } else {
-                    remap(f.parent_id)
-                };
+        let mut descriptor = self.descriptor()?;
+        if self.block_sums.is_some() {
+            // The checksum buffer comes last among the extra global buffers.
+            descriptor.lancelet_checksums = self.extra_global_buffers.len() as u32 + 1;
+        }
+        let gb0 = descriptor.encode_to_vec();
+        let columns = std::mem::take(&mut self.columns);
+        let column_meta: Vec<Vec<u8>> = columns
+            .into_iter()
+            .enumerate()
+            .map(|(i, c)| {
+                // 2.0 marks blob v1 columns in their column encoding (`Blob { inner: Values }`).
+                let column_encoding =
+                    if self.opts.version == FileVersion::V2_0 && crate::blob::is_v1_descriptor_column(&self.plans, i) {
+                        crate::blob::blob_column_encoding()
+                    } else {
+                        column_values_encoding()
+                    };
+                pbfile2::ColumnMetadata {
+                    encoding: Some(direct_encoding(COLUMN_ENCODING_TYPE_URL, column_encoding)),
+                    pages: c.pages,
+                    buffer_offsets: vec![],
+                    buffer_sizes: vec![],
+                }
+                .encode_to_vec()
+            })
+            .collect();
+        if let Some(sums) = self.block_sums.take() {
+            // Everything after the checksum buffer is laid out first, so that the buffer
+            // can hold the checksums of the metadata written after it.
+            let covered = self.pos;
+            let len = crate::checksum::buffer_len(column_meta.len(), covered);
+            let mut globals = self.extra_global_buffers.clone();
+            globals.push((covered, len));
+            let gb0_pos = lancelet_encoding::bits::pad_to(covered + len, 64);
+            let tail = self.tail(gb0_pos, gb0.len() as u64, &column_meta, &globals);
+            let buffer = crate::checksum::encode(
+                covered,
+                sums,
+                &MetadataSums {
+                    footer: &tail.footer,
+                    global_table: &tail.global_table,
+                    column_table: &tail.column_table,
+                    descriptor: &gb0,
+                    columns: &column_meta,
+                },
+            );
+            self.add_global_buffer(&buffer)?;
+            if self.pos != gb0_pos {
+                return Err(Error::Internal(format!(
+                    "the checksum buffer ends at {} instead of {gb0_pos}",
+                    self.pos
+                )));
             }
         }
-        let descriptor = pbfile::FileDescriptor {
-            schema: Some(pbfile::Schema {
-                fields,
-                metadata: md
-                    .into_iter()
-                    .map(|(k, v)| (k.clone(), bytes::Bytes::from(v.clone().into_bytes())))
-                    .collect(),
-            }),
-            length: self.rows,
-        };
         let gb0_pos = self.pos;
-        let gb0 = descriptor.encode_to_vec();
+        let globals = self.extra_global_buffers.clone();
+        let tail = self.tail(gb0_pos, gb0.len() as u64, &column_meta, &globals);
         self.write_raw(&gb0)?;
-        let column_meta_start = self.pos;
-        let mut cmo = Vec::with_capacity(self.columns.len() * 16);
-        let columns = std::mem::take(&mut self.columns);
-        for (i, c) in columns.into_iter().enumerate() {
-            // 2.0 marks blob v1 columns in their column encoding (`Blob { inner: Values }`).
-            let column_encoding =
-                if self.opts.version == FileVersion::V2_0 && crate::blob::is_v1_descriptor_column(&self.plans, i) {
-                    crate::blob::blob_column_encoding()
-                } else {
-                    column_values_encoding()
-                };
-            let meta = pbfile2::ColumnMetadata {
-                encoding: Some(direct_encoding(COLUMN_ENCODING_TYPE_URL, column_encoding)),
-                pages: c.pages,
-                buffer_offsets: vec![],
-                buffer_sizes: vec![],
-            };
-            let bytes = meta.encode_to_vec();
-            cmo.extend_from_slice(&self.pos.to_le_bytes());
-            cmo.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
-            self.write_raw(&bytes)?;
+        for c in &column_meta {
+            self.write_raw(c)?;
         }
-        let num_columns = (cmo.len() / 16) as u32;
-        let cmo_table_start = self.pos;
-        self.write_raw(&cmo)?;
-        let gbo_table_start = self.pos;
-        let mut gbo = Vec::with_capacity(16 * (1 + self.extra_global_buffers.len()));
-        gbo.extend_from_slice(&gb0_pos.to_le_bytes());
-        gbo.extend_from_slice(&(gb0.len() as u64).to_le_bytes());
-        for (pos, size) in &self.extra_global_buffers {
-            gbo.extend_from_slice(&pos.to_le_bytes());
-            gbo.extend_from_slice(&size.to_le_bytes());
-        }
-        let num_global_buffers = (gbo.len() / 16) as u32;
-        self.write_raw(&gbo)?;
-        let (major, minor) = self.opts.version.footer_pair();
-        let footer = Footer {
-            column_meta_start,
-            cmo_table_start,
-            gbo_table_start,
-            num_global_buffers,
-            num_columns,
-            major,
-            minor,
-        };
-        self.write_raw(&footer.to_bytes())?;
+        self.write_raw(&tail.column_table)?;
+        self.write_raw(&tail.global_table)?;
+        self.write_raw(&tail.footer)?;
         self.out.flush().map_err(|e| Error::io(&self.path, e))?;
         Ok((self.out, self.rows))
     }
+}
+
+/// The offset tables and footer that end a file.
+struct Tail {
+    column_table: Vec<u8>,
+    global_table: Vec<u8>,
+    footer: [u8; 40],
 }
 
 /// Marks the columns of `plan` that get statistics: orderable leaves, in structs or not,

@@ -37,14 +37,20 @@ fn py_runtime(py: Python<'_>) -> PyResult<Arc<tokio::runtime::Runtime>> {
 #[pymethods]
 impl PyFileReader {
     /// Opens a file: a local path, or a `file://`, `memory://` or `s3://` URI configured
-    /// by `storage_options` (as for datasets).
+    /// by `storage_options` (as for datasets). Its checksums (when it has them) are checked
+    /// on every read unless `verify_checksums` is false.
     #[staticmethod]
-    #[pyo3(signature = (path, storage_options=None))]
-    fn open(py: Python<'_>, path: String, storage_options: Option<HashMap<String, String>>) -> PyResult<Self> {
+    #[pyo3(signature = (path, storage_options=None, verify_checksums=true))]
+    fn open(
+        py: Python<'_>,
+        path: String,
+        storage_options: Option<HashMap<String, String>>,
+        verify_checksums: bool,
+    ) -> PyResult<Self> {
         let options = storage_options.unwrap_or_default();
         let inner = block_on(py, async move {
             let io = lancelet_io::open_file(&path, &options).await?;
-            FileReader::open(io).await
+            FileReader::open_with(io, verify_checksums).await
         })?;
         Ok(Self { inner: Arc::new(inner) })
     }
@@ -249,7 +255,7 @@ pub(crate) fn import_schema(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<
 impl PyFileWriter {
     #[new]
     #[pyo3(signature = (path, schema, version=None, max_page_bytes=None, dictionary=true, data_cache_bytes=None,
-        page_stats=false, storage_options=None))]
+        page_stats=false, storage_options=None, checksums=true))]
     #[allow(
         clippy::too_many_arguments,
         reason = "one parameter per keyword argument of the Python call"
@@ -264,6 +270,7 @@ impl PyFileWriter {
         data_cache_bytes: Option<u64>,
         page_stats: bool,
         storage_options: Option<HashMap<String, String>>,
+        checksums: bool,
     ) -> PyResult<Self> {
         let schema = Arc::new(import_schema(py, schema)?);
         let version = match version {
@@ -273,6 +280,7 @@ impl PyFileWriter {
         let mut opts = WriterOptions {
             version,
             page_stats,
+            checksums,
             // The same pages as pylance writes for the same batches.
             page_rules: PageRules::Pylance,
             ..WriterOptions::default()

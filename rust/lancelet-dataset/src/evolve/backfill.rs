@@ -114,7 +114,7 @@ impl Checkpoint {
                 .map(|x| pbfile::Field::decode(unhex(x.as_str()?)?.as_slice()).ok())
                 .collect()
         });
-        let schema = fields.and_then(|f| from_lance_fields(&f, &Default::default(), "checkpoint").ok());
+        let schema = fields.and_then(|f| from_lance_fields(&f, std::iter::empty(), "checkpoint").ok());
         let done: Option<BTreeMap<u64, pb::DataFile>> = saved.get("done").and_then(|d| d.as_object()).and_then(|d| {
             d.iter()
                 .map(|(k, v)| {

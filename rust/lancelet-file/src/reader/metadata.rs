@@ -4,7 +4,11 @@
 
 use super::*;
 
-pub(super) async fn read_metadata(io: &dyn ReadAt, stats: &IoStats) -> Result<(FileMetadata, Option<LegacyFile>)> {
+pub(super) async fn read_metadata(
+    io: &dyn ReadAt,
+    stats: &IoStats,
+    verify: bool,
+) -> Result<(FileMetadata, Option<LegacyFile>)> {
     let path = io.path().to_string();
     let file_size = io.size().await?;
     if file_size < FOOTER_LEN {
@@ -72,12 +76,47 @@ pub(super) async fn read_metadata(io: &dyn ReadAt, stats: &IoStats) -> Result<(F
     let gbo_bytes =
         fetch(footer.gbo_table_start..footer.gbo_table_start + u64::from(footer.num_global_buffers) * 16).await?;
     let global_buffers = table(&gbo_bytes, footer.num_global_buffers, "global buffer")?;
+    // The checksum buffer, if any, is the last global buffer; it is found and checked
+    // before anything else in the tail is trusted.
+    let mut checksums = None;
+    if let (true, Some(last)) = (verify && global_buffers.len() > 1, global_buffers.last()) {
+        let fixed = crate::checksum::FIXED_HEADER as u64;
+        if last.end - last.start >= fixed {
+            let prefix = fetch(last.start..last.start + fixed).await?;
+            if crate::checksum::is_checksum_buffer(prefix.as_slice()) {
+                let len = crate::checksum::header_len(prefix.as_slice()).map_err(|m| Error::corrupt(&path, m))?;
+                if len > last.end - last.start {
+                    return Err(Error::corrupt(&path, "the checksum buffer is shorter than its header"));
+                }
+                let header = fetch(last.start..last.start + len).await?;
+                let sums = Checksums::parse(&path, header.as_slice(), last)?;
+                sums.check_tail(footer_bytes, gbo_bytes.as_slice(), cmo_bytes.as_slice())?;
+                sums.prefill(tail.start, tail.bytes.as_slice());
+                checksums = Some(Arc::new(sums));
+            }
+        }
+    }
     let gb0 = global_buffers
         .first()
         .cloned()
         .ok_or_else(|| Error::corrupt(&path, "the file has no global buffers (no schema)"))?;
-    let descriptor = pbfile::FileDescriptor::decode(fetch(gb0).await?.as_slice())
+    let gb0_bytes = fetch(gb0).await?;
+    if let Some(sums) = &checksums {
+        sums.check_descriptor(gb0_bytes.as_slice())?;
+    }
+    let descriptor = pbfile::FileDescriptor::decode(gb0_bytes.as_slice())
         .map_err(|e| Error::corrupt(&path, format!("the file descriptor does not parse: {e}")))?;
+    if descriptor.lancelet_checksums > 0 {
+        // The descriptor says the file has checksums: they must have been found where it says.
+        let index = descriptor.lancelet_checksums as usize;
+        let found = checksums.is_some() && index == global_buffers.len() - 1;
+        if verify && !found {
+            return Err(Error::corrupt(
+                &path,
+                format!("the file records its checksums in global buffer {index}, which is missing or damaged"),
+            ));
+        }
+    }
     let pschema = descriptor
         .schema
         .ok_or_else(|| Error::corrupt(&path, "the file descriptor has no schema"))?;
@@ -102,6 +141,9 @@ pub(super) async fn read_metadata(io: &dyn ReadAt, stats: &IoStats) -> Result<(F
     let mut columns = Vec::with_capacity(column_ranges.len());
     for (i, r) in column_ranges.iter().enumerate() {
         let bytes = fetch(r.clone()).await?;
+        if let Some(sums) = &checksums {
+            sums.check_column(i, bytes.as_slice())?;
+        }
         let cm = pbfile2::ColumnMetadata::decode(bytes.as_slice())
             .map_err(|e| Error::corrupt(&path, format!("metadata of column {i} does not parse: {e}")))?;
         columns.push(column_info(cm, i, meta_end, &path, version)?);
@@ -116,6 +158,7 @@ pub(super) async fn read_metadata(io: &dyn ReadAt, stats: &IoStats) -> Result<(F
         columns,
         global_buffers,
         plans,
+        checksums,
     };
     if version == FileVersion::V2_0 {
         for p in &meta.plans {

@@ -25,7 +25,6 @@ use lancelet_proto::pb21::{self, full_zip_layout::Details, page_layout::Layout};
 
 use super::{FileReader, PageInfo};
 use crate::error::Result;
-use lancelet_io::read_ranges;
 
 /// Rows of the chunks read for a take are decoded one by one (rather than the chunks
 /// whole) when they are fewer than the chunks' rows divided by this.
@@ -87,10 +86,6 @@ impl FileReader {
             },
             _ => Ok(None),
         }
-    }
-
-    async fn fetch(&self, ranges: &[Range<u64>]) -> Result<Vec<Buffer>> {
-        Ok(read_ranges(self.io.as_ref(), ranges, &self.stats).await?)
     }
 
     /// The chunks of a mini-block page holding `values` values (rows, without lists).

@@ -107,7 +107,7 @@ impl FileReader {
             whole_io.push(io_ranges.len());
             io_ranges.extend(col.pages[p].buffers.iter().cloned());
         }
-        let fetched = read_ranges(self.io.as_ref(), &io_ranges, &self.stats).await?;
+        let fetched = self.fetch(&io_ranges).await?;
         for (k, &p) in whole_needed.iter().enumerate() {
             let page = &col.pages[p];
             let bufs = &fetched[whole_io[k]..whole_io[k] + page.buffers.len()];
@@ -162,7 +162,7 @@ impl FileReader {
         let second = if second_io.is_empty() {
             Vec::new()
         } else {
-            read_ranges(self.io.as_ref(), &second_io, &self.stats).await?
+            self.fetch(&second_io).await?
         };
         let mut binary_arrays: HashMap<usize, ArrayRef> = HashMap::new();
         for (k, (j, values, base, adj)) in binary_parts.into_iter().enumerate() {
@@ -321,7 +321,7 @@ impl FileReader {
             }
             jobs.push((page_idx, local, read, streams, first_io));
         }
-        let fetched = read_ranges(self.io.as_ref(), &io_ranges, &self.stats).await?;
+        let fetched = self.fetch(&io_ranges).await?;
         let mut positions: Vec<(u64, u64, bool)> = Vec::new();
         for (page_idx, local, read, streams, first_io) in &jobs {
             let page = &col.pages[*page_idx];

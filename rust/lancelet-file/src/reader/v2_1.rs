@@ -86,7 +86,7 @@ impl FileReader {
         for p in &needed {
             io_ranges.extend(col.pages[*p].buffers.iter().cloned());
         }
-        let fetched = read_ranges(self.io.as_ref(), &io_ranges, &self.stats).await?;
+        let fetched = self.fetch(&io_ranges).await?;
         let mut at = 0usize;
         for p in needed {
             let page = &col.pages[p];

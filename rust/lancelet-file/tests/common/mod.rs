@@ -39,6 +39,11 @@ pub fn open(bytes: &[u8]) -> lancelet_file::Result<FileReader> {
     block_on(FileReader::open(Arc::new(InMemory::new("mem", bytes))))
 }
 
+/// Opens an in-memory file without verifying its checksums (to test the checks behind them).
+pub fn open_unverified(bytes: &[u8]) -> lancelet_file::Result<FileReader> {
+    block_on(FileReader::open_with(Arc::new(InMemory::new("mem", bytes)), false))
+}
+
 /// Reads every row in one batch.
 pub fn read_all(r: &FileReader) -> lancelet_file::Result<RecordBatch> {
     let p = r.projection(None)?;
