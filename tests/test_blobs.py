@@ -231,7 +231,10 @@ def test_hostile_descriptors_are_corrupt(tmp_path):
     at = data.rindex(good)
     data[at:at + 8] = struct.pack("<Q", 10**12)
     write_file(path, bytes(data))
-    ds = lancelet.dataset(uri)
+    # The file's checksums refuse the changed bytes; unchecked, the descriptor is refused.
+    with pytest.raises(CorruptFileError, match="checksum mismatch"):
+        lancelet.dataset(uri).take_blobs("img", indices=[3])
+    ds = lancelet.dataset(uri, verify_checksums=False)
     with pytest.raises(CorruptFileError):
         ds.take_blobs("img", indices=[3])
     with pytest.raises(CorruptFileError):

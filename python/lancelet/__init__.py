@@ -23,6 +23,7 @@ from .dataset import (
     LanceScanner,
     ScanStatistics,
     Transaction,
+    ValidationReport,
     dataset,
     write_dataset,
 )
@@ -55,6 +56,7 @@ __all__ = [
     "Transaction",
     "ScanStatistics",
     "CleanupStats",
+    "ValidationReport",
     "BatchUDF",
     "batch_udf",
     "FragmentMetadata",

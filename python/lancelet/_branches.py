@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
 
 from . import _native, _paths
 from ._argcheck import _as_int, _check_int_version, _native_uri, _parse_time, _storage_options
-from .errors import CorruptFileError, InvalidArgumentError, LanceNotFoundError
+from .errors import InvalidArgumentError, LanceNotFoundError
 
 if TYPE_CHECKING:  # pragma: no cover
     from .dataset import LanceDataset
@@ -396,17 +396,6 @@ def _scoped_store_params(params: Any, new_bases: List[Tuple], path: str, options
         if bid is not None:
             out.update({f"base_{bid}.{k}": v for k, v in opts.items()})
     return out
-
-
-def validate(ds: "LanceDataset") -> None:
-    """See :meth:`LanceDataset.validate`."""
-    missing = _native.ds_missing_files(ds._native)
-    if missing:
-        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
-        raise CorruptFileError(
-            f"version {ds.version} names {len(missing)} file(s) that do not exist: {shown}. A shallow clone or "
-            "branch loses files when its source is cleaned up or deleted (clone deeply to be independent)"
-        )
 
 
 def is_base_option(key: str) -> bool:

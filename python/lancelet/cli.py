@@ -4,6 +4,8 @@
                                            checks each file against the manifest (exit 1 if not)
     lancelet versions URI                  every version with its time (UTC offset), row count, tags
     lancelet head URI [-n N] [--version V] [--columns A,B] [--filter SQL]   the first rows
+    lancelet validate URI [--version V] [--deep]   check every version like fsck: one line per
+                                           problem, orphan files, a summary; exit 1 if damaged
     lancelet ls ROOT                       namespaces and tables of a catalog (rows, versions, sizes)
     lancelet namespace serve ROOT [--port N]  serve a directory namespace over REST (loopback)
 
@@ -21,8 +23,9 @@ from typing import Any, List, Optional
 import pyarrow as pa
 
 from . import _cli_namespace
-from ._cli_common import _open
+from ._cli_common import _open, _version
 from ._cli_inspect import cmd_inspect
+from .optimize import validate_dataset
 
 __all__ = ["main"]
 
@@ -51,6 +54,20 @@ def cmd_versions(args: argparse.Namespace) -> None:
         rows = v["metadata"].get("total_rows", "?")
         stamp = _timestamp(v["timestamp"])
         print(f"{v['version']:>7}  {stamp:<26}  {rows:>10}  {', '.join(sorted(tags.get(v['version'], [])))}")
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    """Checks the dataset (see :meth:`LanceDataset.validate`); exit 1 when anything is wrong."""
+    ds = _open(args.uri, None, args.storage_option)
+    version = _version(args.version)
+    if isinstance(version, str):
+        tags = ds.tags.list()
+        if version not in tags:
+            raise ValueError(f"--version {version!r} is neither a version number nor a tag")
+        version = tags[version]["version"]
+    report = validate_dataset(ds, args.deep, version)
+    print(report)
+    return 0 if report.ok else 1
 
 
 def _timestamp(ts: Any) -> str:
@@ -143,7 +160,7 @@ def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="lancelet", description="Look at Lance datasets.", epilog=_ENV_HELP, formatter_class=formatter
     )
-    sub = ap.add_subparsers(dest="cmd", metavar="{inspect,versions,head,ls,namespace}")
+    sub = ap.add_subparsers(dest="cmd", metavar="{inspect,versions,head,validate,ls,namespace}")
     p = sub.add_parser(
         "inspect",
         help="schema, fragments, files, blob files, indexes and sizes, each file checked against the manifest",
@@ -173,6 +190,17 @@ def _parser() -> argparse.ArgumentParser:
         help="columns to show, separated by commas (repeatable; default: all)",
     )
     p.add_argument("--filter", default=None, metavar="SQL", help='only rows matching this SQL filter, e.g. "id > 10"')
+    p = sub.add_parser(
+        "validate",
+        help="check every version like fsck (files exist, open and agree with the manifest; "
+        "--deep reads every byte against its checksum); exit 1 if anything is wrong",
+        parents=[common],
+        epilog=_ENV_HELP,
+        formatter_class=formatter,
+    )
+    p.add_argument("uri")
+    p.add_argument("--version", default=None, help="only this version number or tag (default: every version)")
+    p.add_argument("--deep", action="store_true", help="read every page of every file and verify checksums")
     _cli_namespace.add_parsers(sub, common)
     return ap
 
@@ -185,7 +213,14 @@ def main(argv: Optional[List[str]] = None) -> int:
         ap.print_usage(sys.stderr)
         return 2
     try:
-        {"inspect": cmd_inspect, "versions": cmd_versions, "head": cmd_head, **_cli_namespace.COMMANDS}[args.cmd](args)
+        commands = {
+            "inspect": cmd_inspect,
+            "versions": cmd_versions,
+            "head": cmd_head,
+            "validate": cmd_validate,
+            **_cli_namespace.COMMANDS,
+        }
+        code = commands[args.cmd](args)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
@@ -194,7 +229,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         first = str(e).splitlines()[0] if str(e) else type(e).__name__
         print(f"lancelet: error: {first}", file=sys.stderr)
         return 1
-    return 0
+    return code if isinstance(code, int) else 0
 
 
 if __name__ == "__main__":

@@ -65,13 +65,20 @@ from ._delta import DatasetDelta, change_feed, delta_between
 from ._handle import DatasetHandle
 from ._inputs import WriteProgress, _as_reader, _progress_callback
 from ._inputs import _is_pandas as _is_pandas
-from .errors import InvalidArgumentError, UnsupportedFeatureError
+from .errors import CorruptFileError, InvalidArgumentError, UnsupportedFeatureError
 from .evolve import BatchUDF, backfill, batch_udf
 from .file import ReaderResults
 from .fragment import DataFile, FragmentMetadata, LanceFragment
 from .indices import IndexMethods, index_stats
 from .merge import MergeInsertBuilder, merge_columns
-from .optimize import CleanupStats, CompactionMetrics, DatasetOptimizer, cleanup_versions
+from .optimize import (
+    CleanupStats,
+    CompactionMetrics,
+    DatasetOptimizer,
+    ValidationReport,
+    cleanup_versions,
+    validate_dataset,
+)
 from .scanner import _HANDLED_SCAN_KWARGS as _HANDLED_SCAN_KWARGS
 from .scanner import _IGNORED_SCAN_OPTIONS as _IGNORED_SCAN_OPTIONS
 from .scanner import _UNSUPPORTED_SCAN_OPTIONS as _UNSUPPORTED_SCAN_OPTIONS
@@ -88,6 +95,7 @@ __all__ = [
     "Transaction",
     "ColumnOrdering",
     "CleanupStats",
+    "ValidationReport",
     "CompactionMetrics",
     "DataFile",
     "DatasetDelta",
@@ -125,6 +133,7 @@ def dataset(
     table_id: Optional[List[str]] = None,
     *,
     allow_external_blob_outside_bases: bool = False,
+    verify_checksums: bool = True,
 ) -> "LanceDataset":
     """Opens the dataset at ``uri``, or table ``table_id`` of ``namespace_client`` (a
     ``lance_namespace.LanceNamespace``, e.g. :class:`lancelet.namespace.DirectoryNamespace`).
@@ -137,6 +146,10 @@ def dataset(
     the call gives them; like pylance, ``count_rows``, ``take`` and fragment scans ignore
     it. ``block_size``, ``commit_lock``, ``index_cache_size``, the cache sizes,
     ``read_params`` and ``session`` are accepted for pylance compatibility and ignored.
+    ``verify_checksums`` (default True) checks every read of a data file lancelet wrote
+    against the CRC32C checksums it carries, raising :class:`lancelet.errors.CorruptFileError`
+    (naming the file, the column and the page) on damaged bytes; ``False`` reads without
+    checking, to salvage what can be read. Files without checksums (pylance's) read as before.
     ``allow_external_blob_outside_bases=True`` lets blob reads follow external blob URIs that
     lie outside the dataset's registered base paths (see "Untrusted datasets" in the README:
     off by default, since such a URI can name any local file or object).
@@ -162,6 +175,8 @@ def dataset(
         _commit_namespace=managed,
         allow_external_blob_outside_bases=allow_external_blob_outside_bases,
     )
+    if not verify_checksums:
+        ds._move_to(ds._native.with_verify_checksums(False))
     ds._use_commit_lock(commit_lock)
     if asof is not None:
         if version is not None:
@@ -589,16 +604,6 @@ class LanceDataset(DatasetHandle, IndexMethods, ArrowDatasetBase):
         """
         return _branches.base_paths(self)
 
-    def validate(self) -> None:
-        """Checks that every file this version names exists, wherever it lives (its root,
-        other base paths, the source of a shallow clone or branch); raises
-        ``CorruptFileError`` naming the missing ones. pylance lets cleaning up a source break
-        its shallow clones silently; this finds such breakage before a scan does.
-
-        >>> clone.validate()  # doctest: +SKIP
-        """
-        _branches.validate(self)
-
     def add_bases(
         self, new_bases: List["_branches.DatasetBasePath"], transaction_properties: Optional[Dict[str, str]] = None
     ) -> "LanceDataset":
@@ -824,6 +829,38 @@ class LanceDataset(DatasetHandle, IndexMethods, ArrowDatasetBase):
             versions=versions,
             delete_concurrency=delete_concurrency,
         )
+
+    def validate(self, deep: bool = False, *, version: Optional[int] = None) -> ValidationReport:
+        """Checks the dataset like fsck and returns a :class:`ValidationReport`; writes nothing.
+
+        Every version (or only ``version``) is checked: its manifest parses; each data,
+        deletion and index file it names exists, opens and agrees with the manifest (rows,
+        columns, recorded size, deleted rows inside the fragment); stable row ids cover
+        every row; tags and branches point at versions that exist. ``deep=True`` also reads
+        every byte of every data and index file, checked against the checksums lancelet
+        writes (files without them, pylance's, are decoded in full instead). Files no
+        version names are listed as orphans. As pylance's ``validate()``, it raises when
+        anything is wrong: ``CorruptFileError`` with one line per problem, carrying the
+        report as ``.report``. It also finds what pylance's does not look for: a shallow
+        clone or branch whose source was cleaned up. ``python -m lancelet validate URI``
+        runs it from a shell.
+
+        >>> report = ds.validate(deep=True)  # doctest: +SKIP
+        >>> report.ok, report.orphans  # doctest: +SKIP
+        (True, [])
+        """
+        report = validate_dataset(self, deep, version)
+        if not report.ok:
+            message = str(report)
+            if any("not found" in reason for _, reason in report.problems):
+                message += (
+                    "\n(a shallow clone or branch loses files when its source is cleaned up or deleted: "
+                    "clone deeply to be independent)"
+                )
+            err = CorruptFileError(message)
+            err.report = report  # type: ignore[attr-defined]
+            raise err
+        return report
 
     def config(self) -> Dict[str, str]:
         """The table config stored in the manifest (``key -> value``)."""

@@ -1,6 +1,7 @@
 """Maintenance that rewrites a dataset without changing its rows: ``ds.optimize``
-(:class:`DatasetOptimizer`: ``compact_files``, ``optimize_indices``) and the checks of
-``ds.cleanup_old_versions``, with the statistics they return.
+(:class:`DatasetOptimizer`: ``compact_files``, ``optimize_indices``), the checks of
+``ds.cleanup_old_versions``, and ``ds.validate`` (:class:`ValidationReport`), with what
+they return.
 
 >>> ds.optimize.compact_files(target_rows_per_fragment=100_000)  # doctest: +SKIP
 CompactionMetrics(fragments_removed=12, fragments_added=1, files_removed=12, files_added=1)
@@ -9,7 +10,8 @@ CompactionMetrics(fragments_removed=12, fragments_added=1, files_removed=12, fil
 from __future__ import annotations
 
 import datetime as _dt
-from typing import TYPE_CHECKING, Any, Dict, List, Optional
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from . import _argcheck, _native
 from ._argcheck import _positive_int
@@ -19,7 +21,7 @@ from .errors import InvalidArgumentError
 if TYPE_CHECKING:  # pragma: no cover
     from .dataset import LanceDataset
 
-__all__ = ["CleanupStats", "CompactionMetrics", "DatasetOptimizer"]
+__all__ = ["CleanupStats", "CompactionMetrics", "DatasetOptimizer", "ValidationReport"]
 
 
 class CleanupStats(_Counters):
@@ -40,6 +42,50 @@ class CompactionMetrics(_Counters):
     """What :meth:`DatasetOptimizer.compact_files` did (pylance's names)."""
 
     __slots__ = ("fragments_removed", "fragments_added", "files_removed", "files_added")
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    """What :meth:`LanceDataset.validate` found.
+
+    ``problems`` are ``(path, reason)`` pairs, sorted by path: a missing or damaged file,
+    a file that disagrees with the manifest, a tag or branch pointing at a version that
+    does not exist. ``orphans`` are ``(path, bytes)`` of files no version names (what
+    cleanup would eventually remove; listed only when every version is checked); they are
+    not problems. ``ok`` is true when there are no problems; ``str()`` gives one line per
+    problem and a summary, as ``python -m lancelet validate`` prints it.
+    """
+
+    versions: int
+    data_files: int
+    deletion_files: int
+    index_files: int
+    checksummed_files: int
+    bytes_verified: int
+    problems: List[Tuple[str, str]] = field(default_factory=list)
+    orphans: List[Tuple[str, int]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """Whether nothing is wrong."""
+        return not self.problems
+
+    def __str__(self) -> str:
+        lines = [f"{path}: {reason}" for path, reason in self.problems]
+        lines += [f"orphan {path} ({size} bytes)" for path, size in self.orphans]
+        lines.append(
+            f"{'OK' if self.ok else 'DAMAGED'}: {len(self.problems)} problem(s) in {self.versions} version(s), "
+            f"{self.data_files} data, {self.deletion_files} deletion and {self.index_files} index file(s) "
+            f"({self.checksummed_files} with checksums, {self.bytes_verified} bytes verified); "
+            f"{len(self.orphans)} orphan file(s) of {sum(s for _, s in self.orphans)} bytes"
+        )
+        return "\n".join(lines)
+
+
+def validate_dataset(ds: "LanceDataset", deep: bool, version: Optional[int]) -> ValidationReport:
+    """``ds.validate(...)`` (see there): the arguments checked, one native call."""
+    out = ds._native.validate(version=_positive_int("version", version), deep=bool(deep))
+    return ValidationReport(**out)
 
 
 class DatasetOptimizer:

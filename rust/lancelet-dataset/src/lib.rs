@@ -138,6 +138,8 @@ pub struct Dataset {
     io_stats: Option<Arc<IoStats>>,
     /// The version's index entries, read from the manifest file on first use.
     indices: Arc<tokio::sync::OnceCell<Arc<Vec<pb::IndexMetadata>>>>,
+    /// Whether data files' checksums are verified on every read (the default).
+    verify_checksums: bool,
 }
 
 impl std::fmt::Debug for Dataset {
@@ -225,6 +227,7 @@ impl Dataset {
             caches,
             spawner,
             io_stats: None,
+            verify_checksums: true,
             indices: Arc::default(),
         })
     }
@@ -240,22 +243,36 @@ impl Dataset {
         self
     }
 
+    /// Verifies the checksums of data files on every read (`true`, the default), or reads
+    /// them unchecked, to salvage what can be read of a damaged dataset.
+    pub fn with_verify_checksums(mut self, verify: bool) -> Self {
+        self.verify_checksums = verify;
+        self
+    }
+
+    /// Whether data files' checksums are verified on every read.
+    pub fn verifies_checksums(&self) -> bool {
+        self.verify_checksums
+    }
+
     /// Uses `spawner` to decode columns of one read in parallel.
     pub fn with_spawner(mut self, spawner: Spawner) -> Self {
         self.spawner = Some(spawner);
         self
     }
 
-    /// The same dataset at another version (sharing this handle's caches).
+    /// The same dataset at another version (sharing this handle's caches and its choice
+    /// of verifying checksums).
     pub async fn checkout(&self, version: Option<VersionRef>) -> Result<Self> {
-        Self::open_with(
+        Ok(Self::open_with(
             self.store.clone(),
             self.root.clone(),
             version,
             self.caches.clone(),
             self.spawner.clone(),
         )
-        .await
+        .await?
+        .with_verify_checksums(self.verify_checksums))
     }
 
     /// The dataset root directory.
@@ -409,7 +426,8 @@ impl Dataset {
             naming,
             self.caches.clone(),
             self.spawner.clone(),
-        )?;
+        )?
+        .with_verify_checksums(self.verify_checksums);
         Ok(ds.after_commit().await)
     }
 
@@ -425,10 +443,14 @@ impl Dataset {
         }
         let mut out = Vec::with_capacity(frag.files.len());
         for df in &frag.files {
-            let key = match df.base_id {
+            let mut key = match df.base_id {
                 None => df.path.clone(),
                 Some(id) => format!("{id}:{}", df.path),
             };
+            if !self.verify_checksums {
+                // Readers that skip the checks are kept apart from those that make them.
+                key.insert_str(0, "unverified:");
+            }
             let cached = self.caches.files.lock().ok().and_then(|c| c.get(&key).cloned());
             let reader = match cached {
                 Some(r) => r,
@@ -436,7 +458,7 @@ impl Dataset {
                     safe_relative(&df.path)?;
                     let (store, path) = self.file_in_base(df.base_id, DATA_DIR, &df.path)?;
                     let io = store.open_file(&path).await?;
-                    let r = Arc::new(FileReader::open(io).await?);
+                    let r = Arc::new(FileReader::open_with(io, self.verify_checksums).await?);
                     if let Ok(mut c) = self.caches.files.lock() {
                         c.insert(key, r.clone());
                     }

@@ -263,7 +263,6 @@ pub fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ds_base_paths, m)?)?;
     m.add_function(wrap_pyfunction!(ds_add_bases, m)?)?;
     m.add_function(wrap_pyfunction!(ds_with_storage_options, m)?)?;
-    init_checks(m)?;
     init_writes(m)
 }
 
@@ -337,14 +336,3 @@ pub fn init_writes(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
-/// Files the dataset's version names that cannot be found (see `LanceDataset.validate`).
-#[pyfunction]
-fn ds_missing_files(py: Python<'_>, d: &Bound<'_, PyDataset>) -> PyResult<Vec<String>> {
-    let ds = ds(d);
-    block_on(py, async move { ds.missing_files().await })
-}
-
-pub fn init_checks(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(ds_missing_files, m)?)?;
-    Ok(())
-}

@@ -881,6 +881,42 @@ impl PyDataset {
         )
     }
 
+    /// The same dataset, verifying data files' checksums on every read or not.
+    fn with_verify_checksums(&self, verify: bool) -> Self {
+        wrap(self.inner.as_ref().clone().with_verify_checksums(verify))
+    }
+
+    /// Whether data files' checksums are verified on every read.
+    fn verifies_checksums(&self) -> bool {
+        self.inner.verifies_checksums()
+    }
+
+    /// Checks the dataset like fsck (see `lancelet_dataset::maintain::validate`); writes
+    /// nothing. A dict of counts, `problems` as `(path, reason)` pairs and `orphans` as
+    /// `(path, bytes)` pairs.
+    #[pyo3(signature = (version=None, deep=false))]
+    fn validate<'py>(&self, py: Python<'py>, version: Option<u64>, deep: bool) -> PyResult<Bound<'py, PyDict>> {
+        use lancelet_dataset::maintain::validate::ValidateOptions;
+        let ds = self.inner.clone();
+        let opts = ValidateOptions { version, deep };
+        let r = block_on(py, async move { ds.validate(&opts).await })?;
+        let d = counts_dict(
+            py,
+            &[
+                ("versions", r.versions),
+                ("data_files", r.data_files),
+                ("deletion_files", r.deletion_files),
+                ("index_files", r.index_files),
+                ("checksummed_files", r.checksummed_files),
+                ("bytes_verified", r.bytes_verified),
+            ],
+        )?;
+        let problems: Vec<(String, String)> = r.problems.into_iter().map(|p| (p.path, p.reason)).collect();
+        d.set_item("problems", problems)?;
+        d.set_item("orphans", r.orphans)?;
+        Ok(d)
+    }
+
     /// Sets columns to SQL expressions in the rows matching `filter`:
     /// `(dataset at the new version, rows updated)`.
     /// A conflicting concurrent commit makes it run again as `delete` does.

@@ -6,3 +6,4 @@ pub mod cleanup;
 pub mod compact;
 pub mod compact_config;
 pub(crate) mod config;
+pub mod validate;
