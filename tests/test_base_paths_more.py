@@ -124,7 +124,7 @@ def test_merge_insert_spreads_new_files(tmp_path, maker):
 
 
 # --------------------------------------------------------------------------------------
-# Bases on S3 (moto's S3 server on loopback, see tests/conftest.py)
+# Bases on S3 (SeaweedFS on loopback, see s3_endpoint in tests/conftest.py)
 # --------------------------------------------------------------------------------------
 
 
@@ -188,8 +188,8 @@ def test_local_root_s3_base_with_unprefixed_options(tmp_path, s3, maker):
 @pytest.mark.parametrize("lib_name", ["lance", "lancelet"])
 def test_unprefixed_and_scoped_options_mix(tmp_path, s3, lib_name):
     """``base_1.*`` overrides the unprefixed options for base 1: a wrong unprefixed
-    endpoint with the right scoped one still reads (moto checks neither regions nor
-    credentials, so the endpoint is what can be wrong)."""
+    endpoint with the right scoped one still reads (the test server, SeaweedFS without
+    identities, checks neither regions nor credentials, so the endpoint is what can be wrong)."""
     from _support import free_port
 
     lib = LIBS[lib_name]

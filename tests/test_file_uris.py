@@ -1,5 +1,5 @@
 """``lancelet.file`` readers and writers on any URI datasets accept: a local path, ``file://``,
-``memory://`` and ``s3://`` (moto's S3 server, the ``s3`` fixture of ``conftest.py``) with
+``memory://`` and ``s3://`` (SeaweedFS, the ``s3`` fixture of ``conftest.py``) with
 pylance-style ``storage_options``; files cross between pylance and lancelet by URI."""
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """Commits through an external manifest store (``storage_options={"manifest_store": ...}``),
-for S3-compatible stores without conditional put: here moto's S3 server with lancelet told
-not to use ``If-None-Match`` (``aws_conditional_put=disabled``), and local disk."""
+for S3-compatible stores without conditional put: here SeaweedFS (the ``s3`` fixture of
+``conftest.py``) with lancelet told not to use ``If-None-Match``
+(``aws_conditional_put=disabled``), and local disk."""
 
 from __future__ import annotations
 

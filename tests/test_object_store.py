@@ -1,5 +1,5 @@
-"""Datasets on object stores: ``memory://`` and ``s3://`` on a real S3-compatible server
-(moto's server mode, started by this module on a loopback port), never a mocked client."""
+"""Datasets on object stores: ``memory://`` and ``s3://`` on a real S3 server (SeaweedFS on
+loopback ports, the ``s3`` fixture of ``conftest.py``), never a mocked client."""
 
 from __future__ import annotations
 
@@ -179,6 +179,7 @@ class _Proxy:
         self.port = free_port()
         self._conns: list = []
         self._listener = None
+        self._lock = threading.Lock()
         self.start()
 
     def start(self) -> None:
@@ -200,7 +201,12 @@ class _Proxy:
             except OSError:
                 client.close()
                 continue
-            self._conns += [client, server]
+            with self._lock:
+                if ls is not self._listener:  # accepted as the proxy was cut: refuse it
+                    self._close(client)
+                    self._close(server)
+                    return
+                self._conns += [client, server]
             for a, b in ((client, server), (server, client)):
                 threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
 
@@ -224,10 +230,15 @@ class _Proxy:
             cls._close(dst)
 
     def cut(self) -> None:
-        self._listener.close()
-        for s in self._conns:
-            self._close(s)
-        self._conns = []
+        with self._lock:
+            # shutdown() first: close() alone does not wake the thread blocked in accept(),
+            # which then takes one more connection, and a keep-alive client (SeaweedFS
+            # answers HTTP/1.1; moto closed every connection) sends everything through it.
+            self._close(self._listener)
+            self._listener = None
+            for s in self._conns:
+                self._close(s)
+            self._conns = []
 
 
 def test_an_outage_mid_write_is_a_clear_error_and_corrupts_nothing(s3_endpoint):

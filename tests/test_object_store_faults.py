@@ -1,6 +1,6 @@
 """Datasets on an S3 server that fails: 500/503 answers, writes that land but are reported as
 failed, cut-off response bodies. A fault-injecting HTTP proxy (``_support.FaultProxy``) sits
-between lancelet and a real S3 server (moto's server mode on loopback).
+between lancelet and a real S3 server (SeaweedFS on loopback, ``s3_endpoint`` in ``conftest.py``).
 
 What must hold: transient faults are retried away (the default retry policy), persistent
 ones are a clear ``OSError`` within the retry budget, and nothing is ever corrupted, lost,
@@ -19,7 +19,7 @@ import pytest
 
 import lancelet
 from lancelet import errors as E
-from _support import FaultProxy, FaultRequest, s3_options, start_s3_server, stop
+from _support import FaultProxy, FaultRequest, s3_options
 from _tables import id_strings
 
 pytestmark = pytest.mark.lancelet_only
@@ -61,14 +61,14 @@ def listing(r: FaultRequest) -> bool:
 
 
 @pytest.fixture(scope="module")
-def s3_server():
-    pytest.importorskip("moto")
-    pytest.importorskip("boto3")
-    proc, endpoint, client = start_s3_server(BUCKET)
+def s3_server(s3_endpoint):
+    """The session's S3 server (SeaweedFS) with bucket ``faults``: ``(endpoint, boto3 client)``."""
+    endpoint, client = s3_endpoint
     try:
-        yield endpoint, client
-    finally:
-        stop(proc)
+        client.create_bucket(Bucket=BUCKET)
+    except client.exceptions.BucketAlreadyOwnedByYou:
+        pass
+    return endpoint, client
 
 
 @pytest.fixture
