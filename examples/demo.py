@@ -291,6 +291,12 @@ def dataset_demo(uri: str, rows: int, rng: random.Random) -> None:
     print(f"  cleanup_old_versions(retain_versions=1): {stats.old_versions} versions and "
           f"{stats.data_files_removed} data files removed ({stats.bytes_removed:,} bytes); the tag keeps its version")
     print("  versions: " + ", ".join(f"v{v['version']}={v['metadata']['total_rows']} rows" for v in ds.versions()))
+    t0 = time.perf_counter()
+    report = ds.validate(deep=True)  # raises CorruptFileError if anything is damaged
+    check.append(report.ok)
+    print(f"  validate(deep=True): {report.versions} versions, {report.data_files} data and {report.index_files} index "
+          f"files, {report.bytes_verified:,} bytes checked against their CRC32C checksums in "
+          f"{(time.perf_counter() - t0) * 1000:.0f} ms: no problems")
     if not all(check):
         raise SystemExit("demo failed: dataset results are wrong")
 
