@@ -335,4 +335,3 @@ pub fn init_writes(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(write_with_bases, m)?)?;
     Ok(())
 }
-
