@@ -225,11 +225,12 @@ class SeaweedFS:
             pass
         self.proc.wait(timeout=30)
         self.proc = None
-        # The gRPC servers' Unix sockets are always created in /tmp, named by port.
+        # The gRPC servers' Unix sockets go to the system's temporary directory (weed does
+        # not follow TMPDIR for them), named by port.
         for name, port in self.ports.items():
             kind = name.replace(".grpc", "-grpc")
             try:
-                os.unlink(f"/tmp/seaweedfs-{kind}-{port}.sock")
+                os.unlink(os.path.join(tempfile.gettempdir(), f"seaweedfs-{kind}-{port}.sock"))
             except OSError:
                 pass
 

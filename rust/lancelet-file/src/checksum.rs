@@ -499,8 +499,7 @@ mod tests {
         #[test]
         fn widen_covers_the_range_in_whole_blocks(start in 0u64..200_000, len in 0u64..100_000, covered in 1u64..250_000) {
             let meta = MetadataSums { footer: &[], global_table: &[], column_table: &[], descriptor: &[], columns: &[] };
-            let sums = BlockSums::new();
-            let mut b = sums;
+            let mut b = BlockSums::new();
             b.update(&vec![0u8; covered as usize]);
             let buf = encode(covered, b, &meta);
             let range = covered..covered + buf.len() as u64;
