@@ -220,6 +220,88 @@ def test_corruption_campaign(tmp_path, version):
     assert in_pages == ["error:CorruptFileError"] * 40, in_pages
 
 
+def _flip_deleted_row(path: Path, row: int) -> None:
+    """Turns deleted row ``row`` into ``row + 1`` in an Arrow IPC deletion file: damage the
+    file's own format cannot see."""
+    raw = bytearray(path.read_bytes())
+    at = raw.find(row.to_bytes(4, "little"))
+    assert at >= 0
+    raw[at] ^= (row ^ (row + 1)) & 0xFF
+    path.write_bytes(bytes(raw))
+
+
+def test_a_damaged_deletion_file_is_refused_not_read_as_other_rows(tmp_path):
+    uri = tmp_path / "ds.lance"
+    lancelet.write_dataset(pa.table({"id": pa.array(range(1000), pa.int64())}), str(uri))
+    lancelet.dataset(str(uri)).delete("id = 777")
+    (f,) = (uri / "_deletions").glob("*.arrow")
+    _flip_deleted_row(f, 777)
+    with pytest.raises(CorruptFileError, match="deletion file checksum mismatch") as e:
+        lancelet.dataset(str(uri)).to_table()
+    assert f.name in str(e.value)
+    # Without the checksum the damage reads as a different deleted row, silently: what
+    # pylance (which does not look at lancelet's checksum) and an unchecked read return.
+    wrong = lancelet.dataset(str(uri), verify_checksums=False).to_table().column("id").to_pylist()
+    assert 777 in wrong and 778 not in wrong
+    assert lance.dataset(str(uri)).to_table().column("id").to_pylist() == wrong
+
+
+def test_a_damaged_manifest_is_refused(tmp_path):
+    uri = tmp_path / "ds.lance"
+    lancelet.write_dataset(pa.table({"id": pa.array(range(1000), pa.int64())}), str(uri))
+    lancelet.write_dataset(pa.table({"id": pa.array(range(10), pa.int64())}), str(uri), mode="append")
+    f = _manifest_of(uri, 2)
+    raw = bytearray(f.read_bytes())
+    # The first fragment's row count (field 4, 1000 = e8 07 as a varint) becomes 1001.
+    at = raw.find(bytes([0x20, 0xE8, 0x07]))
+    assert at >= 0
+    raw[at + 1] ^= 0x01
+    f.write_bytes(bytes(raw))
+    with pytest.raises(CorruptFileError, match="manifest checksum mismatch") as e:
+        lancelet.dataset(str(uri))
+    assert f.name in str(e.value)
+    # An earlier version is still readable.
+    assert lancelet.dataset(str(uri), version=1).count_rows() == 1000
+
+
+def test_checksums_of_deletions_and_manifests_interoperate_both_ways(tmp_path):
+    uri = str(tmp_path / "ds.lance")
+    t = pa.table({"id": pa.array(range(3000), pa.int64()), "s": pa.array([f"r{i}" for i in range(3000)])})
+    lancelet.write_dataset(t, uri, max_rows_per_file=1000)
+    lancelet.dataset(uri).delete("id % 7 = 0")  # lancelet's deletion files and manifest
+    assert lance.dataset(uri).count_rows() == 3000 - 429
+    lance.dataset(uri).delete("id % 11 = 0")  # pylance rewrites them, without checksums
+    lancelet.dataset(uri).delete("id % 13 = 0")  # and lancelet again
+    want = [i for i in range(3000) if i % 7 and i % 11 and i % 13]
+    for lib in (lance, lancelet):
+        assert sorted(lib.dataset(uri).to_table().column("id").to_pylist()) == want
+    assert lancelet.dataset(uri).validate(deep=True).ok
+    # Fragment metadata JSON stays pylance's own, without the checksum.
+    frag = lancelet.dataset(uri).get_fragments()[0].metadata
+    assert frag.to_json() == lance.dataset(uri).get_fragments()[0].metadata.to_json()
+
+
+@pytest.mark.parametrize("version", ["2.1", "2.2"])
+def test_a_damaged_blob_in_a_data_file_is_refused(tmp_path, version):
+    uri = tmp_path / "ds.lance"
+    field = pa.field("blob", pa.large_binary(), metadata={"lance-encoding:blob": "true"})
+    payloads = [f"payload {i:04d} ".encode() * 40 for i in range(50)]
+    t = pa.table({"id": pa.array(range(50), pa.int64()), "blob": pa.array(payloads, pa.large_binary())},
+                 schema=pa.schema([pa.field("id", pa.int64()), field]))
+    lancelet.write_dataset(t, str(uri), data_storage_version=version)
+    (data,) = (uri / "data").glob("*.lance")
+    raw = bytearray(data.read_bytes())
+    at = raw.find(b"payload 0042 ")
+    assert at >= 0
+    raw[at + 9] ^= 0x01  # "0042" becomes "0043"
+    data.write_bytes(bytes(raw))
+    ds = lancelet.dataset(str(uri))
+    with pytest.raises(CorruptFileError, match="checksum mismatch"):
+        ds.take_blobs("blob", indices=[42])[0].read()
+    unchecked = lancelet.dataset(str(uri), verify_checksums=False).take_blobs("blob", indices=[42])[0].read()
+    assert unchecked != payloads[42]
+
+
 # ----------------------------------------------------------------------------------------
 # validate
 # ----------------------------------------------------------------------------------------
@@ -301,7 +383,36 @@ def _case_tag_to_missing_version(uri: Path):
     return "first"
 
 
+def _case_flipped_deletion_bit(uri: Path):
+    # An Arrow IPC deletion file whose recorded checksum no longer matches.
+    f = _only(uri, "_deletions/*.arrow")
+    b = bytearray(f.read_bytes())
+    b[len(b) // 2] ^= 0x02
+    f.write_bytes(bytes(b))
+    return f.name
+
+
+def _manifest_of(uri: Path, version: int) -> Path:
+    """The manifest file of ``version`` (either naming scheme)."""
+    for f in uri.glob("_versions/*.manifest"):
+        n = int(f.stem)
+        if version in (n, 2**64 - 1 - n):
+            return f
+    raise AssertionError(f"no manifest for version {version}")
+
+
+def _case_flipped_manifest_bit(uri: Path):
+    # An older version's manifest: the latest still opens, and validate finds this one.
+    f = _manifest_of(uri, 2)
+    b = bytearray(f.read_bytes())
+    b[len(b) // 2] ^= 0x01
+    f.write_bytes(bytes(b))
+    return f.name
+
+
 CASES = {
+    "flipped bit in a deletion file": (_case_flipped_deletion_bit, False),
+    "flipped bit in an older manifest": (_case_flipped_manifest_bit, False),
     "missing data file": (_case_missing_data, False),
     "truncated data file": (_case_truncated_data, False),
     "flipped bit in a page": (_case_flipped_bit, True),

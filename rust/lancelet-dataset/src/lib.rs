@@ -431,6 +431,30 @@ impl Dataset {
         Ok(ds.after_commit().await)
     }
 
+    /// The open reader of data file `path` (relative to `data/` of base `base_id`), from
+    /// the cache shared across checkouts.
+    pub(crate) async fn data_file_reader(&self, base_id: Option<u32>, path: &str) -> Result<Arc<FileReader>> {
+        let mut key = match base_id {
+            None => path.to_string(),
+            Some(id) => format!("{id}:{path}"),
+        };
+        if !self.verify_checksums {
+            // Readers that skip the checks are kept apart from those that make them.
+            key.insert_str(0, "unverified:");
+        }
+        if let Some(r) = self.caches.files.lock().ok().and_then(|c| c.get(&key).cloned()) {
+            return Ok(r);
+        }
+        safe_relative(path)?;
+        let (store, at) = self.file_in_base(base_id, DATA_DIR, path)?;
+        let io = store.open_file(&at).await?;
+        let r = Arc::new(FileReader::open_with(io, self.verify_checksums).await?);
+        if let Ok(mut c) = self.caches.files.lock() {
+            c.insert(key, r.clone());
+        }
+        Ok(r)
+    }
+
     /// The open data files of a fragment, in the fragment's order.
     /// Each file is checked to hold the fragment's `physical_rows`: that count comes from
     /// the manifest, and everything sized by it (scan tasks, row addresses) trusts it.
@@ -443,28 +467,7 @@ impl Dataset {
         }
         let mut out = Vec::with_capacity(frag.files.len());
         for df in &frag.files {
-            let mut key = match df.base_id {
-                None => df.path.clone(),
-                Some(id) => format!("{id}:{}", df.path),
-            };
-            if !self.verify_checksums {
-                // Readers that skip the checks are kept apart from those that make them.
-                key.insert_str(0, "unverified:");
-            }
-            let cached = self.caches.files.lock().ok().and_then(|c| c.get(&key).cloned());
-            let reader = match cached {
-                Some(r) => r,
-                None => {
-                    safe_relative(&df.path)?;
-                    let (store, path) = self.file_in_base(df.base_id, DATA_DIR, &df.path)?;
-                    let io = store.open_file(&path).await?;
-                    let r = Arc::new(FileReader::open_with(io, self.verify_checksums).await?);
-                    if let Ok(mut c) = self.caches.files.lock() {
-                        c.insert(key, r.clone());
-                    }
-                    r
-                }
-            };
+            let reader = self.data_file_reader(df.base_id, &df.path).await?;
             // Checked on every use: two fragments of a damaged manifest may share a file.
             if reader.num_rows() != frag.physical_rows {
                 return Err(Error::corrupt(
@@ -498,15 +501,22 @@ impl Dataset {
                 self.file_in_base(d.base_id, lancelet_table::deletion::DELETIONS_DIR, &name)?
             }
         };
-        let key = match d.base_id {
+        let mut key = match d.base_id {
             None => rel.clone(),
             Some(id) => format!("{id}:{rel}"),
         };
+        // Caches are shared across checkouts: what was read unchecked stays apart.
+        if !self.verify_checksums {
+            key.insert_str(0, "unverified:");
+        }
         if let Some(v) = self.caches.deletions.lock().ok().and_then(|c| c.get(&key).cloned()) {
             return Ok(v);
         }
         let bytes = store.read(&rel).await?;
         let display = format!("{}/{rel}", store.root_display());
+        if self.verify_checksums {
+            lancelet_table::deletion::verify_deletions(&bytes, d, &display)?;
+        }
         let rows = decode_deletions(&bytes, d, &display)?;
         if let Some(&last) = rows.last() {
             if u64::from(last) >= frag.physical_rows {

@@ -278,3 +278,38 @@ fn a_partial_read_is_checked_a_block_at_a_time() {
     assert!(u64::from(BLOCK_BYTES) < last.start);
     assert!(block_on(r.verify_all()).is_err());
 }
+
+/// Another writer's last global buffer may begin with the checksum buffer's magic: a file
+/// whose descriptor names no checksum buffer reads as before (it is not ours to check),
+/// while the same damage to a file that names one is refused.
+#[test]
+fn a_foreign_buffer_that_starts_with_the_magic_is_not_held_against_the_file() {
+    let b = batch(2000);
+    for version in VERSIONS {
+        let opts = WriterOptions {
+            version,
+            checksums: false,
+            ..Default::default()
+        };
+        let mut w = FileWriter::try_new(Vec::new(), "mem", b.schema(), opts).unwrap();
+        w.write_batch(&b).unwrap();
+        let mut foreign = b"LLCK".to_vec();
+        foreign.extend((0u8..200).map(|i| i.wrapping_mul(37)));
+        w.add_global_buffer(&foreign).unwrap();
+        let bytes = w.finish().unwrap().0;
+        let r = open(&bytes).unwrap();
+        assert!(r.metadata().checksums.is_none());
+        assert_eq!(common::read_all(&r).unwrap(), b);
+        // Verified: the descriptor names no checksums, so nothing is checked.
+        assert!(!block_on(r.verify_all()).unwrap());
+
+        // A file of ours whose checksum buffer is damaged is refused with the buffer's reason.
+        let ours = write(&b, version, true);
+        let sums = open(&ours).unwrap();
+        let at = sums.metadata().global_buffers.last().unwrap().start as usize + 8;
+        let mut damaged = ours.clone();
+        damaged[at] ^= 0x10;
+        let err = open(&damaged).err().expect("a damaged checksum buffer is refused");
+        assert!(matches!(err, Error::Corrupt { .. }), "{err}");
+    }
+}

@@ -188,6 +188,8 @@ pub fn fragment_from_dict(d: &Bound<'_, PyAny>) -> PyResult<pb::DataFragment> {
                 id: required(x, "id", &what)?,
                 num_deleted_rows: required(x, "num_deleted_rows", &what)?,
                 base_id: None,
+                // The JSON is pylance's, which has no checksum: the file reads unchecked.
+                lancelet_crc32c: None,
             })
         }
     };

@@ -3,6 +3,11 @@
 //! They live at `_deletions/{fragment_id}-{read_version}-{id}.{ext}`. Small sets are an
 //! Arrow IPC file (`.arrow`) with one column of 32-bit row offsets; large sets are a
 //! portable-format roaring bitmap (`.bin`).
+//!
+//! lancelet records a CRC32C of each deletion file it writes in the manifest
+//! (`DeletionFile.lancelet_crc32c`, a field of its own that pylance skips), as Iceberg and
+//! Delta record their deletion vectors' checksums in their metadata: the file's bytes stay
+//! exactly what pylance writes and reads.
 
 use std::io::Cursor;
 
@@ -59,7 +64,28 @@ pub fn encode_deletions(rows: &[u32]) -> Result<(Vec<u8>, pb::deletion_file::Del
     Ok((out, DeletionFileType::ArrowArray))
 }
 
-/// Decodes a deletion file into sorted, distinct row offsets.
+/// The checksum lancelet records for a deletion file's bytes.
+pub fn checksum(bytes: &[u8]) -> u32 {
+    crc32c::crc32c(bytes)
+}
+
+/// Checks a deletion file's bytes against the checksum its manifest entry records, if any.
+pub fn verify_deletions(bytes: &[u8], d: &pb::DeletionFile, path: &str) -> Result<()> {
+    match d.lancelet_crc32c {
+        Some(want) if checksum(bytes) != want => Err(Error::corrupt(
+            path,
+            format!(
+                "deletion file checksum mismatch ({} bytes; stored {want:08x}, computed {:08x})",
+                bytes.len(),
+                checksum(bytes)
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Decodes a deletion file into sorted, distinct row offsets (see [`verify_deletions`] for
+/// its checksum).
 pub fn decode_deletions(bytes: &[u8], d: &pb::DeletionFile, path: &str) -> Result<Vec<u32>> {
     let mut rows = match pb::deletion_file::DeletionFileType::try_from(d.file_type) {
         Ok(pb::deletion_file::DeletionFileType::ArrowArray) => {

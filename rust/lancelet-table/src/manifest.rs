@@ -4,6 +4,19 @@
 //! length-prefixed protobuf); it ends with the manifest itself:
 //! `u32 length, Manifest protobuf, i64 position of that length prefix, u16 major, u16 minor,
 //! "LANC"` (all little endian). Readers find the manifest from the footer.
+//!
+//! ## Checksums (lancelet's own)
+//! Manifests lancelet writes carry two CRC32C in fields of their own, which pylance skips
+//! (and drops when it rewrites a manifest, so its manifests have none):
+//! - `lancelet_sections_crc32c`: every byte before the manifest's length prefix (the index
+//!   and transaction sections);
+//! - `lancelet_crc32c`: the manifest's protobuf bytes before this field, which is always
+//!   encoded last, as the six bytes [`CRC_TAG`] and the CRC, little endian.
+//!
+//! A manifest is not re-encoded to check it (its maps have no fixed order): the CRC covers
+//! the bytes as stored. Readers always check them, when present: a manifest names every
+//! file of a version, so one that fails its checksum cannot be trusted for any read. The
+//! footer and the length prefix are checked by their structure.
 
 use prost::Message;
 
@@ -43,12 +56,54 @@ pub fn decode_manifest(bytes: &[u8], path: &str) -> Result<pb::Manifest> {
             format!("manifest length prefix says {len} bytes but {} are present", body.len()),
         ));
     }
-    pb::Manifest::decode(body).map_err(|e| Error::corrupt(path, format!("manifest does not parse: {e}")))
+    let m = pb::Manifest::decode(body).map_err(|e| Error::corrupt(path, format!("manifest does not parse: {e}")))?;
+    check_crcs(&m, &bytes[..start], body, path)?;
+    Ok(m)
+}
+
+/// The tag of `Manifest.lancelet_crc32c` (field 1001, wire type fixed32) as a varint.
+pub const CRC_TAG: [u8; 2] = [0xCD, 0x3E];
+
+/// Checks a decoded manifest's own checksums against the bytes it was decoded from.
+fn check_crcs(m: &pb::Manifest, sections: &[u8], body: &[u8], path: &str) -> Result<()> {
+    if m.lancelet_sections_crc32c.is_some() != m.lancelet_crc32c.is_some() {
+        // lancelet writes both or neither: one alone means a damaged tag hid the other.
+        return Err(Error::corrupt(path, "manifest has only one of its two checksums"));
+    }
+    if let Some(want) = m.lancelet_crc32c {
+        let covered = body.len().checked_sub(6).filter(|&c| body[c..c + 2] == CRC_TAG);
+        let Some(covered) = covered else {
+            return Err(Error::corrupt(
+                path,
+                "manifest checksum is not where lancelet writes it",
+            ));
+        };
+        let got = crc32c::crc32c(&body[..covered]);
+        if got != want {
+            return Err(Error::corrupt(
+                path,
+                format!("manifest checksum mismatch (stored {want:08x}, computed {got:08x})"),
+            ));
+        }
+    }
+    if let Some(want) = m.lancelet_sections_crc32c {
+        let got = crc32c::crc32c(sections);
+        if got != want {
+            return Err(Error::corrupt(
+                path,
+                format!(
+                    "checksum mismatch in the manifest file's first {} bytes (index and transaction sections)",
+                    sections.len()
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Serializes a manifest file (no extra sections).
 pub fn encode_manifest(manifest: &pb::Manifest) -> Vec<u8> {
-    encode_sections(Vec::new(), manifest)
+    encode_sections(Vec::new(), &mut manifest.clone())
 }
 
 /// Serializes a manifest file that also carries its transaction inline, in a section at the
@@ -60,7 +115,7 @@ pub fn encode_manifest_with_transaction(manifest: &pb::Manifest, txn: &pb::Trans
     out.extend_from_slice(&t);
     let mut m = manifest.clone();
     m.transaction_section = Some(0);
-    encode_sections(out, &m)
+    encode_sections(out, &mut m)
 }
 
 /// Serializes a manifest file as pylance 14 lays it out: the index section (when there are
@@ -99,8 +154,15 @@ pub fn decode_transaction_section(bytes: &[u8], m: &pb::Manifest) -> Option<pb::
     pb::Transaction::decode(body).ok()
 }
 
-fn encode_sections(mut out: Vec<u8>, manifest: &pb::Manifest) -> Vec<u8> {
-    let body = manifest.encode_to_vec();
+/// Ends a manifest file: `out` holds its sections; the manifest's checksums are set here.
+fn encode_sections(mut out: Vec<u8>, manifest: &mut pb::Manifest) -> Vec<u8> {
+    manifest.lancelet_sections_crc32c = Some(crc32c::crc32c(&out));
+    manifest.lancelet_crc32c = None;
+    let mut body = manifest.encode_to_vec();
+    let crc = crc32c::crc32c(&body);
+    body.extend_from_slice(&CRC_TAG);
+    body.extend_from_slice(&crc.to_le_bytes());
+    manifest.lancelet_crc32c = Some(crc);
     let pos = out.len() as i64;
     out.reserve(body.len() + 20);
     out.extend_from_slice(&(body.len() as u32).to_le_bytes());

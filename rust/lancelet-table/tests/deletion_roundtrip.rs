@@ -55,3 +55,40 @@ fn damaged_files_found_by_fuzzing_are_errors() {
     }
     assert!(n >= 3);
 }
+
+/// The checksum lancelet records for a deletion file catches every flipped bit of both
+/// kinds of file, including flips the decoder alone would read as other rows.
+#[test]
+fn the_recorded_checksum_catches_every_flipped_bit() {
+    use lancelet_table::deletion::{checksum, verify_deletions};
+    for rows in [
+        vec![0u32, 3, 4, 90, 1000],
+        (0..=BITMAP_THRESHOLD as u32).map(|r| r * 3).collect(),
+    ] {
+        let (bytes, kind) = encode_deletions(&rows).unwrap();
+        let d = pb::DeletionFile {
+            file_type: kind as i32,
+            num_deleted_rows: rows.len() as u64,
+            lancelet_crc32c: Some(checksum(&bytes)),
+            ..Default::default()
+        };
+        verify_deletions(&bytes, &d, "ok").unwrap();
+        let mut silently_wrong = 0;
+        for pos in 0..bytes.len() {
+            let mut b = bytes.clone();
+            b[pos] ^= 1 << (pos % 8);
+            assert!(verify_deletions(&b, &d, "damaged").is_err(), "byte {pos} of {kind:?}");
+            if decode_deletions(&b, &d, "damaged").is_ok_and(|got| got != rows) {
+                silently_wrong += 1;
+            }
+        }
+        // Without the checksum, some of those flips decode as other rows.
+        assert!(silently_wrong > 0, "{kind:?}");
+        // A file without a recorded checksum (pylance's) is not checked.
+        let unrecorded = pb::DeletionFile {
+            lancelet_crc32c: None,
+            ..d
+        };
+        verify_deletions(&bytes[1..], &unrecorded, "pylance's").unwrap();
+    }
+}

@@ -358,7 +358,23 @@ impl Dataset {
         }
     }
 
-    /// Reads bytes `range` (relative to the blob) of the blob at `loc`.
+    /// The reader of the data file holding the blob at `loc`, when that file has checksums
+    /// to check it against (blobs stored inline or as v1 payloads, in a file lancelet wrote,
+    /// when this dataset verifies checksums). Sidecars and external objects have none.
+    async fn checked_blob_file(&self, loc: &BlobLocation) -> Result<Option<Arc<lancelet_file::FileReader>>> {
+        let in_data_file = (!loc.external && self.verifies_checksums())
+            .then(|| loc.path.strip_prefix(crate::DATA_DIR)?.strip_prefix('/'))
+            .flatten()
+            .filter(|f| f.ends_with(".lance") && !f.contains('/'));
+        let Some(file) = in_data_file else {
+            return Ok(None);
+        };
+        let reader = self.data_file_reader(None, file).await?;
+        Ok(reader.metadata().checksums.is_some().then_some(reader))
+    }
+
+    /// Reads bytes `range` (relative to the blob) of the blob at `loc`; bytes in a data file
+    /// that has checksums are checked against them.
     pub async fn read_blob(&self, loc: &BlobLocation, range: Range<u64>) -> Result<Buffer> {
         if range.start > range.end || range.end > loc.size {
             return Err(Error::InvalidArgument(format!(
@@ -369,9 +385,17 @@ impl Dataset {
         if range.is_empty() {
             return Ok(Buffer::from_vec(Vec::<u8>::new()));
         }
-        let io = self.open_blob_file(&loc.path, loc.external).await?;
-        let start = loc.position + range.start;
-        let buf = io.read_range(start..loc.position + range.end).await?;
+        let bytes = loc.position + range.start..loc.position + range.end;
+        let buf = match self.checked_blob_file(loc).await? {
+            // In a data file with checksums: read a block at a time, checked.
+            Some(reader) => reader.fetch(std::slice::from_ref(&bytes)).await?.swap_remove(0),
+            None => {
+                self.open_blob_file(&loc.path, loc.external)
+                    .await?
+                    .read_range(bytes)
+                    .await?
+            }
+        };
         if let Some(stats) = self.io_stats.as_ref() {
             stats
                 .bytes_read

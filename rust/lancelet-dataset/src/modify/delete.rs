@@ -119,6 +119,7 @@ impl Dataset {
                 id: uuid::Uuid::new_v4().as_u64_pair().0,
                 num_deleted_rows: all.len() as u64,
                 base_id: None,
+                lancelet_crc32c: Some(lancelet_table::deletion::checksum(&bytes)),
             };
             let path = deletion_file_path(frag_id, &d);
             self.store().put(&path, bytes.into()).await?;

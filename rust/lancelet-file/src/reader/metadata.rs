@@ -77,22 +77,36 @@ pub(super) async fn read_metadata(
         fetch(footer.gbo_table_start..footer.gbo_table_start + u64::from(footer.num_global_buffers) * 16).await?;
     let global_buffers = table(&gbo_bytes, footer.num_global_buffers, "global buffer")?;
     // The checksum buffer, if any, is the last global buffer; it is found and checked
-    // before anything else in the tail is trusted.
+    // before anything else in the tail is trusted. A buffer that starts with the magic but
+    // does not check is held against the file only if its descriptor names a checksum
+    // buffer: another writer's last buffer may start with the same four bytes.
     let mut checksums = None;
+    let mut failed_probe = None;
     if let (true, Some(last)) = (verify && global_buffers.len() > 1, global_buffers.last()) {
         let fixed = crate::checksum::FIXED_HEADER as u64;
         if last.end - last.start >= fixed {
             let prefix = fetch(last.start..last.start + fixed).await?;
             if crate::checksum::is_checksum_buffer(prefix.as_slice()) {
-                let len = crate::checksum::header_len(prefix.as_slice()).map_err(|m| Error::corrupt(&path, m))?;
-                if len > last.end - last.start {
-                    return Err(Error::corrupt(&path, "the checksum buffer is shorter than its header"));
+                let probed = match crate::checksum::header_len(prefix.as_slice()) {
+                    Err(m) => Err(Error::corrupt(&path, m)),
+                    Ok(len) if len > last.end - last.start => {
+                        Err(Error::corrupt(&path, "the checksum buffer is shorter than its header"))
+                    }
+                    Ok(len) => {
+                        let header = fetch(last.start..last.start + len).await?;
+                        Checksums::parse(&path, header.as_slice(), last).and_then(|sums| {
+                            sums.check_tail(footer_bytes, gbo_bytes.as_slice(), cmo_bytes.as_slice())?;
+                            Ok(sums)
+                        })
+                    }
+                };
+                match probed {
+                    Ok(sums) => {
+                        sums.prefill(tail.start, tail.bytes.as_slice());
+                        checksums = Some(Arc::new(sums));
+                    }
+                    Err(e) => failed_probe = Some(e),
                 }
-                let header = fetch(last.start..last.start + len).await?;
-                let sums = Checksums::parse(&path, header.as_slice(), last)?;
-                sums.check_tail(footer_bytes, gbo_bytes.as_slice(), cmo_bytes.as_slice())?;
-                sums.prefill(tail.start, tail.bytes.as_slice());
-                checksums = Some(Arc::new(sums));
             }
         }
     }
@@ -111,10 +125,12 @@ pub(super) async fn read_metadata(
         let index = descriptor.lancelet_checksums as usize;
         let found = checksums.is_some() && index == global_buffers.len() - 1;
         if verify && !found {
-            return Err(Error::corrupt(
-                &path,
-                format!("the file records its checksums in global buffer {index}, which is missing or damaged"),
-            ));
+            return Err(failed_probe.unwrap_or_else(|| {
+                Error::corrupt(
+                    &path,
+                    format!("the file records its checksums in global buffer {index}, which is missing or damaged"),
+                )
+            }));
         }
     }
     let pschema = descriptor
