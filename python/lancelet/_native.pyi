@@ -473,6 +473,7 @@ class Dataset:
         explain: bool = False,
         order_by: Optional[List[Tuple[str, bool, bool]]] = None,
         strict_batch_size: bool = False,
+        blob_binary: bool = False,
     ) -> Any: ...  # a BatchStream; the plan's text with explain=True
     def take(self, indices: List[int], columns: Optional[List[str]] = None) -> BatchStream: ...
     def take_addresses(self, addresses: List[int], columns: Optional[List[str]] = None) -> BatchStream: ...

@@ -32,7 +32,6 @@ import pyarrow as pa
 
 from . import _native
 from .errors import InvalidArgumentError, LanceError, SchemaMismatchError
-from .file import ReaderResults
 
 __all__ = [
     "Blob",
@@ -654,29 +653,6 @@ def descriptor_columns(schema: pa.Schema) -> List[str]:
     return out
 
 
-def bytes_column(ds: Any, column: str, addrs: List[int]) -> pa.Array:
-    """The blob bytes of ``column`` at ``addrs`` as a ``large_binary`` array."""
-    values = [b for _, b in read_blobs(ds, column, addresses=addrs)]
-    return pa.array(values, pa.large_binary())
-
-
-def materialize(ds: Any, batch: pa.RecordBatch, keep_addr: bool) -> pa.RecordBatch:
-    """``batch`` (with a ``_rowaddr`` column) with its descriptor columns replaced by bytes."""
-    names = descriptor_columns(batch.schema)
-    addrs = [int(a) for a in batch.column("_rowaddr").to_pylist()]
-    cols, fields = [], []
-    for f, c in zip(batch.schema, batch.columns):
-        if f.name == "_rowaddr" and not keep_addr:
-            continue
-        if f.name in names:
-            c = bytes_column(ds, f.name, addrs)
-            md = {k: v for k, v in (f.metadata or {}).items() if k != b"lance-encoding:packed"}
-            f = pa.field(f.name, pa.large_binary(), f.nullable, metadata=md or None)
-        cols.append(c)
-        fields.append(f)
-    return pa.RecordBatch.from_arrays(cols, schema=pa.schema(fields, metadata=batch.schema.metadata))
-
-
 def to_pandas(ds: Any, table_of: Any, blob_mode: str) -> Any:
     """A DataFrame where blob cells are :class:`BlobFile` (``lazy``), bytes or dicts."""
     if blob_mode not in BLOB_MODES:
@@ -749,19 +725,6 @@ def wants_binary(blob_handling: Optional[str]) -> bool:
     if blob_handling not in BLOB_HANDLING:
         raise ValueError(f"blob_handling must be one of {BLOB_HANDLING}, got {blob_handling!r}")
     return blob_handling == "all_binary"
-
-
-def binary_reader(ds: Any, stream: Any, keep_addr: bool) -> pa.RecordBatchReader:
-    """A reader of ``stream``'s batches with descriptor columns replaced by bytes."""
-    # Through ReaderResults so a failed native read raises its typed lancelet error.
-    reader = ReaderResults(stream).to_batches()
-    empty = materialize(ds, pa.RecordBatch.from_pylist([], schema=reader.schema), keep_addr)
-
-    def batches() -> Any:
-        for b in reader:
-            yield materialize(ds, b, keep_addr)
-
-    return pa.RecordBatchReader.from_batches(empty.schema, batches())
 
 
 #: ``write_dataset`` keywords for blob v2 columns (pylance's names).

@@ -8,8 +8,8 @@ lacks raise ``UnsupportedFeatureError``, anything else is a ``TypeError``. A
 read; :class:`ScanStatistics` reports what a run did. A pyarrow Expression filter with no
 SQL form makes a :class:`PostFilteredScanner` (pyarrow filters the scanned batches; see
 :func:`plan`). Vector queries (``nearest=``) are planned by ``_nearest``; ``order_by``,
-``_rowoffset`` and ``strict_batch_size`` are the native scan's (the dataset crate sorts,
-numbers live rows and cuts exact batches).
+``_rowoffset``, ``strict_batch_size`` and ``blob_handling="all_binary"`` are the native
+scan's (the dataset crate sorts, numbers live rows, cuts exact batches and reads blob bytes).
 
 >>> ds.scanner(columns=["id"], filter="id > 10", limit=5).to_table()  # doctest: +SKIP
 """
@@ -208,7 +208,6 @@ def make_scanner(
         filter = translated
     use_scalar_index = kwargs.get("use_scalar_index")
     order = orderings(kwargs.get("order_by"))
-    blob_binary = _blob.wants_binary(kwargs.get("blob_handling"))
     scanner = LanceScanner(
         ds,
         columns=columns,
@@ -218,13 +217,14 @@ def make_scanner(
         batch_size=batch_size,
         fragments=fragments,
         with_row_id=bool(with_row_id),
-        with_row_address=bool(with_row_address) or blob_binary,
+        with_row_address=bool(with_row_address),
         use_stats=True if use_stats is None else bool(use_stats),
         scan_stats_callback=scan_stats_callback,
         use_scalar_index=True if use_scalar_index is None else bool(use_scalar_index),
     )
-    if blob_binary:  # blob_handling="all_binary": bytes instead of descriptors
-        scanner._blob_binary = bool(with_row_address)
+    if _blob.wants_binary(kwargs.get("blob_handling")):
+        # blob_handling="all_binary": the native scan reads blob columns as their bytes.
+        scanner._kwargs["blob_binary"] = True
     if order:
         scanner._kwargs["order_by"] = [(o.column_name, o.ascending, o.nulls_first) for o in order]
     if kwargs.get("strict_batch_size") and batch_size is not None:
@@ -288,15 +288,7 @@ class LanceScanner:
                 )
             self._kwargs["fragments"] = [_fragment_id(f) for f in fragments]
 
-    #: For ``blob_handling="all_binary"``: whether the caller asked for ``_rowaddr``.
-    _blob_binary: Optional[bool] = None
-
     def _stream(self) -> Any:
-        if self._blob_binary is not None:
-            return _blob.binary_reader(self._ds, self._stream_plain(), self._blob_binary)
-        return self._stream_plain()
-
-    def _stream_plain(self) -> Any:
         self._stats = _native.ScanStats()
         stream = self._ds._native.scan(stats=self._stats, **self._kwargs)
         if self._stats_callback is None:
@@ -305,8 +297,7 @@ class LanceScanner:
 
     def __reduce__(self) -> tuple:
         # The same scan of the same dataset version (the dataset pickles by reference).
-        extra = {k: getattr(self, k) for k in ("_blob_binary",) if k in self.__dict__}
-        return _reopen_scanner, (self._ds, self._kwargs, self._stats_callback, extra)
+        return _reopen_scanner, (self._ds, self._kwargs, self._stats_callback)
 
     def explain_plan(self, verbose: bool = False) -> str:
         """A readable plan of this scan: the version, the columns read, the filter, the
@@ -366,14 +357,16 @@ def _reopen_scanner(
     ds: "LanceDataset", kwargs: Dict[str, Any], stats_callback: Any, extra: Optional[Dict[str, Any]] = None
 ) -> LanceScanner:
     """A pickled scanner (see ``LanceScanner.__reduce__``): the same scan of the same
-    dataset version, with its batching and blob options in ``extra``."""
+    dataset version. ``extra`` comes from scanners pickled by earlier releases, which
+    kept ``blob_handling="all_binary"`` there (whether ``_rowaddr`` was asked for)."""
     scanner = LanceScanner.__new__(LanceScanner)
     scanner._ds = ds
     scanner._kwargs = dict(kwargs)
     scanner._stats_callback = stats_callback
     scanner._stats = None
-    for k, v in (extra or {}).items():
-        setattr(scanner, k, v)
+    keep_addr = (extra or {}).get("_blob_binary")
+    if keep_addr is not None:
+        scanner._kwargs.update(blob_binary=True, with_row_address=bool(keep_addr))
     return scanner
 
 

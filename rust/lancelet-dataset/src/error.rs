@@ -49,6 +49,16 @@ pub enum Error {
     /// A bug: a task panicked or was cancelled.
     #[error("internal error: {0}")]
     Internal(String),
+    /// `source`, with what was being done when it happened (e.g. which blob of a scan
+    /// could not be read); of the same kind as `source`.
+    #[error("{context}: {source}")]
+    Context {
+        /// What failed, in the caller's terms.
+        context: String,
+        /// The error itself.
+        #[source]
+        source: Box<Error>,
+    },
 }
 
 /// Result alias for this crate.
@@ -70,6 +80,15 @@ impl Error {
             Error::Internal(_) => K::Internal,
             // pylance raises a failed commit lock as an OSError.
             Error::CommitLock(_) => K::CommitConflict,
+            Error::Context { source, .. } => source.kind(),
+        }
+    }
+
+    /// This error with `context` (what was being done) in front of its message.
+    pub fn context(self, context: impl Into<String>) -> Self {
+        Self::Context {
+            context: context.into(),
+            source: Box::new(self),
         }
     }
 

@@ -569,7 +569,7 @@ impl PyDataset {
     #[pyo3(signature = (columns=None, exprs=None, filter=None, limit=None, offset=None, batch_size=None,
         fragments=None, with_row_id=false, with_row_address=false, row_ranges=None, stats=None,
         include_deleted=false, use_stats=true, use_scalar_index=true, explain=false, order_by=None,
-        strict_batch_size=false))]
+        strict_batch_size=false, blob_binary=false))]
     #[allow(
         clippy::too_many_arguments,
         reason = "one parameter per keyword argument of the Python call"
@@ -594,6 +594,7 @@ impl PyDataset {
         explain: bool,
         order_by: Option<Vec<(String, bool, bool)>>,
         strict_batch_size: bool,
+        blob_binary: bool,
     ) -> PyResult<Py<PyAny>> {
         let columns = match (columns, exprs) {
             (_, Some(e)) => Columns::Exprs(e),
@@ -624,6 +625,7 @@ impl PyDataset {
                 .collect(),
             strict_batch_size,
             max_task_rows: None,
+            blob_binary,
         };
         let rt = runtime().map_err(|e| errors::make(py, errors::Kind::Internal, e.to_string()))?;
         let ds = self.inner.as_ref().clone().with_spawner(spawner(&rt));

@@ -207,6 +207,7 @@ mod tests {
             (D::NotFound("x".into()), "LanceNotFoundError"),
             (D::Internal("x".into()), "InternalError"),
             (D::CommitLock("refused".into()), "CommitConflictError"),
+            (D::NotFound("x".into()).context("reading y"), "LanceNotFoundError"),
             (
                 D::Arrow(arrow_schema::ArrowError::CastError("x".into())),
                 "InvalidArgumentError",

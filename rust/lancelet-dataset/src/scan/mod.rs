@@ -20,6 +20,7 @@
 //!   (`column_source`, by field id), and `read_rows` (also used by take, blob and
 //!   pruning code).
 
+mod blobs;
 pub mod count;
 pub(crate) mod index_query;
 pub mod lineage;
@@ -117,6 +118,12 @@ pub struct ScanOptions {
     /// At most this many rows per task (each task's rows are one batch in memory): for
     /// consumers that hold several tasks at once, such as an index build's workers.
     pub max_task_rows: Option<u64>,
+    /// Return blob columns as their bytes (pylance's `blob_handling="all_binary"`): every
+    /// top-level blob column (v1 or v2) comes back as a `LargeBinary` column of its
+    /// payloads, null where the blob is null, instead of descriptors. The bytes are read
+    /// (and checked) after filter, order, offset and limit, for the rows returned only.
+    /// Blobs inside structs stay descriptors. See [`Scan::finish_batch`].
+    pub blob_binary: bool,
 }
 
 impl Default for ScanOptions {
@@ -137,6 +144,7 @@ impl Default for ScanOptions {
             order_by: Vec::new(),
             strict_batch_size: false,
             max_task_rows: None,
+            blob_binary: false,
         }
     }
 }
@@ -232,6 +240,8 @@ pub struct Scan {
     /// The schema handed out when it differs from the tasks' (an ordered scan's hidden keys).
     out_schema: Option<SchemaRef>,
     strict_batch_size: bool,
+    /// A `blob_binary` scan's bytes in place of its descriptors (see [`Scan::finish_batch`]).
+    blobs: Option<blobs::BlobBytes>,
 }
 
 impl Scan {
@@ -264,8 +274,16 @@ impl Scan {
         out
     }
 
-    /// The output schema.
+    /// The output schema (of the batches [`Scan::finish_batch`] hands out).
     pub fn schema(&self) -> &SchemaRef {
+        match &self.blobs {
+            Some(b) => b.schema(),
+            None => self.limited_schema(),
+        }
+    }
+
+    /// The schema of the batches the tasks produce and the [`Limiter`] hands out.
+    pub(crate) fn limited_schema(&self) -> &SchemaRef {
         self.out_schema.as_ref().unwrap_or(&self.schema)
     }
 

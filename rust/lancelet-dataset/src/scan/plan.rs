@@ -71,6 +71,9 @@ impl Scan {
         if opts.batch_size == 0 {
             return Err(Error::InvalidArgument("batch_size must be positive".into()));
         }
+        if opts.blob_binary {
+            return Box::pin(Self::plan_blob_binary(ds, opts)).await;
+        }
         if !opts.order_by.is_empty() {
             return Box::pin(Self::plan_ordered(ds, opts)).await;
         }
@@ -226,6 +229,7 @@ impl Scan {
             order: None,
             out_schema: None,
             strict_batch_size: opts.strict_batch_size,
+            blobs: None,
         })
     }
 

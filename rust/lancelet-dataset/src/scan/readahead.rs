@@ -97,6 +97,11 @@ impl<T: Send + 'static, E: Send + 'static> Readahead<T, E> {
         Some(self.start(task).map(|p| p.handle))
     }
 
+    /// The runtime of the current process, for work the consumer waits on between tasks.
+    pub fn runtime(&self) -> std::io::Result<Handle> {
+        (self.runtime)()
+    }
+
     /// How many tasks were handed out or are running.
     pub fn started(&self) -> usize {
         self.next - self.pending.len()

@@ -122,7 +122,7 @@ impl Scan {
             out.extend(limiter.push(self.run_task(i).await?)?);
         }
         out.extend(limiter.finish()?);
-        Ok(out)
+        self.finish_batches(out).await
     }
 
     /// Runs the tasks on the runtime's workers, as many at once as there are cores, and
@@ -145,7 +145,7 @@ impl Scan {
             out.extend(limiter.push(batch)?);
         }
         out.extend(limiter.finish()?);
-        Ok(out)
+        self.finish_batches(out).await
     }
 
     /// Counts the rows task `i` would return (before limit/offset).
@@ -324,7 +324,7 @@ impl Dataset {
         let scan = Arc::new(Scan::plan(self, opts).await?);
         futures::future::try_join_all((0..scan.num_tasks()).map(|i| {
             let scan = scan.clone();
-            async move { scan.run_task(i).await }
+            async move { scan.finish_batch(scan.run_task(i).await?).await }
         }))
         .await
     }
