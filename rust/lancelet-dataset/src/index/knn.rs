@@ -203,6 +203,16 @@ impl Dataset {
             .map(|f| f.id)
             .filter(|id| u32::try_from(*id).map_or(true, |i| !covered.contains(&i)))
             .collect();
+        // With stable row ids the index holds row ids (pylance's files do): each is found at
+        // its address now, or nowhere once deleted.
+        let row_ids = match (&segments, self.has_stable_row_ids()) {
+            (Some(_), true) => Some(self.row_id_index().await?),
+            _ => None,
+        };
+        let address_of = |key: u64| match &row_ids {
+            Some(index) => index.get(key),
+            None => Some(key),
+        };
         let skip_unindexed = req.fast_search && segments.is_some();
         let search_flat = !skip_unindexed && !flat_frags.is_empty();
         let refine = n.refine_factor.unwrap_or(0);
@@ -225,13 +235,22 @@ impl Dataset {
                     n.k * (refine.max(1) as usize)
                 };
                 let nprobes = n.nprobes.unwrap_or(20).max(1);
-                let ok = |addr: u64| is_live(&live, addr) && allowed.as_ref().is_none_or(|a| a.contains(&addr));
+                let ok = |key: u64| {
+                    address_of(key)
+                        .is_some_and(|addr| is_live(&live, addr) && allowed.as_ref().is_none_or(|a| a.contains(&addr)))
+                };
                 for (index, frags) in &seg.indexes {
                     // IVF_RQ: every row of the probed partitions, ranked exactly below.
                     let want = if index.needs_rerank() { usize::MAX } else { want };
                     rescore |= index.needs_rerank();
                     let hits = index.search_ef(q, want, nprobes, n.ef, Some(&ok), refine > 0).await?;
-                    found.extend(hits.into_iter().filter(|(_, a)| frags.contains(&((a >> 32) as u32))));
+                    // A row now in a fragment the segment does not cover (moved by an
+                    // update) has a stale entry: the flat search over that fragment has it.
+                    found.extend(
+                        hits.into_iter()
+                            .filter_map(|(d, key)| address_of(key).map(|a| (d, a)))
+                            .filter(|(_, a)| frags.contains(&((a >> 32) as u32))),
+                    );
                 }
                 rescore |= search_flat;
             }

@@ -40,27 +40,32 @@ impl Dataset {
         }
     }
 
-    /// The vectors (as f32, row-major) and row addresses of every live row of `column`,
-    /// restricted to `fragments` when given.
+    /// The vectors (as f32, row-major) and keys of every live row of `column`, restricted
+    /// to `fragments` when given. The keys are row addresses, or stable row ids on a
+    /// dataset that has them: vector indexes are keyed by row id there (pylance's files
+    /// are), so they survive compaction and updates that move rows.
     pub async fn read_vectors(&self, column: &str, fragments: Option<Vec<u64>>) -> Result<(Vec<f32>, Vec<u64>, usize)> {
         let whole = fragments.is_none();
+        let by_id = self.has_stable_row_ids();
         let scan = std::sync::Arc::new(
             Scan::plan(
                 self,
                 ScanOptions {
                     columns: Columns::Names(vec![column.to_string()]),
-                    with_row_address: true,
+                    with_row_address: !by_id,
+                    with_row_id: by_id,
                     fragments,
                     ..ScanOptions::default()
                 },
             )
             .await?,
         );
+        let key = if by_id { crate::scan::ROW_ID } else { ROW_ADDR };
         let (mut vectors, mut addrs, mut dim) = (Vec::new(), Vec::new(), 0);
         for b in scan.collect_parallel().await? {
             let a = b
-                .column_by_name(ROW_ADDR)
-                .ok_or_else(|| Error::InvalidArgument("the scan returned no row addresses".into()))?
+                .column_by_name(key)
+                .ok_or_else(|| Error::InvalidArgument(format!("the scan returned no {key}")))?
                 .as_primitive::<UInt64Type>()
                 .clone();
             // Rows without a vector are not indexed (they have no distance).
