@@ -309,7 +309,9 @@ fn a_foreign_buffer_that_starts_with_the_magic_is_not_held_against_the_file() {
         let at = sums.metadata().global_buffers.last().unwrap().start as usize + 8;
         let mut damaged = ours.clone();
         damaged[at] ^= 0x10;
-        let err = open(&damaged).err().expect("a damaged checksum buffer is refused");
+        let Err(err) = open(&damaged) else {
+            panic!("a damaged checksum buffer is refused")
+        };
         assert!(matches!(err, Error::Corrupt { .. }), "{err}");
     }
 }
