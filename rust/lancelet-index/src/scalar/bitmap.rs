@@ -28,25 +28,122 @@ pub(crate) const FILE: &str = "bitmap_page_lookup.lance";
 const STATS_KEY: &str = "lance:index_stats";
 
 /// Groups equal values: the distinct keys (sorted, null first) and each key's addresses.
+///
+/// Values whose bytes are their identity (integers, floats by bit pattern as the sort
+/// orders them, strings, binaries) are grouped by hashing, one pass over the rows, and
+/// only the distinct keys are sorted; other types are sorted whole and cut into runs.
 pub(crate) fn group(input: &Input) -> Result<(ArrayRef, Vec<RowAddrSet>)> {
+    let (firsts, sets) = match hash_groups(input) {
+        Some(groups) => groups,
+        None => sorted_groups(input)?,
+    };
+    let keys = arrow_select::take::take(input.values.as_ref(), &UInt32Array::from(firsts), None)?;
+    let order = arrow_ord::sort::sort_to_indices(
+        keys.as_ref(),
+        Some(SortOptions {
+            descending: false,
+            nulls_first: true,
+        }),
+        None,
+    )?;
+    let keys = arrow_select::take::take(keys.as_ref(), &order, None)?;
+    let mut sets: Vec<Option<Vec<u64>>> = sets.into_iter().map(Some).collect();
+    let sets = order
+        .values()
+        .iter()
+        .map(|&g| {
+            let mut s = sets[g as usize].take().unwrap_or_default();
+            // Each set is built from its addresses in order, a fragment at a time (out of
+            // order, every address would merge bitmaps). Training input is in address
+            // order already, which the sort sees in one pass.
+            s.sort_unstable();
+            RowAddrSet::from_sorted_iter(s)
+        })
+        .collect();
+    Ok((keys, sets))
+}
+
+/// Each group's first row and its rows' addresses, groups in any order.
+type Groups = (Vec<u32>, Vec<Vec<u64>>);
+
+/// The bytes that identify each value of an array.
+enum ValueBytes<'a> {
+    Utf8(&'a arrow_array::StringArray),
+    LargeUtf8(&'a arrow_array::LargeStringArray),
+    Binary(&'a BinaryArray),
+    LargeBinary(&'a arrow_array::LargeBinaryArray),
+    /// A primitive array's value buffer (its offset applied) and value width.
+    Fixed(&'a [u8], usize),
+}
+
+impl<'a> ValueBytes<'a> {
+    fn get(&self, i: usize) -> &'a [u8] {
+        match self {
+            Self::Utf8(a) => a.value(i).as_bytes(),
+            Self::LargeUtf8(a) => a.value(i).as_bytes(),
+            Self::Binary(a) => a.value(i),
+            Self::LargeBinary(a) => a.value(i),
+            Self::Fixed(b, w) => &b[i * w..(i + 1) * w],
+        }
+    }
+}
+
+/// Groups by each row's value bytes (`None` for types whose bytes are not their identity).
+fn hash_groups(input: &Input) -> Option<Groups> {
+    use arrow_array::cast::AsArray;
+    let values = input.values.as_ref();
+    let data = values.to_data();
+    let bytes = match values.data_type() {
+        DataType::Utf8 => ValueBytes::Utf8(values.as_string::<i32>()),
+        DataType::LargeUtf8 => ValueBytes::LargeUtf8(values.as_string::<i64>()),
+        DataType::Binary => ValueBytes::Binary(values.as_binary::<i32>()),
+        DataType::LargeBinary => ValueBytes::LargeBinary(values.as_binary::<i64>()),
+        dt if dt.is_primitive() => {
+            let width = dt.primitive_width()?;
+            let buffer = data.buffers().first()?.as_slice();
+            ValueBytes::Fixed(buffer.get(data.offset() * width..)?, width)
+        }
+        _ => return None,
+    };
+    let mut ids: std::collections::HashMap<&[u8], u32> = std::collections::HashMap::new();
+    let (mut firsts, mut sets): Groups = (Vec::new(), Vec::new());
+    let mut null_group: Option<u32> = None;
+    let mut new_group = |i: usize| {
+        firsts.push(i as u32);
+        sets.push(Vec::new());
+        (sets.len() - 1) as u32
+    };
+    let mut of_row = Vec::with_capacity(input.addrs.len());
+    for i in 0..input.addrs.len() {
+        let g = if values.is_null(i) {
+            *null_group.get_or_insert_with(|| new_group(i))
+        } else {
+            *ids.entry(bytes.get(i)).or_insert_with(|| new_group(i))
+        };
+        of_row.push(g);
+    }
+    for (g, &addr) in of_row.into_iter().zip(&input.addrs) {
+        sets[g as usize].push(addr);
+    }
+    Some((firsts, sets))
+}
+
+/// Groups by sorting every row and cutting the sorted rows into runs of equal values.
+fn sorted_groups(input: &Input) -> Result<Groups> {
     let order = input.sort_indices()?;
     let sorted = arrow_select::take::take(input.values.as_ref(), &order, None)?;
     let cmp = make_comparator(sorted.as_ref(), sorted.as_ref(), SortOptions::default())?;
-    let mut firsts: Vec<u32> = Vec::new();
-    let mut sets: Vec<Vec<u64>> = Vec::new();
+    let (mut firsts, mut sets): Groups = (Vec::new(), Vec::new());
     for (i, &row) in order.values().iter().enumerate() {
-        let new_key = i == 0 || cmp(i - 1, i) != Ordering::Equal;
-        if new_key {
-            firsts.push(i as u32);
+        if i == 0 || cmp(i - 1, i) != Ordering::Equal {
+            firsts.push(row);
             sets.push(Vec::new());
         }
         if let Some(s) = sets.last_mut() {
             s.push(input.addrs[row as usize]);
         }
     }
-    let keys = arrow_select::take::take(sorted.as_ref(), &UInt32Array::from(firsts), None)?;
-    // Within a key, rows are sorted by address (the sort's second column).
-    Ok((keys, sets.into_iter().map(RowAddrSet::from_sorted_iter).collect()))
+    Ok((firsts, sets))
 }
 
 /// Writes the keys/bitmaps file with extra metadata and global buffers.
@@ -173,5 +270,66 @@ impl ScalarIndex for BitmapIndex {
 
     fn statistics(&self) -> BTreeMap<String, String> {
         BTreeMap::from([("num_bitmaps".to_string(), self.file.keys.len().to_string())])
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, reason = "tests: a failed unwrap is a failed test")]
+mod tests {
+    use super::*;
+    use arrow_array::{Float64Array, Int32Array, StringArray};
+    use proptest::prelude::*;
+
+    /// Keys and each key's addresses, by the sort alone.
+    fn by_sorting(input: &Input) -> (ArrayRef, Vec<Vec<u64>>) {
+        let (firsts, sets) = sorted_groups(input).unwrap();
+        let keys = arrow_select::take::take(input.values.as_ref(), &UInt32Array::from(firsts), None).unwrap();
+        (
+            keys,
+            sets.into_iter()
+                .map(|mut s| {
+                    s.sort_unstable();
+                    s
+                })
+                .collect(),
+        )
+    }
+
+    fn check(values: ArrayRef) {
+        let n = values.len() as u64;
+        // Two fragments, addresses in order, as training input comes.
+        let addrs = (0..n).map(|i| if i < n / 2 { i } else { 1 << 32 | i }).collect();
+        let input = Input { values, addrs };
+        let (keys, sets) = group(&input).unwrap();
+        let (want_keys, want_sets) = by_sorting(&input);
+        assert_eq!(keys.as_ref(), want_keys.as_ref());
+        let got: Vec<Vec<u64>> = sets.iter().map(|s| s.iter_with(|_| 0).collect()).collect();
+        assert_eq!(got, want_sets);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Hashing groups as sorting does, nulls and all, for integers, floats (by bit
+        /// pattern: -0.0, 0.0 and NaN included) and strings.
+        #[test]
+        fn hashing_groups_as_sorting_does(
+            ints in proptest::collection::vec(proptest::option::of(-5i32..5), 0..300),
+            floats in proptest::collection::vec(proptest::option::of(prop_oneof![
+                Just(0.0f64), Just(-0.0), Just(f64::NAN), Just(1.5), Just(-2.0), Just(f64::INFINITY)
+            ]), 0..300),
+            strings in proptest::collection::vec(proptest::option::of("[ab]{0,3}"), 0..300),
+        ) {
+            check(Arc::new(Int32Array::from(ints)));
+            check(Arc::new(Float64Array::from(floats)));
+            check(Arc::new(StringArray::from(strings)));
+        }
+    }
+
+    #[test]
+    fn a_sliced_array_groups_its_own_values() {
+        let values: ArrayRef = Arc::new(Int32Array::from(vec![9, 9, 1, 2, 1, 2, 3]));
+        check(values.slice(2, 5));
+        let strings: ArrayRef = Arc::new(StringArray::from(vec!["z", "a", "b", "a"]));
+        check(strings.slice(1, 3));
     }
 }

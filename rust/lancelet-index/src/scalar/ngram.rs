@@ -18,7 +18,7 @@ use arrow_schema::{DataType, Field, Schema};
 use futures::future::BoxFuture;
 use futures::FutureExt;
 use lancelet_file::{FileReader, FileVersion, Projection};
-use roaring::RoaringTreemap;
+use roaring::{RoaringBitmap, RoaringTreemap};
 
 use super::common::{self, Input};
 use super::{cannot_answer, IndexFile, IndexStore, ScalarIndex, ScalarIndexType, ScalarQuery, SearchResult};
@@ -127,6 +127,9 @@ const FOLD: &[(char, char)] = &[
 /// The base-37 digit of a character after lowercasing and folding: `0-9` → 1..10,
 /// `a-z` → 11..36; `None` for a character that separates words.
 fn digit(c: char) -> Option<u32> {
+    if c.is_ascii() {
+        return ascii_digit(c as u8);
+    }
     let mut lower = c.to_lowercase();
     let c = match (lower.next(), lower.next()) {
         (Some(l), None) => l,
@@ -146,26 +149,45 @@ fn digit(c: char) -> Option<u32> {
     }
 }
 
+/// [`digit`] of an ASCII byte.
+fn ascii_digit(b: u8) -> Option<u32> {
+    match b.to_ascii_lowercase() {
+        c @ b'0'..=b'9' => Some(u32::from(c - b'0') + 1),
+        c @ b'a'..=b'z' => Some(u32::from(c - b'a') + 11),
+        _ => None,
+    }
+}
+
 /// The distinct trigram codes of `text`: words are maximal runs of folded ASCII letters
 /// and digits, and each window of three characters `c0 c1 c2` of a word gives
 /// `c0·37² + c1·37 + c2` (never 0, since every digit is at least 1).
 pub fn trigrams(text: &str) -> BTreeSet<u32> {
-    let mut out = BTreeSet::new();
+    let mut out = Vec::new();
+    trigrams_into(text, &mut out);
+    out.into_iter().collect()
+}
+
+/// The trigram codes of `text` appended to `out`, in text order, repeats included.
+fn trigrams_into(text: &str, out: &mut Vec<u32>) {
     let mut window: [u32; 3] = [0; 3];
     let mut run = 0usize;
-    for c in text.chars() {
-        match digit(c) {
+    let digits: Box<dyn Iterator<Item = Option<u32>>> = if text.is_ascii() {
+        Box::new(text.bytes().map(ascii_digit))
+    } else {
+        Box::new(text.chars().map(digit))
+    };
+    for d in digits {
+        match d {
             Some(d) => {
                 window = [window[1], window[2], d];
                 run += 1;
                 if run >= 3 {
-                    out.insert(window[0] * 37 * 37 + window[1] * 37 + window[2]);
+                    out.push(window[0] * 37 * 37 + window[1] * 37 + window[2]);
                 }
             }
             None => run = 0,
         }
     }
-    out
 }
 
 fn strings<'a>(values: &'a dyn Array) -> Result<Box<dyn Fn(usize) -> Option<&'a str> + 'a>> {
@@ -188,16 +210,64 @@ fn strings<'a>(values: &'a dyn Array) -> Result<Box<dyn Fn(usize) -> Option<&'a 
 
 pub(crate) fn build(input: Input, version: FileVersion) -> Result<Vec<IndexFile>> {
     let get = strings(input.values.as_ref())?;
-    let mut postings: BTreeMap<u32, RoaringTreemap> = BTreeMap::new();
+    // A fragment at a time (training input comes in address order): each token's offsets
+    // are collected in order and made a bitmap in one pass. Inserting address by address
+    // costs a search per insert, and appending to a dense bitmap scans it for its maximum.
+    let mut bitmaps: BTreeMap<u32, Vec<(u32, RoaringBitmap)>> = BTreeMap::new();
+    // Offsets of the current fragment by token code (codes are below 37³), and the codes
+    // seen in it.
+    let mut offsets: Vec<Vec<u32>> = vec![Vec::new(); 37 * 37 * 37];
+    let mut seen: Vec<u32> = Vec::new();
+    let mut flush = |fragment: u32, offsets: &mut Vec<Vec<u32>>, seen: &mut Vec<u32>| {
+        for token in seen.drain(..) {
+            let mut rows = std::mem::take(&mut offsets[token as usize]);
+            rows.sort_unstable();
+            let bitmap = RoaringBitmap::from_sorted_iter(rows.iter().copied())
+                .unwrap_or_else(|_| rows.iter().copied().collect());
+            bitmaps.entry(token).or_default().push((fragment, bitmap));
+        }
+    };
+    let mut tokens = Vec::new();
+    let mut fragment = None;
     for (i, &addr) in input.addrs.iter().enumerate() {
-        let tokens = match get(i) {
-            Some(s) => trigrams(s),
-            None => BTreeSet::from([NULL_TOKEN]),
-        };
-        for t in tokens {
-            postings.entry(t).or_default().insert(addr);
+        let (f, o) = (crate::rowaddr::fragment_of(addr), crate::rowaddr::offset_of(addr));
+        if let Some(done) = fragment.filter(|&cur| cur != f) {
+            flush(done, &mut offsets, &mut seen);
+        }
+        fragment = Some(f);
+        tokens.clear();
+        match get(i) {
+            Some(s) => trigrams_into(s, &mut tokens),
+            None => tokens.push(NULL_TOKEN),
+        }
+        tokens.sort_unstable();
+        tokens.dedup();
+        for &t in &tokens {
+            let list = &mut offsets[t as usize];
+            if list.is_empty() {
+                seen.push(t);
+            }
+            list.push(o);
         }
     }
+    if let Some(f) = fragment {
+        flush(f, &mut offsets, &mut seen);
+    }
+    let postings: BTreeMap<u32, RoaringTreemap> = bitmaps
+        .into_iter()
+        .map(|(token, mut parts)| {
+            // A fragment seen twice (input out of order) is merged, not replaced.
+            parts.sort_by_key(|(f, _)| *f);
+            let mut merged: Vec<(u32, RoaringBitmap)> = Vec::with_capacity(parts.len());
+            for (f, b) in parts {
+                match merged.last_mut() {
+                    Some((last, m)) if *last == f => *m |= b,
+                    _ => merged.push((f, b)),
+                }
+            }
+            (token, RoaringTreemap::from_bitmaps(merged))
+        })
+        .collect();
     let md = HashMap::from([("lance-encoding:compression".to_string(), "none".to_string())]);
     let schema = Arc::new(Schema::new(vec![
         Field::new("tokens", DataType::UInt32, true),
