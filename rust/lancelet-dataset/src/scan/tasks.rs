@@ -239,7 +239,7 @@ pub(super) async fn plan_tasks(
         let mut prefiltered = false;
         if let Some(rows) = index_rows.and_then(|c| c.rows.get(&f.id)) {
             // The rows an index allows (only with a filter: no offset is being skipped).
-            ranges = rows.iter().flat_map(|w| intersect(&ranges, w)).collect();
+            ranges = intersect_sorted(&ranges, rows);
             if ranges.is_empty() {
                 continue;
             }
@@ -247,7 +247,7 @@ pub(super) async fn plan_tasks(
         }
         if let Some(m) = matching.get(&f.id) {
             // Only with a filter, so no offset is being skipped here.
-            ranges = m.iter().flat_map(|w| intersect(&ranges, w)).collect();
+            ranges = intersect_sorted(&ranges, m);
             if ranges.is_empty() {
                 continue;
             }
@@ -345,6 +345,30 @@ pub(super) async fn check_row_counts(
 }
 
 /// The parts of ascending, disjoint `ranges` inside `within`.
+/// The rows in both `a` and `b`, two lists of ranges each sorted and disjoint, in one
+/// pass over both (an index's candidates can be one range per row, and a fragment with
+/// deletions as many live ranges).
+pub(super) fn intersect_sorted(a: &[Range<u64>], b: &[Range<u64>]) -> Vec<Range<u64>> {
+    let mut out: Vec<Range<u64>> = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        let (x, y) = (&a[i], &b[j]);
+        let r = x.start.max(y.start)..x.end.min(y.end);
+        if r.start < r.end {
+            match out.last_mut() {
+                Some(last) if last.end == r.start => last.end = r.end,
+                _ => out.push(r),
+            }
+        }
+        if x.end <= y.end {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    out
+}
+
 pub(super) fn intersect(ranges: &[Range<u64>], within: &Range<u64>) -> Vec<Range<u64>> {
     ranges
         .iter()
@@ -358,6 +382,28 @@ mod tests {
     use super::*;
 
     proptest::proptest! {
+        /// The one-pass intersection of two sorted, disjoint range lists holds exactly the
+        /// rows both hold.
+        #[test]
+        fn sorted_intersection_holds_the_rows_of_both(
+            a in proptest::collection::btree_set(0u64..300, 0..120),
+            b in proptest::collection::btree_set(0u64..300, 0..120),
+        ) {
+            let ranges = |s: &std::collections::BTreeSet<u64>| {
+                let mut out: Vec<Range<u64>> = Vec::new();
+                for &v in s {
+                    match out.last_mut() {
+                        Some(r) if r.end == v => r.end = v + 1,
+                        _ => out.push(v..v + 1),
+                    }
+                }
+                out
+            };
+            let got: Vec<u64> = intersect_sorted(&ranges(&a), &ranges(&b)).into_iter().flatten().collect();
+            let want: Vec<u64> = a.intersection(&b).copied().collect();
+            proptest::prop_assert_eq!(got, want);
+        }
+
         /// Cuts ascend, end at the row count, and keep every task within half a task of
         /// the target size (the last may be shorter); near page boundaries are taken.
         #[test]
