@@ -34,8 +34,9 @@ use crate::rowaddr::RowAddrSet;
 
 const DATA: &str = "page_data.lance";
 const LOOKUP: &str = "page_lookup.lance";
-/// Decoded pages kept per open index.
-const CACHED_PAGES: usize = 64;
+/// Bytes of decoded pages kept per open index (an IN list of a few hundred values touches
+/// as many pages: 4,096 int64 rows with their ids are 64 KiB).
+const CACHED_BYTES: usize = 32 << 20;
 
 pub(crate) fn build(input: Input, params: &ScalarParams, version: FileVersion) -> Result<Vec<IndexFile>> {
     let dt = input.values.data_type().clone();
@@ -97,7 +98,8 @@ pub struct BTreeIndex {
     pages: Vec<std::ops::Range<u64>>,
     data: Arc<FileReader>,
     values_and_ids: Projection,
-    cache: Mutex<HashMap<usize, RecordBatch>>,
+    /// Decoded pages and their total size in bytes.
+    cache: Mutex<(HashMap<usize, RecordBatch>, usize)>,
 }
 
 impl BTreeIndex {
@@ -142,7 +144,7 @@ impl BTreeIndex {
             pages,
             data,
             values_and_ids,
-            cache: Mutex::new(HashMap::new()),
+            cache: Mutex::new((HashMap::new(), 0)),
         })
     }
 
@@ -196,26 +198,54 @@ impl BTreeIndex {
     }
 
     async fn page(&self, page: usize) -> Result<RecordBatch> {
-        if let Some(b) = self.cache.lock().ok().and_then(|c| c.get(&page).cloned()) {
+        if let Some(b) = self.cache.lock().ok().and_then(|c| c.0.get(&page).cloned()) {
             return Ok(b);
         }
         let range = self.pages[page].clone();
         let batch = self.data.read_ranges(&self.values_and_ids, &[range], None).await?;
         if let Ok(mut c) = self.cache.lock() {
-            if c.len() >= CACHED_PAGES {
-                c.clear();
+            let size = batch.get_array_memory_size();
+            if c.1 + size > CACHED_BYTES {
+                *c = (HashMap::new(), 0);
             }
-            c.insert(page, batch.clone());
+            if c.0.insert(page, batch.clone()).is_none() {
+                c.1 += size;
+            }
         }
         Ok(batch)
     }
 
     async fn search_impl(&self, query: &ScalarQuery) -> Result<SearchResult> {
-        let candidates = self.candidate_pages(query)?;
+        // Each page is searched for what it may hold: an IN list's values are sent only to
+        // the pages whose bounds admit them (usually one value to one page, not every value
+        // compared with every row of every candidate page).
+        let per_page: Vec<(usize, ScalarQuery)> = match query {
+            ScalarQuery::IsIn(list) => {
+                let mut values: BTreeMap<usize, Vec<u32>> = BTreeMap::new();
+                for i in (0..list.len()).filter(|&i| list.is_valid(i)) {
+                    let pages = self.candidate_pages(&ScalarQuery::Equals(list.slice(i, 1)))?;
+                    for page in pages.set_indices() {
+                        values.entry(page).or_default().push(i as u32);
+                    }
+                }
+                values
+                    .into_iter()
+                    .map(|(page, idx)| {
+                        let sub = arrow_select::take::take(list.as_ref(), &UInt32Array::from(idx), None)?;
+                        Ok((page, ScalarQuery::IsIn(sub)))
+                    })
+                    .collect::<Result<_>>()?
+            }
+            _ => self
+                .candidate_pages(query)?
+                .set_indices()
+                .map(|page| (page, query.clone()))
+                .collect(),
+        };
         let mut out = RowAddrSet::new();
-        for page in candidates.set_indices() {
+        for (page, query) in per_page {
             let batch = self.page(page).await?;
-            let mask = common::query_mask(batch.column(0).as_ref(), query)?;
+            let mask = common::query_mask(batch.column(0).as_ref(), &query)?;
             let ids = common::u64s(&batch, "ids", DATA)?;
             mask.set_indices().for_each(|i| out.insert(ids[i]));
         }
