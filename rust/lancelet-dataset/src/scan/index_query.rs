@@ -38,6 +38,22 @@ struct Answer {
     exact: bool,
 }
 
+/// The rows matching `filter` in the fragments its answer covers, when this version's
+/// scalar indexes answer the whole filter exactly (`None` otherwise): what a count needs,
+/// without cutting the rows into ranges.
+pub(crate) async fn exact_rows(ds: &Dataset, filter: &BoundExpr) -> Result<Option<(RowAddrSet, HashSet<u32>)>> {
+    if ds.indices().await?.is_empty() {
+        return Ok(None);
+    }
+    let schema = ds.schema().clone();
+    let tree = index_tree(filter, &|col| arrow_schema_field(&schema, col));
+    let mut used = Vec::new();
+    Ok(answer(ds, &tree, &mut used)
+        .await?
+        .filter(|a| a.exact)
+        .map(|a| (a.rows, a.covered)))
+}
+
 /// Candidates for `filter` from this version's scalar indexes, or `None` when no index helps.
 pub(crate) async fn candidates(ds: &Dataset, filter: &BoundExpr) -> Result<Option<IndexCandidates>> {
     let indices = ds.indices().await?;
