@@ -431,17 +431,24 @@ impl Dataset {
         Ok(ds.after_commit().await)
     }
 
-    /// The open reader of data file `path` (relative to `data/` of base `base_id`), from
-    /// the cache shared across checkouts.
-    pub(crate) async fn data_file_reader(&self, base_id: Option<u32>, path: &str) -> Result<Arc<FileReader>> {
-        let mut key = match base_id {
+    /// The key of file `path` of base `base_id` in the caches shared across checkouts: what
+    /// was read without checking checksums is kept apart from what was checked.
+    fn cache_key(&self, base_id: Option<u32>, path: &str) -> String {
+        let key = match base_id {
             None => path.to_string(),
             Some(id) => format!("{id}:{path}"),
         };
-        if !self.verify_checksums {
-            // Readers that skip the checks are kept apart from those that make them.
-            key.insert_str(0, "unverified:");
+        if self.verify_checksums {
+            key
+        } else {
+            format!("unverified:{key}")
         }
+    }
+
+    /// The open reader of data file `path` (relative to `data/` of base `base_id`), from
+    /// the cache shared across checkouts.
+    pub(crate) async fn data_file_reader(&self, base_id: Option<u32>, path: &str) -> Result<Arc<FileReader>> {
+        let key = self.cache_key(base_id, path);
         if let Some(r) = self.caches.files.lock().ok().and_then(|c| c.get(&key).cloned()) {
             return Ok(r);
         }
@@ -501,14 +508,7 @@ impl Dataset {
                 self.file_in_base(d.base_id, lancelet_table::deletion::DELETIONS_DIR, &name)?
             }
         };
-        let mut key = match d.base_id {
-            None => rel.clone(),
-            Some(id) => format!("{id}:{rel}"),
-        };
-        // Caches are shared across checkouts: what was read unchecked stays apart.
-        if !self.verify_checksums {
-            key.insert_str(0, "unverified:");
-        }
+        let key = self.cache_key(d.base_id, &rel);
         if let Some(v) = self.caches.deletions.lock().ok().and_then(|c| c.get(&key).cloned()) {
             return Ok(v);
         }

@@ -390,14 +390,7 @@ mod tests {
             b in proptest::collection::btree_set(0u64..300, 0..120),
         ) {
             let ranges = |s: &std::collections::BTreeSet<u64>| {
-                let mut out: Vec<Range<u64>> = Vec::new();
-                for &v in s {
-                    match out.last_mut() {
-                        Some(r) if r.end == v => r.end = v + 1,
-                        _ => out.push(v..v + 1),
-                    }
-                }
-                out
+                lancelet_file::reader::to_ranges(&s.iter().copied().collect::<Vec<_>>())
             };
             let got: Vec<u64> = intersect_sorted(&ranges(&a), &ranges(&b)).into_iter().flatten().collect();
             let want: Vec<u64> = a.intersection(&b).copied().collect();

@@ -108,21 +108,17 @@ fn hash_groups(input: &Input) -> Option<Groups> {
     let mut ids: std::collections::HashMap<&[u8], u32> = std::collections::HashMap::new();
     let (mut firsts, mut sets): Groups = (Vec::new(), Vec::new());
     let mut null_group: Option<u32> = None;
-    let mut new_group = |i: usize| {
-        firsts.push(i as u32);
-        sets.push(Vec::new());
-        (sets.len() - 1) as u32
-    };
-    let mut of_row = Vec::with_capacity(input.addrs.len());
-    for i in 0..input.addrs.len() {
+    for (i, &addr) in input.addrs.iter().enumerate() {
+        let next = sets.len() as u32;
         let g = if values.is_null(i) {
-            *null_group.get_or_insert_with(|| new_group(i))
+            *null_group.get_or_insert(next)
         } else {
-            *ids.entry(bytes.get(i)).or_insert_with(|| new_group(i))
+            *ids.entry(bytes.get(i)).or_insert(next)
         };
-        of_row.push(g);
-    }
-    for (g, &addr) in of_row.into_iter().zip(&input.addrs) {
+        if g == next {
+            firsts.push(i as u32);
+            sets.push(Vec::new());
+        }
         sets[g as usize].push(addr);
     }
     Some((firsts, sets))
