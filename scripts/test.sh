@@ -31,11 +31,13 @@ cargo fmt --all --check
 cargo clippy --release --workspace --all-targets --quiet -- -D warnings
 stage "fuzz targets compile (fuzz/ is outside the workspace: cargo-fuzz builds it with nightly flags)"
 cargo check --manifest-path fuzz/Cargo.toml --release --target-dir target --quiet
-stage "ruff / mypy / stubtest (python/lancelet; configuration in pyproject.toml)"
+stage "ruff / mypy / stubtest (python/lancelet; configuration in pyproject.toml); workflow lint (.github/workflows)"
 "$VPY" -m ruff check python/lancelet
 "$VPY" -m ruff format --check python/lancelet
 "$VPY" -m mypy
 "$VPY" -m mypy.stubtest lancelet._native --allowlist python/stubtest_allowlist.txt
+"$VPY" -m check_jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
+"$ROOT/.venv/bin/zizmor" --offline --quiet .github/workflows
 stage "cargo test"
 cargo test --profile test-release --workspace --quiet
 # pytest-xdist: two workers (this machine's two cores); work stealing evens out slow files.
@@ -47,6 +49,11 @@ if [ $# -eq 0 ]; then
   LANCELET_RUN_SLOW=1 LANCELET_MEMTEST_GB=0.25 "$VPY" -m pytest -q tests/test_dataset_memory.py
   stage "benchmark suites, each case once on a small table (pytest benches --benchmark-only times them)"
   LANCELET_BENCH_ROWS=4000 "$VPY" -m pytest -q -p no:cacheprovider "${PYTEST_PAR[@]}" benches --benchmark-disable
+  stage "wheel: built from the compiled test-release tree, installed into a fresh virtualenv, used (scripts/wheel_check.sh)"
+  WHEEL_DIR="$(mktemp -d "${TMPDIR:-/tmp}/lancelet-dist.XXXXXX")"
+  bash scripts/wheel.sh --profile test-release --host-glibc --no-sdist --out "$WHEEL_DIR"
+  bash scripts/wheel_check.sh "$WHEEL_DIR"/lancelet-*.whl
+  rm -rf "$WHEEL_DIR"
 fi
 stage ""
 echo "== all stages: $((SECONDS - START)) s"
