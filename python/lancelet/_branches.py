@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union, cast
 
 from . import _native, _paths
 from ._argcheck import _as_int, _check_int_version, _native_uri, _parse_time, _storage_options
 from .errors import InvalidArgumentError, LanceNotFoundError
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ._native import _Reference
     from .dataset import LanceDataset
 
 #: A version reference: a version number of the dataset's branch, a tag name, or
@@ -86,7 +87,7 @@ class DatasetBasePath:
         )
 
 
-def reference_args(reference: Reference) -> Dict[str, Any]:
+def reference_args(reference: Reference) -> _Reference:
     """The native form of a version reference (see :data:`Reference`)."""
     if reference is None:
         return {"kind": "latest"}
@@ -109,7 +110,7 @@ def reference_args(reference: Reference) -> Dict[str, Any]:
 def checkout(ds: "LanceDataset", reference: Reference) -> Any:
     """The native dataset of ``ds`` at ``reference`` (on any branch: see
     ``LanceDataset._on_branch``)."""
-    return _native.ds_checkout_ref(ds._native, **reference_args(reference))
+    return _native.ds_checkout_ref(ds._native, reference_args(reference))
 
 
 def _seconds(v: Any) -> Optional[int]:
@@ -222,16 +223,20 @@ class Tags:
         name = _paths.check_tag_name(tag)
         args = reference_args(reference)
         if args["kind"] == "tag":
-            target = self.list().get(args["tag"])
+            tag_name = cast(str, args["tag"])
+            target = self.list().get(tag_name)
             if target is None:
-                raise InvalidArgumentError(f"version {args['tag']!r} is not a number and no tag of that name exists")
+                raise InvalidArgumentError(f"version {tag_name!r} is not a number and no tag of that name exists")
             args = {"kind": "branch", "branch": target["branch"], "number": target["version"]}
         if args["kind"] in ("latest", "branch") and args.get("number") is None:
-            native = _native.ds_checkout_ref(self._ds._native, **args)
+            native = _native.ds_checkout_ref(self._ds._native, args)
             args = {"kind": "branch", "branch": _native.ds_branch(native), "number": native.version()}
         given = args["kind"] == "branch"
         _paths.tag_call(
-            name, lambda: _native.ds_set_tag(self._ds._native, name, args["number"], given, args.get("branch"), update)
+            name,
+            lambda: _native.ds_set_tag(
+                self._ds._native, name, cast(int, args["number"]), given, args.get("branch"), update
+            ),
         )
 
     def create(self, tag: str, reference: Reference = None) -> None:
@@ -257,7 +262,7 @@ class Tags:
 
 def create_branch(ds: "LanceDataset", branch: str, reference: Reference = None) -> Any:
     """See :meth:`LanceDataset.create_branch`; returns the native dataset on the new branch."""
-    return _native.ds_create_branch(ds._native, _branch_name(branch), **reference_args(reference))
+    return _native.ds_create_branch(ds._native, _branch_name(branch), reference_args(reference))
 
 
 def clone(
@@ -273,7 +278,7 @@ def clone(
     path = _native_uri(target_path, options)
     _paths.check_write_target(path)
     native = _native.ds_clone(
-        ds._native, path, deep, storage_options=_storage_options(options), **reference_args(reference)
+        ds._native, path, deep, reference_args(reference), storage_options=_storage_options(options)
     )
     return path, native, _storage_options(options)
 
@@ -355,16 +360,18 @@ def write_with_bases(
     native = _native.write_with_bases(
         path,
         reader,
-        mode,
         new_bases,
         targets=[os.fspath(t) for t in targets or []],
         target_all_bases=spread_all,
-        max_rows_per_file=max_rows_per_file,
-        max_bytes_per_file=max_bytes_per_file,
-        data_storage_version=data_storage_version,
-        commit_message=commit_message,
-        storage_options=options,
-        commit_lock=kwargs.get("commit_lock"),
+        options={
+            "mode": mode,
+            "max_rows_per_file": max_rows_per_file,
+            "max_bytes_per_file": max_bytes_per_file,
+            "data_storage_version": data_storage_version,
+            "commit_message": commit_message,
+            "storage_options": options,
+            "commit_lock": kwargs.get("commit_lock"),
+        },
     )
     return native, options
 

@@ -115,7 +115,7 @@ def _physical(native: Any, frag: Dict[str, Any], live: pa.Table) -> pa.Table:
     physical = frag["physical_rows"]
     if live.num_rows == physical:
         return live
-    stream = native.scan(columns=[], fragments=[frag["id"]], with_row_address=True)
+    stream = native.scan({"columns": [], "fragments": [frag["id"]], "with_row_address": True})
     addrs = pa.RecordBatchReader.from_stream(stream).read_all().column("_rowaddr")
     offsets = (np.asarray(addrs.to_numpy(), dtype=np.uint64) & np.uint64(0xFFFFFFFF)).astype(np.int64)
     index = np.full(physical, -1, dtype=np.int64)

@@ -11,7 +11,7 @@ the same version and their rankings are fused (reciprocal-rank fusion by default
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+from typing import TYPE_CHECKING, Any, Dict, Optional
 
 import pyarrow as pa
 
@@ -21,6 +21,9 @@ from ._ranked import RankedScanner
 from .errors import InvalidArgumentError
 from .progress import index_progress_callback
 from .query import params_json, query_json
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ._native import _FullTextArgs, _FusionOptions
 
 #: The keyword arguments ``create_scalar_index(..., "INVERTED", **kwargs)`` takes.
 FTS_PARAMS = tuple(_native.fts_param_names())  # create_scalar_index's INVERTED keywords (Rust's list)
@@ -64,20 +67,20 @@ class FullTextScanner(RankedScanner):
         if offset is not None and (isinstance(offset, bool) or not isinstance(offset, int) or offset < 0):
             raise InvalidArgumentError(f"offset must be a non-negative integer, got {offset!r}")
         self._ds = ds
-        self._args: Dict[str, Any] = dict(
-            query=query_json(query),
-            columns=columns,
-            filter=filter,
-            prefilter=bool(prefilter),
-            limit=limit,
-            offset=offset or 0,
-            fast_search=bool(fast_search),
-            with_row_id=bool(with_row_id),
-        )
+        self._args: _FullTextArgs = {
+            "query": query_json(query),
+            "columns": columns,
+            "filter": filter,
+            "prefilter": bool(prefilter),
+            "limit": limit,
+            "offset": offset or 0,
+            "fast_search": bool(fast_search),
+            "with_row_id": bool(with_row_id),
+        }
 
     def to_table(self) -> pa.Table:
         """The matching rows, best first, as a ``pyarrow.Table``."""
-        return pa.RecordBatchReader.from_stream(_native.full_text_search(self._ds._native, **self._args)).read_all()
+        return pa.RecordBatchReader.from_stream(_native.full_text_search(self._ds._native, self._args)).read_all()
 
     def explain_plan(self, verbose: bool = False) -> str:
         """A readable description of the search: the INVERTED index segments it uses."""
@@ -131,29 +134,28 @@ class HybridScanner(RankedScanner):
         unknown = set(f) - {"method", "k", "weight"}
         if unknown:
             raise InvalidArgumentError(f"unknown fusion option(s) {sorted(unknown)}")
-        a = dict(vector._args)
-        a["queries"] = a["queries"][0]
-        del a["batch"]
-        a.update(
-            text_query=text._args["query"],
-            limit=limit,
-            offset=offset or 0,
-            fusion=str(f.get("method", "rrf")),
-            rrf_k=float(f.get("k", 60.0)),
-            weight=float(f.get("weight", 0.7)),
-        )
-        self._args = a
+        self._nearest = vector._args
+        self._text_query = text._args["query"]
+        self._fusion: _FusionOptions = {
+            "limit": limit,
+            "offset": offset or 0,
+            "fusion": str(f.get("method", "rrf")),
+            "rrf_k": float(f.get("k", 60.0)),
+            "weight": float(f.get("weight", 0.7)),
+        }
 
     def to_table(self) -> pa.Table:
         """The fused rows, best first, as a ``pyarrow.Table``."""
-        return pa.RecordBatchReader.from_stream(_native.hybrid_search(self._ds._native, **self._args)).read_all()
+        return pa.RecordBatchReader.from_stream(
+            _native.hybrid_search(self._ds._native, self._nearest, self._text_query, self._fusion)
+        ).read_all()
 
     def explain_plan(self, verbose: bool = False) -> str:
         """A readable description of the fusion and its two sides."""
         del verbose
-        a = self._args
+        n = self._nearest
         return (
-            f"Fusion: method={a['fusion']} k={a['k']}\n"
-            f"  Nearest: column={a['column']} k={a['k']}\n"
-            f"  MatchQuery: query={a['text_query']}\n"
+            f"Fusion: method={self._fusion['fusion']} k={n['k']}\n"
+            f"  Nearest: column={n['column']} k={n['k']}\n"
+            f"  MatchQuery: query={self._text_query}\n"
         )

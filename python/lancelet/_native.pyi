@@ -1,6 +1,12 @@
 # Type stubs of the native extension (rust/lancelet-python). Keep in step with the Rust glue:
 # `python -m mypy.stubtest lancelet._native` (run by scripts/test.sh) fails on any drift.
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union, final
+from typing import Any, Callable, Dict, List, Optional, Tuple, TypedDict, Union, final
+
+from typing_extensions import NotRequired
+
+# A call with many keyword options takes them as one dict, typed by a TypedDict named after
+# the glue's struct with a leading underscore (rust/lancelet-python/src/options.rs): a
+# missing key takes the Rust default; an unknown key of a `total=False` one is a TypeError.
 
 __version__: str
 DEFAULT_FILE_VERSION: str
@@ -11,18 +17,18 @@ def condition_columns(sql: str) -> List[List[str]]: ...
 def evaluate_condition(batch: Any, sql: str) -> "BatchStream": ...
 
 # merge_insert (rust/lancelet-python/src/merge.rs)
+class _MergeInsertOptions(TypedDict, total=False):
+    update: bool
+    update_condition: Optional[str]
+    insert: bool
+    delete: bool
+    delete_filter: Optional[str]
+    conflict_retries: int
+    target_bases: List[str]
+    target_all_bases: Optional[bool]
+
 def merge_insert(
-    d: "Dataset",
-    source: Any,
-    on: List[str],
-    update: bool = False,
-    update_condition: Optional[str] = None,
-    insert: bool = False,
-    delete: bool = False,
-    delete_filter: Optional[str] = None,
-    conflict_retries: int = 10,
-    target_bases: List[str] = ...,
-    target_all_bases: Optional[bool] = None,
+    d: "Dataset", source: Any, on: List[str], options: _MergeInsertOptions = ...
 ) -> Tuple["Dataset", Dict[str, int]]: ...
 
 # fragment-level operations (rust/lancelet-python/src/fragment_ops.rs)
@@ -33,24 +39,24 @@ def decode_row_ids(data: bytes) -> List[int]: ...
 # merge, asof, UDF backfills (rust/lancelet-python/src/merge_columns.rs, asof.rs, backfill.rs)
 def merge_columns(d: "Dataset", data: Any, left_on: str, right_on: Optional[str] = None) -> "Dataset": ...
 def version_asof(d: "Dataset", cutoff_micros: int) -> Optional[int]: ...
-def backfill(
-    d: "Dataset",
-    udf: Any,
-    read_columns: Optional[List[str]] = None,
-    batch_size: Optional[int] = None,
-    output_schema: Any = None,
-    checkpoint_file: Optional[str] = None,
-    checkpoint_key: Optional[str] = None,
-) -> "Dataset": ...
+
+class _BackfillArgs(TypedDict, total=False):
+    read_columns: Optional[List[str]]
+    batch_size: Optional[int]
+    output_schema: Any
+    checkpoint_file: Optional[str]
+    checkpoint_key: Optional[str]
+
+def backfill(d: "Dataset", udf: Any, options: _BackfillArgs = ...) -> "Dataset": ...
 def backfill_schema(d: "Dataset", udf: Any, read_columns: Optional[List[str]] = None) -> Optional["BatchStream"]: ...
+
+class _FragmentBackfillArgs(TypedDict, total=False):
+    read_columns: Optional[List[str]]
+    batch_size: Optional[int]
+    file_tag: Optional[str]
+
 def backfill_fragment(
-    d: "Dataset",
-    fragment_id: int,
-    udf: Any,
-    schema: Any,
-    read_columns: Optional[List[str]] = None,
-    batch_size: Optional[int] = None,
-    file_tag: Optional[str] = None,
+    d: "Dataset", fragment_id: int, udf: Any, schema: Any, options: _FragmentBackfillArgs = ...
 ) -> Dict[str, Any]: ...
 
 # Indexes (rust/lancelet-python/src/index.rs)
@@ -64,31 +70,31 @@ def create_scalar_index(
     replace: bool = True,
     params: Optional[Dict[str, float]] = None,
 ) -> "Dataset": ...
+
+class _ScalarIndexOptions(TypedDict, total=False):
+    name: Optional[str]
+    replace: bool
+    params: Optional[Dict[str, float]]
+
 def build_scalar_segment(
-    ds: "Dataset",
-    column: str,
-    index_type: str,
-    fragment_ids: List[int],
-    name: Optional[str] = None,
-    replace: bool = False,
-    params: Optional[Dict[str, float]] = None,
+    ds: "Dataset", column: str, index_type: str, fragment_ids: List[int], options: _ScalarIndexOptions = ...
 ) -> Dict[str, Any]: ...
+
+class _VectorIndexOptions(TypedDict, total=False):
+    name: Optional[str]
+    metric: str
+    replace: bool
+    num_partitions: Optional[int]
+    num_sub_vectors: Optional[int]
+    num_bits: Optional[int]
+    target_partition_size: Optional[int]
+    sample_rate: Optional[int]
+    max_iters: Optional[int]
+    ivf_centroids: Optional[List[float]]
+    pq_codebook: Optional[List[float]]
+
 def build_vector_index_segment(
-    ds: "Dataset",
-    column: str,
-    index_type: str,
-    fragment_ids: List[int],
-    name: Optional[str] = None,
-    metric: str = "l2",
-    replace: bool = False,
-    num_partitions: Optional[int] = None,
-    num_sub_vectors: Optional[int] = None,
-    num_bits: int = 8,
-    target_partition_size: Optional[int] = None,
-    sample_rate: int = 256,
-    max_iters: int = 50,
-    ivf_centroids: Optional[List[float]] = None,
-    pq_codebook: Optional[List[float]] = None,
+    ds: "Dataset", column: str, index_type: str, fragment_ids: List[int], options: _VectorIndexOptions = ...
 ) -> Dict[str, Any]: ...
 def merge_index_segments(ds: "Dataset", segments: List[Dict[str, Any]]) -> Dict[str, Any]: ...
 def commit_existing_index_segments(
@@ -99,39 +105,27 @@ def optimize_indices(
     ds: "Dataset", num_indices_to_merge: Optional[int] = None, index_names: Optional[List[str]] = None
 ) -> "Dataset": ...
 def create_vector_index(
-    ds: "Dataset",
-    column: str,
-    index_type: str,
-    name: Optional[str] = None,
-    metric: str = "l2",
-    replace: bool = False,
-    num_partitions: Optional[int] = None,
-    num_sub_vectors: Optional[int] = None,
-    num_bits: int = 8,
-    target_partition_size: Optional[int] = None,
-    sample_rate: int = 256,
-    max_iters: int = 50,
-    ivf_centroids: Optional[List[float]] = None,
-    pq_codebook: Optional[List[float]] = None,
+    ds: "Dataset", column: str, index_type: str, options: _VectorIndexOptions = ...
 ) -> "Dataset": ...
-def nearest(
-    ds: "Dataset",
-    column: str,
-    queries: List[List[float]],
-    batch: bool = False,
-    k: int = 10,
-    nprobes: Optional[int] = None,
-    refine_factor: Optional[int] = None,
-    metric: Optional[str] = None,
-    use_index: bool = True,
-    distance_range: Optional[Tuple[Optional[float], Optional[float]]] = None,
-    columns: Optional[List[str]] = None,
-    filter: Optional[str] = None,
-    prefilter: bool = False,
-    fast_search: bool = False,
-    with_row_id: bool = False,
-    ef: Optional[int] = None,
-) -> "BatchStream": ...
+
+class _NearestArgs(TypedDict):
+    column: str
+    queries: List[List[float]]
+    batch: NotRequired[bool]
+    k: NotRequired[int]
+    nprobes: NotRequired[Optional[int]]
+    refine_factor: NotRequired[Optional[int]]
+    metric: NotRequired[Optional[str]]
+    use_index: NotRequired[bool]
+    distance_range: NotRequired[Optional[Tuple[Optional[float], Optional[float]]]]
+    columns: NotRequired[Optional[List[str]]]
+    filter: NotRequired[Optional[str]]
+    prefilter: NotRequired[bool]
+    fast_search: NotRequired[bool]
+    with_row_id: NotRequired[bool]
+    ef: NotRequired[Optional[int]]
+
+def nearest(ds: "Dataset", search: _NearestArgs) -> "BatchStream": ...
 def vector_index_statistics(ds: "Dataset", uuid: str) -> str: ...
 def fts_index_statistics(ds: "Dataset", uuid: str) -> str: ...
 def create_fts_index(
@@ -142,39 +136,28 @@ def create_fts_index(
     replace: bool = True,
     progress: Optional[Callable[[str, str, int, Optional[int], str], None]] = None,
 ) -> "Dataset": ...
-def full_text_search(
-    ds: "Dataset",
-    query: str,
-    columns: Optional[List[str]] = None,
-    filter: Optional[str] = None,
-    prefilter: bool = False,
-    limit: Optional[int] = None,
-    offset: int = 0,
-    fast_search: bool = False,
-    with_row_id: bool = False,
-) -> "BatchStream": ...
+
+class _FullTextArgs(TypedDict):
+    query: str
+    columns: NotRequired[Optional[List[str]]]
+    filter: NotRequired[Optional[str]]
+    prefilter: NotRequired[bool]
+    limit: NotRequired[Optional[int]]
+    offset: NotRequired[int]
+    fast_search: NotRequired[bool]
+    with_row_id: NotRequired[bool]
+
+def full_text_search(ds: "Dataset", search: _FullTextArgs) -> "BatchStream": ...
+
+class _FusionOptions(TypedDict, total=False):
+    limit: Optional[int]
+    offset: int
+    fusion: Optional[str]
+    rrf_k: float
+    weight: float
+
 def hybrid_search(
-    ds: "Dataset",
-    column: str,
-    queries: List[float],
-    text_query: str,
-    k: int = 10,
-    nprobes: Optional[int] = None,
-    refine_factor: Optional[int] = None,
-    metric: Optional[str] = None,
-    use_index: bool = True,
-    distance_range: Optional[Tuple[Optional[float], Optional[float]]] = None,
-    columns: Optional[List[str]] = None,
-    filter: Optional[str] = None,
-    prefilter: bool = False,
-    fast_search: bool = False,
-    with_row_id: bool = False,
-    ef: Optional[int] = None,
-    limit: Optional[int] = None,
-    offset: int = 0,
-    fusion: Optional[str] = None,
-    rrf_k: float = 60.0,
-    weight: float = 0.7,
+    ds: "Dataset", nearest: _NearestArgs, text_query: str, options: _FusionOptions = ...
 ) -> "BatchStream": ...
 def tokenize(params: str, text: str) -> List[str]: ...
 def fts_param_names() -> List[str]: ...
@@ -187,14 +170,7 @@ def build_fts_segment(
     replace: bool = False,
 ) -> Dict[str, Any]: ...
 def train_vector_model(
-    ds: "Dataset",
-    column: str,
-    index_type: str,
-    metric: str = "l2",
-    num_partitions: Optional[int] = None,
-    num_sub_vectors: Optional[int] = None,
-    num_bits: int = 8,
-    sample_rows: int = 65536,
+    ds: "Dataset", column: str, index_type: str, options: _VectorIndexOptions = ..., sample_rows: int = 65536
 ) -> List[Tuple[str, bytes]]: ...
 def build_vector_segment(
     ds: "Dataset", column: str, name: str, model: List[Tuple[str, bytes]], fragments: List[int]
@@ -211,42 +187,42 @@ def read_blob_ranges_counted(
     ds: "Dataset", requests: List[Tuple[str, bool, int, int, int, int]]
 ) -> Tuple[List[bytes], int, int]: ...
 def ds_branch(d: "Dataset") -> Optional[str]: ...
-def ds_checkout_ref(
-    d: "Dataset", kind: str, branch: Optional[str] = None, number: Optional[int] = None, tag: Optional[str] = None
-) -> "Dataset": ...
-def ds_create_branch(
-    d: "Dataset",
-    name: str,
-    kind: str,
-    branch: Optional[str] = None,
-    number: Optional[int] = None,
-    tag: Optional[str] = None,
-) -> "Dataset": ...
+
+class _Reference(TypedDict, total=False):
+    kind: str
+    branch: Optional[str]
+    number: Optional[int]
+    tag: Optional[str]
+
+def ds_checkout_ref(d: "Dataset", reference: _Reference) -> "Dataset": ...
+def ds_create_branch(d: "Dataset", name: str, reference: _Reference) -> "Dataset": ...
 def ds_list_branches(d: "Dataset") -> List[Tuple[str, Optional[str], int, str]]: ...
 def ds_delete_branch(d: "Dataset", name: str) -> None: ...
 def ds_replace_branch_metadata(d: "Dataset", name: str, metadata: str) -> None: ...
+
+class _CommitOperationOptions(TypedDict, total=False):
+    read_version: Optional[int]
+    properties: Optional[Dict[str, str]]
+    storage_options: Optional[Dict[str, str]]
+    max_retries: Optional[int]
+    commit_namespace: Optional[Tuple[Any, List[str], str]]
+    commit_lock: Optional[Callable[[int], Any]]
+
 def ds_commit_operation(
-    uri: str,
-    kind: str,
-    args: Dict[str, Any],
-    read_version: Optional[int] = None,
-    properties: Optional[Dict[str, str]] = None,
-    storage_options: Optional[Dict[str, str]] = None,
-    max_retries: Optional[int] = None,
-    commit_namespace: Optional[Tuple[Any, List[str], str]] = None,
-    commit_lock: Optional[Callable[[int], Any]] = None,
+    uri: str, kind: str, args: Dict[str, Any], options: _CommitOperationOptions = ...
 ) -> "Dataset": ...
-def ds_commit_clone(
-    uri: str,
-    is_shallow: bool,
-    ref_name: Optional[str],
-    ref_version: int,
-    ref_path: str,
-    branch_name: Optional[str],
-    read_version: int,
-    properties: Optional[Dict[str, str]] = None,
-    storage_options: Optional[Dict[str, str]] = None,
-) -> "Dataset": ...
+
+class _CloneOperation(TypedDict):
+    is_shallow: bool
+    ref_name: Optional[str]
+    ref_version: int
+    ref_path: str
+    branch_name: Optional[str]
+    read_version: int
+    properties: NotRequired[Optional[Dict[str, str]]]
+    storage_options: NotRequired[Optional[Dict[str, str]]]
+
+def ds_commit_clone(uri: str, clone: _CloneOperation) -> "Dataset": ...
 def ds_read_transaction(d: "Dataset", version: Optional[int] = None) -> Optional[Dict[str, Any]]: ...
 def ds_fragment_delete(d: "Dataset", id: int, predicate: str) -> Optional[Dict[str, Any]]: ...
 def ds_tags(
@@ -258,14 +234,7 @@ def ds_set_tag(
 ) -> None: ...
 def ds_delete_tag(d: "Dataset", name: str) -> None: ...
 def ds_clone(
-    d: "Dataset",
-    target: str,
-    deep: bool,
-    kind: str,
-    branch: Optional[str] = None,
-    number: Optional[int] = None,
-    tag: Optional[str] = None,
-    storage_options: Optional[Dict[str, str]] = None,
+    d: "Dataset", target: str, deep: bool, reference: _Reference, storage_options: Optional[Dict[str, str]] = None
 ) -> "Dataset": ...
 def ds_base_paths(d: "Dataset") -> List[Tuple[int, Optional[str], bool, str]]: ...
 def ds_add_bases(d: "Dataset", bases: List[Tuple[int, Optional[str], bool, str]]) -> "Dataset": ...
@@ -273,16 +242,10 @@ def ds_with_storage_options(d: "Dataset", options: Dict[str, str]) -> "Dataset":
 def write_with_bases(
     uri: str,
     data: Any,
-    mode: str,
     initial_bases: List[Tuple[int, Optional[str], bool, str]],
     targets: List[str] = ...,
     target_all_bases: Optional[bool] = None,
-    max_rows_per_file: Optional[int] = None,
-    max_bytes_per_file: Optional[int] = None,
-    data_storage_version: Optional[str] = None,
-    commit_message: Optional[str] = None,
-    storage_options: Optional[Dict[str, str]] = None,
-    commit_lock: Optional[Callable[[int], Any]] = None,
+    options: _WriteOptions = ...,
 ) -> "Dataset": ...
 
 DEFAULT_MAX_ROWS_PER_FILE: int
@@ -320,19 +283,19 @@ class LoaderRows:
     def strided(self, sharding: Tuple[int, int, int, bool, int, int]) -> "LoaderBatches": ...
     def sample(self, n: int, max_takes: int, seed: int, batch_size: int) -> "LoaderBatches": ...
 
+class _ReadOptions(TypedDict, total=False):
+    columns: Optional[List[str]]
+    exprs: Optional[List[Tuple[str, str]]]
+    with_row_id: bool
+    start: int
+    step: int
+    readahead: int
+
 @final
 class LoaderBatches:
     def __len__(self) -> int: ...
     def rows_in(self, i: int) -> int: ...
-    def read(
-        self,
-        columns: Optional[List[str]] = None,
-        exprs: Optional[List[Tuple[str, str]]] = None,
-        with_row_id: bool = False,
-        start: int = 0,
-        step: int = 1,
-        readahead: int = 4,
-    ) -> "BatchStream": ...
+    def read(self, options: _ReadOptions = ...) -> "BatchStream": ...
 
 def sampler_ranges(kind: str, sharding: Tuple[int, int, int, bool, int, int], total: int) -> List[Tuple[int, int]]: ...
 def permutation(n: int, seed: int, epoch: int) -> List[int]: ...
@@ -357,21 +320,19 @@ class FileReader:
     def io_stats(self) -> Tuple[int, int]: ...
     def metadata(self) -> Dict[str, Any]: ...
 
+class _FileWriterOptions(TypedDict, total=False):
+    version: Optional[str]
+    max_page_bytes: Optional[int]
+    dictionary: bool
+    data_cache_bytes: Optional[int]
+    page_stats: bool
+    storage_options: Optional[Dict[str, str]]
+    checksums: bool
+
 @final
 class FileWriter:
     closed: bool
-    def __new__(
-        cls,
-        path: str,
-        schema: Any,
-        version: Optional[str] = None,
-        max_page_bytes: Optional[int] = None,
-        dictionary: bool = True,
-        data_cache_bytes: Optional[int] = None,
-        page_stats: bool = False,
-        storage_options: Optional[Dict[str, str]] = None,
-        checksums: bool = True,
-    ) -> "FileWriter": ...
+    def __new__(cls, path: str, schema: Any, options: _FileWriterOptions = ...) -> "FileWriter": ...
     def write_batch(self, batch: Any) -> None: ...
     def add_global_buffer(self, data: bytes) -> int: ...
     def add_schema_metadata(self, key: str, value: str) -> None: ...
@@ -384,6 +345,52 @@ class ScanStats:
     def __init__(self) -> None: ...
     def snapshot(self) -> Dict[str, int]: ...
 
+class _WriteOptions(TypedDict, total=False):
+    mode: Optional[str]
+    max_rows_per_file: Optional[int]
+    max_bytes_per_file: Optional[int]
+    enable_v2_manifest_paths: bool
+    data_storage_version: Optional[str]
+    commit_message: Optional[str]
+    progress: Optional[Any]
+    storage_options: Optional[Dict[str, str]]
+    enable_stable_row_ids: bool
+    blob_options: Optional[Tuple[Optional[int], bool, bool]]
+    transaction_properties: Optional[Dict[str, str]]
+    commit_namespace: Optional[Tuple[Any, List[str], str]]
+    commit_lock: Optional[Callable[[int], Any]]
+    config: Optional[Dict[str, str]]
+    file_tag: Optional[str]
+
+class _ScanArgs(TypedDict, total=False):
+    columns: Optional[List[str]]
+    exprs: Optional[List[Tuple[str, str]]]
+    filter: Optional[str]
+    limit: Optional[int]
+    offset: Optional[int]
+    batch_size: Optional[int]
+    fragments: Optional[List[int]]
+    with_row_id: bool
+    with_row_address: bool
+    row_ranges: Optional[List[Tuple[int, int, int]]]
+    stats: Optional[ScanStats]
+    include_deleted: bool
+    use_stats: bool
+    use_scalar_index: bool
+    explain: bool
+    order_by: Optional[List[Tuple[str, bool, bool]]]
+    strict_batch_size: bool
+    blob_binary: bool
+
+class _CleanupArgs(TypedDict, total=False):
+    older_than: Optional[float]
+    retain_versions: Optional[int]
+    delete_unverified: bool
+    error_if_tagged_old_versions: bool
+    delete_rate_limit: Optional[int]
+    versions: Optional[List[int]]
+    delete_concurrency: Optional[int]
+
 @final
 class Dataset:
     @staticmethod
@@ -394,35 +401,10 @@ class Dataset:
         commit_namespace: Optional[Tuple[Any, List[str], str]] = None,
     ) -> "Dataset": ...
     @staticmethod
-    def write(
-        uri: str,
-        data: Any,
-        mode: str = "create",
-        max_rows_per_file: Optional[int] = None,
-        max_bytes_per_file: Optional[int] = None,
-        enable_v2_manifest_paths: bool = True,
-        data_storage_version: Optional[str] = None,
-        commit_message: Optional[str] = None,
-        progress: Optional[Any] = None,
-        storage_options: Optional[Dict[str, str]] = None,
-        enable_stable_row_ids: bool = False,
-        blob_options: Optional[Tuple[Optional[int], bool, bool]] = None,
-        transaction_properties: Optional[Dict[str, str]] = None,
-        commit_namespace: Optional[Tuple[Any, List[str], str]] = None,
-        commit_lock: Optional[Callable[[int], Any]] = None,
-        config: Optional[Dict[str, str]] = None,
-    ) -> "Dataset": ...
+    def write(uri: str, data: Any, options: _WriteOptions = ...) -> "Dataset": ...
     @staticmethod
     def write_fragments(
-        uri: str,
-        data: Any,
-        mode: str = "append",
-        max_rows_per_file: Optional[int] = None,
-        max_bytes_per_file: Optional[int] = None,
-        data_storage_version: Optional[str] = None,
-        file_tag: Optional[str] = None,
-        progress: Optional[Any] = None,
-        storage_options: Optional[Dict[str, str]] = None,
+        uri: str, data: Any, options: _WriteOptions = ...
     ) -> Tuple[List[Dict[str, Any]], Any, bool]: ...
     @staticmethod
     def commit(
@@ -431,13 +413,7 @@ class Dataset:
         fragments: List[Dict[str, Any]],
         schema: Optional[Any] = None,
         read_version: Optional[int] = None,
-        enable_v2_manifest_paths: bool = True,
-        data_storage_version: Optional[str] = None,
-        commit_message: Optional[str] = None,
-        storage_options: Optional[Dict[str, str]] = None,
-        transaction_properties: Optional[Dict[str, str]] = None,
-        commit_namespace: Optional[Tuple[Any, List[str], str]] = None,
-        commit_lock: Optional[Callable[[int], Any]] = None,
+        options: _WriteOptions = ...,
     ) -> "Dataset": ...
     @staticmethod
     def remove_tagged_files(
@@ -454,27 +430,7 @@ class Dataset:
     def count_rows(self, filter: Optional[str] = None, fragments: Optional[List[int]] = None) -> int: ...
     def __arrow_c_schema__(self) -> Any: ...
     def fragments(self) -> List[Dict[str, Any]]: ...
-    def scan(
-        self,
-        columns: Optional[List[str]] = None,
-        exprs: Optional[List[Tuple[str, str]]] = None,
-        filter: Optional[str] = None,
-        limit: Optional[int] = None,
-        offset: Optional[int] = None,
-        batch_size: Optional[int] = None,
-        fragments: Optional[List[int]] = None,
-        with_row_id: bool = False,
-        with_row_address: bool = False,
-        row_ranges: Optional[List[Tuple[int, int, int]]] = None,
-        stats: Optional[ScanStats] = None,
-        include_deleted: bool = False,
-        use_stats: bool = True,
-        use_scalar_index: bool = True,
-        explain: bool = False,
-        order_by: Optional[List[Tuple[str, bool, bool]]] = None,
-        strict_batch_size: bool = False,
-        blob_binary: bool = False,
-    ) -> Any: ...  # a BatchStream; the plan's text with explain=True
+    def scan(self, options: _ScanArgs = ...) -> Any: ...  # a BatchStream; the plan's text with explain
     def take(self, indices: List[int], columns: Optional[List[str]] = None) -> BatchStream: ...
     def take_addresses(self, addresses: List[int], columns: Optional[List[str]] = None) -> BatchStream: ...
     def take_row_ids(self, row_ids: List[int], columns: Optional[List[str]] = None) -> BatchStream: ...
@@ -519,16 +475,7 @@ class Dataset:
     def with_verify_checksums(self, verify: bool) -> "Dataset": ...
     def verifies_checksums(self) -> bool: ...
     def validate(self, version: Optional[int] = None, deep: bool = False) -> Dict[str, Any]: ...
-    def cleanup_old_versions(
-        self,
-        older_than: Optional[float] = None,
-        retain_versions: Optional[int] = None,
-        delete_unverified: bool = False,
-        error_if_tagged_old_versions: bool = True,
-        delete_rate_limit: Optional[int] = None,
-        versions: Optional[List[int]] = None,
-        delete_concurrency: Optional[int] = None,
-    ) -> Dict[str, int]: ...
+    def cleanup_old_versions(self, options: _CleanupArgs = ...) -> Dict[str, int]: ...
     def config(self) -> Dict[str, str]: ...
     def update_config(self, entries: List[Tuple[str, Optional[str]]], replace: bool) -> "Dataset": ...
     def tags(self) -> List[Tuple[str, int, int, Optional[str], Optional[str], Optional[str]]]: ...

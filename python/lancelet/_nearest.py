@@ -9,13 +9,16 @@ and adds ``query_index`` first.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
 
 import pyarrow as pa
 
 from . import _native
 from ._ranked import RankedScanner
 from .errors import InvalidArgumentError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ._native import _NearestArgs, _VectorIndexOptions
 
 _KEYS = {
     "column",
@@ -100,27 +103,27 @@ class NearestScanner(RankedScanner):
         metric = nearest.get("metric")
         self._ds = ds
         self._limit, self._offset = limit, offset or 0
-        self._args = dict(
-            column=nearest["column"],
-            queries=queries,
-            batch=batch,
-            k=k,
-            nprobes=nprobes,
-            refine_factor=_positive("refine_factor", nearest.get("refine_factor")),
-            metric=None if metric is None else str(metric).lower(),
-            use_index=bool(nearest.get("use_index", True)),
-            distance_range=dr,
-            columns=columns,
-            filter=filter,
-            prefilter=bool(prefilter),
-            fast_search=bool(fast_search),
-            with_row_id=bool(with_row_id),
-            ef=_positive("ef", nearest.get("ef")),
-        )
+        self._args: _NearestArgs = {
+            "column": nearest["column"],
+            "queries": queries,
+            "batch": batch,
+            "k": k,
+            "nprobes": nprobes,
+            "refine_factor": _positive("refine_factor", nearest.get("refine_factor")),
+            "metric": None if metric is None else str(metric).lower(),
+            "use_index": bool(nearest.get("use_index", True)),
+            "distance_range": dr,
+            "columns": columns,
+            "filter": filter,
+            "prefilter": bool(prefilter),
+            "fast_search": bool(fast_search),
+            "with_row_id": bool(with_row_id),
+            "ef": _positive("ef", nearest.get("ef")),
+        }
 
     def to_table(self) -> pa.Table:
         """The neighbours as a ``pyarrow.Table``."""
-        t = pa.RecordBatchReader.from_stream(_native.nearest(self._ds._native, **self._args)).read_all()
+        t = pa.RecordBatchReader.from_stream(_native.nearest(self._ds._native, self._args)).read_all()
         if self._offset or self._limit is not None:
             end = None if self._limit is None else self._offset + self._limit
             t = t.slice(self._offset, None if end is None else end - self._offset)
@@ -151,8 +154,9 @@ def _vector_args(
     pq_codebook: Any,
     num_sub_vectors: Optional[int],
     kwargs: Dict[str, Any],
-) -> Dict[str, Any]:
-    """The native build arguments of a vector index (pylance's ``create_index`` options)."""
+) -> Tuple[str, _VectorIndexOptions]:
+    """The native index type and build options of a vector index (pylance's
+    ``create_index`` options)."""
     import numpy as np  # noqa: PLC0415 (optional dependency, needed by vector search only)
 
     kind = index_type.upper()
@@ -182,8 +186,7 @@ def _vector_args(
         raise TypeError(f"create_index() got unexpected keyword arguments {sorted(kwargs)}")
     centroids = None if ivf_centroids is None else np.asarray(ivf_centroids, dtype=np.float32).ravel().tolist()
     codebook = None if pq_codebook is None else np.asarray(pq_codebook, dtype=np.float32).ravel().tolist()
-    return {
-        "index_type": kind,
+    return kind, {
         "metric": str(metric).lower(),
         "num_partitions": _positive("num_partitions", num_partitions, "create_index"),
         "num_sub_vectors": _positive("num_sub_vectors", num_sub_vectors, "create_index"),
@@ -224,23 +227,8 @@ def create_index(
     kind = index_type.upper()
     if kind in ("BTREE", "BITMAP", "LABEL_LIST", "ZONEMAP", "NGRAM", "BLOOMFILTER"):
         return ds.create_scalar_index(column, kind, name=name, replace=replace)
-    args = _vector_args(kind, metric, num_partitions, ivf_centroids, pq_codebook, num_sub_vectors, kwargs)
-    native = _native.create_vector_index(
-        ds._native,
-        column,
-        args["index_type"],
-        name,
-        args["metric"],
-        bool(replace),
-        args["num_partitions"],
-        args["num_sub_vectors"],
-        args["num_bits"],
-        args["target_partition_size"],
-        args["sample_rate"],
-        args["max_iters"],
-        args["ivf_centroids"],
-        args["pq_codebook"],
-    )
+    kind, options = _vector_args(kind, metric, num_partitions, ivf_centroids, pq_codebook, num_sub_vectors, kwargs)
+    native = _native.create_vector_index(ds._native, column, kind, {**options, "name": name, "replace": bool(replace)})
     ds._move_to(native)
     return ds
 
@@ -261,13 +249,13 @@ def build_vector_segment(
 ) -> Dict[str, Any]:
     """One vector index segment over ``fragment_ids``, not committed (see
     ``LanceDataset.create_index_uncommitted``); its index dict."""
-    args = _vector_args(index_type, metric, num_partitions, ivf_centroids, pq_codebook, num_sub_vectors, kwargs)
+    kind, options = _vector_args(
+        index_type, metric, num_partitions, ivf_centroids, pq_codebook, num_sub_vectors, kwargs
+    )
     return _native.build_vector_index_segment(
         ds._native,
         _one_column(column),
-        args.pop("index_type"),
+        kind,
         [int(f) for f in fragment_ids],
-        name,
-        replace=bool(replace),
-        **args,
+        {**options, "name": name, "replace": bool(replace)},
     )

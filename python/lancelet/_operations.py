@@ -666,12 +666,14 @@ def commit_other(
         path,
         kind,
         args,
-        read_version=read_version,
-        properties=props,
-        storage_options=storage_options,
-        max_retries=max_retries,
-        commit_namespace=commit_namespace,
-        commit_lock=commit_lock,
+        {
+            "read_version": read_version,
+            "properties": props,
+            "storage_options": storage_options,
+            "max_retries": max_retries,
+            "commit_namespace": commit_namespace,
+            "commit_lock": commit_lock,
+        },
     )
 
 
@@ -688,12 +690,14 @@ def commit_clone(
     ref_path = _native_uri(op.ref_path, storage_options)
     return _native.ds_commit_clone(
         path,
-        bool(op.is_shallow),
-        op.ref_name,
-        _int(op.ref_version, "Clone.ref_version"),
-        ref_path,
-        op.branch_name,
-        read_version,
-        properties=props,
-        storage_options=storage_options,
+        {
+            "is_shallow": bool(op.is_shallow),
+            "ref_name": op.ref_name,
+            "ref_version": _int(op.ref_version, "Clone.ref_version"),
+            "ref_path": ref_path,
+            "branch_name": op.branch_name,
+            "read_version": read_version,
+            "properties": props,
+            "storage_options": storage_options,
+        },
     )

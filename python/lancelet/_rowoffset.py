@@ -50,6 +50,6 @@ def take_expressions(ds_native: Any, address_stream: Any, exprs: List[Tuple[str,
         else:
             ranges.append((fid, off, off + 1))
     hidden = "__lancelet_take_address"
-    rows = ReaderResults(ds_native.scan(exprs=list(exprs) + [(hidden, _ADDR)], row_ranges=ranges)).to_table()
+    rows = ReaderResults(ds_native.scan({"exprs": list(exprs) + [(hidden, _ADDR)], "row_ranges": ranges})).to_table()
     where = pc.index_in(addresses, value_set=rows.column(hidden).combine_chunks())
     return rows.take(where).drop_columns([hidden])

@@ -99,7 +99,13 @@ def fragment_file(
 ) -> Dict[str, Any]:
     """Runs ``udf`` over one fragment (deleted rows included) and writes its new columns as
     one data file, not committed; returns it as fragment metadata (a dict)."""
-    return _native.backfill_fragment(native, fragment_id, _callback(udf), schema, read_columns, batch_size, file_tag)
+    return _native.backfill_fragment(
+        native,
+        fragment_id,
+        _callback(udf),
+        schema,
+        {"read_columns": read_columns, "batch_size": batch_size, "file_tag": file_tag},
+    )
 
 
 def commit_files(native: Any, schema: pa.Schema, files: List[Dict[str, Any]]) -> Any:
@@ -124,9 +130,11 @@ def backfill(ds: Any, udf: BatchUDF, read_columns: Optional[List[str]], batch_si
     return _native.backfill(
         ds._native,
         _callback(udf),
-        read_columns,
-        batch_size,
-        udf.output_schema,
-        udf.checkpoint_file,
-        ds.uri,
+        {
+            "read_columns": read_columns,
+            "batch_size": batch_size,
+            "output_schema": udf.output_schema,
+            "checkpoint_file": udf.checkpoint_file,
+            "checkpoint_key": ds.uri,
+        },
     )

@@ -451,13 +451,15 @@ class LanceFileWriter:
         self._writer = _native.FileWriter(
             self.path,
             schema,
-            self._version,
-            self._max_page_bytes,
-            True,
-            self._data_cache_bytes,
-            self._page_stats,
-            self._storage_options,
-            checksums=self._checksums,
+            {
+                "version": self._version,
+                "max_page_bytes": self._max_page_bytes,
+                "dictionary": True,
+                "data_cache_bytes": self._data_cache_bytes,
+                "page_stats": self._page_stats,
+                "storage_options": self._storage_options,
+                "checksums": self._checksums,
+            },
         )
         for k, v in self._metadata.items():
             self._writer.add_schema_metadata(k, v)

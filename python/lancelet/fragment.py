@@ -574,12 +574,14 @@ def write_fragments(
             lambda: _native.Dataset.write_fragments(
                 path,
                 _as_reader(data, schema),
-                mode="create" if mode == "create" else mode,
-                max_rows_per_file=max_rows_per_file,
-                max_bytes_per_file=max_bytes_per_file,
-                data_storage_version=data_storage_version,
-                progress=callback,
-                storage_options=_storage_options(storage_options),
+                {
+                    "mode": "create" if mode == "create" else mode,
+                    "max_rows_per_file": max_rows_per_file,
+                    "max_bytes_per_file": max_bytes_per_file,
+                    "data_storage_version": data_storage_version,
+                    "progress": callback,
+                    "storage_options": _storage_options(storage_options),
+                },
             ),
         )
     finally:

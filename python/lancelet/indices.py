@@ -253,7 +253,9 @@ class IndexMethods:
             for ignored in ("train", "storage_options", "progress_callback"):
                 kwargs.pop(ignored, None)
             t, col, numeric = _scalar_args(_one(column), index_type, kwargs)
-            d = _native.build_scalar_segment(self._native, col, t, ids, name, bool(replace), numeric)
+            d = _native.build_scalar_segment(
+                self._native, col, t, ids, {"name": name, "replace": bool(replace), "params": numeric}
+            )
         else:
             if index_uuid is not None:
                 raise UnsupportedFeatureError("index_uuid is not supported for vector index segments")

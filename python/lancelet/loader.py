@@ -261,7 +261,16 @@ class Loader:
         # is the first batch not handed out, from which this worker takes its turn.
         first = self._next_batch if self._layout == layout else self._next_batch + worker
         self._next_batch, self._layout = first, layout
-        stream = self._plan().read(self._names, self._exprs, self._with_row_id, first, workers, self._readahead)
+        stream = self._plan().read(
+            {
+                "columns": self._names,
+                "exprs": self._exprs,
+                "with_row_id": self._with_row_id,
+                "start": first,
+                "step": workers,
+                "readahead": self._readahead,
+            }
+        )
         for batch in ReaderResults(stream).to_batches():
             self._next_batch += workers  # the next batch this process reads
             out: Any = to_numpy(batch) if self._output == "numpy" else batch

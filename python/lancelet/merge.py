@@ -136,14 +136,16 @@ class MergeInsertBuilder:
             self._ds._native,
             _as_reader(data_obj, schema),
             self._on,
-            update=self._update,
-            update_condition=self._condition,
-            insert=self._insert,
-            delete=self._delete,
-            delete_filter=self._delete_expr,
-            conflict_retries=self._retries,
-            target_bases=self._target_bases,
-            target_all_bases=self._target_all,
+            {
+                "update": self._update,
+                "update_condition": self._condition,
+                "insert": self._insert,
+                "delete": self._delete,
+                "delete_filter": self._delete_expr,
+                "conflict_retries": self._retries,
+                "target_bases": self._target_bases,
+                "target_all_bases": self._target_all,
+            },
         )
         self._ds._move_to(native)
         return dict(counts)

@@ -213,12 +213,14 @@ def cleanup_versions(
             raise InvalidArgumentError(f"versions must be a list of version numbers, got {versions!r}")
         versions = list(versions)
     counts = ds._native.cleanup_old_versions(
-        older_than=None if older_than is None else older_than.total_seconds(),
-        retain_versions=_positive_int("retain_versions", retain_versions),
-        delete_unverified=bool(delete_unverified),
-        error_if_tagged_old_versions=bool(error_if_tagged_old_versions),
-        delete_rate_limit=_positive_int("delete_rate_limit", delete_rate_limit),
-        versions=versions,
-        delete_concurrency=_positive_int("delete_concurrency", delete_concurrency),
+        {
+            "older_than": None if older_than is None else older_than.total_seconds(),
+            "retain_versions": _positive_int("retain_versions", retain_versions),
+            "delete_unverified": bool(delete_unverified),
+            "error_if_tagged_old_versions": bool(error_if_tagged_old_versions),
+            "delete_rate_limit": _positive_int("delete_rate_limit", delete_rate_limit),
+            "versions": versions,
+            "delete_concurrency": _positive_int("delete_concurrency", delete_concurrency),
+        }
     )
     return CleanupStats(**counts)

@@ -49,7 +49,8 @@ _Columns = Optional[Union[List[str], Dict[str, str]]]
 
 def _read(batches: "_native.LoaderBatches", columns: _Columns, readahead: int = 4) -> Iterator[pa.RecordBatch]:
     names, exprs = (None, _exprs(columns)) if isinstance(columns, dict) else (_names(columns), None)
-    return iter(ReaderResults(batches.read(names, exprs, False, 0, 1, max(1, readahead))).to_batches())
+    stream = batches.read({"columns": names, "exprs": exprs, "readahead": max(1, readahead)})
+    return iter(ReaderResults(stream).to_batches())
 
 
 def _seed(seed: Optional[int]) -> int:

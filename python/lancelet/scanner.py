@@ -40,6 +40,7 @@ from .file import ReaderResults
 from .fragment import LanceFragment
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ._native import _ScanArgs
     from .dataset import LanceDataset
 
 __all__ = ["ColumnOrdering", "LanceScanner", "ScanStatistics"]
@@ -264,16 +265,16 @@ class LanceScanner:
         self._ds = ds
         self._stats_callback = scan_stats_callback
         self._stats: Optional[Any] = None
-        self._kwargs: Dict[str, Any] = dict(
-            filter=_filter(filter),
-            limit=limit,
-            offset=offset,
-            batch_size=batch_size,
-            with_row_id=with_row_id,
-            with_row_address=with_row_address,
-            use_stats=use_stats,
-            use_scalar_index=use_scalar_index,
-        )
+        self._kwargs: _ScanArgs = {
+            "filter": _filter(filter),
+            "limit": limit,
+            "offset": offset,
+            "batch_size": batch_size,
+            "with_row_id": with_row_id,
+            "with_row_address": with_row_address,
+            "use_stats": use_stats,
+            "use_scalar_index": use_scalar_index,
+        }
         if isinstance(columns, dict):
             items = list(columns.items())
             if not all(isinstance(k, str) and isinstance(v, str) for k, v in items):
@@ -290,7 +291,7 @@ class LanceScanner:
 
     def _stream(self) -> Any:
         self._stats = _native.ScanStats()
-        stream = self._ds._native.scan(stats=self._stats, **self._kwargs)
+        stream = self._ds._native.scan({**self._kwargs, "stats": self._stats})
         if self._stats_callback is None:
             return stream
         return _reporting(pa.RecordBatchReader.from_stream(stream), self._stats, self._stats_callback)
@@ -307,7 +308,7 @@ class LanceScanner:
         >>> print(ds.scanner(filter="id = 5").explain_plan())  # doctest: +SKIP
         """
         del verbose
-        return self._ds._native.scan(explain=True, **self._kwargs)
+        return self._ds._native.scan({**self._kwargs, "explain": True})
 
     def analyze_plan(self) -> str:
         """The plan, followed by what running it did (rows and bytes read)."""
@@ -361,12 +362,12 @@ def _reopen_scanner(
     kept ``blob_handling="all_binary"`` there (whether ``_rowaddr`` was asked for)."""
     scanner = LanceScanner.__new__(LanceScanner)
     scanner._ds = ds
-    scanner._kwargs = dict(kwargs)
+    scanner._kwargs = cast("_ScanArgs", dict(kwargs))
     scanner._stats_callback = stats_callback
     scanner._stats = None
     keep_addr = (extra or {}).get("_blob_binary")
     if keep_addr is not None:
-        scanner._kwargs.update(blob_binary=True, with_row_address=bool(keep_addr))
+        scanner._kwargs.update({"blob_binary": True, "with_row_address": bool(keep_addr)})
     return scanner
 
 

@@ -372,7 +372,7 @@ class LanceletReader(DataSourceReader):
         self.filter: Optional[str] = raw_filter.strip() if raw_filter is not None else None
         if self.filter is not None:
             try:
-                ds._native.scan(columns=[], filter=self.filter, limit=0, row_ranges=[])
+                ds._native.scan({"columns": [], "filter": self.filter, "limit": 0, "row_ranges": []})
             except Exception as e:  # noqa: BLE001 - report any refusal as a bad option
                 raise InvalidArgumentError(f"option 'filter' ({self.filter!r}) is not a lancelet filter: {e}") from e
         self.batch_size = _positive(options, "batch_size") or DEFAULT_BATCH_SIZE
@@ -392,12 +392,14 @@ class LanceletReader(DataSourceReader):
         ds = _open(self.uri, self.version, self.storage)
         stats = _native.ScanStats()
         stream = ds._native.scan(
-            columns=self.columns,
-            filter=self.filter,
-            batch_size=self.batch_size,
-            with_row_id=self.with_row_id,
-            row_ranges=[tuple(p) for p in partition.pieces],
-            stats=stats,
+            {
+                "columns": self.columns,
+                "filter": self.filter,
+                "batch_size": self.batch_size,
+                "with_row_id": self.with_row_id,
+                "row_ranges": [tuple(p) for p in partition.pieces],
+                "stats": stats,
+            }
         )
         rows = 0
         for batch in pa.RecordBatchReader.from_stream(stream):
@@ -457,11 +459,13 @@ class LanceletWriter(DataSourceArrowWriter):
         frags, _, _ = _native.Dataset.write_fragments(
             self.uri,
             pa.RecordBatchReader.from_batches(self.schema, batches),
-            mode="overwrite" if self.overwrite else "append",
-            max_rows_per_file=self.max_rows_per_file,
-            max_bytes_per_file=self.max_bytes_per_file,
-            file_tag=self.tag,
-            storage_options=self.storage or None,
+            {
+                "mode": "overwrite" if self.overwrite else "append",
+                "max_rows_per_file": self.max_rows_per_file,
+                "max_bytes_per_file": self.max_bytes_per_file,
+                "file_tag": self.tag,
+                "storage_options": self.storage or None,
+            },
         )
         return LanceletCommitMessage(frags)
 
@@ -537,8 +541,7 @@ def _commit(
         frags,
         schema=None if kind == "append" else new_schema,
         read_version=read_version,
-        commit_message=message,
-        storage_options=_storage_options(storage or None),
+        options={"commit_message": message, "storage_options": _storage_options(storage or None)},
     )
 
 
@@ -954,7 +957,16 @@ def create_index(
     if not replace and any(i["name"] == name for i in ds.list_indices()):
         raise InvalidArgumentError(f"Index name '{name}' already exists; pass replace=True to replace it")
     model = _native.train_vector_model(
-        ds._native, column, index_type, str(metric).lower(), num_partitions, num_sub_vectors, num_bits, sample_rows
+        ds._native,
+        column,
+        index_type,
+        {
+            "metric": str(metric).lower(),
+            "num_partitions": num_partitions,
+            "num_sub_vectors": num_sub_vectors,
+            "num_bits": num_bits,
+        },
+        sample_rows,
     )
     ids = [f.fragment_id for f in ds.get_fragments()]
     groups = [ids[i : i + fragments_per_task] for i in range(0, len(ids), fragments_per_task)]

@@ -68,7 +68,7 @@ pub use lancelet_table::tags::Tag;
 pub use lancelet_vector as vector;
 
 /// The directory holding data files, relative to the dataset root.
-pub const DATA_DIR: &str = "data";
+pub(crate) const DATA_DIR: &str = "data";
 
 /// Open data files and decoded deletion vectors, shared by every version of a dataset
 /// opened from the same handle (files are immutable, so entries never go stale).
@@ -307,7 +307,7 @@ impl Dataset {
 
     /// The schema scans and takes return: [`Dataset::schema`] with blob columns as their
     /// descriptors (see [`blob`]).
-    pub fn scan_schema(&self) -> &SchemaRef {
+    pub(crate) fn scan_schema(&self) -> &SchemaRef {
         &self.scan_schema
     }
 

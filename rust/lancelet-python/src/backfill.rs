@@ -14,6 +14,7 @@ use pyo3::types::PyDict;
 use crate::arrow_ffi::{import_batch, BatchStream};
 use crate::dataset::{one_batch, wrap, PyDataset};
 use crate::fragment_meta::fragment_dict;
+use crate::options::py_options;
 use crate::runtime::block_on;
 
 /// A Python callable `stream -> pyarrow.RecordBatch`, remembering the exception it raised.
@@ -53,10 +54,18 @@ impl PyUdf {
     }
 }
 
-fn import_schema(py: Python<'_>, schema: Option<Bound<'_, PyAny>>) -> PyResult<Option<arrow_schema::SchemaRef>> {
-    schema
-        .map(|s| crate::file::import_schema(py, &s).map(Arc::new))
-        .transpose()
+py_options! {
+    /// `backfill`'s keyword options: what the UDF reads, its output schema and its checkpoint.
+    struct BackfillArgs {
+        /// The columns the UDF is given (all when None).
+        read_columns: Option<Vec<String>> = None,
+        batch_size: Option<usize> = None,
+        /// The UDF's output schema (found by running it when None).
+        output_schema: Option<Py<PyAny>> = None,
+        /// Where finished fragments are recorded, so that a failed run resumes.
+        checkpoint_file: Option<PathBuf> = None,
+        checkpoint_key: Option<String> = None,
+    }
 }
 
 /// Adds the columns `udf` computes to dataset `d` and commits them; returns the dataset
@@ -64,28 +73,23 @@ fn import_schema(py: Python<'_>, schema: Option<Bound<'_, PyAny>>) -> PyResult<O
 /// and returns a `pyarrow.RecordBatch`. With `checkpoint_file`, finished fragments are
 /// recorded there (keyed by `checkpoint_key` and the version) and a failed run resumes.
 #[pyfunction]
-#[pyo3(signature = (d, udf, read_columns=None, batch_size=None, output_schema=None, checkpoint_file=None,
-    checkpoint_key=None))]
-#[allow(
-    clippy::too_many_arguments,
-    reason = "one parameter per keyword argument of the Python call"
-)]
+#[pyo3(signature = (d, udf, options=BackfillArgs::default()))]
 fn backfill(
     py: Python<'_>,
     d: &Bound<'_, PyDataset>,
     udf: Bound<'_, PyAny>,
-    read_columns: Option<Vec<String>>,
-    batch_size: Option<usize>,
-    output_schema: Option<Bound<'_, PyAny>>,
-    checkpoint_file: Option<PathBuf>,
-    checkpoint_key: Option<String>,
+    options: BackfillArgs,
 ) -> PyResult<PyDataset> {
+    let output_schema = options
+        .output_schema
+        .map(|s| crate::file::import_schema(py, s.bind(py)).map(Arc::new))
+        .transpose()?;
     let opts = BackfillOptions {
-        read_columns,
-        batch_size,
-        output_schema: import_schema(py, output_schema)?,
-        checkpoint: checkpoint_file,
-        checkpoint_key,
+        read_columns: options.read_columns,
+        batch_size: options.batch_size,
+        output_schema,
+        checkpoint: options.checkpoint_file,
+        checkpoint_key: options.checkpoint_key,
     };
     let udf = PyUdf::new(udf);
     let ds = d.get().inner.clone();
@@ -118,24 +122,32 @@ fn backfill_schema(
     Ok(schema.map(|s| one_batch(RecordBatch::new_empty(s))))
 }
 
+py_options! {
+    /// `backfill_fragment`'s keyword options: what the UDF reads and the new file's name tag.
+    struct FragmentBackfillArgs {
+        read_columns: Option<Vec<String>> = None,
+        batch_size: Option<usize> = None,
+        file_tag: Option<String> = None,
+    }
+}
+
 /// Runs `udf` over fragment `fragment_id` of `d` and writes its new columns (conformed to
 /// `schema`) as one uncommitted data file; returns it as a fragment dict holding only it.
 #[pyfunction]
-#[pyo3(signature = (d, fragment_id, udf, schema, read_columns=None, batch_size=None, file_tag=None))]
-#[allow(
-    clippy::too_many_arguments,
-    reason = "one parameter per keyword argument of the Python call"
-)]
+#[pyo3(signature = (d, fragment_id, udf, schema, options=FragmentBackfillArgs::default()))]
 fn backfill_fragment<'py>(
     py: Python<'py>,
     d: &Bound<'py, PyDataset>,
     fragment_id: u64,
     udf: Bound<'py, PyAny>,
     schema: Bound<'py, PyAny>,
-    read_columns: Option<Vec<String>>,
-    batch_size: Option<usize>,
-    file_tag: Option<String>,
+    options: FragmentBackfillArgs,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let FragmentBackfillArgs {
+        read_columns,
+        batch_size,
+        file_tag,
+    } = options;
     let schema = Arc::new(crate::file::import_schema(py, &schema)?);
     let udf = PyUdf::new(udf);
     let ds = d.get().inner.clone();

@@ -1,7 +1,7 @@
 //! Branches, clones, tags on branches and base paths: module functions of
 //! `lancelet._native` taking a `Dataset` (see `python/lancelet/_branches.py`).
 //!
-//! A reference to a version arrives as `(kind, branch, number, tag)`: kind `"latest"` (the
+//! A reference to a version arrives as a dict `{kind, branch, number, tag}`: kind `"latest"` (the
 //! dataset's branch, newest version), `"version"` (`number` on the dataset's branch),
 //! `"tag"` or `"branch"` (`branch`, None for main, at `number`, None for its newest).
 
@@ -12,30 +12,40 @@ use lancelet_dataset::table::pb;
 use lancelet_dataset::{open_uri, Dataset, VersionRef};
 use pyo3::prelude::*;
 
-use crate::dataset::{wrap, PyDataset};
+use crate::dataset::{wrap, PyDataset, WriteOptions};
 use crate::errors;
+use crate::options::py_options;
 use crate::runtime::block_on;
 
-fn reference(
-    py: Python<'_>,
-    kind: &str,
-    branch: Option<String>,
-    number: Option<u64>,
-    tag: Option<String>,
-) -> PyResult<Option<VersionRef>> {
-    Ok(match kind {
-        "latest" => None,
-        "version" => {
-            Some(VersionRef::Number(number.ok_or_else(|| {
-                errors::invalid(py, "a version reference needs a number")
-            })?))
-        }
-        "tag" => Some(VersionRef::Tag(
-            tag.ok_or_else(|| errors::invalid(py, "a tag reference needs a name"))?,
-        )),
-        "branch" => Some(VersionRef::Branch(branch, number)),
-        other => return Err(errors::invalid(py, format!("unknown reference kind {other:?}"))),
-    })
+py_options! {
+    /// A reference to a version (see the module header); a missing kind is `"latest"`.
+    struct Reference {
+        /// "latest", "version", "tag" or "branch".
+        kind: String = "latest".to_string(),
+        branch: Option<String> = None,
+        number: Option<u64> = None,
+        tag: Option<String> = None,
+    }
+}
+
+impl Reference {
+    /// The version it names (None: the newest of the dataset's branch).
+    fn version_ref(self, py: Python<'_>) -> PyResult<Option<VersionRef>> {
+        Ok(match self.kind.as_str() {
+            "latest" => None,
+            "version" => {
+                Some(VersionRef::Number(self.number.ok_or_else(|| {
+                    errors::invalid(py, "a version reference needs a number")
+                })?))
+            }
+            "tag" => Some(VersionRef::Tag(
+                self.tag
+                    .ok_or_else(|| errors::invalid(py, "a tag reference needs a name"))?,
+            )),
+            "branch" => Some(VersionRef::Branch(self.branch, self.number)),
+            other => return Err(errors::invalid(py, format!("unknown reference kind {other:?}"))),
+        })
+    }
 }
 
 fn ds(d: &Bound<'_, PyDataset>) -> Arc<Dataset> {
@@ -50,33 +60,21 @@ fn ds_branch(d: &Bound<'_, PyDataset>) -> Option<String> {
 
 /// The dataset at a reference (any branch).
 #[pyfunction]
-#[pyo3(signature = (d, kind, branch=None, number=None, tag=None))]
-fn ds_checkout_ref(
-    py: Python<'_>,
-    d: &Bound<'_, PyDataset>,
-    kind: &str,
-    branch: Option<String>,
-    number: Option<u64>,
-    tag: Option<String>,
-) -> PyResult<PyDataset> {
-    let r = reference(py, kind, branch, number, tag)?;
+fn ds_checkout_ref(py: Python<'_>, d: &Bound<'_, PyDataset>, reference: Reference) -> PyResult<PyDataset> {
+    let r = reference.version_ref(py)?;
     let ds = ds(d);
     Ok(wrap(block_on(py, async move { ds.checkout(r).await })?))
 }
 
 /// Creates a branch from a reference; returns the dataset on it.
 #[pyfunction]
-#[pyo3(signature = (d, name, kind, branch=None, number=None, tag=None))]
 fn ds_create_branch(
     py: Python<'_>,
     d: &Bound<'_, PyDataset>,
     name: String,
-    kind: &str,
-    branch: Option<String>,
-    number: Option<u64>,
-    tag: Option<String>,
+    reference: Reference,
 ) -> PyResult<PyDataset> {
-    let r = reference(py, kind, branch, number, tag)?;
+    let r = reference.version_ref(py)?;
     let ds = ds(d);
     Ok(wrap(block_on(py, async move { ds.create_branch(&name, r).await })?))
 }
@@ -183,23 +181,16 @@ fn ds_delete_tag(py: Python<'_>, d: &Bound<'_, PyDataset>, name: String) -> PyRe
 
 /// Shallow (or deep) clone of a reference to `target`.
 #[pyfunction]
-#[pyo3(signature = (d, target, deep, kind, branch=None, number=None, tag=None, storage_options=None))]
-#[allow(
-    clippy::too_many_arguments,
-    reason = "one parameter per keyword argument of the Python call"
-)]
+#[pyo3(signature = (d, target, deep, reference, storage_options=None))]
 fn ds_clone(
     py: Python<'_>,
     d: &Bound<'_, PyDataset>,
     target: String,
     deep: bool,
-    kind: &str,
-    branch: Option<String>,
-    number: Option<u64>,
-    tag: Option<String>,
+    reference: Reference,
     storage_options: Option<HashMap<String, String>>,
 ) -> PyResult<PyDataset> {
-    let r = reference(py, kind, branch, number, tag)?;
+    let r = reference.version_ref(py)?;
     let loc = open_uri(&target, &storage_options.unwrap_or_default())
         .map_err(|e| errors::to_py(py, lancelet_dataset::Error::from(e)))?;
     let ds = ds(d);
@@ -270,39 +261,18 @@ pub fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
 /// spreading new files over bases `targets` (names or paths; the dataset's root when empty)
 /// or over every base (`target_all_bases`: whether the root is included).
 #[pyfunction]
-#[pyo3(signature = (uri, data, mode, initial_bases, targets=Vec::new(), target_all_bases=None, max_rows_per_file=None,
-    max_bytes_per_file=None, data_storage_version=None, commit_message=None, storage_options=None,
-    commit_lock=None))]
-#[allow(
-    clippy::too_many_arguments,
-    reason = "one parameter per keyword argument of the Python call"
-)]
+#[pyo3(signature = (uri, data, initial_bases, targets=Vec::new(), target_all_bases=None,
+    options=WriteOptions::default()))]
 fn write_with_bases(
     py: Python<'_>,
     uri: String,
     data: Bound<'_, PyAny>,
-    mode: &str,
     initial_bases: Vec<(u32, Option<String>, bool, String)>,
     targets: Vec<String>,
     target_all_bases: Option<bool>,
-    max_rows_per_file: Option<u64>,
-    max_bytes_per_file: Option<u64>,
-    data_storage_version: Option<String>,
-    commit_message: Option<String>,
-    storage_options: Option<HashMap<String, String>>,
-    commit_lock: Option<Bound<'_, PyAny>>,
+    mut options: WriteOptions,
 ) -> PyResult<PyDataset> {
-    let mut params = crate::dataset::write_params(
-        py,
-        mode,
-        max_rows_per_file,
-        max_bytes_per_file,
-        true,
-        data_storage_version.as_deref(),
-        commit_message,
-        None,
-    )?;
-    params.commit_lock = crate::hooks::PyCommitLock::from_py(commit_lock)?;
+    let params = options.params(py)?;
     let bases = initial_bases
         .into_iter()
         .map(|(id, name, is_dataset_root, path)| pb::BasePath {
@@ -312,7 +282,7 @@ fn write_with_bases(
             path,
         })
         .collect();
-    let options = storage_options.clone().unwrap_or_default();
+    let options = options.storage_options.unwrap_or_default();
     let own = lancelet_dataset::table::bases::own_options(&options);
     let loc = open_uri(&uri, &own).map_err(|e| errors::to_py(py, lancelet_dataset::Error::from(e)))?;
     let reader = crate::dataset::import_stream(py, &data)?;

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use arrow_array::ffi_stream::{FFI_ArrowArrayStream, RecordBatchStreamReader};
 use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::ArrowError;
+use lancelet_dataset::maintain::cleanup::CleanupPolicy;
 use lancelet_dataset::scan::order::ColumnOrdering;
 use lancelet_dataset::scan::stream::{ScanBatches, Step};
 use lancelet_dataset::scan::{Columns, Scan, ScanOptions};
@@ -19,6 +20,7 @@ use crate::arrow_ffi::{schema_capsule, stream_error, BatchStream, ErrorSlot, FnR
 use crate::errors;
 use crate::fragment_meta::{fragment_dict, fragment_from_dict};
 use crate::hooks::PyCommitLock;
+use crate::options::py_options;
 use crate::runtime::{block_on, runtime, spawner, wait_task};
 
 /// Counters of one scan, filled in while it runs: pass one to `Dataset.scan(stats=...)`.
@@ -162,47 +164,81 @@ fn file_version(py: Python<'_>, v: Option<&str>) -> PyResult<FileVersion> {
     }
 }
 
-/// The parameters of a write, checked.
-#[allow(
-    clippy::too_many_arguments,
-    reason = "one parameter per keyword argument of the Python call"
-)]
-pub(crate) fn write_params(
-    py: Python<'_>,
-    mode: &str,
-    max_rows_per_file: Option<u64>,
-    max_bytes_per_file: Option<u64>,
-    enable_v2_manifest_paths: bool,
-    data_storage_version: Option<&str>,
-    commit_message: Option<String>,
-    progress: Option<Py<PyAny>>,
-) -> PyResult<WriteParams> {
-    // The write defaults are `WriteParams::default()`'s, and nowhere else.
-    let defaults = WriteParams::default();
-    let max_rows_per_file = max_rows_per_file.unwrap_or(defaults.max_rows_per_file);
-    let max_bytes_per_file = max_bytes_per_file.unwrap_or(defaults.max_bytes_per_file);
-    let mode = WriteMode::parse(mode).map_err(|e| errors::to_py(py, e))?;
-    let file_version = file_version(py, data_storage_version)?;
-    let default_file_version = data_storage_version.is_none();
-    let progress = progress.map(|cb| {
-        let cb = Arc::new(cb);
-        Arc::new(move |p: WriteProgress| {
-            Python::attach(|py| {
-                let _ = cb.call1(py, (p.rows, p.bytes, p.files));
-            });
-        }) as lancelet_dataset::write::ProgressFn
-    });
-    Ok(WriteParams {
-        mode,
-        max_rows_per_file,
-        max_bytes_per_file,
-        enable_v2_manifest_paths,
-        file_version,
-        default_file_version,
-        commit_message,
-        progress,
-        ..WriteParams::default()
-    })
+py_options! {
+    /// A write's or commit's keyword options (pylance's names); missing ones are `WriteParams::default()`'s.
+    pub(crate) struct WriteOptions {
+        /// "create", "append" or "overwrite".
+        mode: Option<String> = None,
+        max_rows_per_file: Option<u64> = None,
+        max_bytes_per_file: Option<u64> = None,
+        enable_v2_manifest_paths: bool = WriteParams::default().enable_v2_manifest_paths,
+        /// The data file format; the default one (and the dataset's, when appending) if None.
+        data_storage_version: Option<String> = None,
+        commit_message: Option<String> = None,
+        /// Called with `(rows, bytes, files)` as the write goes.
+        progress: Option<Py<PyAny>> = None,
+        storage_options: Option<HashMap<String, String>> = None,
+        enable_stable_row_ids: bool = WriteParams::default().enable_stable_row_ids,
+        /// `(pack file size threshold, ingest external blobs, allow them outside bases)`.
+        blob_options: Option<(Option<u64>, bool, bool)> = None,
+        transaction_properties: Option<HashMap<String, String>> = None,
+        commit_namespace: Option<CommitNamespace> = None,
+        commit_lock: Option<Py<PyAny>> = None,
+        /// Table config the new dataset starts with.
+        config: Option<HashMap<String, String>> = None,
+        /// Goes into the new data files' names.
+        file_tag: Option<String> = None,
+    }
+}
+
+impl WriteOptions {
+    /// The parameters of the write, checked. The storage options and commit namespace
+    /// stay here: they name the location ([`WriteOptions::location`]).
+    pub(crate) fn params(&mut self, py: Python<'_>) -> PyResult<WriteParams> {
+        // The write defaults are `WriteParams::default()`'s, and nowhere else.
+        let defaults = WriteParams::default();
+        let mode = match self.mode.as_deref() {
+            Some(m) => WriteMode::parse(m).map_err(|e| errors::to_py(py, e))?,
+            None => defaults.mode,
+        };
+        let data_storage_version = self.data_storage_version.take();
+        let progress = self.progress.take().map(|cb| {
+            let cb = Arc::new(cb);
+            Arc::new(move |p: WriteProgress| {
+                Python::attach(|py| {
+                    let _ = cb.call1(py, (p.rows, p.bytes, p.files));
+                });
+            }) as lancelet_dataset::write::ProgressFn
+        });
+        let mut params = WriteParams {
+            mode,
+            max_rows_per_file: self.max_rows_per_file.unwrap_or(defaults.max_rows_per_file),
+            max_bytes_per_file: self.max_bytes_per_file.unwrap_or(defaults.max_bytes_per_file),
+            enable_v2_manifest_paths: self.enable_v2_manifest_paths,
+            file_version: file_version(py, data_storage_version.as_deref())?,
+            default_file_version: data_storage_version.is_none(),
+            commit_message: self.commit_message.take(),
+            progress,
+            file_tag: self.file_tag.take(),
+            enable_stable_row_ids: self.enable_stable_row_ids,
+            transaction_properties: self.transaction_properties.take().unwrap_or_default(),
+            config: self.config.take().unwrap_or_default(),
+            commit_lock: PyCommitLock::from_py(self.commit_lock.take().map(|l| l.into_bound(py)))?,
+            ..defaults
+        };
+        if let Some((pack, ingest, outside)) = self.blob_options {
+            params.blob.pack_file_size_threshold = pack;
+            params.blob.ingest_external = ingest;
+            params.blob.allow_external_outside_bases = outside;
+        }
+        Ok(params)
+    }
+
+    /// Where the dataset at `uri` lives, committing through the namespace when there is one.
+    fn location(&mut self, py: Python<'_>, uri: &str) -> PyResult<Location> {
+        let loc = location(py, uri, self.storage_options.take())?;
+        Ok(managed(loc, self.commit_namespace.take()))
+    }
 }
 
 /// Runs a write whose input may be a Python generator: [`block_on`] polls the future on
@@ -269,6 +305,91 @@ pub(crate) fn one_batch(batch: RecordBatch) -> BatchStream {
     BatchStream::new(Box::new(FnReader { schema, next }), slot)
 }
 
+py_options! {
+    /// `Dataset.scan`'s keyword options; missing ones are `ScanOptions::default()`'s.
+    struct ScanArgs {
+        /// Column names (or, with `exprs`, ignored).
+        columns: Option<Vec<String>> = None,
+        /// `(name, SQL expression)` pairs.
+        exprs: Option<Vec<(String, String)>> = None,
+        filter: Option<String> = None,
+        limit: Option<u64> = None,
+        offset: Option<u64> = None,
+        batch_size: Option<usize> = None,
+        fragments: Option<Vec<u64>> = None,
+        with_row_id: bool = ScanOptions::default().with_row_id,
+        with_row_address: bool = ScanOptions::default().with_row_address,
+        /// `(fragment id, start, end)` row ranges.
+        row_ranges: Option<Vec<(u64, u64, u64)>> = None,
+        /// Filled in with the scan's counters.
+        stats: Option<Py<PyScanStats>> = None,
+        include_deleted: bool = ScanOptions::default().include_deleted,
+        use_stats: bool = ScanOptions::default().use_stats,
+        use_scalar_index: bool = ScanOptions::default().use_scalar_index,
+        /// Return the plan as text instead of scanning.
+        explain: bool = false,
+        /// `(column, ascending, nulls first)` sort keys.
+        order_by: Option<Vec<(String, bool, bool)>> = None,
+        strict_batch_size: bool = ScanOptions::default().strict_batch_size,
+        blob_binary: bool = ScanOptions::default().blob_binary,
+    }
+}
+
+impl ScanArgs {
+    /// The dataset crate's options of this scan.
+    fn scan_options(self) -> ScanOptions {
+        let defaults = ScanOptions::default();
+        let columns = match (self.columns, self.exprs) {
+            (_, Some(e)) => Columns::Exprs(e),
+            (Some(c), None) => Columns::Names(c),
+            (None, None) => Columns::All,
+        };
+        ScanOptions {
+            columns,
+            filter: self.filter,
+            limit: self.limit,
+            offset: self.offset.unwrap_or(defaults.offset),
+            batch_size: self.batch_size.unwrap_or(defaults.batch_size),
+            fragments: self.fragments,
+            row_ranges: self
+                .row_ranges
+                .map(|r| r.into_iter().map(|(f, a, b)| (f, a..b)).collect()),
+            with_row_id: self.with_row_id,
+            with_row_address: self.with_row_address,
+            include_deleted: self.include_deleted,
+            use_stats: self.use_stats,
+            use_scalar_index: self.use_scalar_index,
+            order_by: self
+                .order_by
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(column, ascending, nulls_first)| ColumnOrdering {
+                    column,
+                    ascending,
+                    nulls_first,
+                })
+                .collect(),
+            strict_batch_size: self.strict_batch_size,
+            blob_binary: self.blob_binary,
+            ..defaults
+        }
+    }
+}
+
+py_options! {
+    /// `Dataset.cleanup_old_versions`'s keyword options; missing ones are `CleanupPolicy::default()`'s.
+    struct CleanupArgs {
+        /// Seconds.
+        older_than: Option<f64> = None,
+        retain_versions: Option<u64> = None,
+        delete_unverified: bool = CleanupPolicy::default().delete_unverified,
+        error_if_tagged_old_versions: bool = CleanupPolicy::default().error_if_tagged_old_versions,
+        delete_rate_limit: Option<u64> = None,
+        versions: Option<Vec<u64>> = None,
+        delete_concurrency: Option<usize> = None,
+    }
+}
+
 #[pymethods]
 impl PyDataset {
     /// Opens a local dataset at `version` (a number or a tag name; latest when None).
@@ -290,54 +411,11 @@ impl PyDataset {
 
     /// Writes a stream of batches as a dataset and commits it.
     #[staticmethod]
-    #[pyo3(signature = (uri, data, mode="create", max_rows_per_file=None, max_bytes_per_file=None,
-        enable_v2_manifest_paths=true, data_storage_version=None, commit_message=None, progress=None,
-        storage_options=None, enable_stable_row_ids=false, blob_options=None, transaction_properties=None,
-        commit_namespace=None, commit_lock=None, config=None))]
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "one parameter per keyword argument of the Python call"
-    )]
-    fn write(
-        py: Python<'_>,
-        uri: String,
-        data: Bound<'_, PyAny>,
-        mode: &str,
-        max_rows_per_file: Option<u64>,
-        max_bytes_per_file: Option<u64>,
-        enable_v2_manifest_paths: bool,
-        data_storage_version: Option<String>,
-        commit_message: Option<String>,
-        progress: Option<Py<PyAny>>,
-        storage_options: Option<HashMap<String, String>>,
-        enable_stable_row_ids: bool,
-        blob_options: Option<(Option<u64>, bool, bool)>,
-        transaction_properties: Option<HashMap<String, String>>,
-        commit_namespace: Option<CommitNamespace>,
-        commit_lock: Option<Bound<'_, PyAny>>,
-        config: Option<HashMap<String, String>>,
-    ) -> PyResult<Self> {
-        let mut params = write_params(
-            py,
-            mode,
-            max_rows_per_file,
-            max_bytes_per_file,
-            enable_v2_manifest_paths,
-            data_storage_version.as_deref(),
-            commit_message,
-            progress,
-        )?;
-        params.enable_stable_row_ids = enable_stable_row_ids;
-        params.transaction_properties = transaction_properties.unwrap_or_default();
-        params.commit_lock = PyCommitLock::from_py(commit_lock)?;
-        params.config = config.unwrap_or_default();
-        if let Some((pack, ingest, outside)) = blob_options {
-            params.blob.pack_file_size_threshold = pack;
-            params.blob.ingest_external = ingest;
-            params.blob.allow_external_outside_bases = outside;
-        }
+    #[pyo3(signature = (uri, data, options=WriteOptions::default()))]
+    fn write(py: Python<'_>, uri: String, data: Bound<'_, PyAny>, mut options: WriteOptions) -> PyResult<Self> {
+        let params = options.params(py)?;
         let reader: Box<dyn RecordBatchReader + Send> = import_stream(py, &data)?;
-        let loc = managed(location(py, &uri, storage_options)?, commit_namespace);
+        let loc = options.location(py, &uri)?;
         let ds = pull_on_this_thread(py, async move { write_dataset(&loc, reader, params).await })?;
         Ok(wrap(ds))
     }
@@ -346,37 +424,17 @@ impl PyDataset {
     /// them. Returns the fragments (dicts), the files' schema and whether they append to
     /// the existing dataset (rather than create or replace it).
     #[staticmethod]
-    #[pyo3(signature = (uri, data, mode="append", max_rows_per_file=None, max_bytes_per_file=None,
-        data_storage_version=None, file_tag=None, progress=None, storage_options=None))]
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "one parameter per keyword argument of the Python call"
-    )]
+    #[pyo3(signature = (uri, data, options=WriteOptions::default()))]
     fn write_fragments<'py>(
         py: Python<'py>,
         uri: String,
         data: Bound<'py, PyAny>,
-        mode: &str,
-        max_rows_per_file: Option<u64>,
-        max_bytes_per_file: Option<u64>,
-        data_storage_version: Option<String>,
-        file_tag: Option<String>,
-        progress: Option<Py<PyAny>>,
-        storage_options: Option<HashMap<String, String>>,
+        mut options: WriteOptions,
     ) -> PyResult<(Vec<Bound<'py, PyDict>>, Bound<'py, PyCapsule>, bool)> {
-        let mut params = write_params(
-            py,
-            mode,
-            max_rows_per_file,
-            max_bytes_per_file,
-            true,
-            data_storage_version.as_deref(),
-            None,
-            progress,
-        )?;
-        params.file_tag = file_tag;
+        options.mode.get_or_insert_with(|| "append".to_string());
+        let params = options.params(py)?;
         let reader: Box<dyn RecordBatchReader + Send> = import_stream(py, &data)?;
-        let loc = location(py, &uri, storage_options)?;
+        let loc = location(py, &uri, options.storage_options.take())?;
         let (_, staged) = pull_on_this_thread(py, async move {
             lancelet_dataset::write::write_fragments(&loc, reader, &params).await
         })?;
@@ -396,13 +454,7 @@ impl PyDataset {
     /// with `schema`, or append when the dataset exists); "append" with a `read_version` is
     /// an append planned at that version.
     #[staticmethod]
-    #[pyo3(signature = (uri, kind, fragments, schema=None, read_version=None, enable_v2_manifest_paths=true,
-        data_storage_version=None, commit_message=None, storage_options=None, transaction_properties=None,
-        commit_namespace=None, commit_lock=None))]
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "one parameter per keyword argument of the Python call"
-    )]
+    #[pyo3(signature = (uri, kind, fragments, schema=None, read_version=None, options=WriteOptions::default()))]
     fn commit(
         py: Python<'_>,
         uri: String,
@@ -410,13 +462,7 @@ impl PyDataset {
         fragments: Vec<Bound<'_, PyAny>>,
         schema: Option<Bound<'_, PyAny>>,
         read_version: Option<u64>,
-        enable_v2_manifest_paths: bool,
-        data_storage_version: Option<String>,
-        commit_message: Option<String>,
-        storage_options: Option<HashMap<String, String>>,
-        transaction_properties: Option<HashMap<String, String>>,
-        commit_namespace: Option<CommitNamespace>,
-        commit_lock: Option<Bound<'_, PyAny>>,
+        mut options: WriteOptions,
     ) -> PyResult<Self> {
         use lancelet_dataset::commit::intent::CommitIntent;
         let intent = match (kind, schema.as_ref()) {
@@ -445,20 +491,9 @@ impl PyDataset {
             }
         };
         let fragments = fragments.iter().map(fragment_from_dict).collect::<PyResult<Vec<_>>>()?;
-        let params = write_params(
-            py,
-            "append",
-            None,
-            None,
-            enable_v2_manifest_paths,
-            data_storage_version.as_deref(),
-            commit_message,
-            None,
-        )?;
-        let mut params = params;
-        params.transaction_properties = transaction_properties.unwrap_or_default();
-        params.commit_lock = PyCommitLock::from_py(commit_lock)?;
-        let loc = managed(location(py, &uri, storage_options)?, commit_namespace);
+        options.mode = Some("append".to_string());
+        let params = options.params(py)?;
+        let loc = options.location(py, &uri)?;
         let ds = block_on(py, async move {
             match intent {
                 Some(intent) => {
@@ -565,68 +600,11 @@ impl PyDataset {
         self.inner.fragments().iter().map(|f| fragment_dict(py, f)).collect()
     }
 
-    /// Plans a scan and streams its batches.
-    #[pyo3(signature = (columns=None, exprs=None, filter=None, limit=None, offset=None, batch_size=None,
-        fragments=None, with_row_id=false, with_row_address=false, row_ranges=None, stats=None,
-        include_deleted=false, use_stats=true, use_scalar_index=true, explain=false, order_by=None,
-        strict_batch_size=false, blob_binary=false))]
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "one parameter per keyword argument of the Python call"
-    )]
-    fn scan(
-        &self,
-        py: Python<'_>,
-        columns: Option<Vec<String>>,
-        exprs: Option<Vec<(String, String)>>,
-        filter: Option<String>,
-        limit: Option<u64>,
-        offset: Option<u64>,
-        batch_size: Option<usize>,
-        fragments: Option<Vec<u64>>,
-        with_row_id: bool,
-        with_row_address: bool,
-        row_ranges: Option<Vec<(u64, u64, u64)>>,
-        stats: Option<PyRef<'_, PyScanStats>>,
-        include_deleted: bool,
-        use_stats: bool,
-        use_scalar_index: bool,
-        explain: bool,
-        order_by: Option<Vec<(String, bool, bool)>>,
-        strict_batch_size: bool,
-        blob_binary: bool,
-    ) -> PyResult<Py<PyAny>> {
-        let columns = match (columns, exprs) {
-            (_, Some(e)) => Columns::Exprs(e),
-            (Some(c), None) => Columns::Names(c),
-            (None, None) => Columns::All,
-        };
-        let opts = ScanOptions {
-            columns,
-            filter,
-            limit,
-            offset: offset.unwrap_or(0),
-            batch_size: batch_size.unwrap_or(lancelet_dataset::scan::DEFAULT_BATCH_SIZE),
-            fragments,
-            row_ranges: row_ranges.map(|r| r.into_iter().map(|(f, a, b)| (f, a..b)).collect()),
-            with_row_id,
-            with_row_address,
-            include_deleted,
-            use_stats,
-            use_scalar_index,
-            order_by: order_by
-                .unwrap_or_default()
-                .into_iter()
-                .map(|(column, ascending, nulls_first)| ColumnOrdering {
-                    column,
-                    ascending,
-                    nulls_first,
-                })
-                .collect(),
-            strict_batch_size,
-            max_task_rows: None,
-            blob_binary,
-        };
+    /// Plans a scan and streams its batches (or, with `explain`, returns its plan as text).
+    #[pyo3(signature = (options=ScanArgs::default()))]
+    fn scan(&self, py: Python<'_>, mut options: ScanArgs) -> PyResult<Py<PyAny>> {
+        let (explain, stats) = (options.explain, options.stats.take());
+        let opts = options.scan_options();
         let rt = runtime().map_err(|e| errors::make(py, errors::Kind::Internal, e.to_string()))?;
         let ds = self.inner.as_ref().clone().with_spawner(spawner(&rt));
         let scan = block_on(py, async move { Scan::plan(&ds, opts).await })?;
@@ -634,7 +612,7 @@ impl PyDataset {
             return Ok(scan.explain().into_pyobject(py)?.into_any().unbind());
         }
         if let Some(stats) = stats {
-            if let Ok(mut g) = stats.inner.lock() {
+            if let Ok(mut g) = stats.get().inner.lock() {
                 *g = Some(scan.stats().clone());
             }
         }
@@ -830,25 +808,9 @@ impl PyDataset {
 
     /// Removes old versions and unreferenced files (see `lancelet_dataset::maintain::cleanup`);
     /// `older_than` is in seconds. Returns the statistics as a dict.
-    #[pyo3(signature = (older_than=None, retain_versions=None, delete_unverified=false,
-        error_if_tagged_old_versions=true, delete_rate_limit=None, versions=None, delete_concurrency=None))]
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "one parameter per keyword argument of the Python call"
-    )]
-    fn cleanup_old_versions<'py>(
-        &self,
-        py: Python<'py>,
-        older_than: Option<f64>,
-        retain_versions: Option<u64>,
-        delete_unverified: bool,
-        error_if_tagged_old_versions: bool,
-        delete_rate_limit: Option<u64>,
-        versions: Option<Vec<u64>>,
-        delete_concurrency: Option<usize>,
-    ) -> PyResult<Bound<'py, PyDict>> {
-        use lancelet_dataset::maintain::cleanup::CleanupPolicy;
-        let older_than = match older_than {
+    #[pyo3(signature = (options=CleanupArgs::default()))]
+    fn cleanup_old_versions<'py>(&self, py: Python<'py>, options: CleanupArgs) -> PyResult<Bound<'py, PyDict>> {
+        let older_than = match options.older_than {
             Some(s) if !s.is_finite() || s < 0.0 => {
                 return Err(errors::invalid(
                     py,
@@ -858,14 +820,15 @@ impl PyDataset {
             Some(s) => Some(std::time::Duration::from_secs_f64(s)),
             None => None,
         };
+        let defaults = CleanupPolicy::default();
         let policy = CleanupPolicy {
             older_than,
-            retain_versions,
-            versions,
-            delete_unverified,
-            error_if_tagged_old_versions,
-            delete_concurrency: delete_concurrency.unwrap_or(16),
-            delete_rate_limit,
+            retain_versions: options.retain_versions,
+            versions: options.versions,
+            delete_unverified: options.delete_unverified,
+            error_if_tagged_old_versions: options.error_if_tagged_old_versions,
+            delete_concurrency: options.delete_concurrency.unwrap_or(defaults.delete_concurrency),
+            delete_rate_limit: options.delete_rate_limit,
         };
         let ds = self.inner.clone();
         let st = block_on(py, async move { ds.cleanup_old_versions(&policy).await })?;
@@ -981,7 +944,12 @@ impl PyDataset {
     /// [`replace_rows`]: the dataset's store, its file format.
     fn write_rows<'py>(&self, py: Python<'py>, data: Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyDict>>> {
         let version = self.inner.data_storage_version();
-        let params = write_params(py, "append", None, None, true, Some(&version), None, None)?;
+        let params = WriteOptions {
+            mode: Some("append".to_string()),
+            data_storage_version: Some(version),
+            ..WriteOptions::default()
+        }
+        .params(py)?;
         let reader: Box<dyn RecordBatchReader + Send> = import_stream(py, &data)?;
         let loc = Location {
             store: self.inner.store().clone(),

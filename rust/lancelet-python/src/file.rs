@@ -15,6 +15,7 @@ use pyo3::types::{PyBytes, PyCapsule, PyCapsuleMethods, PyDict, PyList};
 
 use crate::arrow_ffi::{import_batch, schema_capsule, BatchStream, ErrorSlot, FnReader};
 use crate::errors;
+use crate::options::py_options;
 use crate::runtime::{block_on, runtime, spawner, task_failed, wait_task};
 
 /// An open Lance file.
@@ -251,50 +252,54 @@ pub(crate) fn import_schema(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<
     })
 }
 
+py_options! {
+    /// `FileWriter`'s keyword options; missing ones are `WriterOptions::default()`'s.
+    struct FileWriterOptions {
+        /// The file format version ("2.0", "2.1", ...); the default one when None.
+        version: Option<String> = None,
+        max_page_bytes: Option<u64> = None,
+        /// Try dictionary encoding for low-cardinality string pages.
+        dictionary: bool = WriterOptions::default().encode.dictionary,
+        /// The write cache, shared by the top-level fields.
+        data_cache_bytes: Option<u64> = None,
+        /// Record zone statistics in an extra global buffer.
+        page_stats: bool = WriterOptions::default().page_stats,
+        storage_options: Option<HashMap<String, String>> = None,
+        /// Record CRC32C checksums in an extra global buffer.
+        checksums: bool = WriterOptions::default().checksums,
+    }
+}
+
 #[pymethods]
 impl PyFileWriter {
     #[new]
-    #[pyo3(signature = (path, schema, version=None, max_page_bytes=None, dictionary=true, data_cache_bytes=None,
-        page_stats=false, storage_options=None, checksums=true))]
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "one parameter per keyword argument of the Python call"
-    )]
-    fn new(
-        py: Python<'_>,
-        path: String,
-        schema: &Bound<'_, PyAny>,
-        version: Option<&str>,
-        max_page_bytes: Option<u64>,
-        dictionary: bool,
-        data_cache_bytes: Option<u64>,
-        page_stats: bool,
-        storage_options: Option<HashMap<String, String>>,
-        checksums: bool,
-    ) -> PyResult<Self> {
+    #[pyo3(signature = (path, schema, options=FileWriterOptions::default()))]
+    fn new(py: Python<'_>, path: String, schema: &Bound<'_, PyAny>, options: FileWriterOptions) -> PyResult<Self> {
         let schema = Arc::new(import_schema(py, schema)?);
-        let version = match version {
+        let version = match options.version.as_deref() {
             None => FileVersion::DEFAULT,
             Some(v) => FileVersion::parse(v).map_err(|e| errors::to_py(py, e))?,
         };
         let mut opts = WriterOptions {
             version,
-            page_stats,
-            checksums,
+            page_stats: options.page_stats,
+            checksums: options.checksums,
             // The same pages as pylance writes for the same batches.
             page_rules: PageRules::Pylance,
             ..WriterOptions::default()
         };
-        if let Some(m) = max_page_bytes {
+        if let Some(m) = options.max_page_bytes {
             opts.max_page_bytes = m;
         }
-        if let Some(c) = data_cache_bytes {
+        if let Some(c) = options.data_cache_bytes {
             // As pylance: the cache is shared evenly by the top-level fields.
             opts.cache_bytes_per_column = (c / schema.fields().len().max(1) as u64).max(1);
         }
-        opts.encode.dictionary = dictionary;
-        let options = storage_options.unwrap_or_default();
-        let inner = block_on(py, async move { UriFileWriter::create(&path, &options, schema, opts) })?;
+        opts.encode.dictionary = options.dictionary;
+        let storage_options = options.storage_options.unwrap_or_default();
+        let inner = block_on(py, async move {
+            UriFileWriter::create(&path, &storage_options, schema, opts)
+        })?;
         Ok(Self { inner })
     }
 

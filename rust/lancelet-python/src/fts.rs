@@ -9,6 +9,8 @@ use lancelet_dataset::Error as CoreError;
 
 use crate::dataset::{wrap, PyDataset};
 use crate::errors::to_py;
+use crate::index::NearestArgs;
+use crate::options::py_options;
 use crate::runtime::block_on;
 
 fn json(py: Python<'_>, text: &str, what: &str) -> PyResult<serde_json::Value> {
@@ -72,102 +74,85 @@ fn build_fts_segment<'py>(
     crate::index_meta::index_dict(py, &meta)
 }
 
-/// Runs a full-text search; `query` is the JSON form of a query (see `lancelet.query`).
-#[pyfunction]
-#[pyo3(signature = (ds, query, columns=None, filter=None, prefilter=false, limit=None, offset=0,
-    fast_search=false, with_row_id=false))]
-#[allow(
-    clippy::too_many_arguments,
-    reason = "one parameter per keyword argument of the Python call"
-)]
-fn full_text_search(
-    py: Python<'_>,
-    ds: &PyDataset,
+/// A full-text search: the query's JSON form (see `lancelet.query`) and the scan's keyword options.
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+struct FullTextArgs {
     query: String,
+    #[pyo3(default)]
     columns: Option<Vec<String>>,
+    #[pyo3(default)]
     filter: Option<String>,
+    #[pyo3(default)]
     prefilter: bool,
+    #[pyo3(default)]
     limit: Option<u64>,
+    #[pyo3(default)]
     offset: u64,
+    #[pyo3(default)]
     fast_search: bool,
+    #[pyo3(default)]
     with_row_id: bool,
-) -> PyResult<crate::arrow_ffi::BatchStream> {
-    let q =
-        FtsQuery::from_json(&json(py, &query, "the full-text query")?).map_err(|e| to_py(py, CoreError::from(e)))?;
+}
+
+/// Runs a full-text search.
+#[pyfunction]
+fn full_text_search(py: Python<'_>, ds: &PyDataset, search: FullTextArgs) -> PyResult<crate::arrow_ffi::BatchStream> {
+    let q = FtsQuery::from_json(&json(py, &search.query, "the full-text query")?)
+        .map_err(|e| to_py(py, CoreError::from(e)))?;
     let req = FullTextRequest {
         query: q,
-        columns,
-        filter,
-        prefilter,
-        limit,
-        offset,
-        fast_search,
-        with_row_id,
+        columns: search.columns,
+        filter: search.filter,
+        prefilter: search.prefilter,
+        limit: search.limit,
+        offset: search.offset,
+        fast_search: search.fast_search,
+        with_row_id: search.with_row_id,
     };
     let inner = ds.inner.clone();
     let out = block_on(py, async move { inner.full_text_search(&req).await })?;
     Ok(crate::dataset::one_batch(out))
 }
 
-/// Hybrid search: one query vector and a full-text query, fused (`fusion` "rrf", the
-/// default, with `rrf_k`, or "linear" with `weight`).
+py_options! {
+    /// A hybrid search's keyword options: the fused rows' window and the fusion (rrf or linear).
+    struct FusionOptions {
+        limit: Option<u64> = None,
+        offset: u64 = 0,
+        /// "rrf" (the default), with `rrf_k`, or "linear", with `weight`.
+        fusion: Option<String> = None,
+        rrf_k: f32 = 60.0,
+        weight: f32 = 0.7,
+    }
+}
+
+/// Hybrid search: one query vector (`nearest`, not a batch) and a full-text query (its
+/// JSON form), fused as `options` says.
 #[pyfunction]
-#[pyo3(signature = (ds, column, queries, text_query, k=10, nprobes=None, refine_factor=None, metric=None,
-    use_index=true, distance_range=None, columns=None, filter=None, prefilter=false, fast_search=false,
-    with_row_id=false, ef=None, limit=None, offset=0, fusion=None, rrf_k=60.0, weight=0.7))]
-#[allow(
-    clippy::too_many_arguments,
-    reason = "one parameter per keyword argument of the Python call"
-)]
+#[pyo3(signature = (ds, nearest, text_query, options=FusionOptions::default()))]
 fn hybrid_search(
     py: Python<'_>,
     ds: &PyDataset,
-    column: String,
-    queries: Vec<f32>,
+    nearest: NearestArgs,
     text_query: String,
-    k: usize,
-    nprobes: Option<usize>,
-    refine_factor: Option<u32>,
-    metric: Option<String>,
-    use_index: bool,
-    distance_range: Option<(Option<f32>, Option<f32>)>,
-    columns: Option<Vec<String>>,
-    filter: Option<String>,
-    prefilter: bool,
-    fast_search: bool,
-    with_row_id: bool,
-    ef: Option<usize>,
-    limit: Option<u64>,
-    offset: u64,
-    fusion: Option<String>,
-    rrf_k: f32,
-    weight: f32,
+    options: FusionOptions,
 ) -> PyResult<crate::arrow_ffi::BatchStream> {
     use lancelet_dataset::index::hybrid::{Fusion, HybridRequest};
-    use lancelet_dataset::index::knn::{NearestOptions, NearestRequest};
+    use lancelet_dataset::index::knn::NearestRequest;
     let q = FtsQuery::from_json(&json(py, &text_query, "the full-text query")?)
         .map_err(|e| to_py(py, CoreError::from(e)))?;
-    let fusion = Fusion::parse(fusion.as_deref().unwrap_or("rrf"), rrf_k, weight).map_err(|e| to_py(py, e))?;
+    let fusion = Fusion::parse(
+        options.fusion.as_deref().unwrap_or("rrf"),
+        options.rrf_k,
+        options.weight,
+    )
+    .map_err(|e| to_py(py, e))?;
+    let mut nearest = NearestRequest::from(nearest);
+    nearest.nearest.batch = false;
+    let fast_search = nearest.fast_search;
     let req = HybridRequest {
-        nearest: NearestRequest {
-            nearest: NearestOptions {
-                column,
-                queries: vec![queries],
-                batch: false,
-                k,
-                nprobes,
-                refine_factor,
-                metric,
-                use_index,
-                distance_range,
-                ef,
-            },
-            columns,
-            filter,
-            prefilter,
-            fast_search,
-            with_row_id,
-        },
+        nearest,
         text: FullTextRequest {
             query: q,
             columns: None,
@@ -179,8 +164,8 @@ fn hybrid_search(
             with_row_id: false,
         },
         fusion,
-        limit,
-        offset,
+        limit: options.limit,
+        offset: options.offset,
     };
     let inner = ds.inner.clone();
     let out = block_on(py, async move { inner.hybrid_search(&req).await })?;

@@ -4,10 +4,14 @@
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use lancelet_dataset::index::knn::{NearestOptions, NearestRequest};
 use lancelet_dataset::index::segments::SegmentRequest;
+use lancelet_dataset::index::vector_build::VectorIndexRequest;
+use lancelet_dataset::vector::ivf::{VectorBuildParams, VectorIndexType};
 
 use crate::dataset::{wrap, PyDataset};
 use crate::index_meta::{index_dict, index_list};
+use crate::options::py_options;
 use crate::runtime::block_on;
 
 /// Every index segment of the version, as dicts with pylance's `list_indices` keys plus
@@ -45,35 +49,45 @@ fn drop_index(py: Python<'_>, ds: &PyDataset, name: String) -> PyResult<PyDatase
     Ok(wrap(block_on(py, async move { inner.drop_index(&name).await })?))
 }
 
-fn scalar_request(
-    py: Python<'_>,
-    column: String,
-    index_type: String,
-    name: Option<String>,
-    replace: bool,
-    params: Option<std::collections::HashMap<String, f64>>,
-) -> PyResult<lancelet_dataset::index::build::ScalarIndexRequest> {
-    let mut p = lancelet_dataset::indexes::scalar::ScalarParams::default();
-    for (k, v) in params.unwrap_or_default() {
-        let bad = || crate::errors::invalid(py, format!("index parameter {k} must be positive, got {v}"));
-        match k.as_str() {
-            "zone_size" | "batch_size" if v >= 1.0 => p.btree_batch_size = v as u64,
-            "rows_per_zone" if v >= 1.0 => p.rows_per_zone = v as u64,
-            "number_of_items" if v >= 1.0 => p.bloom_number_of_items = v as u64,
-            "probability" => p.bloom_probability = v,
-            "zone_size" | "batch_size" | "rows_per_zone" | "number_of_items" => return Err(bad()),
-            other => {
-                return Err(crate::errors::invalid(py, format!("unknown index parameter {other:?}")));
+py_options! {
+    /// A scalar index build's keyword options: name, replace, and pylance's `IndexConfig` parameters.
+    struct ScalarIndexOptions {
+        name: Option<String> = None,
+        replace: bool = false,
+        params: Option<std::collections::HashMap<String, f64>> = None,
+    }
+}
+
+impl ScalarIndexOptions {
+    /// The build request for `column`, parameters checked.
+    fn request(
+        self,
+        py: Python<'_>,
+        column: String,
+        index_type: String,
+    ) -> PyResult<lancelet_dataset::index::build::ScalarIndexRequest> {
+        let mut p = lancelet_dataset::indexes::scalar::ScalarParams::default();
+        for (k, v) in self.params.unwrap_or_default() {
+            let bad = || crate::errors::invalid(py, format!("index parameter {k} must be positive, got {v}"));
+            match k.as_str() {
+                "zone_size" | "batch_size" if v >= 1.0 => p.btree_batch_size = v as u64,
+                "rows_per_zone" if v >= 1.0 => p.rows_per_zone = v as u64,
+                "number_of_items" if v >= 1.0 => p.bloom_number_of_items = v as u64,
+                "probability" => p.bloom_probability = v,
+                "zone_size" | "batch_size" | "rows_per_zone" | "number_of_items" => return Err(bad()),
+                other => {
+                    return Err(crate::errors::invalid(py, format!("unknown index parameter {other:?}")));
+                }
             }
         }
+        Ok(lancelet_dataset::index::build::ScalarIndexRequest {
+            column,
+            index_type,
+            name: self.name,
+            replace: self.replace,
+            params: p,
+        })
     }
-    Ok(lancelet_dataset::index::build::ScalarIndexRequest {
-        column,
-        index_type,
-        name,
-        replace,
-        params: p,
-    })
 }
 
 /// Builds a scalar index and commits it; returns the new version. `params` holds
@@ -90,7 +104,7 @@ fn create_scalar_index(
     replace: bool,
     params: Option<std::collections::HashMap<String, f64>>,
 ) -> PyResult<PyDataset> {
-    let req = scalar_request(py, column, index_type, name, replace, params)?;
+    let req = ScalarIndexOptions { name, replace, params }.request(py, column, index_type)?;
     let inner = ds.inner.clone();
     Ok(wrap(block_on(
         py,
@@ -101,22 +115,16 @@ fn create_scalar_index(
 /// Builds one segment of a scalar index over `fragment_ids` without committing it
 /// (`create_index_uncommitted`); returns its entry as an index dict.
 #[pyfunction]
-#[pyo3(signature = (ds, column, index_type, fragment_ids, name=None, replace=false, params=None))]
-#[allow(
-    clippy::too_many_arguments,
-    reason = "one parameter per keyword argument of the Python call"
-)]
+#[pyo3(signature = (ds, column, index_type, fragment_ids, options=ScalarIndexOptions::default()))]
 fn build_scalar_segment<'py>(
     py: Python<'py>,
     ds: &PyDataset,
     column: String,
     index_type: String,
     fragment_ids: Vec<u64>,
-    name: Option<String>,
-    replace: bool,
-    params: Option<std::collections::HashMap<String, f64>>,
+    options: ScalarIndexOptions,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let req = SegmentRequest::Scalar(scalar_request(py, column, index_type, name, replace, params)?);
+    let req = SegmentRequest::Scalar(options.request(py, column, index_type)?);
     let inner = ds.inner.clone();
     let meta = block_on(py, async move { inner.build_index_segment(&req, fragment_ids).await })?;
     index_dict(py, &meta)
@@ -181,89 +189,68 @@ fn optimize_indices(
     Ok(wrap(block_on(py, async move { inner.optimize_indices(&opts).await })?))
 }
 
-#[allow(
-    clippy::too_many_arguments,
-    reason = "one parameter per keyword argument of the Python call"
-)]
-fn vector_request(
-    py: Python<'_>,
-    column: String,
-    index_type: String,
-    name: Option<String>,
-    metric: &str,
-    replace: bool,
-    num_partitions: Option<usize>,
-    num_sub_vectors: Option<usize>,
-    num_bits: u32,
-    target_partition_size: Option<usize>,
-    sample_rate: usize,
-    max_iters: usize,
-    ivf_centroids: Option<Vec<f32>>,
-    pq_codebook: Option<Vec<f32>>,
-) -> PyResult<lancelet_dataset::index::vector_build::VectorIndexRequest> {
-    use lancelet_dataset::vector::ivf::{VectorBuildParams, VectorIndexType};
-    let conv = |e: lancelet_dataset::indexes::Error| crate::errors::to_py(py, lancelet_dataset::Error::from(e));
-    let kind = VectorIndexType::parse(&index_type).map_err(conv)?;
-    let metric = lancelet_dataset::vector::Metric::parse(metric).map_err(conv)?;
-    let mut params = VectorBuildParams::new(kind, metric);
-    params.num_partitions = num_partitions;
-    params.num_sub_vectors = num_sub_vectors;
-    params.num_bits = num_bits;
-    params.target_partition_size = target_partition_size;
-    params.sample_rate = sample_rate;
-    params.max_iters = max_iters;
-    params.ivf_centroids = ivf_centroids;
-    params.pq_codebook = pq_codebook;
-    Ok(lancelet_dataset::index::vector_build::VectorIndexRequest {
-        column,
-        name,
-        replace,
-        params,
-    })
+py_options! {
+    /// A vector index build's (or training's) keyword options; missing ones are `VectorBuildParams::new`'s.
+    struct VectorIndexOptions {
+        name: Option<String> = None,
+        metric: String = "l2".to_string(),
+        replace: bool = false,
+        num_partitions: Option<usize> = None,
+        num_sub_vectors: Option<usize> = None,
+        num_bits: Option<u32> = None,
+        target_partition_size: Option<usize> = None,
+        /// Training rows per centroid.
+        sample_rate: Option<usize> = None,
+        /// k-means iterations.
+        max_iters: Option<usize> = None,
+        /// Precomputed IVF centroids, row-major.
+        ivf_centroids: Option<Vec<f32>> = None,
+        /// A precomputed PQ codebook, row-major.
+        pq_codebook: Option<Vec<f32>> = None,
+    }
+}
+
+impl VectorIndexOptions {
+    /// The build parameters of an `index_type` index, checked.
+    fn params(&mut self, py: Python<'_>, index_type: &str) -> PyResult<VectorBuildParams> {
+        let conv = |e: lancelet_dataset::indexes::Error| crate::errors::to_py(py, lancelet_dataset::Error::from(e));
+        let kind = VectorIndexType::parse(index_type).map_err(conv)?;
+        let metric = lancelet_dataset::vector::Metric::parse(&self.metric).map_err(conv)?;
+        let mut params = VectorBuildParams::new(kind, metric);
+        params.num_partitions = self.num_partitions;
+        params.num_sub_vectors = self.num_sub_vectors;
+        params.num_bits = self.num_bits.unwrap_or(params.num_bits);
+        params.target_partition_size = self.target_partition_size;
+        params.sample_rate = self.sample_rate.unwrap_or(params.sample_rate);
+        params.max_iters = self.max_iters.unwrap_or(params.max_iters);
+        params.ivf_centroids = self.ivf_centroids.take();
+        params.pq_codebook = self.pq_codebook.take();
+        Ok(params)
+    }
+
+    /// The request to build an `index_type` index on `column`.
+    fn request(mut self, py: Python<'_>, column: String, index_type: &str) -> PyResult<VectorIndexRequest> {
+        let params = self.params(py, index_type)?;
+        Ok(VectorIndexRequest {
+            column,
+            name: self.name,
+            replace: self.replace,
+            params,
+        })
+    }
 }
 
 /// Builds a vector index (IVF_FLAT, IVF_PQ, IVF_SQ) and commits it; returns the new version.
 #[pyfunction]
-#[pyo3(signature = (ds, column, index_type, name=None, metric="l2", replace=false, num_partitions=None,
-    num_sub_vectors=None, num_bits=8, target_partition_size=None, sample_rate=256, max_iters=50,
-    ivf_centroids=None, pq_codebook=None))]
-#[allow(
-    clippy::too_many_arguments,
-    reason = "one parameter per keyword argument of the Python call"
-)]
+#[pyo3(signature = (ds, column, index_type, options=VectorIndexOptions::default()))]
 fn create_vector_index(
     py: Python<'_>,
     ds: &PyDataset,
     column: String,
     index_type: String,
-    name: Option<String>,
-    metric: &str,
-    replace: bool,
-    num_partitions: Option<usize>,
-    num_sub_vectors: Option<usize>,
-    num_bits: u32,
-    target_partition_size: Option<usize>,
-    sample_rate: usize,
-    max_iters: usize,
-    ivf_centroids: Option<Vec<f32>>,
-    pq_codebook: Option<Vec<f32>>,
+    options: VectorIndexOptions,
 ) -> PyResult<PyDataset> {
-    let req = vector_request(
-        py,
-        column,
-        index_type,
-        name,
-        metric,
-        replace,
-        num_partitions,
-        num_sub_vectors,
-        num_bits,
-        target_partition_size,
-        sample_rate,
-        max_iters,
-        ivf_centroids,
-        pq_codebook,
-    )?;
+    let req = options.request(py, column, &index_type)?;
     let inner = ds.inner.clone();
     Ok(wrap(block_on(
         py,
@@ -274,100 +261,85 @@ fn create_vector_index(
 /// Builds one segment of a vector index over `fragment_ids` without committing it
 /// (`create_index_uncommitted`); returns its entry as an index dict.
 #[pyfunction]
-#[pyo3(signature = (ds, column, index_type, fragment_ids, name=None, metric="l2", replace=false,
-    num_partitions=None, num_sub_vectors=None, num_bits=8, target_partition_size=None, sample_rate=256,
-    max_iters=50, ivf_centroids=None, pq_codebook=None))]
-#[allow(
-    clippy::too_many_arguments,
-    reason = "one parameter per keyword argument of the Python call"
-)]
+#[pyo3(signature = (ds, column, index_type, fragment_ids, options=VectorIndexOptions::default()))]
 fn build_vector_index_segment<'py>(
     py: Python<'py>,
     ds: &PyDataset,
     column: String,
     index_type: String,
     fragment_ids: Vec<u64>,
-    name: Option<String>,
-    metric: &str,
-    replace: bool,
-    num_partitions: Option<usize>,
-    num_sub_vectors: Option<usize>,
-    num_bits: u32,
-    target_partition_size: Option<usize>,
-    sample_rate: usize,
-    max_iters: usize,
-    ivf_centroids: Option<Vec<f32>>,
-    pq_codebook: Option<Vec<f32>>,
+    options: VectorIndexOptions,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let req = SegmentRequest::Vector(vector_request(
-        py,
-        column,
-        index_type,
-        name,
-        metric,
-        replace,
-        num_partitions,
-        num_sub_vectors,
-        num_bits,
-        target_partition_size,
-        sample_rate,
-        max_iters,
-        ivf_centroids,
-        pq_codebook,
-    )?);
+    let req = SegmentRequest::Vector(options.request(py, column, &index_type)?);
     let inner = ds.inner.clone();
     let meta = block_on(py, async move { inner.build_index_segment(&req, fragment_ids).await })?;
     index_dict(py, &meta)
 }
 
+/// A nearest-neighbour search: pylance's `nearest` keys and the scan's own.
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+pub(crate) struct NearestArgs {
+    pub(crate) column: String,
+    /// One or more query vectors.
+    pub(crate) queries: Vec<Vec<f32>>,
+    /// Whether the query was a 2-D array (adds `query_index`).
+    #[pyo3(default)]
+    pub(crate) batch: bool,
+    #[pyo3(default = 10)]
+    pub(crate) k: usize,
+    #[pyo3(default)]
+    pub(crate) nprobes: Option<usize>,
+    #[pyo3(default)]
+    pub(crate) refine_factor: Option<u32>,
+    #[pyo3(default)]
+    pub(crate) metric: Option<String>,
+    #[pyo3(default = true)]
+    pub(crate) use_index: bool,
+    #[pyo3(default)]
+    pub(crate) distance_range: Option<(Option<f32>, Option<f32>)>,
+    #[pyo3(default)]
+    pub(crate) columns: Option<Vec<String>>,
+    #[pyo3(default)]
+    pub(crate) filter: Option<String>,
+    #[pyo3(default)]
+    pub(crate) prefilter: bool,
+    #[pyo3(default)]
+    pub(crate) fast_search: bool,
+    #[pyo3(default)]
+    pub(crate) with_row_id: bool,
+    #[pyo3(default)]
+    pub(crate) ef: Option<usize>,
+}
+
+impl From<NearestArgs> for NearestRequest {
+    fn from(a: NearestArgs) -> Self {
+        NearestRequest {
+            nearest: NearestOptions {
+                column: a.column,
+                queries: a.queries,
+                batch: a.batch,
+                k: a.k,
+                nprobes: a.nprobes,
+                refine_factor: a.refine_factor,
+                metric: a.metric,
+                use_index: a.use_index,
+                distance_range: a.distance_range,
+                ef: a.ef,
+            },
+            columns: a.columns,
+            filter: a.filter,
+            prefilter: a.prefilter,
+            fast_search: a.fast_search,
+            with_row_id: a.with_row_id,
+        }
+    }
+}
+
 /// Nearest-neighbour search; returns a stream of one batch.
 #[pyfunction]
-#[pyo3(signature = (ds, column, queries, batch=false, k=10, nprobes=None, refine_factor=None, metric=None,
-    use_index=true, distance_range=None, columns=None, filter=None, prefilter=false, fast_search=false,
-    with_row_id=false, ef=None))]
-#[allow(
-    clippy::too_many_arguments,
-    reason = "one parameter per keyword argument of the Python call"
-)]
-fn nearest(
-    py: Python<'_>,
-    ds: &PyDataset,
-    column: String,
-    queries: Vec<Vec<f32>>,
-    batch: bool,
-    k: usize,
-    nprobes: Option<usize>,
-    refine_factor: Option<u32>,
-    metric: Option<String>,
-    use_index: bool,
-    distance_range: Option<(Option<f32>, Option<f32>)>,
-    columns: Option<Vec<String>>,
-    filter: Option<String>,
-    prefilter: bool,
-    fast_search: bool,
-    with_row_id: bool,
-    ef: Option<usize>,
-) -> PyResult<crate::arrow_ffi::BatchStream> {
-    use lancelet_dataset::index::knn::{NearestOptions, NearestRequest};
-    let req = NearestRequest {
-        nearest: NearestOptions {
-            column,
-            queries,
-            batch,
-            k,
-            nprobes,
-            refine_factor,
-            metric,
-            use_index,
-            distance_range,
-            ef,
-        },
-        columns,
-        filter,
-        prefilter,
-        fast_search,
-        with_row_id,
-    };
+fn nearest(py: Python<'_>, ds: &PyDataset, search: NearestArgs) -> PyResult<crate::arrow_ffi::BatchStream> {
+    let req = NearestRequest::from(search);
     let inner = ds.inner.clone();
     let out = block_on(py, async move { inner.nearest(&req).await })?;
     Ok(crate::dataset::one_batch(out))
@@ -387,46 +359,19 @@ fn fts_index_statistics(py: Python<'_>, ds: &PyDataset, uuid: String) -> PyResul
     block_on(py, async move { inner.fts_index_statistics(&uuid).await })
 }
 
-fn vector_params(
-    py: Python<'_>,
-    index_type: &str,
-    metric: &str,
-    num_partitions: Option<usize>,
-    num_sub_vectors: Option<usize>,
-    num_bits: u32,
-) -> PyResult<lancelet_dataset::vector::ivf::VectorBuildParams> {
-    use lancelet_dataset::vector::ivf::{VectorBuildParams, VectorIndexType};
-    let conv = |e: lancelet_dataset::indexes::Error| crate::errors::to_py(py, lancelet_dataset::Error::from(e));
-    let kind = VectorIndexType::parse(index_type).map_err(conv)?;
-    let metric = lancelet_dataset::vector::Metric::parse(metric).map_err(conv)?;
-    let mut params = VectorBuildParams::new(kind, metric);
-    params.num_partitions = num_partitions;
-    params.num_sub_vectors = num_sub_vectors;
-    params.num_bits = num_bits;
-    Ok(params)
-}
-
 /// Trains a vector index model on a sample of `column` (for a distributed build); returns
 /// its files as `[(name, bytes)]`.
 #[pyfunction]
-#[pyo3(signature = (ds, column, index_type, metric="l2", num_partitions=None, num_sub_vectors=None, num_bits=8,
-    sample_rows=65536))]
-#[allow(
-    clippy::too_many_arguments,
-    reason = "one parameter per keyword argument of the Python call"
-)]
+#[pyo3(signature = (ds, column, index_type, options=VectorIndexOptions::default(), sample_rows=65536))]
 fn train_vector_model(
     py: Python<'_>,
     ds: &PyDataset,
     column: String,
     index_type: &str,
-    metric: &str,
-    num_partitions: Option<usize>,
-    num_sub_vectors: Option<usize>,
-    num_bits: u32,
+    mut options: VectorIndexOptions,
     sample_rows: usize,
 ) -> PyResult<Vec<(String, Vec<u8>)>> {
-    let params = vector_params(py, index_type, metric, num_partitions, num_sub_vectors, num_bits)?;
+    let params = options.params(py, index_type)?;
     let inner = ds.inner.clone();
     let files = block_on(py, async move {
         inner.train_vector_model(&column, &params, sample_rows).await

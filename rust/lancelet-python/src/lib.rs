@@ -26,6 +26,7 @@ mod merge;
 mod merge_columns;
 mod namespace;
 mod operations;
+mod options;
 mod runtime;
 mod store;
 

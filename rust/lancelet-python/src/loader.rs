@@ -17,6 +17,7 @@ use lancelet_dataset::{Dataset, Error as CoreError};
 use crate::arrow_ffi::{stream_error, BatchStream, ErrorSlot, FnReader};
 use crate::dataset::PyDataset;
 use crate::errors::to_py;
+use crate::options::py_options;
 use crate::runtime::{block_on, wait_task};
 
 /// The rows a loader draws from: the addresses of the live rows its filter keeps, listed
@@ -148,6 +149,23 @@ impl LoaderRows {
     }
 }
 
+py_options! {
+    /// `LoaderBatches.read`'s keyword options: the columns (names or `exprs`) and which batches, how far ahead.
+    struct ReadOptions {
+        /// Column names (blob columns come back as bytes).
+        columns: Option<Vec<String>> = None,
+        /// `(name, SQL expression)` pairs instead of names.
+        exprs: Option<Vec<(String, String)>> = None,
+        with_row_id: bool = false,
+        /// The first batch read.
+        start: usize = 0,
+        /// Read every `step`-th batch from `start`.
+        step: usize = 1,
+        /// Batches in flight at once.
+        readahead: usize = 4,
+    }
+}
+
 #[pymethods]
 impl LoaderBatches {
     fn __len__(&self) -> usize {
@@ -160,23 +178,16 @@ impl LoaderBatches {
     }
 
     /// Reads batches `start, start + step, ...` with `readahead` of them in flight.
-    /// `columns`: names (blob columns come back as bytes), or `exprs` as
-    /// `(name, SQL expression)` pairs.
-    #[pyo3(signature = (columns=None, exprs=None, with_row_id=false, start=0, step=1, readahead=4))]
-    #[allow(
-        clippy::too_many_arguments,
-        reason = "one parameter per keyword argument of the Python call"
-    )]
-    fn read(
-        &self,
-        py: Python<'_>,
-        columns: Option<Vec<String>>,
-        exprs: Option<Vec<(String, String)>>,
-        with_row_id: bool,
-        start: usize,
-        step: usize,
-        readahead: usize,
-    ) -> PyResult<BatchStream> {
+    #[pyo3(signature = (options=ReadOptions::default()))]
+    fn read(&self, py: Python<'_>, options: ReadOptions) -> PyResult<BatchStream> {
+        let ReadOptions {
+            columns,
+            exprs,
+            with_row_id,
+            start,
+            step,
+            readahead,
+        } = options;
         if step == 0 {
             return Err(invalid(py, "step must be at least 1".into()));
         }

@@ -3,38 +3,46 @@
 //! are `lancelet_dataset::modify::merge_insert`.
 
 use arrow_array::{RecordBatch, RecordBatchIterator, RecordBatchReader};
+use lancelet_dataset::commit::retry::RetryPolicy;
 use lancelet_dataset::modify::merge_insert::{MergeInsertParams, SourceFn};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::sync::Arc;
 
 use crate::dataset::{import_stream, pull_on_this_thread, wrap, PyDataset};
+use crate::options::py_options;
 use crate::runtime::block_on;
+
+py_options! {
+    /// `merge_insert`'s keyword options: what it updates, inserts and deletes, its retries, its target bases.
+    struct MergeInsertOptions {
+        update: bool = false,
+        /// Only matched rows where this SQL predicate holds are updated.
+        update_condition: Option<String> = None,
+        insert: bool = false,
+        /// Delete target rows no source row matches.
+        delete: bool = false,
+        /// Only those of them matching this SQL predicate.
+        delete_filter: Option<String> = None,
+        conflict_retries: u32 = RetryPolicy::default().max_retries,
+        /// Base names or paths new files go to.
+        target_bases: Vec<String> = Vec::new(),
+        target_all_bases: Option<bool> = None,
+    }
+}
 
 /// Merges `source` (any `__arrow_c_stream__` object) into dataset `d` on the key columns
 /// `on`: `(dataset at the new version, {"num_inserted_rows", "num_updated_rows",
 /// "num_deleted_rows"})`. The source's batches are imported once without copying (a retry
 /// after a conflict reads them again).
 #[pyfunction]
-#[pyo3(signature = (d, source, on, update=false, update_condition=None, insert=false, delete=false,
-    delete_filter=None, conflict_retries=10, target_bases=Vec::new(), target_all_bases=None))]
-#[allow(
-    clippy::too_many_arguments,
-    reason = "one parameter per keyword argument of the Python call"
-)]
+#[pyo3(signature = (d, source, on, options=MergeInsertOptions::default()))]
 fn merge_insert<'py>(
     py: Python<'py>,
     d: &Bound<'py, PyDataset>,
     source: Bound<'py, PyAny>,
     on: Vec<String>,
-    update: bool,
-    update_condition: Option<String>,
-    insert: bool,
-    delete: bool,
-    delete_filter: Option<String>,
-    conflict_retries: u32,
-    target_bases: Vec<String>,
-    target_all_bases: Option<bool>,
+    options: MergeInsertOptions,
 ) -> PyResult<(PyDataset, Bound<'py, PyDict>)> {
     let reader = import_stream(py, &source)?;
     let schema = reader.schema();
@@ -48,14 +56,14 @@ fn merge_insert<'py>(
         Ok(Box::new(it) as Box<dyn RecordBatchReader + Send>)
     });
     let params = MergeInsertParams {
-        update,
-        update_condition,
-        insert,
-        delete,
-        delete_filter,
-        retry: lancelet_dataset::commit::retry::RetryPolicy::new(conflict_retries, None),
-        target_bases,
-        target_all_bases,
+        update: options.update,
+        update_condition: options.update_condition,
+        insert: options.insert,
+        delete: options.delete,
+        delete_filter: options.delete_filter,
+        retry: RetryPolicy::new(options.conflict_retries, None),
+        target_bases: options.target_bases,
+        target_all_bases: options.target_all_bases,
         ..MergeInsertParams::new(on)
     };
     let ds = d.get().inner.clone();

@@ -18,6 +18,7 @@ use crate::dataset::{wrap, PyDataset};
 use crate::errors;
 use crate::fragment_meta::{fragment_dict, fragment_from_dict};
 use crate::index_meta::{index_dict, index_list, uuid_bytes};
+use crate::options::py_options;
 use crate::runtime::block_on;
 
 fn get<'py>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
@@ -211,78 +212,85 @@ fn user_operation(py: Python<'_>, kind: &str, d: &Bound<'_, PyDict>) -> PyResult
     })
 }
 
+py_options! {
+    /// `ds_commit_operation`'s keyword options: where and how the operation commits.
+    struct CommitOperationOptions {
+        /// The version the operation was planned at (latest when None).
+        read_version: Option<u64> = None,
+        /// Transaction properties.
+        properties: Option<HashMap<String, String>> = None,
+        storage_options: Option<HashMap<String, String>> = None,
+        /// Conflict retries (the dataset's default when None).
+        max_retries: Option<u32> = None,
+        commit_namespace: Option<crate::dataset::CommitNamespace> = None,
+        commit_lock: Option<Py<PyAny>> = None,
+    }
+}
+
 /// Commits operation `kind` (a `LanceOperation` class name) with arguments `args` to the
 /// dataset at `uri`, planned at `read_version` (latest when None), with `properties` in
 /// its transaction.
 #[pyfunction]
-#[pyo3(signature = (uri, kind, args, read_version=None, properties=None, storage_options=None, max_retries=None,
-    commit_namespace=None, commit_lock=None))]
-#[allow(
-    clippy::too_many_arguments,
-    reason = "one parameter per keyword argument of the Python call"
-)]
+#[pyo3(signature = (uri, kind, args, options=CommitOperationOptions::default()))]
 fn ds_commit_operation(
     py: Python<'_>,
     uri: String,
     kind: &str,
     args: Bound<'_, PyDict>,
-    read_version: Option<u64>,
-    properties: Option<HashMap<String, String>>,
-    storage_options: Option<HashMap<String, String>>,
-    max_retries: Option<u32>,
-    commit_namespace: Option<crate::dataset::CommitNamespace>,
-    commit_lock: Option<Bound<'_, PyAny>>,
+    options: CommitOperationOptions,
 ) -> PyResult<PyDataset> {
     let op = user_operation(py, kind, &args)?;
-    let lock = crate::hooks::PyCommitLock::from_py(commit_lock)?;
-    let options = storage_options.unwrap_or_default();
-    let loc = open_uri(&uri, &options).map_err(|e| errors::to_py(py, lancelet_dataset::Error::from(e)))?;
-    let loc = crate::dataset::managed(loc, commit_namespace);
-    let properties = properties.unwrap_or_default();
+    let lock = crate::hooks::PyCommitLock::from_py(options.commit_lock.map(|l| l.into_bound(py)))?;
+    let (read_version, max_retries) = (options.read_version, options.max_retries);
+    let storage_options = options.storage_options.unwrap_or_default();
+    let loc = open_uri(&uri, &storage_options).map_err(|e| errors::to_py(py, lancelet_dataset::Error::from(e)))?;
+    let loc = crate::dataset::managed(loc, options.commit_namespace);
+    let properties = options.properties.unwrap_or_default();
     let ds = block_on(py, async move {
         let ds = Dataset::open_at(&loc, read_version.map(VersionRef::Number))
             .await?
-            .with_storage_options(options);
+            .with_storage_options(storage_options);
         ds.set_commit_lock(lock);
         ds.commit_user_operation(op, properties, max_retries).await
     })?;
     Ok(wrap(ds))
 }
 
+/// The `Clone` operation `ds_commit_clone` commits: pylance's fields, read version, properties, storage options.
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+struct CloneOperation {
+    is_shallow: bool,
+    ref_name: Option<String>,
+    ref_version: u64,
+    /// The source dataset's root.
+    ref_path: String,
+    branch_name: Option<String>,
+    read_version: u64,
+    #[pyo3(default)]
+    properties: Option<HashMap<String, String>>,
+    #[pyo3(default)]
+    storage_options: Option<HashMap<String, String>>,
+}
+
 /// Commits a `Clone` to `uri` (a new location): a shallow clone of the dataset at
 /// `ref_path`, version `ref_version`, its base named `ref_name`, recorded with
 /// `read_version` and the operation as given (see `Dataset::commit_clone`).
 #[pyfunction]
-#[pyo3(signature = (uri, is_shallow, ref_name, ref_version, ref_path, branch_name, read_version, properties=None,
-    storage_options=None))]
-#[allow(
-    clippy::too_many_arguments,
-    reason = "one parameter per keyword argument of the Python call"
-)]
-fn ds_commit_clone(
-    py: Python<'_>,
-    uri: String,
-    is_shallow: bool,
-    ref_name: Option<String>,
-    ref_version: u64,
-    ref_path: String,
-    branch_name: Option<String>,
-    read_version: u64,
-    properties: Option<HashMap<String, String>>,
-    storage_options: Option<HashMap<String, String>>,
-) -> PyResult<PyDataset> {
-    let options = storage_options.unwrap_or_default();
+fn ds_commit_clone(py: Python<'_>, uri: String, clone: CloneOperation) -> PyResult<PyDataset> {
+    let options = clone.storage_options.unwrap_or_default();
     let conv = |e: lancelet_dataset::table::Error| errors::to_py(py, lancelet_dataset::Error::from(e));
     let target = open_uri(&uri, &options).map_err(conv)?;
-    let source = open_uri(&ref_path, &options).map_err(conv)?;
+    let source = open_uri(&clone.ref_path, &options).map_err(conv)?;
+    let (ref_version, read_version) = (clone.ref_version, clone.read_version);
     let op = pb::transaction::Clone {
-        is_shallow,
-        ref_name,
+        is_shallow: clone.is_shallow,
+        ref_name: clone.ref_name,
         ref_version,
-        ref_path,
-        branch_name,
+        ref_path: clone.ref_path,
+        branch_name: clone.branch_name,
     };
-    let properties = properties.unwrap_or_default();
+    let properties = clone.properties.unwrap_or_default();
     let ds = block_on(py, async move {
         let src = Dataset::open_at(&source, Some(VersionRef::Number(ref_version)))
             .await?

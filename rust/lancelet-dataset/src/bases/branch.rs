@@ -176,7 +176,7 @@ async fn copy_dir(src_store: &Arc<dyn Store>, dir: &str, dst: &dyn Store, to_dir
 impl Dataset {
     /// The dataset at `reference`: a version of this dataset's branch
     /// ([`VersionRef::Number`]), a tag, or `(branch, version)`; `None` is this branch's latest.
-    pub async fn resolve_reference(&self, reference: Option<VersionRef>) -> Result<Dataset> {
+    pub(crate) async fn resolve_reference(&self, reference: Option<VersionRef>) -> Result<Dataset> {
         self.checkout(reference).await
     }
 

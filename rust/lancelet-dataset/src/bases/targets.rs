@@ -20,7 +20,7 @@ use crate::{Caches, Error, Result, DATA_DIR};
 /// One place new data files may go: its store (whose `data/` is where files land) and the
 /// `base_id` those files record (`None`: the dataset's root).
 #[derive(Debug, Clone)]
-pub struct Target {
+pub(crate) struct Target {
     /// Where the files are written.
     pub store: Arc<dyn Store>,
     /// The base id the files record.
@@ -30,7 +30,7 @@ pub struct Target {
 /// A store that sends each new data file (and its blob side files) to the next target in
 /// turn, remembering which target got which file.
 #[derive(Debug)]
-pub struct SpreadStore {
+pub(crate) struct SpreadStore {
     targets: Vec<Target>,
     state: Mutex<Spread>,
 }
@@ -89,7 +89,7 @@ impl SpreadStore {
     }
 
     /// The `base_id` data file `name` (as a fragment lists it, relative to `data/`) records.
-    pub fn base_id_of(&self, name: &str) -> Option<u32> {
+    pub(crate) fn base_id_of(&self, name: &str) -> Option<u32> {
         let stem = name.strip_suffix(".lance").unwrap_or(name);
         let s = match self.state.lock() {
             Ok(s) => s,
@@ -100,7 +100,7 @@ impl SpreadStore {
     }
 
     /// Records in every data file of `fragments` the base it was written to.
-    pub fn mark(&self, fragments: &mut [pb::DataFragment]) {
+    pub(crate) fn mark(&self, fragments: &mut [pb::DataFragment]) {
         for f in fragments {
             for d in &mut f.files {
                 d.base_id = self.base_id_of(&d.path);

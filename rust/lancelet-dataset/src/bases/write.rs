@@ -26,7 +26,7 @@ impl Dataset {
     /// Where the new data files of a write go: `targets` (base names or paths; the dataset's
     /// own URI means its root) in turn, or every base (`all = Some(include_root)`); `None`
     /// when they all go to the dataset's root. See [`crate::bases::targets`].
-    pub fn target_stores(&self, targets: &[String], all: Option<bool>) -> Result<Option<SpreadStore>> {
+    pub(crate) fn target_stores(&self, targets: &[String], all: Option<bool>) -> Result<Option<SpreadStore>> {
         crate::bases::targets::resolve(
             &self.root().display().to_string(),
             self.store(),

@@ -37,11 +37,11 @@ use crate::blob::{sidecar_dir, sidecar_name};
 use crate::{Error, Result};
 
 /// Default largest value stored inline (64 KiB).
-pub const DEFAULT_INLINE_THRESHOLD: u64 = 64 * 1024;
+pub(crate) const DEFAULT_INLINE_THRESHOLD: u64 = 64 * 1024;
 /// Default size above which a value gets its own sidecar (4 MiB).
-pub const DEFAULT_DEDICATED_THRESHOLD: u64 = 4 * 1024 * 1024;
+pub(crate) const DEFAULT_DEDICATED_THRESHOLD: u64 = 4 * 1024 * 1024;
 /// Default size of a packed sidecar before a new one is started (1 GiB).
-pub const DEFAULT_PACK_THRESHOLD: u64 = 1024 * 1024 * 1024;
+pub(crate) const DEFAULT_PACK_THRESHOLD: u64 = 1024 * 1024 * 1024;
 
 /// Write options of blob v2 columns (pylance's `write_dataset` keywords).
 #[derive(Debug, Clone, Default)]
@@ -99,7 +99,7 @@ pub fn has_blob_v2(schema: &Schema) -> bool {
 /// Refuses blob columns (v1 or v2) inside lists, maps or fixed-size lists: pylance 14
 /// cannot read some of them back, and lancelet does not place their payloads. Blobs in
 /// structs (at any depth) are fine.
-pub fn refuse_nested_blobs(schema: &Schema) -> Result<()> {
+pub(crate) fn refuse_nested_blobs(schema: &Schema) -> Result<()> {
     fn walk(f: &Field, path: &str, in_list: bool) -> Result<()> {
         use arrow_schema::DataType as D;
         let (children, list): (Vec<&FieldRef>, bool) = match f.data_type() {
@@ -132,7 +132,7 @@ pub fn refuse_nested_blobs(schema: &Schema) -> Result<()> {
 
 /// The schema a data file stores for `schema`: blob v2 columns (at any depth in structs)
 /// as their descriptors.
-pub fn file_schema(schema: &SchemaRef) -> SchemaRef {
+pub(crate) fn file_schema(schema: &SchemaRef) -> SchemaRef {
     map_schema(schema, &|f| {
         is_blob_v2(f).then(|| v2_descriptor_field(f.name(), f.is_nullable()))
     })
@@ -142,7 +142,7 @@ pub fn file_schema(schema: &SchemaRef) -> SchemaRef {
 /// `schema` (pre-order): a blob column keeps its id and its five descriptor fields get
 /// -1, its logical fields (`data`, `uri`, ...) none, as pylance writes them (wherever the
 /// blob column sits).
-pub fn file_field_ids(schema: &Schema, ids: &[i32]) -> Result<Vec<i32>> {
+pub(crate) fn file_field_ids(schema: &Schema, ids: &[i32]) -> Result<Vec<i32>> {
     let flat = to_lance_fields(schema)?;
     if flat.len() != ids.len() {
         return Ok(ids.to_vec());
@@ -164,13 +164,13 @@ pub fn file_field_ids(schema: &Schema, ids: &[i32]) -> Result<Vec<i32>> {
 }
 
 /// Whether `schema` has a blob v1 column (at the top level or in structs).
-pub fn has_blob_v1(schema: &Schema) -> bool {
+pub(crate) fn has_blob_v1(schema: &Schema) -> bool {
     schema.fields().iter().any(|f| holds(f, &|x| is_blob_v1(x)))
 }
 
 /// A blob v1 field as blob v2: `struct<data: large_binary, uri: utf8>` with only the
 /// `lance.blob.v2` extension name as metadata, the shape pylance gives it at 2.2.
-pub fn v1_as_v2_field(f: &Field) -> Field {
+pub(crate) fn v1_as_v2_field(f: &Field) -> Field {
     let kids = vec![
         Field::new("data", arrow_schema::DataType::LargeBinary, true),
         Field::new("uri", arrow_schema::DataType::Utf8, true),
@@ -181,13 +181,13 @@ pub fn v1_as_v2_field(f: &Field) -> Field {
 
 /// `schema` with its blob v1 columns (at any depth in structs) as blob v2
 /// ([`v1_as_v2_field`]).
-pub fn v1_as_v2_schema(schema: &SchemaRef) -> SchemaRef {
+pub(crate) fn v1_as_v2_schema(schema: &SchemaRef) -> SchemaRef {
     map_schema(schema, &|f| is_blob_v1(f).then(|| v1_as_v2_field(f)))
 }
 
 /// A batch of the original schema with its blob v1 columns wrapped as [`v1_as_v2_schema`]
 /// says (`data` = the values, `uri` all null).
-pub fn v1_as_v2_batch(batch: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
+pub(crate) fn v1_as_v2_batch(batch: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
     let mut cols = Vec::with_capacity(batch.num_columns());
     for (c, f) in batch.columns().iter().zip(schema.fields()) {
         cols.push(v1_as_v2_array(c, f)?);
@@ -253,7 +253,7 @@ struct Pack {
 
 /// A finished sidecar: where it goes in the store and where it was written.
 #[derive(Debug, Clone)]
-pub struct Sidecar {
+pub(crate) struct Sidecar {
     /// Path in the store (`data/<stem>/<name>.blob`).
     pub path: String,
     /// Local file holding it.
@@ -295,7 +295,7 @@ impl Plan {
 }
 
 /// Encodes the blob v2 columns of the batches of one data file.
-pub struct BlobEncoder {
+pub(crate) struct BlobEncoder {
     /// Per top-level column: how it is encoded.
     columns: Vec<Plan>,
     file_schema: SchemaRef,
@@ -611,7 +611,7 @@ impl BlobEncoder {
     }
 
     /// The sidecars opened so far (to remove after a failure).
-    pub fn sidecars(&self) -> &[Sidecar] {
+    pub(crate) fn sidecars(&self) -> &[Sidecar] {
         &self.done
     }
 }

@@ -10,7 +10,7 @@
 //! - [`durable`]: when data files are synced before the manifest names them.
 //! - [`user_ops`]: operations planned elsewhere (pylance's `LanceOperation`s), committed as given.
 
-pub mod durable;
+pub(crate) mod durable;
 pub mod intent;
 pub mod retry;
 pub mod user_ops;
@@ -47,11 +47,11 @@ pub trait CommitGuard: Send {
 }
 
 /// The config keys of automatic cleanup (pylance's).
-pub const AUTO_CLEANUP_INTERVAL: &str = "lance.auto_cleanup.interval";
+pub(crate) const AUTO_CLEANUP_INTERVAL: &str = "lance.auto_cleanup.interval";
 /// A duration such as `"3600s"`, `"14days"` or `"1h 30m"`.
-pub const AUTO_CLEANUP_OLDER_THAN: &str = "lance.auto_cleanup.older_than";
+pub(crate) const AUTO_CLEANUP_OLDER_THAN: &str = "lance.auto_cleanup.older_than";
 /// Always keep this many newest versions.
-pub const AUTO_CLEANUP_RETAIN_VERSIONS: &str = "lance.auto_cleanup.retain_versions";
+pub(crate) const AUTO_CLEANUP_RETAIN_VERSIONS: &str = "lance.auto_cleanup.retain_versions";
 
 /// Commits `txn` on `base` (see [`lancelet_table::commit::commit_when`]) inside `lock`.
 pub(crate) async fn commit_with_hooks(
@@ -86,7 +86,7 @@ pub(crate) async fn commit_with_hooks(
 
 /// The cleanup that `config` asks for after a commit of version `version`, or `None`.
 /// `Err` names the config value that cannot be read.
-pub fn auto_cleanup_policy(
+pub(crate) fn auto_cleanup_policy(
     config: &std::collections::HashMap<String, String>,
     version: u64,
 ) -> std::result::Result<Option<CleanupPolicy>, String> {
@@ -130,7 +130,7 @@ pub fn auto_cleanup_policy(
 /// A duration as pylance stores it: numbers with units, as in `"3600s"`, `"14days"`,
 /// `"1h 30m"` or `"500ms"` (the `humantime` notation: ns, us, ms, s, m, h, d, w, M, y and
 /// their long names). `None` when it cannot be read.
-pub fn parse_duration(text: &str) -> Option<Duration> {
+pub(crate) fn parse_duration(text: &str) -> Option<Duration> {
     let mut rest = text.trim();
     if rest.is_empty() {
         return None;

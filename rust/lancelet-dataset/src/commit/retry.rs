@@ -62,7 +62,7 @@ pub fn conflict_kind(e: &Error) -> Option<ConflictKind> {
 
 /// Whether `e` is a conflict that running the operation again on the newest version may
 /// resolve.
-pub fn is_retryable(e: &Error) -> bool {
+pub(crate) fn is_retryable(e: &Error) -> bool {
     conflict_kind(e) == Some(ConflictKind::Retryable)
 }
 

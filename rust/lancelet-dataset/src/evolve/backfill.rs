@@ -46,7 +46,7 @@ use crate::{Dataset, Error, Result};
 
 /// A user function from a batch of existing columns to a batch of new columns with as
 /// many rows.
-pub type Udf<'a> = dyn FnMut(RecordBatch) -> Result<RecordBatch> + Send + 'a;
+pub(crate) type Udf<'a> = dyn FnMut(RecordBatch) -> Result<RecordBatch> + Send + 'a;
 
 /// Rows the UDF sees when its output schema is found by running it.
 const SCHEMA_PROBE_ROWS: usize = 16;
@@ -280,7 +280,7 @@ impl Dataset {
 
     /// Commits backfilled columns of `schema` (`files`: one per fragment of this version);
     /// when the commit surely failed, removes the files.
-    pub async fn commit_backfill(&self, schema: &SchemaRef, files: Vec<(u64, pb::DataFile)>) -> Result<Dataset> {
+    pub(crate) async fn commit_backfill(&self, schema: &SchemaRef, files: Vec<(u64, pb::DataFile)>) -> Result<Dataset> {
         let paths: Vec<String> = files.iter().map(|(_, f)| f.path.clone()).collect();
         let committed = match self.new_fields(schema) {
             Ok(fields) => self.commit_new_columns(files, fields).await,

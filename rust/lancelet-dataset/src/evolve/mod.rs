@@ -52,7 +52,7 @@ pub struct Alteration {
 /// of castable items, and a dictionary as its value type; and Arrow must be able to cast
 /// it. Structs, views, maps and casts across families (`int32` to `double`, `string` to
 /// `int64`) are refused.
-pub fn castable(from: &DataType, to: &DataType) -> bool {
+pub(crate) fn castable(from: &DataType, to: &DataType) -> bool {
     use DataType as T;
     let family = match (from, to) {
         (T::Dictionary(_, v), _) => castable(v, to),

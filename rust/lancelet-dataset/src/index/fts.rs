@@ -32,7 +32,7 @@ use crate::scan::{Columns, Scan, ScanOptions, ROW_ID};
 use crate::{Dataset, Error, Result};
 
 /// The name of the score column.
-pub const SCORE: &str = "_score";
+pub(crate) const SCORE: &str = "_score";
 
 /// Rows per scan task of an index build (about 2.5 MB of 40-word documents).
 const BUILD_TASK_ROWS: u64 = 16 * 1024;
@@ -330,7 +330,7 @@ fn for_each_doc<'a>(
 }
 
 /// Whether a full-text index can be built on a column of type `t`.
-pub fn fts_supports(t: &DataType) -> bool {
+pub(crate) fn fts_supports(t: &DataType) -> bool {
     match t {
         DataType::Utf8 | DataType::LargeUtf8 => true,
         DataType::List(f) | DataType::LargeList(f) => matches!(f.data_type(), DataType::Utf8 | DataType::LargeUtf8),

@@ -18,7 +18,7 @@ use super::knn::{NearestRequest, DISTANCE};
 use crate::{Dataset, Error, Result};
 
 /// The fused score column.
-pub const RELEVANCE: &str = "_relevance_score";
+pub(crate) const RELEVANCE: &str = "_relevance_score";
 
 /// How the two rankings are fused.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -74,7 +74,11 @@ pub struct HybridRequest {
 
 /// Fuses a vector ranking `(distance, address)` and a text ranking `(address, score)`;
 /// returns `(address, relevance, distance, score)` best first.
-pub fn fuse(vector: &[(f32, u64)], text: &[(u64, f32)], fusion: Fusion) -> Vec<(u64, f32, Option<f32>, Option<f32>)> {
+pub(crate) fn fuse(
+    vector: &[(f32, u64)],
+    text: &[(u64, f32)],
+    fusion: Fusion,
+) -> Vec<(u64, f32, Option<f32>, Option<f32>)> {
     let mut rows: HashMap<u64, (f32, Option<f32>, Option<f32>)> = HashMap::new();
     match fusion {
         Fusion::Rrf(k) => {

@@ -27,9 +27,9 @@ use crate::scan::{Columns, Scan, ScanOptions, ROW_ADDR};
 use crate::{Dataset, Error, Result};
 
 /// The name of the distance column.
-pub const DISTANCE: &str = "_distance";
+pub(crate) const DISTANCE: &str = "_distance";
 /// The query position column of a batch query.
-pub const QUERY_INDEX: &str = "query_index";
+pub(crate) const QUERY_INDEX: &str = "query_index";
 const VECTOR_DETAILS: &str = "/lance.index.pb.VectorIndexDetails";
 
 /// What `nearest=` asks for (pylance's keys).

@@ -56,7 +56,7 @@ pub struct IndexSegment {
 
 /// The display name pylance gives an index type, from its details' type URL (`Unknown`
 /// for an entry without details, as committed by hand for a full-text index).
-pub fn index_type_name(type_url: &str, details: &[u8]) -> String {
+pub(crate) fn index_type_name(type_url: &str, details: &[u8]) -> String {
     if type_url.is_empty() {
         return "Unknown".into();
     }
@@ -233,7 +233,7 @@ impl Dataset {
 }
 
 /// The type URL of vector index details.
-pub const VECTOR_DETAILS_URL: &str = "/lance.index.pb.VectorIndexDetails";
+pub(crate) const VECTOR_DETAILS_URL: &str = "/lance.index.pb.VectorIndexDetails";
 
 /// The files of one index directory in the dataset's store.
 #[derive(Clone)]

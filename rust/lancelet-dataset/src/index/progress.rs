@@ -69,7 +69,7 @@ impl Stage {
     }
 
     /// `n` more units done.
-    pub fn advance(&mut self, n: u64) {
+    pub(crate) fn advance(&mut self, n: u64) {
         self.completed += n;
         self.emit("progress");
     }

@@ -44,7 +44,11 @@ impl Dataset {
     /// to `fragments` when given. The keys are row addresses, or stable row ids on a
     /// dataset that has them: vector indexes are keyed by row id there (pylance's files
     /// are), so they survive compaction and updates that move rows.
-    pub async fn read_vectors(&self, column: &str, fragments: Option<Vec<u64>>) -> Result<(Vec<f32>, Vec<u64>, usize)> {
+    pub(crate) async fn read_vectors(
+        &self,
+        column: &str,
+        fragments: Option<Vec<u64>>,
+    ) -> Result<(Vec<f32>, Vec<u64>, usize)> {
         let whole = fragments.is_none();
         let by_id = self.has_stable_row_ids();
         let scan = std::sync::Arc::new(

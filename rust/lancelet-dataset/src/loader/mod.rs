@@ -62,7 +62,7 @@ impl Dataset {
     }
 
     /// The schema of [`Dataset::read_batch`]'s batches.
-    pub async fn batch_schema(&self, columns: &BatchColumns) -> Result<SchemaRef> {
+    pub(crate) async fn batch_schema(&self, columns: &BatchColumns) -> Result<SchemaRef> {
         if let Some(exprs) = &columns.exprs {
             let opts = ScanOptions {
                 columns: Columns::Exprs(exprs.clone()),

@@ -57,7 +57,7 @@ pub fn epoch_rng(seed: u64, epoch: u64) -> Rng {
 }
 
 /// `rows` (row addresses, dataset order) in the order of epoch `epoch`.
-pub fn epoch_order(rows: &[u64], shuffle: Shuffle, seed: u64, epoch: u64) -> Vec<u64> {
+pub(crate) fn epoch_order(rows: &[u64], shuffle: Shuffle, seed: u64, epoch: u64) -> Vec<u64> {
     let mut rng = epoch_rng(seed, epoch);
     match shuffle {
         Shuffle::None => rows.to_vec(),
@@ -82,7 +82,7 @@ pub fn epoch_order(rows: &[u64], shuffle: Shuffle, seed: u64, epoch: u64) -> Vec
 /// One rank's share of an epoch: positions `start..start + len` of the epoch order, plus
 /// `pad` rows repeated from the start of the order (see [`shares`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Share {
+pub(crate) struct Share {
     /// First position of the share in the epoch order.
     pub start: usize,
     /// Positions in the share.
@@ -105,7 +105,7 @@ pub struct Share {
 ///   repeat one row from the start of the epoch order (what distributed data parallel
 ///   training needs: a rank with one batch fewer than the others hangs the job), and
 ///   without it they have one batch fewer.
-pub fn share(
+pub(crate) fn share(
     n: usize,
     world_size: usize,
     batch_size: usize,

@@ -37,9 +37,9 @@ use lancelet_table::versions::list_versions;
 use crate::{Dataset, Error, Result, DATA_DIR};
 
 /// Files no version references are kept this long unless `delete_unverified` is set.
-pub const UNVERIFIED_AGE: Duration = Duration::from_secs(7 * 24 * 3600);
+pub(crate) const UNVERIFIED_AGE: Duration = Duration::from_secs(7 * 24 * 3600);
 /// The age cutoff when neither `older_than` nor `retain_versions` is given (pylance's).
-pub const DEFAULT_OLDER_THAN: Duration = Duration::from_secs(14 * 24 * 3600);
+pub(crate) const DEFAULT_OLDER_THAN: Duration = Duration::from_secs(14 * 24 * 3600);
 
 /// Which versions [`Dataset::cleanup_old_versions`] removes.
 #[derive(Debug, Clone)]

@@ -77,7 +77,7 @@ pub fn plan_groups(frags: &[pb::DataFragment], opts: &CompactionOptions) -> Vec<
 /// [`plan_groups`] where fragment `i` is covered by the indexes `coverage[i]` (their uuids,
 /// sorted): as in pylance, a run of candidates is also cut where that set changes, so no
 /// group mixes fragments an index covers with fragments it does not.
-pub fn plan_groups_by_index(
+pub(crate) fn plan_groups_by_index(
     frags: &[pb::DataFragment],
     opts: &CompactionOptions,
     coverage: &[Vec<String>],
@@ -133,7 +133,7 @@ pub fn plan_groups_by_index(
 /// Rows of each output file for a group of `rows` live rows, as pylance 14 cuts them: as
 /// many files as whole targets fit (at least one), the rows spread evenly (the first files
 /// take one more row when they do not divide).
-pub fn file_sizes(rows: u64, target: u64) -> Vec<u64> {
+pub(crate) fn file_sizes(rows: u64, target: u64) -> Vec<u64> {
     let files = (rows / target.max(1)).max(1);
     let (base, extra) = (rows / files, rows % files);
     (0..files).map(|i| base + u64::from(i < extra)).collect()

@@ -25,7 +25,7 @@ use crate::maintain::compact::CompactionOptions;
 use crate::{Dataset, Error, Result};
 
 /// The prefix of compaction config keys.
-pub const PREFIX: &str = "lance.compaction.";
+pub(crate) const PREFIX: &str = "lance.compaction.";
 
 /// How a config value is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,7 +43,7 @@ enum Kind {
 }
 
 /// The config keys pylance 14 reads (after [`PREFIX`]) and how each is read.
-pub const CONFIG_KEYS: [&str; 13] = [
+pub(crate) const CONFIG_KEYS: [&str; 13] = [
     "target_rows_per_fragment",
     "max_rows_per_group",
     "max_bytes_per_file",

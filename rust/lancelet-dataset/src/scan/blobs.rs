@@ -95,7 +95,7 @@ impl Scan {
     }
 
     /// Whether [`Scan::finish_batch`] changes batches (a [`ScanOptions::blob_binary`] scan).
-    pub fn finishes_batches(&self) -> bool {
+    pub(crate) fn finishes_batches(&self) -> bool {
         self.blobs.is_some()
     }
 
@@ -109,7 +109,7 @@ impl Scan {
     ///
     /// An error names the blob that could not be read: its column, its row address and
     /// where its bytes are.
-    pub async fn finish_batch(&self, batch: RecordBatch) -> Result<RecordBatch> {
+    pub(crate) async fn finish_batch(&self, batch: RecordBatch) -> Result<RecordBatch> {
         let Some(b) = &self.blobs else {
             return Ok(batch);
         };

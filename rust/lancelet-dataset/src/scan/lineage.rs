@@ -21,16 +21,16 @@ use crate::scan::{Columns, ScanOptions};
 use crate::{Dataset, Error, Result};
 
 /// Name of the column holding the version a row was created at.
-pub const ROW_CREATED_AT: &str = "_row_created_at_version";
+pub(crate) const ROW_CREATED_AT: &str = "_row_created_at_version";
 /// Name of the column holding the version a row was last updated at.
-pub const ROW_UPDATED_AT: &str = "_row_last_updated_at_version";
+pub(crate) const ROW_UPDATED_AT: &str = "_row_last_updated_at_version";
 
 /// Name of the column holding a row's position among the live rows of the version.
-pub const ROW_OFFSET: &str = "_rowoffset";
+pub(crate) const ROW_OFFSET: &str = "_rowoffset";
 
 /// A column computed from a row's position and lineage rather than read from data files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Special {
+pub(crate) enum Special {
     /// `_rowid`.
     RowId,
     /// `_rowaddr`.
@@ -56,7 +56,7 @@ impl Special {
 
     /// The special columns SQL (filters, column expressions) may name: pylance refuses
     /// `_rowoffset` there, so lancelet does too.
-    pub const IN_SQL: [Special; 4] = [Special::RowId, Special::RowAddr, Special::CreatedAt, Special::UpdatedAt];
+    pub(crate) const IN_SQL: [Special; 4] = [Special::RowId, Special::RowAddr, Special::CreatedAt, Special::UpdatedAt];
 
     /// The column's name.
     pub fn name(self) -> &'static str {
@@ -202,7 +202,7 @@ impl Dataset {
     }
 
     /// The map from row ids to the addresses of live rows (built once per version).
-    pub async fn row_id_index(&self) -> Result<Arc<RowIdIndex>> {
+    pub(crate) async fn row_id_index(&self) -> Result<Arc<RowIdIndex>> {
         if let Some(i) = self
             .caches
             .row_id_index
@@ -314,7 +314,7 @@ impl Dataset {
     }
 
     /// The ids of every live row of this version.
-    pub async fn live_row_ids(&self) -> Result<Vec<u64>> {
+    pub(crate) async fn live_row_ids(&self) -> Result<Vec<u64>> {
         let mut out = Vec::new();
         for f in self.fragments() {
             let deleted = self.deleted_rows(f).await?;

@@ -53,9 +53,9 @@ pub(crate) use plan::{projected_schema, refuse_blank_filter};
 use plan::{Filter, Output};
 
 /// Name of the row id column.
-pub const ROW_ID: &str = "_rowid";
+pub(crate) const ROW_ID: &str = "_rowid";
 /// Name of the row address column: `(fragment_id << 32) | row offset in the fragment`.
-pub const ROW_ADDR: &str = "_rowaddr";
+pub(crate) const ROW_ADDR: &str = "_rowaddr";
 /// How many tasks run at once where the work is CPU-bound: the cores (at least two).
 pub(crate) fn tasks_at_once() -> usize {
     std::thread::available_parallelism()
@@ -312,7 +312,7 @@ impl Scan {
     }
 
     /// A fresh limiter for this scan's outputs.
-    pub fn limiter(&self) -> Limiter {
+    pub(crate) fn limiter(&self) -> Limiter {
         Limiter {
             skip: self.offset,
             remaining: if self.filter.is_some() || self.order.is_some() {

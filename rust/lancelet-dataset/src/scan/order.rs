@@ -240,7 +240,7 @@ fn canonical_nan(values: ArrayRef) -> ArrayRef {
 
 mod num_like {
     /// Whether a float is NaN, for the three float widths.
-    pub trait IsNan: Copy {
+    pub(crate) trait IsNan: Copy {
         fn is_nan_value(self) -> bool;
     }
     impl IsNan for half::f16 {

@@ -12,7 +12,7 @@ use std::ops::Range;
 use lancelet_table::pb;
 
 /// The stored bytes a partition aims at when no row count is given.
-pub const TARGET_PARTITION_BYTES: u64 = 128 << 20;
+pub(crate) const TARGET_PARTITION_BYTES: u64 = 128 << 20;
 
 /// Bytes per row assumed when the data files record no sizes.
 const DEFAULT_ROW_BYTES: f64 = 64.0;

@@ -18,10 +18,10 @@ use tokio::runtime::Handle;
 use tokio::task::JoinHandle;
 
 /// The runtime of the current process (built again after a fork).
-pub type RuntimeFn = Box<dyn Fn() -> std::io::Result<Handle> + Send>;
+pub(crate) type RuntimeFn = Box<dyn Fn() -> std::io::Result<Handle> + Send>;
 
 /// Makes the future of task `i`.
-pub type LaunchFn<T, E> = Box<dyn FnMut(usize) -> BoxFuture<'static, Result<T, E>> + Send>;
+pub(crate) type LaunchFn<T, E> = Box<dyn FnMut(usize) -> BoxFuture<'static, Result<T, E>> + Send>;
 
 /// A task running on the runtime of process `pid`.
 struct Pending<T, E> {

@@ -20,7 +20,7 @@ use crate::{Dataset, Error, Result};
 impl Scan {
     /// Runs task `i`, returning its rows (possibly none). An ordered scan's one task
     /// returns every row, sorted.
-    pub async fn run_task(&self, i: usize) -> Result<RecordBatch> {
+    pub(crate) async fn run_task(&self, i: usize) -> Result<RecordBatch> {
         match &self.order {
             Some(order) if i == 0 => self.run_sorted(order).await,
             Some(_) => Err(Error::InvalidArgument(format!("scan task {i} does not exist"))),
@@ -128,7 +128,7 @@ impl Scan {
     /// Runs the tasks on the runtime's workers, as many at once as there are cores, and
     /// returns the output batches in task order (for scans that feed a computation rather
     /// than a consumer: index training, vector reads). Must run inside a tokio runtime.
-    pub async fn collect_parallel(self: Arc<Self>) -> Result<Vec<RecordBatch>> {
+    pub(crate) async fn collect_parallel(self: Arc<Self>) -> Result<Vec<RecordBatch>> {
         let window = crate::scan::tasks_at_once();
         let mut limiter = self.limiter();
         let mut out = Vec::new();

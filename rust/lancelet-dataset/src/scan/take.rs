@@ -18,7 +18,7 @@ use crate::{Dataset, Error, Result};
 
 impl Dataset {
     /// The schema of `take(.., columns)`.
-    pub fn take_schema(&self, columns: Option<&[String]>) -> Result<SchemaRef> {
+    pub(crate) fn take_schema(&self, columns: Option<&[String]>) -> Result<SchemaRef> {
         match columns {
             None => Ok(self.scan_schema().clone()),
             Some(names) => {

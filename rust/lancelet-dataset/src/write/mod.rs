@@ -142,7 +142,7 @@ impl Default for WriteParams {
 /// A new data file name: 24 binary digits from the first 3 bytes of a random UUID, then
 /// the other 13 bytes in hex (Lance's rule, which spreads files over object-store prefixes).
 /// With a `tag`, it goes before the extension: `{name}-{tag}.lance`.
-pub fn new_data_file_name(tag: Option<&str>) -> String {
+pub(crate) fn new_data_file_name(tag: Option<&str>) -> String {
     let bytes = *uuid::Uuid::new_v4().as_bytes();
     let mut s = String::with_capacity(56);
     for b in &bytes[..3] {
@@ -160,7 +160,7 @@ pub fn new_data_file_name(tag: Option<&str>) -> String {
 }
 
 /// Checks a file tag: 1 to 64 ASCII letters, digits or `_`, so it cannot change the path.
-pub fn check_file_tag(tag: &str) -> Result<()> {
+pub(crate) fn check_file_tag(tag: &str) -> Result<()> {
     let ok = !tag.is_empty() && tag.len() <= 64 && tag.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
     if ok {
         Ok(())
@@ -173,7 +173,7 @@ pub fn check_file_tag(tag: &str) -> Result<()> {
 
 /// How appended data maps onto the dataset's columns.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Alignment {
+pub(crate) struct Alignment {
     /// For each dataset column present in the data (in dataset order), its index in the data.
     pub order: Vec<usize>,
     /// Positions (in the dataset schema) of those columns.
@@ -182,7 +182,7 @@ pub struct Alignment {
 
 /// Matches `data`'s columns to `target`'s, or explains how the schemas differ. Nullable
 /// dataset columns may be missing from the data (they read as nulls, as in pylance).
-pub fn align_schema(target: &Schema, data: &Schema) -> Result<Alignment> {
+pub(crate) fn align_schema(target: &Schema, data: &Schema) -> Result<Alignment> {
     let mut problems = Vec::new();
     let mut order = Vec::with_capacity(target.fields().len());
     let mut present = Vec::with_capacity(target.fields().len());
@@ -324,7 +324,7 @@ struct OpenFile {
 
 /// A completed data file waiting for its upload.
 #[derive(Debug)]
-pub struct PendingUpload {
+pub(crate) struct PendingUpload {
     /// Its path in the store (`data/...`).
     pub path: String,
     /// The local temporary file holding it (removed once uploaded).
@@ -590,12 +590,12 @@ impl FragmentWriter {
     }
 
     /// Completed files that still have to be uploaded to the store (object stores only).
-    pub fn take_uploads(&mut self) -> Vec<PendingUpload> {
+    pub(crate) fn take_uploads(&mut self) -> Vec<PendingUpload> {
         std::mem::take(&mut self.uploads)
     }
 
     /// Uploads the completed files waiting for it.
-    pub async fn upload_pending(&mut self) -> Result<()> {
+    pub(crate) async fn upload_pending(&mut self) -> Result<()> {
         for u in self.take_uploads() {
             let res = self.store.upload(&u.path, &u.local).await;
             let _ = std::fs::remove_file(&u.local);

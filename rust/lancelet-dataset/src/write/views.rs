@@ -11,7 +11,7 @@ use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::{ArrowError, DataType, Field, FieldRef, Fields, Schema, SchemaRef};
 
 /// `dt` with every view type replaced by its plain equivalent, or `None` when it has none.
-pub fn plain_type(dt: &DataType) -> Option<DataType> {
+pub(crate) fn plain_type(dt: &DataType) -> Option<DataType> {
     let field = |f: &FieldRef| -> Option<FieldRef> {
         plain_type(f.data_type()).map(|t| Arc::new(f.as_ref().clone().with_data_type(t)))
     };
@@ -35,7 +35,7 @@ pub fn plain_type(dt: &DataType) -> Option<DataType> {
 }
 
 /// `schema` without view types, or `None` when it has none.
-pub fn plain_schema(schema: &Schema) -> Option<SchemaRef> {
+pub(crate) fn plain_schema(schema: &Schema) -> Option<SchemaRef> {
     if !schema.fields().iter().any(|f| plain_type(f.data_type()).is_some()) {
         return None;
     }
@@ -72,7 +72,7 @@ fn to_plain(batch: &RecordBatch, schema: &SchemaRef) -> Result<RecordBatch, Arro
 }
 
 /// `batch` without view types (itself when it has none).
-pub fn plain_batch(batch: RecordBatch) -> Result<RecordBatch, ArrowError> {
+pub(crate) fn plain_batch(batch: RecordBatch) -> Result<RecordBatch, ArrowError> {
     match plain_schema(&batch.schema()) {
         None => Ok(batch),
         Some(schema) => to_plain(&batch, &schema),
