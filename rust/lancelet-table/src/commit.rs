@@ -63,12 +63,14 @@ impl Default for CommitOptions {
     }
 }
 
+/// The transaction property pylance 14 stores (and reads) a commit message under.
+pub const COMMIT_MESSAGE_KEY: &str = "__lance_commit_message";
+
 /// A new transaction reading `read_version` (0 for a new dataset).
 pub fn new_transaction(read_version: u64, operation: Operation, message: Option<&str>) -> pb::Transaction {
     let mut properties = HashMap::new();
     if let Some(m) = message {
-        // pylance 14 reads a commit message from this key.
-        properties.insert("__lance_commit_message".to_string(), m.to_string());
+        properties.insert(COMMIT_MESSAGE_KEY.to_string(), m.to_string());
     }
     pb::Transaction {
         read_version,

@@ -276,18 +276,6 @@ impl Dataset {
         Ok(out)
     }
 
-    /// Refuses `what` (an operation that rewrites rows) on a dataset with blob columns:
-    /// rows read back hold descriptors, not payloads, so rewriting them would lose the
-    /// blobs.
-    pub fn refuse_blob_rewrite(&self, what: &str) -> Result<()> {
-        if Arc::ptr_eq(self.scan_schema(), self.schema()) {
-            return Ok(());
-        }
-        Err(Error::Unsupported(format!(
-            "{what} a dataset with blob columns is not supported yet"
-        )))
-    }
-
     /// Lets this dataset (and every version opened from it) read external blobs whose URIs
     /// lie outside its registered base paths. Off by default: a dataset from elsewhere could
     /// otherwise make its reader fetch any local file (`file:///etc/passwd`) or any object

@@ -91,11 +91,6 @@ fn map_schema(schema: &SchemaRef, map: &dyn Fn(&Field) -> Option<Field>) -> Sche
     Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
 }
 
-/// Whether `schema` has a blob v2 column (at the top level or in structs).
-pub fn has_blob_v2(schema: &Schema) -> bool {
-    schema.fields().iter().any(|f| holds(f, &|x| is_blob_v2(x)))
-}
-
 /// Refuses blob columns (v1 or v2) inside lists, maps or fixed-size lists: pylance 14
 /// cannot read some of them back, and lancelet does not place their payloads. Blobs in
 /// structs (at any depth) are fine.

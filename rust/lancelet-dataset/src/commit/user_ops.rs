@@ -25,9 +25,6 @@ use crate::modify::delete::row_hits;
 use crate::scan::{Columns, ScanOptions};
 use crate::{Dataset, Error, Result, VersionRef};
 
-/// The transaction property pylance stores a commit message under.
-pub const COMMIT_MESSAGE_KEY: &str = "__lance_commit_message";
-
 /// An operation planned by the caller (fragments written and deletion files made already).
 #[derive(Debug, Clone)]
 pub enum UserOperation {

@@ -10,7 +10,7 @@ pub mod progress;
 pub mod segments;
 pub mod vector_build;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
@@ -199,15 +199,6 @@ impl Dataset {
             .find(|i| lancelet_table::indices::uuid_string(i).ok().as_deref() == Some(uuid))
             .cloned()
             .ok_or_else(|| Error::InvalidArgument(format!("no index segment {uuid}")))
-    }
-
-    /// The segments of each index, by name.
-    pub async fn indices_by_name(&self) -> Result<BTreeMap<String, Vec<IndexSegment>>> {
-        let mut out: BTreeMap<String, Vec<IndexSegment>> = BTreeMap::new();
-        for seg in self.list_indices().await? {
-            out.entry(seg.name.clone()).or_default().push(seg);
-        }
-        Ok(out)
     }
 
     /// The entries (segments) of index `name` in this version.
