@@ -1,8 +1,8 @@
 """Two builds of lancelet, one process, the same data: what a Cargo profile buys.
 
-    bash scripts/wheel.sh --profile release --no-sdist --out /tmp/release
-    bash scripts/wheel.sh --no-sdist --out /tmp/dist                       # the shipped `dist` profile
-    python benches/compare_builds.py /tmp/release/lancelet-*.whl /tmp/dist/lancelet-*.whl
+    bash scripts/wheel.sh --profile release --no-sdist --out dist/release
+    bash scripts/wheel.sh --no-sdist --out dist/shipped                    # the shipped `dist` profile
+    python benches/compare_builds.py dist/release/lancelet-*.whl dist/shipped/lancelet-*.whl
 
 Each wheel's package is unpacked under another name (``lancelet_a``, ``lancelet_b``) so both load
 side by side. formatbench's table (2M rows) is written once; then every case runs for both builds

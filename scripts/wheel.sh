@@ -27,13 +27,7 @@ while [ $# -gt 0 ]; do
     *) echo "scripts/wheel.sh: unknown argument $1 (see the header for usage)" >&2; exit 2 ;;
   esac
 done
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$ROOT"
-PY="${PYTHON:-python3}"
-if [ ! -x .venv/bin/python ]; then
-  "$PY" -m venv .venv
-fi
-VPY="$ROOT/.venv/bin/python"
+. "$(dirname "${BASH_SOURCE[0]}")/venv.sh"
 TOOLS=(maturin auditwheel)
 if [ "$(uname -s)" = Linux ] && [ "$ZIG" = 1 ]; then
   TOOLS+=(ziglang)
