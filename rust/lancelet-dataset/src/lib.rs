@@ -43,13 +43,13 @@ use arrow_schema::SchemaRef;
 use lancelet_file::schema::from_lance_fields;
 use lancelet_file::{FileReader, Spawner};
 use lancelet_io::IoStats;
+use lancelet_io::{LocalStore, Storage};
 use lancelet_table::commit::{new_transaction, CommitOptions};
 use lancelet_table::deletion::{decode_deletions, deletion_file_path};
 use lancelet_table::manifest::{check_reader_flags, live_rows, FLAG_STABLE_ROW_IDS};
 use lancelet_table::naming::VERSIONS_DIR;
 pub use lancelet_table::object::{open_uri, Location};
 use lancelet_table::pb;
-use lancelet_table::store::{LocalStore, Store};
 use lancelet_table::tags;
 use lancelet_table::versions::{list_versions, read_entry, read_version};
 
@@ -89,7 +89,7 @@ struct Caches {
     /// The storage options the dataset was opened with (for its other base paths, branches).
     storage_options: Mutex<HashMap<String, String>>,
     /// Stores of other base paths, by path.
-    base_stores: Mutex<HashMap<String, Arc<dyn Store>>>,
+    base_stores: Mutex<HashMap<String, Arc<dyn Storage>>>,
     /// Whether external blobs outside the registered base paths may be read.
     external_outside_bases: std::sync::atomic::AtomicBool,
     /// The first `_rowoffset` of each fragment, by version and fragment id.
@@ -125,7 +125,7 @@ pub struct VersionInfo {
 /// One version of a dataset, opened for reading (and committing on top of).
 #[derive(Clone)]
 pub struct Dataset {
-    store: Arc<dyn Store>,
+    store: Arc<dyn Storage>,
     root: PathBuf,
     manifest: Arc<pb::Manifest>,
     naming: ManifestNaming,
@@ -175,7 +175,7 @@ impl Dataset {
     }
 
     async fn open_with(
-        store: Arc<dyn Store>,
+        store: Arc<dyn Storage>,
         root: PathBuf,
         version: Option<VersionRef>,
         caches: Arc<Caches>,
@@ -197,14 +197,14 @@ impl Dataset {
             }
         };
         let (manifest, naming) = read_version(store.as_ref(), number).await.map_err(|e| match e {
-            lancelet_table::Error::NotFound { path } => Error::NotFound(path),
+            lancelet_table::Error::Storage(lancelet_io::Error::NotFound { path }) => Error::NotFound(path),
             e => e.into(),
         })?;
         Self::from_manifest(store, root, manifest, naming, caches, spawner)
     }
 
     fn from_manifest(
-        store: Arc<dyn Store>,
+        store: Arc<dyn Storage>,
         root: PathBuf,
         manifest: pb::Manifest,
         naming: ManifestNaming,
@@ -281,7 +281,7 @@ impl Dataset {
     }
 
     /// The metadata store.
-    pub fn store(&self) -> &Arc<dyn Store> {
+    pub fn store(&self) -> &Arc<dyn Storage> {
         &self.store
     }
 

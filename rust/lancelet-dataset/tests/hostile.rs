@@ -22,11 +22,11 @@ use futures::executor::block_on;
 use lancelet_dataset::scan::{Columns, Scan, ScanOptions};
 use lancelet_dataset::write::{write_dataset, WriteMode, WriteParams};
 use lancelet_dataset::{Dataset, Location};
+use lancelet_io::LocalStore;
 use lancelet_proto::pbfile;
 use lancelet_table::manifest::{decode_manifest, encode_manifest};
 use lancelet_table::naming::ManifestNaming;
 use lancelet_table::pb;
-use lancelet_table::store::LocalStore;
 
 const FIXTURE: &str = "pylance_v2_0_small";
 /// The fixture's latest version; hostile manifests are committed as the next one.

@@ -15,21 +15,10 @@ pub enum Error {
         /// What was wrong.
         message: String,
     },
-    /// The file does not exist.
-    #[error("file not found: {path}")]
-    NotFound {
-        /// The missing file.
-        path: String,
-    },
-    /// An I/O error from the storage layer.
-    #[error("I/O error on {path}: {source}")]
-    Io {
-        /// File being accessed.
-        path: String,
-        /// Underlying error.
-        #[source]
-        source: std::io::Error,
-    },
+    /// From the storage layer: a file that does not exist, an I/O failure, a store that
+    /// cannot do what was asked. Its kind is the storage error's.
+    #[error(transparent)]
+    Storage(#[from] lancelet_io::Error),
     /// A batch does not match the schema of the file being written.
     #[error("schema mismatch: {0}")]
     SchemaMismatch(String),
@@ -50,33 +39,13 @@ pub enum Error {
 /// Result alias for this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-impl From<lancelet_io::Error> for Error {
-    /// Storage errors keep their kind; an object store's error stays the source of the
-    /// `std::io::Error` this layer carries.
-    fn from(e: lancelet_io::Error) -> Self {
-        use lancelet_io::Error as E;
-        match e {
-            E::NotFound { path } => Self::NotFound { path },
-            E::Corrupt { path, message } => Self::Corrupt { path, message },
-            E::InvalidArgument(m) => Self::InvalidArgument(m),
-            E::Unsupported(m) => Self::Unsupported(m),
-            E::Io { path, source } => Self::Io { path, source },
-            E::ObjectStore { ref path, .. } | E::AlreadyExists { ref path } => Self::Io {
-                path: path.clone(),
-                source: e.into_io_error(),
-            },
-        }
-    }
-}
-
 impl Error {
     /// The kind of failure (the vocabulary every layer shares).
     pub fn kind(&self) -> lancelet_io::ErrorKind {
         use lancelet_io::ErrorKind as K;
         match self {
             Error::Corrupt { .. } => K::Corrupt,
-            Error::NotFound { .. } => K::NotFound,
-            Error::Io { .. } => K::Io,
+            Error::Storage(e) => e.kind(),
             Error::SchemaMismatch(_) => K::SchemaMismatch,
             Error::Unsupported(_) => K::Unsupported,
             Error::InvalidArgument(_) => K::InvalidArgument,
@@ -94,16 +63,9 @@ impl Error {
         }
     }
 
-    /// Converts an I/O error, mapping "not found" to [`Error::NotFound`].
+    /// Converts a local I/O error (see [`lancelet_io::Error::io`]).
     pub fn io(path: &str, source: std::io::Error) -> Self {
-        if source.kind() == std::io::ErrorKind::NotFound {
-            Self::NotFound { path: path.to_string() }
-        } else {
-            Self::Io {
-                path: path.to_string(),
-                source,
-            }
-        }
+        Self::Storage(lancelet_io::Error::io(path, source))
     }
 
     /// Attaches the file path to a codec error.

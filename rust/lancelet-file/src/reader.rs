@@ -258,7 +258,7 @@ impl FileReader {
         let outcome = match self.load_page_stats().await {
             Ok(s) => Ok(s),
             // I/O failures may be transient: report them without caching.
-            Err(e @ (Error::Io { .. } | Error::NotFound { .. })) => return Err(e),
+            Err(e @ Error::Storage(_)) => return Err(e),
             Err(e) => Err(e.to_string()),
         };
         let _ = self.zone_stats.set(outcome.clone());

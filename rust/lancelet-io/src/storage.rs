@@ -16,7 +16,9 @@ use crate::read::ReadAt;
 ///
 /// The one operation that makes commits safe is [`Storage::put_if_absent`]: it creates a
 /// file only if no file of that name exists, atomically, so two writers can never both
-/// create the same version. The table layer's `Store` is this trait with its own errors.
+/// create the same version. The table layer reads and writes through this trait directly
+/// (its errors convert into the table's with `?`), and decorates it where commits need more
+/// than a conditional put (`lancelet_table::commit_store`).
 pub trait Storage: Debug + Send + Sync {
     /// A display form of the root (for messages).
     fn root_display(&self) -> String;
@@ -41,6 +43,13 @@ pub trait Storage: Debug + Send + Sync {
     /// Other stores get files written elsewhere and [`Storage::upload`]ed.
     fn local_path(&self, _path: &str) -> Option<PathBuf> {
         None
+    }
+    /// Whether the newest version of a dataset here may be found by checking that manifests
+    /// exist (a `stat` each on local disk: cheap) instead of listing `_versions/` (one
+    /// request on an object store, where a request per manifest is not cheap). Stores whose
+    /// listing does more than list (finishing interrupted commits) must say no.
+    fn probes_versions(&self) -> bool {
+        self.local_path("").is_some()
     }
     /// Copies the local file `local` to `path` (in parts, for large files); returns its size.
     fn upload<'a>(&'a self, path: &'a str, local: &'a Path) -> BoxFuture<'a, Result<u64>>;

@@ -18,9 +18,9 @@ use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use futures::FutureExt;
-use lancelet_dataset::table::catalog_store::{CatalogCommitStore, VersionCatalog, VersionClaim};
+use lancelet_dataset::table::catalog_store::{catalog_commits, VersionCatalog, VersionClaim};
 use lancelet_dataset::table::naming::ManifestNaming;
-use lancelet_dataset::table::store::Store;
+use lancelet_io::Storage;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -53,13 +53,13 @@ impl NamespaceCatalog {
     }
 
     /// `store` with its manifests created through this catalog.
-    pub fn wrap(&self, store: Arc<dyn Store>) -> Arc<dyn Store> {
-        Arc::new(CatalogCommitStore::new(store, Arc::new(self.clone())))
+    pub fn wrap(&self, store: Arc<dyn Storage>) -> Arc<dyn Storage> {
+        Arc::new(catalog_commits(store, Arc::new(self.clone())))
     }
 }
 
-fn failed(message: String) -> lancelet_dataset::table::Error {
-    lancelet_dataset::table::Error::Io {
+fn failed(message: String) -> lancelet_io::Error {
+    lancelet_io::Error::Io {
         path: "namespace create_table_version".to_string(),
         source: std::io::Error::other(message),
     }
@@ -139,7 +139,7 @@ impl VersionCatalog for NamespaceCatalog {
         staged: &'a str,
         size: u64,
         naming: ManifestNaming,
-    ) -> BoxFuture<'a, lancelet_dataset::table::Result<VersionClaim>> {
+    ) -> BoxFuture<'a, lancelet_io::Result<VersionClaim>> {
         let client = self.client.clone();
         let staged = staged.to_string();
         async move {

@@ -128,12 +128,16 @@ mod tests {
     fn every_core_error_has_a_kind() {
         let cases = [
             (Error::corrupt("f", "bad"), "CorruptFileError"),
-            (Error::NotFound { path: "f".into() }, "LanceNotFoundError"),
             (
-                Error::Io {
+                lancelet_io::Error::NotFound { path: "f".into() }.into(),
+                "LanceNotFoundError",
+            ),
+            (
+                lancelet_io::Error::Io {
                     path: "f".into(),
                     source: std::io::Error::other("disk"),
-                },
+                }
+                .into(),
                 "LanceIOError",
             ),
             (Error::SchemaMismatch("x".into()), "SchemaMismatchError"),
@@ -162,13 +166,13 @@ mod tests {
                 "CorruptFileError",
             ),
             (
-                T::Io {
+                T::Storage(lancelet_io::Error::Io {
                     path: "m".into(),
                     source: std::io::Error::other("disk"),
-                },
+                }),
                 "LanceIOError",
             ),
-            (T::NotFound { path: "m".into() }, "LanceNotFoundError"),
+            (T::not_found("m"), "LanceNotFoundError"),
             (
                 T::VersionNotFound {
                     path: "d".into(),

@@ -15,15 +15,15 @@
 //! the cutoff.
 //!
 //! ```no_run
-//! # async fn demo(store: &dyn lancelet_table::store::Store) -> lancelet_table::Result<()> {
+//! # async fn demo(store: &dyn lancelet_io::Storage) -> lancelet_table::Result<()> {
 //! // The version a reader would have opened just before 2024-01-01T00:00:00Z.
 //! let v = lancelet_table::asof::version_asof(store, 1_704_067_200_000_000).await?;
 //! # Ok(()) }
 //! ```
 
-use crate::store::Store;
 use crate::versions::{list_versions, read_entry};
 use crate::Result;
+use lancelet_io::Storage;
 
 /// A commit time `(seconds, nanoseconds)` since the Unix epoch in whole microseconds, as
 /// pylance 14 shows it: the nanosecond count as a double, split into seconds and a
@@ -39,7 +39,7 @@ pub fn shown_micros(at: (i64, i32)) -> i64 {
 /// The newest version of the dataset in `store` committed before `cutoff_micros`
 /// (microseconds since the Unix epoch; see [`shown_micros`]), or `None` when no version
 /// is (or there is none). A manifest without a timestamp counts as committed at the epoch.
-pub async fn version_asof(store: &dyn Store, cutoff_micros: i64) -> Result<Option<u64>> {
+pub async fn version_asof(store: &dyn Storage, cutoff_micros: i64) -> Result<Option<u64>> {
     for entry in list_versions(store).await?.iter().rev() {
         let m = read_entry(store, entry).await?;
         let at = m.timestamp.as_ref().map_or((0, 0), |t| (t.seconds, t.nanos));

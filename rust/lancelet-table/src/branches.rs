@@ -9,8 +9,8 @@
 
 use serde_json::{json, Value};
 
-use crate::store::Store;
 use crate::{Error, Result};
+use lancelet_io::Storage;
 
 /// The directory holding branch reference files, relative to the dataset root.
 pub const BRANCHES_DIR: &str = "_refs/branches";
@@ -106,15 +106,13 @@ fn parse_ref(name: String, bytes: &[u8], path: &str) -> Result<BranchRef> {
     })
 }
 
-/// Reads the reference of branch `name`; a missing one is [`Error::NotFound`].
-pub async fn get_branch(store: &dyn Store, name: &str) -> Result<BranchRef> {
+/// Reads the reference of branch `name`; a missing one is [`Error::is_not_found`].
+pub async fn get_branch(store: &dyn Storage, name: &str) -> Result<BranchRef> {
     check_branch_name(name)?;
     let path = ref_path(name);
     let bytes = store.read(&path).await.map_err(|e| match e {
-        Error::NotFound { .. } => Error::NotFound {
-            path: format!("branch {name:?}"),
-        },
-        e => e,
+        lancelet_io::Error::NotFound { .. } => Error::not_found(format!("branch {name:?}")),
+        e => e.into(),
     })?;
     parse_ref(name.to_string(), &bytes, &path)
 }
@@ -147,7 +145,7 @@ pub fn version_mapping(raw: &Value) -> Vec<Value> {
 }
 
 /// Writes the reference of a new branch; [`Error::AlreadyExists`] when there is one.
-pub async fn create_ref(store: &dyn Store, name: &str, body: &Value) -> Result<()> {
+pub async fn create_ref(store: &dyn Storage, name: &str, body: &Value) -> Result<()> {
     let bytes = serde_json::to_vec_pretty(body).map_err(|e| Error::InvalidArgument(e.to_string()))?;
     if !store.put_if_absent(&ref_path(name), bytes.into()).await? {
         return Err(Error::AlreadyExists(format!("branch {name:?}")));
@@ -156,17 +154,17 @@ pub async fn create_ref(store: &dyn Store, name: &str, body: &Value) -> Result<(
 }
 
 /// Replaces the `metadata` object of branch `name`'s reference.
-pub async fn replace_metadata(store: &dyn Store, name: &str, metadata: Value) -> Result<()> {
+pub async fn replace_metadata(store: &dyn Storage, name: &str, metadata: Value) -> Result<()> {
     let mut r = get_branch(store, name).await?;
     if let Some(o) = r.raw.as_object_mut() {
         o.insert("metadata".into(), metadata);
     }
     let bytes = serde_json::to_vec_pretty(&r.raw).map_err(|e| Error::InvalidArgument(e.to_string()))?;
-    store.put(&ref_path(name), bytes.into()).await
+    Ok(store.put(&ref_path(name), bytes.into()).await?)
 }
 
 /// Deletes every file under `dir` (recursively).
-pub async fn remove_tree(store: &dyn Store, dir: &str) -> Result<()> {
+pub async fn remove_tree(store: &dyn Storage, dir: &str) -> Result<()> {
     let files: Vec<String> = store.list_meta(dir).await?.into_iter().map(|f| f.name).collect();
     for f in &files {
         store.delete(&format!("{dir}/{f}")).await?;
@@ -184,7 +182,7 @@ pub async fn remove_tree(store: &dyn Store, dir: &str) -> Result<()> {
 
 /// Deletes branch `name`: its reference, then its directory with every file the branch
 /// wrote. Refused while another branch was created from it (its files would be lost).
-pub async fn delete_branch(store: &dyn Store, name: &str) -> Result<()> {
+pub async fn delete_branch(store: &dyn Storage, name: &str) -> Result<()> {
     let me = get_branch(store, name).await?;
     let children: Vec<String> = list_branches(store)
         .await?
@@ -216,7 +214,7 @@ pub async fn delete_branch(store: &dyn Store, name: &str) -> Result<()> {
 
 /// Every branch reference of the dataset, sorted by name. A reference file that cannot be
 /// read as one is [`Error::Corrupt`]: guessing would risk deleting what the branch needs.
-pub async fn list_branches(store: &dyn Store) -> Result<Vec<BranchRef>> {
+pub async fn list_branches(store: &dyn Storage) -> Result<Vec<BranchRef>> {
     let mut out = Vec::new();
     for file in store.list(BRANCHES_DIR).await? {
         let Some(stem) = file.strip_suffix(".json") else {

@@ -2,7 +2,7 @@
 //! *managed versioning*: a namespace whose `describe_table` says `managed_versioning`).
 //!
 //! The catalog, not the store, decides which writer gets each version. Committing version
-//! `v` through a [`CatalogCommitStore`]:
+//! `v` through a [`catalog_commits`] store:
 //!
 //! 1. write the manifest under a staging name in `_versions/`, `{final name}-{uuid}`
 //!    (never listed as a version);
@@ -19,17 +19,15 @@
 //! puts them. Files other than manifests (tags, transactions, data) are written as usual.
 
 use std::fmt::Debug;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use futures::FutureExt;
-use lancelet_io::ReadAt;
+use lancelet_io::{Result, Storage};
 
-use crate::naming::{ManifestNaming, VERSIONS_DIR};
-use crate::store::{FileMeta, Store};
-use crate::Result;
+use crate::managed::{ManagedStorage, ManifestAuthority};
+use crate::naming::ManifestNaming;
 
 /// What a catalog answered when asked to create a version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,97 +51,46 @@ pub trait VersionCatalog: Debug + Send + Sync {
     ) -> BoxFuture<'a, Result<VersionClaim>>;
 }
 
-/// A [`Store`] whose manifest creation goes through a [`VersionCatalog`].
-#[derive(Debug, Clone)]
-pub struct CatalogCommitStore {
-    inner: Arc<dyn Store>,
-    catalog: Arc<dyn VersionCatalog>,
+/// `inner` (the dataset root) with its versions created by `catalog`.
+pub fn catalog_commits(inner: Arc<dyn Storage>, catalog: Arc<dyn VersionCatalog>) -> ManagedStorage {
+    ManagedStorage::new(inner, Arc::new(CatalogVersions(catalog)))
 }
 
-impl CatalogCommitStore {
-    /// Wraps `inner` (the dataset root) so its versions are created by `catalog`.
-    pub fn new(inner: Arc<dyn Store>, catalog: Arc<dyn VersionCatalog>) -> Self {
-        Self { inner, catalog }
-    }
+/// A [`VersionCatalog`] as the [`ManifestAuthority`] of a dataset.
+#[derive(Debug)]
+struct CatalogVersions(Arc<dyn VersionCatalog>);
 
-    async fn commit_manifest(&self, path: &str, version: u64, naming: ManifestNaming, data: Bytes) -> Result<bool> {
-        let staged = format!("{path}-{}", uuid::Uuid::new_v4());
-        self.inner.put(&staged, data.clone()).await?;
-        match self
-            .catalog
-            .create_version(version, &staged, data.len() as u64, naming)
-            .await?
-        {
-            VersionClaim::Created => Ok(true),
-            VersionClaim::Taken => {
-                let ours = matches!(self.inner.read(path).await, Ok(got) if got == data);
-                // Best effort: a catalog that moved the file already leaves nothing to remove.
-                let _ = self.inner.delete(&staged).await;
-                Ok(ours)
-            }
-        }
-    }
-}
-
-/// The version and naming of a manifest path under `_versions/`, when `path` is one.
-fn manifest_of(path: &str) -> Option<(u64, ManifestNaming)> {
-    let name = path.strip_prefix(VERSIONS_DIR)?.strip_prefix('/')?;
-    ManifestNaming::parse(name)
-}
-
-impl Store for CatalogCommitStore {
-    fn root_display(&self) -> String {
-        self.inner.root_display()
-    }
-
-    fn read<'a>(&'a self, path: &'a str) -> BoxFuture<'a, Result<Bytes>> {
-        self.inner.read(path)
-    }
-
-    fn put<'a>(&'a self, path: &'a str, data: Bytes) -> BoxFuture<'a, Result<()>> {
-        self.inner.put(path, data)
-    }
-
-    fn put_if_absent<'a>(&'a self, path: &'a str, data: Bytes) -> BoxFuture<'a, Result<bool>> {
+impl ManifestAuthority for CatalogVersions {
+    fn create_manifest<'a>(
+        &'a self,
+        inner: &'a dyn Storage,
+        path: &'a str,
+        version: u64,
+        naming: ManifestNaming,
+        data: Bytes,
+    ) -> BoxFuture<'a, Result<bool>> {
         async move {
-            match manifest_of(path) {
-                Some((version, naming)) => self.commit_manifest(path, version, naming, data).await,
-                None => self.inner.put_if_absent(path, data).await,
+            let staged = format!("{path}-{}", uuid::Uuid::new_v4());
+            inner.put(&staged, data.clone()).await?;
+            match self
+                .0
+                .create_version(version, &staged, data.len() as u64, naming)
+                .await?
+            {
+                VersionClaim::Created => Ok(true),
+                VersionClaim::Taken => {
+                    let ours = matches!(inner.read(path).await, Ok(got) if got == data);
+                    // Best effort: a catalog that moved the file already leaves nothing to remove.
+                    let _ = inner.delete(&staged).await;
+                    Ok(ours)
+                }
             }
         }
         .boxed()
     }
 
-    fn list<'a>(&'a self, dir: &'a str) -> BoxFuture<'a, Result<Vec<String>>> {
-        self.inner.list(dir)
-    }
-
-    fn list_meta<'a>(&'a self, dir: &'a str) -> BoxFuture<'a, Result<Vec<FileMeta>>> {
-        self.inner.list_meta(dir)
-    }
-
-    fn delete<'a>(&'a self, path: &'a str) -> BoxFuture<'a, Result<()>> {
-        self.inner.delete(path)
-    }
-
-    fn exists<'a>(&'a self, path: &'a str) -> BoxFuture<'a, Result<bool>> {
-        self.inner.exists(path)
-    }
-
-    fn open_file<'a>(&'a self, path: &'a str) -> BoxFuture<'a, lancelet_io::Result<Arc<dyn ReadAt>>> {
-        self.inner.open_file(path)
-    }
-
-    fn local_path(&self, path: &str) -> Option<PathBuf> {
-        self.inner.local_path(path)
-    }
-
-    fn probes_versions(&self) -> bool {
-        self.inner.probes_versions()
-    }
-
-    fn upload<'a>(&'a self, path: &'a str, local: &'a Path) -> BoxFuture<'a, Result<u64>> {
-        self.inner.upload(path, local)
+    fn probes_versions(&self, inner: &dyn Storage) -> bool {
+        inner.probes_versions()
     }
 }
 
@@ -153,14 +100,15 @@ mod tests {
     use std::sync::Mutex;
 
     use super::*;
-    use crate::store::LocalStore;
-    use crate::Error;
+    use lancelet_io::{Error, LocalStore};
+
+    use crate::naming::VERSIONS_DIR;
 
     /// A catalog that keeps the rule of pylance's directory namespace: the next version
     /// only, the staged file moved to its final name. `fail` makes it answer with an error.
     #[derive(Debug)]
     struct DirCatalog {
-        store: Arc<dyn Store>,
+        store: Arc<dyn Storage>,
         calls: Mutex<Vec<(u64, String)>>,
         fail: bool,
     }
@@ -189,15 +137,15 @@ mod tests {
         }
     }
 
-    fn setup(fail: bool) -> (tempfile::TempDir, Arc<dyn Store>, Arc<DirCatalog>, CatalogCommitStore) {
+    fn setup(fail: bool) -> (tempfile::TempDir, Arc<dyn Storage>, Arc<DirCatalog>, ManagedStorage) {
         let dir = tempfile::tempdir().unwrap();
-        let inner: Arc<dyn Store> = Arc::new(LocalStore::new(dir.path()));
+        let inner: Arc<dyn Storage> = Arc::new(LocalStore::new(dir.path()));
         let catalog = Arc::new(DirCatalog {
             store: inner.clone(),
             calls: Mutex::new(Vec::new()),
             fail,
         });
-        let store = CatalogCommitStore::new(inner.clone(), catalog.clone());
+        let store = catalog_commits(inner.clone(), catalog.clone());
         (dir, inner, catalog, store)
     }
 

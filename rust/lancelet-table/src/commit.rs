@@ -2,7 +2,7 @@
 //!
 //! A writer describes its change as a `Transaction` (an operation plus the version it read),
 //! writes it to `_transactions/{read_version}-{uuid}.txn`, then tries to create the manifest
-//! of the next version with [`Store::put_if_absent`]. When another writer took that version
+//! of the next version with [`lancelet_io::Storage::put_if_absent`]. When another writer took that version
 //! first, the transactions committed since our read version are checked against ours: if
 //! none conflicts, our operation is applied again on top of the newest manifest (fresh
 //! fragment ids) and the commit retried; otherwise the commit fails with
@@ -20,10 +20,10 @@ use crate::manifest::{
     encode_manifest_file_setting, set_feature_flags, set_index_flags, FLAG_STABLE_ROW_IDS,
 };
 use crate::naming::ManifestNaming;
-use crate::store::Store;
 use crate::versions::{list_versions, read_entry, versions_after, write_latest_hint, VersionEntry};
 pub use crate::ConflictKind;
 use crate::{pb, Error, Result};
+use lancelet_io::Storage;
 
 use pb::transaction::Operation;
 
@@ -381,7 +381,7 @@ fn replace_fragments(
     m: &mut pb::Manifest,
     removed: &[u64],
     updated: &[pb::DataFragment],
-    store: &dyn Store,
+    store: &dyn Storage,
 ) -> Result<()> {
     let removed: HashSet<u64> = removed.iter().copied().collect();
     let updated: HashMap<u64, &pb::DataFragment> = updated.iter().map(|f| (f.id, f)).collect();
@@ -406,7 +406,7 @@ fn replace_fragments(
 /// Swaps data files in place (a DataReplacement): each group's new file takes the place of
 /// the fragment's file holding exactly the same fields, or is added when no file holds any
 /// of them. Row counts and deletions are unchanged.
-fn replace_data_files(m: &mut pb::Manifest, d: &pb::transaction::DataReplacement, store: &dyn Store) -> Result<()> {
+fn replace_data_files(m: &mut pb::Manifest, d: &pb::transaction::DataReplacement, store: &dyn Storage) -> Result<()> {
     for r in &d.replacements {
         let file = r.new_file.as_ref().ok_or_else(|| {
             Error::InvalidArgument(format!("DataReplacement of fragment {} has no file", r.fragment_id))
@@ -439,7 +439,7 @@ fn replace_data_files(m: &mut pb::Manifest, d: &pb::transaction::DataReplacement
 
 /// The index entries a manifest names, read from its file (none without an index section).
 pub async fn read_indices(
-    store: &dyn Store,
+    store: &dyn Storage,
     naming: ManifestNaming,
     m: &pb::Manifest,
 ) -> Result<Vec<pb::IndexMetadata>> {
@@ -454,7 +454,7 @@ pub async fn read_indices(
 /// Gives the entries of `new` (added by a CreateIndex) that name no files, and live in the
 /// dataset's own `_indices/`, the files their directory holds, as pylance 14 records them in
 /// the manifest (the transaction keeps the entries as given).
-async fn list_index_files(store: &dyn Store, indices: &mut [pb::IndexMetadata], new: &[pb::IndexMetadata]) {
+async fn list_index_files(store: &dyn Storage, indices: &mut [pb::IndexMetadata], new: &[pb::IndexMetadata]) {
     for idx in indices.iter_mut() {
         if !idx.files.is_empty() || idx.base_id.is_some() || !new.iter().any(|n| n.uuid == idx.uuid) {
             continue;
@@ -477,7 +477,7 @@ async fn list_index_files(store: &dyn Store, indices: &mut [pb::IndexMetadata], 
 /// [`apply`], plus the index entries of the new version (from `base_indices`, those of
 /// `base`); the manifest's `index_section` is set when there are any.
 pub async fn apply_with_indices(
-    store: &dyn Store,
+    store: &dyn Storage,
     base: Option<&pb::Manifest>,
     base_indices: &[pb::IndexMetadata],
     txn: &pb::Transaction,
@@ -517,7 +517,7 @@ pub async fn apply_with_indices(
 /// The manifest of `version` that results from applying `txn` on top of `base` (the
 /// latest committed manifest, or `None` for a new dataset).
 pub async fn apply(
-    store: &dyn Store,
+    store: &dyn Storage,
     base: Option<&pb::Manifest>,
     txn: &pb::Transaction,
     version: u64,
@@ -529,9 +529,7 @@ pub async fn apply(
         .ok_or_else(|| Error::InvalidArgument("transaction has no operation".into()))?;
     let mut m = base.cloned().unwrap_or_default();
     if base.is_none() && !matches!(op, Operation::Overwrite(_)) {
-        return Err(Error::NotFound {
-            path: store.root_display(),
-        });
+        return Err(Error::not_found(store.root_display()));
     }
     let mut next = base.map(next_fragment_id).unwrap_or(0);
     match op {
@@ -709,7 +707,7 @@ pub async fn apply(
 /// The transaction that produced a manifest: inline in the manifest file when it carries
 /// one, else from its transaction file.
 async fn read_transaction(
-    store: &dyn Store,
+    store: &dyn Storage,
     manifest_bytes: &[u8],
     m: &pb::Manifest,
 ) -> Result<Option<pb::Transaction>> {
@@ -722,8 +720,8 @@ async fn read_transaction(
     let path = format!("{TRANSACTIONS_DIR}/{}", m.transaction_file);
     match store.read(&path).await {
         Ok(bytes) => Ok(pb::Transaction::decode(bytes).ok()),
-        Err(Error::NotFound { .. }) => Ok(None),
-        Err(e) => Err(e),
+        Err(lancelet_io::Error::NotFound { .. }) => Ok(None),
+        Err(e) => Err(e.into()),
     }
 }
 
@@ -731,7 +729,7 @@ async fn read_transaction(
 /// Returns the version that *is* `txn` (same uuid), when a commit of ours landed although
 /// its answer was lost.
 async fn check_since(
-    store: &dyn Store,
+    store: &dyn Storage,
     entries: &[VersionEntry],
     txn: &pb::Transaction,
     from: u64,
@@ -778,7 +776,7 @@ async fn check_since(
 /// A commit that fails (a conflict, or giving up) removes its transaction file: nothing
 /// refers to it.
 pub async fn commit(
-    store: &dyn Store,
+    store: &dyn Storage,
     base: Option<(&pb::Manifest, ManifestNaming)>,
     txn: &pb::Transaction,
     opts: &CommitOptions,
@@ -792,7 +790,7 @@ pub async fn commit(
 /// in `ready`, so that no manifest ever names a file that is not on disk. An error of
 /// `ready` fails the commit before anything is published.
 pub async fn commit_when(
-    store: &dyn Store,
+    store: &dyn Storage,
     base: Option<(&pb::Manifest, ManifestNaming)>,
     txn: &pb::Transaction,
     opts: &CommitOptions,
@@ -812,7 +810,7 @@ pub async fn commit_when(
 }
 
 async fn commit_attempts(
-    store: &dyn Store,
+    store: &dyn Storage,
     base: Option<(&pb::Manifest, ManifestNaming)>,
     txn: &pb::Transaction,
     opts: &CommitOptions,
@@ -888,7 +886,7 @@ async fn commit_attempts(
                     write_latest_hint(store, version).await;
                     return Ok(found);
                 }
-                return Err(e);
+                return Err(e.into());
             }
         };
         if put {
@@ -914,7 +912,7 @@ async fn commit_attempts(
 /// The manifest of `version` when it is the one `txn` committed (a put whose answer was
 /// lost may have landed), else `None`.
 async fn landed_as(
-    store: &dyn Store,
+    store: &dyn Storage,
     txn: &pb::Transaction,
     version: u64,
 ) -> Result<Option<(pb::Manifest, ManifestNaming)>> {

@@ -2,8 +2,9 @@
 //!
 //! - [`naming`]: manifest file names (V1 and V2 schemes).
 //! - [`manifest`]: the manifest file container and feature flags.
-//! - [`store`]: the small-file storage the table layer writes through, with the atomic
-//!   put-if-absent commits rely on.
+//! - The table layer reads and writes through [`lancelet_io::Storage`] (whose atomic
+//!   `put_if_absent` commits rely on); [`object`] resolves a dataset URI to one, and
+//!   [`managed`] is the storage whose versions someone else creates.
 //! - [`versions`]: finding and reading the versions of a dataset.
 //! - [`asof`]: the newest version committed at or before a time.
 //! - [`deletion`]: deletion files (Arrow IPC and roaring bitmaps).
@@ -26,12 +27,12 @@ pub mod catalog_store;
 pub mod commit;
 pub mod deletion;
 pub mod indices;
+pub mod managed;
 pub mod manifest;
 pub mod manifest_store;
 pub mod naming;
 pub mod object;
 pub mod rowids;
-pub mod store;
 pub mod tags;
 pub mod versions;
 
@@ -63,21 +64,10 @@ pub enum Error {
         /// What was wrong.
         message: String,
     },
-    /// Listing or reading the dataset directory failed.
-    #[error("I/O error on {path}: {source}")]
-    Io {
-        /// The path being accessed.
-        path: String,
-        /// Underlying error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// A file or dataset that does not exist.
-    #[error("not found: {path}")]
-    NotFound {
-        /// What was looked for.
-        path: String,
-    },
+    /// From the storage layer: a file that does not exist, an I/O failure, a store that
+    /// cannot do what was asked. Its kind is the storage error's.
+    #[error(transparent)]
+    Storage(#[from] lancelet_io::Error),
     /// The requested version does not exist.
     #[error("version {version} of {path} does not exist")]
     VersionNotFound {
@@ -116,15 +106,26 @@ impl Error {
         use lancelet_io::ErrorKind as K;
         match self {
             Error::Corrupt { .. } => K::Corrupt,
-            Error::Io { .. } => K::Io,
+            Error::Storage(e) => e.kind(),
             // A missing version is a missing thing.
-            Error::NotFound { .. } | Error::VersionNotFound { .. } => K::NotFound,
+            Error::VersionNotFound { .. } => K::NotFound,
             Error::CommitConflict { .. } => K::CommitConflict,
             // A tag or branch name that is taken is a bad argument (pylance: ValueError);
             // an existing dataset is the dataset layer's AlreadyExists.
             Error::AlreadyExists(_) | Error::InvalidArgument(_) => K::InvalidArgument,
             Error::Unsupported(_) => K::Unsupported,
         }
+    }
+
+    /// A missing file or thing (`path` names it).
+    pub fn not_found(path: impl Into<String>) -> Self {
+        Self::Storage(lancelet_io::Error::NotFound { path: path.into() })
+    }
+
+    /// Whether this is a missing file or thing (not a missing version of a dataset that
+    /// exists: [`Error::VersionNotFound`]).
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, Self::Storage(lancelet_io::Error::NotFound { .. }))
     }
 
     pub(crate) fn corrupt(path: &str, message: impl Into<String>) -> Self {

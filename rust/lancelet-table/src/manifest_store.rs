@@ -3,7 +3,7 @@
 //! The commit protocol needs "create this manifest unless it exists" to be atomic. Local disk
 //! and S3 with `If-None-Match` give that; some S3-compatible stores do not. For those, an
 //! [`ExternalManifestStore`] (a small database with an atomic insert) decides which writer
-//! owns a version, and [`ExternalCommitStore`] wraps the dataset's [`Store`] so the rest of
+//! owns a version, and [`external_commits`] wraps the dataset's [`Storage`] so the rest of
 //! the table layer is unchanged. Committing version `v`:
 //!
 //! 1. write the manifest under a staging name, `{manifest}-{uuid}` (never listed as a version);
@@ -29,11 +29,10 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures::future::BoxFuture;
 use futures::FutureExt;
-use lancelet_io::ReadAt;
+use lancelet_io::{Error, Result, Storage};
 
-use crate::naming::{ManifestNaming, VERSIONS_DIR};
-use crate::store::{FileMeta, Store};
-use crate::{Error, Result};
+use crate::managed::{ManagedStorage, ManifestAuthority};
+use crate::naming::ManifestNaming;
 
 /// Where the owner of each version of a dataset is recorded: `(dataset, version) -> path`
 /// of its manifest, relative to the dataset root.
@@ -272,35 +271,35 @@ fn final_of_staged(path: &str) -> Option<&str> {
         .then_some(head)
 }
 
-/// The version of a manifest path under `_versions/`, when `path` is one.
-fn manifest_version(path: &str) -> Option<u64> {
-    let name = path.strip_prefix(VERSIONS_DIR)?.strip_prefix('/')?;
-    ManifestNaming::parse(name).map(|(v, _)| v)
+/// `inner` (the dataset root) with its commits arbitrated by `manifests`, where the
+/// dataset's records are kept under `key` (its canonical URI).
+pub fn external_commits(
+    inner: Arc<dyn Storage>,
+    manifests: Arc<dyn ExternalManifestStore>,
+    key: impl Into<String>,
+) -> ManagedStorage {
+    ManagedStorage::new(
+        inner,
+        Arc::new(ExternalManifests {
+            manifests,
+            key: key.into(),
+        }),
+    )
 }
 
-/// A [`Store`] whose manifest creation goes through an [`ExternalManifestStore`].
-#[derive(Debug, Clone)]
-pub struct ExternalCommitStore {
-    inner: Arc<dyn Store>,
+/// An [`ExternalManifestStore`] as the [`ManifestAuthority`] of one dataset.
+#[derive(Debug)]
+struct ExternalManifests {
     manifests: Arc<dyn ExternalManifestStore>,
     /// The dataset's key in the external store (its canonical URI).
     key: String,
 }
 
-impl ExternalCommitStore {
-    /// Wraps `inner` (the dataset root) so commits are arbitrated by `manifests` under `key`.
-    pub fn new(inner: Arc<dyn Store>, manifests: Arc<dyn ExternalManifestStore>, key: impl Into<String>) -> Self {
-        Self {
-            inner,
-            manifests,
-            key: key.into(),
-        }
-    }
-
+impl ExternalManifests {
     /// Finishes a commit whose writer stopped after claiming its version: copies the staged
     /// manifest to its final name and records that. Nothing to do when the newest recorded
     /// version is complete.
-    pub async fn repair(&self) -> Result<()> {
+    async fn repair(&self, inner: &dyn Storage) -> Result<()> {
         let Some((version, path)) = self.manifests.latest(&self.key).await? else {
             return Ok(());
         };
@@ -308,11 +307,11 @@ impl ExternalCommitStore {
             return Ok(());
         };
         let final_path = final_path.to_string();
-        if !self.inner.exists(&final_path).await? {
-            let data = match self.inner.read(&path).await {
+        if !inner.exists(&final_path).await? {
+            let data = match inner.read(&path).await {
                 Ok(d) => d,
                 // Another reader finished it between our two looks.
-                Err(Error::NotFound { .. }) if self.inner.exists(&final_path).await? => Bytes::new(),
+                Err(Error::NotFound { .. }) if inner.exists(&final_path).await? => Bytes::new(),
                 Err(Error::NotFound { .. }) => {
                     return Err(Error::corrupt(
                         &path,
@@ -322,74 +321,69 @@ impl ExternalCommitStore {
                 Err(e) => return Err(e),
             };
             if !data.is_empty() {
-                self.inner.put(&final_path, data).await?;
+                inner.put(&final_path, data).await?;
             }
         }
         self.manifests.put_if_exists(&self.key, version, &final_path).await?;
-        self.inner.delete(&path).await
-    }
-
-    async fn commit_manifest(&self, path: &str, version: u64, data: Bytes) -> Result<bool> {
-        // Finish any interrupted commit first: its version must not be taken twice.
-        self.repair().await?;
-        if self.inner.exists(path).await? {
-            return Ok(false);
-        }
-        let staged = format!("{path}{}", staging_suffix());
-        self.inner.put(&staged, data.clone()).await?;
-        match self.manifests.put_if_not_exists(&self.key, version, &staged).await {
-            Ok(true) => {}
-            Ok(false) => {
-                let _ = self.inner.delete(&staged).await;
-                return Ok(false);
-            }
-            Err(e) => {
-                // The claim may have landed with its answer lost: the record tells.
-                match self.manifests.get(&self.key, version).await {
-                    Ok(Some(p)) if p == staged => {}
-                    Ok(_) => {
-                        let _ = self.inner.delete(&staged).await;
-                        return Err(e);
-                    }
-                    // Unknown: the staged file stays, a reader completes the commit if it landed.
-                    Err(_) => return Err(e),
-                }
-            }
-        }
-        // The version is ours. From here on, a failure leaves a commit a reader completes.
-        self.inner.put(path, data).await?;
-        self.manifests.put_if_exists(&self.key, version, path).await?;
-        let _ = self.inner.delete(&staged).await;
-        Ok(true)
+        inner.delete(&path).await
     }
 }
 
-impl Store for ExternalCommitStore {
-    fn root_display(&self) -> String {
-        self.inner.root_display()
-    }
-
-    fn read<'a>(&'a self, path: &'a str) -> BoxFuture<'a, Result<Bytes>> {
-        self.inner.read(path)
-    }
-
-    fn put<'a>(&'a self, path: &'a str, data: Bytes) -> BoxFuture<'a, Result<()>> {
-        self.inner.put(path, data)
-    }
-
-    fn put_if_absent<'a>(&'a self, path: &'a str, data: Bytes) -> BoxFuture<'a, Result<bool>> {
+impl ManifestAuthority for ExternalManifests {
+    fn create_manifest<'a>(
+        &'a self,
+        inner: &'a dyn Storage,
+        path: &'a str,
+        version: u64,
+        _naming: ManifestNaming,
+        data: Bytes,
+    ) -> BoxFuture<'a, Result<bool>> {
         async move {
-            if let Some(version) = manifest_version(path) {
-                return self.commit_manifest(path, version, data).await;
+            // Finish any interrupted commit first: its version must not be taken twice.
+            self.repair(inner).await?;
+            if inner.exists(path).await? {
+                return Ok(false);
             }
-            match self.inner.put_if_absent(path, data.clone()).await {
+            let staged = format!("{path}{}", staging_suffix());
+            inner.put(&staged, data.clone()).await?;
+            match self.manifests.put_if_not_exists(&self.key, version, &staged).await {
+                Ok(true) => {}
+                Ok(false) => {
+                    let _ = inner.delete(&staged).await;
+                    return Ok(false);
+                }
+                Err(e) => {
+                    // The claim may have landed with its answer lost: the record tells.
+                    match self.manifests.get(&self.key, version).await {
+                        Ok(Some(p)) if p == staged => {}
+                        Ok(_) => {
+                            let _ = inner.delete(&staged).await;
+                            return Err(e);
+                        }
+                        // Unknown: the staged file stays, a reader completes the commit if it landed.
+                        Err(_) => return Err(e),
+                    }
+                }
+            }
+            // The version is ours. From here on, a failure leaves a commit a reader completes.
+            inner.put(path, data).await?;
+            self.manifests.put_if_exists(&self.key, version, path).await?;
+            let _ = inner.delete(&staged).await;
+            Ok(true)
+        }
+        .boxed()
+    }
+
+    fn create_other<'a>(&'a self, inner: &'a dyn Storage, path: &'a str, data: Bytes) -> BoxFuture<'a, Result<bool>> {
+        async move {
+            match inner.put_if_absent(path, data.clone()).await {
                 // Small non-manifest files (tags): a check then a write is the best such a
                 // store offers.
                 Err(Error::Unsupported(_)) => {
-                    if self.inner.exists(path).await? {
+                    if inner.exists(path).await? {
                         return Ok(false);
                     }
-                    self.inner.put(path, data).await?;
+                    inner.put(path, data).await?;
                     Ok(true)
                 }
                 other => other,
@@ -398,38 +392,13 @@ impl Store for ExternalCommitStore {
         .boxed()
     }
 
-    fn list<'a>(&'a self, dir: &'a str) -> BoxFuture<'a, Result<Vec<String>>> {
-        async move {
-            if dir.trim_matches('/') == VERSIONS_DIR {
-                self.repair().await?;
-            }
-            self.inner.list(dir).await
-        }
-        .boxed()
+    fn before_listing_versions<'a>(&'a self, inner: &'a dyn Storage) -> BoxFuture<'a, Result<()>> {
+        self.repair(inner).boxed()
     }
 
-    fn list_meta<'a>(&'a self, dir: &'a str) -> BoxFuture<'a, Result<Vec<FileMeta>>> {
-        self.inner.list_meta(dir)
-    }
-
-    fn delete<'a>(&'a self, path: &'a str) -> BoxFuture<'a, Result<()>> {
-        self.inner.delete(path)
-    }
-
-    fn exists<'a>(&'a self, path: &'a str) -> BoxFuture<'a, Result<bool>> {
-        self.inner.exists(path)
-    }
-
-    fn open_file<'a>(&'a self, path: &'a str) -> BoxFuture<'a, lancelet_io::Result<Arc<dyn ReadAt>>> {
-        self.inner.open_file(path)
-    }
-
-    fn local_path(&self, path: &str) -> Option<PathBuf> {
-        self.inner.local_path(path)
-    }
-
-    fn upload<'a>(&'a self, path: &'a str, local: &'a Path) -> BoxFuture<'a, Result<u64>> {
-        self.inner.upload(path, local)
+    /// Never: the listing finishes interrupted commits, which probing would skip.
+    fn probes_versions(&self, _inner: &dyn Storage) -> bool {
+        false
     }
 }
 
@@ -437,7 +406,9 @@ impl Store for ExternalCommitStore {
 mod tests {
     #![allow(clippy::unwrap_used, reason = "tests: a failed unwrap is a failed test")]
     use super::*;
-    use crate::store::LocalStore;
+    use lancelet_io::LocalStore;
+
+    use crate::naming::VERSIONS_DIR;
 
     fn stores(dir: &Path) -> Vec<Arc<dyn ExternalManifestStore>> {
         vec![
@@ -494,8 +465,8 @@ mod tests {
         assert_eq!(final_of_staged(&staged), Some(f.as_str()));
         assert_eq!(final_of_staged(&f), None);
         assert_eq!(ManifestNaming::parse(staged.rsplit('/').next().unwrap()), None);
-        assert_eq!(manifest_version(&f), Some(3));
-        assert_eq!(manifest_version("_refs/tags/x.json"), None);
+        assert_eq!(crate::managed::manifest_of(&f), Some((3, ManifestNaming::V2)));
+        assert_eq!(crate::managed::manifest_of("_refs/tags/x.json"), None);
         assert!(parse_manifest_store("postgres://x").is_err());
         assert!(parse_manifest_store("sqlite:").is_err());
     }
@@ -522,9 +493,9 @@ mod tests {
     #[tokio::test]
     async fn a_reader_finishes_an_interrupted_commit() {
         let dir = tempfile::tempdir().unwrap();
-        let inner: Arc<dyn Store> = Arc::new(LocalStore::new(dir.path()));
+        let inner: Arc<dyn Storage> = Arc::new(LocalStore::new(dir.path()));
         let broken = Arc::new(FailsToFinish(MemoryManifestStore::default()));
-        let writer = ExternalCommitStore::new(inner.clone(), broken.clone(), "k");
+        let writer = external_commits(inner.clone(), broken.clone(), "k");
         let path = ManifestNaming::V2.relative_path(1);
         assert!(writer.put_if_absent(&path, Bytes::from_static(b"m1")).await.is_err());
         // Simulate the crash having happened before the copy: remove the final file.
@@ -535,7 +506,7 @@ mod tests {
         let records = MemoryManifestStore::default();
         let (v, staged) = broken.latest("k").await.unwrap().unwrap();
         records.put_if_not_exists("k", v, &staged).await.unwrap();
-        let reader = ExternalCommitStore::new(inner.clone(), Arc::new(records), "k");
+        let reader = external_commits(inner.clone(), Arc::new(records), "k");
         let names = reader.list(VERSIONS_DIR).await.unwrap();
         assert_eq!(names, vec![ManifestNaming::V2.file_name(1)]);
         assert_eq!(&inner.read(&path).await.unwrap()[..], b"m1");

@@ -1,8 +1,7 @@
 //! Datasets on object stores (`memory://`, `s3://`), and [`open_uri`], which resolves any
 //! dataset URI.
 //!
-//! The stores are [`lancelet_io`]'s ([`ObjectStoreStore`], [`ObjectFile`], re-exported here
-//! for the paths that name them): ranged reads, conditional puts for atomic commits,
+//! The stores are [`lancelet_io`]'s: ranged reads, conditional puts for atomic commits,
 //! multipart uploads and the client's retries. This module adds what belongs to the table
 //! layer: `base_{id}.{key}` options of other base paths, and an external manifest store
 //! (`manifest_store`) wrapped around the dataset's store.
@@ -11,18 +10,16 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use lancelet_io::RootKind;
-pub use lancelet_io::{ObjectFile, ObjectStoreStore};
+use lancelet_io::{RootKind, Storage};
 
-use crate::manifest_store::{parse_manifest_store, ExternalCommitStore};
-use crate::store::Store;
+use crate::manifest_store::{external_commits, parse_manifest_store};
 use crate::Result;
 
 /// Where a dataset lives.
 #[derive(Debug, Clone)]
 pub struct Location {
     /// Its store.
-    pub store: Arc<dyn Store>,
+    pub store: Arc<dyn Storage>,
     /// The local directory, for datasets on local disk.
     pub local_root: Option<PathBuf>,
 }
@@ -47,7 +44,7 @@ pub fn open_uri(uri: &str, options: &HashMap<String, String>) -> Result<Location
     };
     let manifests = parse_manifest_store(&spec)?;
     Ok(Location {
-        store: Arc::new(ExternalCommitStore::new(loc.store, manifests, key)),
+        store: Arc::new(external_commits(loc.store, manifests, key)),
         local_root: loc.local_root,
     })
 }
@@ -73,7 +70,7 @@ fn open_plain(uri: &str, options: &HashMap<String, String>) -> Result<(Location,
     let none = HashMap::new();
     let options = if takes_store_options(uri) { options } else { &none };
     let root = lancelet_io::open_root(uri, options)?;
-    let store: Arc<dyn Store> = match root.kind {
+    let store: Arc<dyn Storage> = match root.kind {
         RootKind::Local(s) => Arc::new(s),
         RootKind::Object(s) => Arc::new(s),
     };

@@ -18,8 +18,8 @@
 
 use prost::Message;
 
-use crate::store::Store;
 use crate::{pb, Error, Result};
+use lancelet_io::Storage;
 
 use pb::encoded_u64_array::{Array as Packed, U16Array, U32Array, U64Array};
 use pb::u64_segment::{Range, RangeWithBitmap, RangeWithHoles, Segment};
@@ -426,7 +426,7 @@ pub fn decode_versions(bytes: &[u8], rows: u64, what: &str) -> Result<Vec<u64>> 
 
 /// Reads the bytes of an inline or external sequence (`None` when the fragment has none).
 async fn sequence_bytes(
-    store: &dyn Store,
+    store: &dyn Storage,
     inline: Option<&bytes::Bytes>,
     external: Option<&pb::ExternalFile>,
 ) -> Result<Option<bytes::Bytes>> {
@@ -450,7 +450,7 @@ fn what(f: &pb::DataFragment) -> String {
 }
 
 /// The row id segments of a fragment, if it has a row id sequence.
-pub async fn fragment_row_id_segments(store: &dyn Store, f: &pb::DataFragment) -> Result<Option<Vec<IdSegment>>> {
+pub async fn fragment_row_id_segments(store: &dyn Storage, f: &pb::DataFragment) -> Result<Option<Vec<IdSegment>>> {
     use pb::data_fragment::RowIdSequence as S;
     let (inline, external) = match &f.row_id_sequence {
         Some(S::InlineRowIds(b)) => (Some(b), None),
@@ -464,7 +464,7 @@ pub async fn fragment_row_id_segments(store: &dyn Store, f: &pb::DataFragment) -
 }
 
 /// The row ids of a fragment's physical rows, if it has a row id sequence.
-pub async fn fragment_row_ids(store: &dyn Store, f: &pb::DataFragment) -> Result<Option<Vec<u64>>> {
+pub async fn fragment_row_ids(store: &dyn Storage, f: &pb::DataFragment) -> Result<Option<Vec<u64>>> {
     Ok(fragment_row_id_segments(store, f).await?.map(|segs| {
         let mut out = Vec::with_capacity(f.physical_rows as usize);
         for s in segs {
@@ -478,7 +478,7 @@ pub async fn fragment_row_ids(store: &dyn Store, f: &pb::DataFragment) -> Result
 }
 
 /// The versions rows of `f` were created at (`created`) or last updated at, if recorded.
-pub async fn fragment_versions(store: &dyn Store, f: &pb::DataFragment, created: bool) -> Result<Option<Vec<u64>>> {
+pub async fn fragment_versions(store: &dyn Storage, f: &pb::DataFragment, created: bool) -> Result<Option<Vec<u64>>> {
     use pb::data_fragment::{CreatedAtVersionSequence as C, LastUpdatedAtVersionSequence as U};
     let (inline, external) = if created {
         match &f.created_at_version_sequence {
@@ -529,7 +529,7 @@ pub fn set_versions(f: &mut pb::DataFragment, created: &[u64], updated: &[u64]) 
 /// and rows that kept their id (an update moves a row) keep the version they were
 /// created at. With `all_updated`, every row counts as updated (new columns were added).
 pub async fn assign_lineage(
-    store: &dyn Store,
+    store: &dyn Storage,
     m: &mut pb::Manifest,
     base: Option<&pb::Manifest>,
     version: u64,

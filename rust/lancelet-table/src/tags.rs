@@ -3,9 +3,9 @@
 
 use serde_json::{json, Value};
 
-use crate::store::Store;
 use crate::versions::list_versions;
 use crate::{Error, Result};
+use lancelet_io::Storage;
 
 /// The directory holding tag files, relative to the dataset root.
 pub const TAGS_DIR: &str = "_refs/tags";
@@ -87,7 +87,7 @@ fn rfc3339_now() -> String {
     )
 }
 
-async fn manifest_size(store: &dyn Store, branch: Option<&str>, version: u64) -> Result<u64> {
+async fn manifest_size(store: &dyn Storage, branch: Option<&str>, version: u64) -> Result<u64> {
     let Some(b) = branch.filter(|b| !crate::branches::is_main(Some(b))) else {
         let entry = list_versions(store)
             .await?
@@ -139,7 +139,7 @@ fn parse_tag(name: &str, bytes: &[u8], path: &str) -> Result<Tag> {
 }
 
 async fn write_tag(
-    store: &dyn Store,
+    store: &dyn Storage,
     name: &str,
     branch: Option<&str>,
     version: u64,
@@ -167,28 +167,28 @@ async fn write_tag(
         }
         Ok(())
     } else {
-        store.put(&path, bytes.into()).await
+        Ok(store.put(&path, bytes.into()).await?)
     }
 }
 
 /// Creates tag `name` pointing at `version`; fails if the tag exists or the version does not.
-pub async fn create_tag(store: &dyn Store, name: &str, version: u64) -> Result<()> {
+pub async fn create_tag(store: &dyn Storage, name: &str, version: u64) -> Result<()> {
     create_tag_on(store, name, None, version).await
 }
 
 /// Creates tag `name` pointing at `version` of `branch` (main when `None`); `store` is the
 /// dataset root, where every tag lives.
-pub async fn create_tag_on(store: &dyn Store, name: &str, branch: Option<&str>, version: u64) -> Result<()> {
+pub async fn create_tag_on(store: &dyn Storage, name: &str, branch: Option<&str>, version: u64) -> Result<()> {
     write_tag(store, name, branch, version, None, json!({}), true).await
 }
 
 /// Moves existing tag `name` to `version` of `branch` (main when `None`).
-pub async fn update_tag_on(store: &dyn Store, name: &str, branch: Option<&str>, version: u64) -> Result<()> {
+pub async fn update_tag_on(store: &dyn Storage, name: &str, branch: Option<&str>, version: u64) -> Result<()> {
     check_tag_name(name)?;
     let path = tag_path(name);
     let old = store.read(&path).await.map_err(|e| match e {
-        Error::NotFound { .. } => Error::InvalidArgument(format!("tag {name:?} does not exist")),
-        e => e,
+        lancelet_io::Error::NotFound { .. } => Error::InvalidArgument(format!("tag {name:?} does not exist")),
+        e => e.into(),
     })?;
     let old = serde_json::from_slice::<Value>(&old).ok();
     let created = old
@@ -204,22 +204,22 @@ pub async fn update_tag_on(store: &dyn Store, name: &str, branch: Option<&str>, 
 }
 
 /// Moves existing tag `name` to `version`.
-pub async fn update_tag(store: &dyn Store, name: &str, version: u64) -> Result<()> {
+pub async fn update_tag(store: &dyn Storage, name: &str, version: u64) -> Result<()> {
     update_tag_on(store, name, None, version).await
 }
 
 /// Replaces the metadata of existing tag `name` (the whole map); the tag's version and
 /// times are left as they are, as pylance's `tags.replace_metadata` does.
 pub async fn replace_tag_metadata(
-    store: &dyn Store,
+    store: &dyn Storage,
     name: &str,
     metadata: &std::collections::BTreeMap<String, String>,
 ) -> Result<()> {
     check_tag_name(name)?;
     let path = tag_path(name);
     let old = store.read(&path).await.map_err(|e| match e {
-        Error::NotFound { .. } => Error::InvalidArgument(format!("tag {name:?} does not exist")),
-        e => e,
+        lancelet_io::Error::NotFound { .. } => Error::InvalidArgument(format!("tag {name:?} does not exist")),
+        e => e.into(),
     })?;
     let mut body: Value =
         serde_json::from_slice(&old).map_err(|e| Error::corrupt(&path, format!("tag file is not JSON: {e}")))?;
@@ -228,32 +228,32 @@ pub async fn replace_tag_metadata(
     };
     obj.insert("metadata".into(), json!(metadata));
     let bytes = serde_json::to_vec_pretty(&body).map_err(|e| Error::InvalidArgument(e.to_string()))?;
-    store.put(&path, bytes.into()).await
+    Ok(store.put(&path, bytes.into()).await?)
 }
 
 /// Deletes tag `name`; fails if it does not exist.
-pub async fn delete_tag(store: &dyn Store, name: &str) -> Result<()> {
+pub async fn delete_tag(store: &dyn Storage, name: &str) -> Result<()> {
     check_tag_name(name)?;
     let path = tag_path(name);
     if !store.exists(&path).await? {
         return Err(Error::InvalidArgument(format!("tag {name:?} does not exist")));
     }
-    store.delete(&path).await
+    Ok(store.delete(&path).await?)
 }
 
 /// Reads tag `name`.
-pub async fn get_tag(store: &dyn Store, name: &str) -> Result<Tag> {
+pub async fn get_tag(store: &dyn Storage, name: &str) -> Result<Tag> {
     check_tag_name(name)?;
     let path = tag_path(name);
     let bytes = store.read(&path).await.map_err(|e| match e {
-        Error::NotFound { .. } => Error::InvalidArgument(format!("tag {name:?} does not exist")),
-        e => e,
+        lancelet_io::Error::NotFound { .. } => Error::InvalidArgument(format!("tag {name:?} does not exist")),
+        e => e.into(),
     })?;
     parse_tag(name, &bytes, &path)
 }
 
 /// Every tag, sorted by name.
-pub async fn list_tags(store: &dyn Store) -> Result<Vec<Tag>> {
+pub async fn list_tags(store: &dyn Storage) -> Result<Vec<Tag>> {
     let mut out = Vec::new();
     for file in store.list(TAGS_DIR).await? {
         let Some(name) = file.strip_suffix(".json") else {

@@ -1,8 +1,8 @@
 //! Finding the versions of a dataset.
 
 use crate::naming::{ManifestNaming, LATEST_VERSION_HINT, VERSIONS_DIR};
-use crate::store::Store;
 use crate::{manifest, pb, Error, Result};
+use lancelet_io::Storage;
 
 /// One version of a dataset.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,7 +16,7 @@ pub struct VersionEntry {
 }
 
 /// Every version of a dataset, oldest first.
-pub async fn list_versions(store: &dyn Store) -> Result<Vec<VersionEntry>> {
+pub async fn list_versions(store: &dyn Storage) -> Result<Vec<VersionEntry>> {
     let mut out: Vec<VersionEntry> = store
         .list(VERSIONS_DIR)
         .await?
@@ -37,7 +37,7 @@ pub async fn list_versions(store: &dyn Store) -> Result<Vec<VersionEntry>> {
 }
 
 /// The newest version, or `None` for a directory without manifests.
-pub async fn latest_version(store: &dyn Store) -> Result<Option<VersionEntry>> {
+pub async fn latest_version(store: &dyn Storage) -> Result<Option<VersionEntry>> {
     if let Some(entry) = latest_from_hint(store).await {
         return Ok(Some(entry));
     }
@@ -45,12 +45,12 @@ pub async fn latest_version(store: &dyn Store) -> Result<Option<VersionEntry>> {
 }
 
 /// The manifest of `version` if it exists, under either naming scheme.
-async fn probe(store: &dyn Store, version: u64) -> Option<VersionEntry> {
+async fn probe(store: &dyn Storage, version: u64) -> Option<VersionEntry> {
     probe_named(store, version, &[ManifestNaming::V2, ManifestNaming::V1]).await
 }
 
 /// The manifest of `version` if it exists under one of `namings` (tried in order).
-async fn probe_named(store: &dyn Store, version: u64, namings: &[ManifestNaming]) -> Option<VersionEntry> {
+async fn probe_named(store: &dyn Storage, version: u64, namings: &[ManifestNaming]) -> Option<VersionEntry> {
     for &naming in namings {
         let path = format!("{VERSIONS_DIR}/{}", naming.file_name(version));
         if store.exists(&path).await.ok()? {
@@ -81,7 +81,7 @@ const GAP_PROBES: u32 = 13;
 /// when the hint is stale: our cleanup rewrites it first) is looked for at power-of-two
 /// offsets past the result; `None` (list instead) when the hint is missing,
 /// unreadable or names no manifest, or a gap shows.
-async fn latest_from_hint(store: &dyn Store) -> Option<VersionEntry> {
+async fn latest_from_hint(store: &dyn Storage) -> Option<VersionEntry> {
     if !store.probes_versions() {
         return None;
     }
@@ -124,7 +124,7 @@ async fn latest_from_hint(store: &dyn Store) -> Option<VersionEntry> {
 }
 
 /// The version the latest-version hint names, if it is readable.
-async fn read_hint(store: &dyn Store) -> Option<u64> {
+async fn read_hint(store: &dyn Storage) -> Option<u64> {
     let hint = store
         .read(&format!("{VERSIONS_DIR}/{LATEST_VERSION_HINT}"))
         .await
@@ -147,7 +147,7 @@ const MAX_PROBED_NEWER: usize = 64;
 /// while newer ones stay) shows as a hint above the versions found or as a manifest at a
 /// power-of-two offset past them; either, or more than a few dozen newer versions, falls
 /// back to listing.
-pub async fn versions_after(store: &dyn Store, after: u64, naming: ManifestNaming) -> Result<Vec<VersionEntry>> {
+pub async fn versions_after(store: &dyn Storage, after: u64, naming: ManifestNaming) -> Result<Vec<VersionEntry>> {
     if store.probes_versions() && after > 0 {
         if let Some(found) = probe_newer(store, after, naming).await {
             return Ok(found);
@@ -158,7 +158,7 @@ pub async fn versions_after(store: &dyn Store, after: u64, naming: ManifestNamin
     Ok(all)
 }
 
-async fn probe_newer(store: &dyn Store, after: u64, naming: ManifestNaming) -> Option<Vec<VersionEntry>> {
+async fn probe_newer(store: &dyn Storage, after: u64, naming: ManifestNaming) -> Option<Vec<VersionEntry>> {
     let mut found: Vec<VersionEntry> = Vec::new();
     loop {
         let last = found.last().map_or(naming, |e| e.naming);
@@ -187,7 +187,7 @@ async fn probe_newer(store: &dyn Store, after: u64, naming: ManifestNaming) -> O
 }
 
 /// Reads and checks the manifest at `entry`.
-pub async fn read_entry(store: &dyn Store, entry: &VersionEntry) -> Result<pb::Manifest> {
+pub async fn read_entry(store: &dyn Storage, entry: &VersionEntry) -> Result<pb::Manifest> {
     let bytes = store.read(&entry.path).await?;
     decode_entry(&bytes, entry)
 }
@@ -208,7 +208,7 @@ pub fn decode_entry(bytes: &[u8], entry: &VersionEntry) -> Result<pb::Manifest> 
 }
 
 /// Reads the manifest of `version` (the latest when `None`).
-pub async fn read_version(store: &dyn Store, version: Option<u64>) -> Result<(pb::Manifest, ManifestNaming)> {
+pub async fn read_version(store: &dyn Storage, version: Option<u64>) -> Result<(pb::Manifest, ManifestNaming)> {
     let direct = match version {
         None => latest_from_hint(store).await,
         Some(v) if store.probes_versions() => probe(store, v).await,
@@ -223,9 +223,7 @@ pub async fn read_version(store: &dyn Store, version: Option<u64>) -> Result<(pb
         Some(v) => versions.iter().find(|e| e.version == v),
     }
     .ok_or_else(|| match version {
-        None => Error::NotFound {
-            path: store.root_display(),
-        },
+        None => Error::not_found(store.root_display()),
         Some(v) => Error::VersionNotFound {
             path: store.root_display(),
             version: v,
@@ -241,7 +239,7 @@ pub async fn read_version(store: &dyn Store, version: Option<u64>) -> Result<(pb
 /// the disk, as pylance does: after a power loss the hint may be old, newer than the last
 /// manifest that survived, or unreadable, and readers handle each (they follow it up to
 /// the newest manifest, and list `_versions/` when it names none or does not parse).
-pub async fn write_latest_hint(store: &dyn Store, version: u64) {
+pub async fn write_latest_hint(store: &dyn Storage, version: u64) {
     let rel = format!("{VERSIONS_DIR}/{LATEST_VERSION_HINT}");
     let body = format!("{{\"version\":{version}}}");
     if let Some(path) = store.local_path(&rel) {
@@ -268,7 +266,7 @@ fn replace_unsynced(path: &std::path::Path, data: &[u8]) -> std::io::Result<()> 
 mod tests {
     #![allow(clippy::unwrap_used, reason = "tests: a failed unwrap is a failed test")]
     use super::*;
-    use crate::store::LocalStore;
+    use lancelet_io::LocalStore;
 
     /// A store whose `_versions/` holds empty manifests of `v1` (V1 names) and `v2` (V2
     /// names), and a hint naming `hint`.

@@ -9,11 +9,11 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use lancelet_io::{LocalStore, Storage};
 use lancelet_table::commit::{commit, conflict_reason, new_transaction, CommitOptions};
 use lancelet_table::naming::ManifestNaming;
 use lancelet_table::pb;
 use lancelet_table::pb::transaction::Operation;
-use lancelet_table::store::{LocalStore, Store};
 use lancelet_table::versions::{list_versions, read_version};
 use lancelet_table::{tags, Error};
 
@@ -67,14 +67,14 @@ fn delete(ids: &[u64]) -> Operation {
 
 /// Commits `txn` read at `base` (a V2 dataset) with default options.
 async fn on_base(
-    store: &dyn Store,
+    store: &dyn Storage,
     base: &pb::Manifest,
     txn: &pb::Transaction,
 ) -> lancelet_table::Result<(pb::Manifest, ManifestNaming)> {
     commit(store, Some((base, ManifestNaming::V2)), txn, &CommitOptions::default()).await
 }
 
-async fn create(store: &dyn Store) -> pb::Manifest {
+async fn create(store: &dyn Storage) -> pb::Manifest {
     let txn = new_transaction(0, overwrite(), None);
     commit(store, None, &txn, &CommitOptions::default()).await.unwrap().0
 }
@@ -82,7 +82,7 @@ async fn create(store: &dyn Store) -> pb::Manifest {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_appends_all_land_in_a_linear_history() {
     let dir = tempfile::tempdir().unwrap();
-    let store: Arc<dyn Store> = Arc::new(LocalStore::new(dir.path()));
+    let store: Arc<dyn Storage> = Arc::new(LocalStore::new(dir.path()));
     let base = create(store.as_ref()).await;
     let writers = 16;
     let tasks: Vec<_> = (0..writers)

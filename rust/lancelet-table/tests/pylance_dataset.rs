@@ -5,12 +5,12 @@
 
 use std::path::PathBuf;
 
+use lancelet_io::LocalStore;
 use lancelet_table::indices::decode_index_section;
 use lancelet_table::manifest::{
     decode_manifest, decode_transaction_section, encode_manifest, encode_manifest_file, live_rows,
 };
 use lancelet_table::naming::ManifestNaming;
-use lancelet_table::store::LocalStore;
 use lancelet_table::versions::VersionEntry;
 
 fn list_versions(root: &std::path::Path) -> lancelet_table::Result<Vec<VersionEntry>> {

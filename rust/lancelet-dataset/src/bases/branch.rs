@@ -23,6 +23,7 @@ use std::sync::Arc;
 use prost::Message;
 use serde_json::Value;
 
+use lancelet_io::Storage;
 use lancelet_table::bases::{drop_bases, next_base_id, rebase_own_files};
 use lancelet_table::branches::{self, BranchRef, TREE_DIR};
 use lancelet_table::commit::{new_transaction, transaction_file_name, TRANSACTIONS_DIR, WRITER_LIBRARY};
@@ -32,7 +33,6 @@ use lancelet_table::manifest::{encode_manifest_file, set_feature_flags, set_inde
 use lancelet_table::naming::VERSIONS_DIR;
 use lancelet_table::object::Location;
 use lancelet_table::pb;
-use lancelet_table::store::Store;
 use lancelet_table::tags;
 use lancelet_table::versions::write_latest_hint;
 
@@ -75,7 +75,7 @@ fn now() -> prost_types::Timestamp {
 
 /// Writes `m` (with `txn` and `indices`) as the first manifest of a new dataset in `store`.
 async fn write_first_manifest(
-    store: &dyn Store,
+    store: &dyn Storage,
     src: &Dataset,
     m: &mut pb::Manifest,
     txn: &pb::Transaction,
@@ -136,16 +136,13 @@ async fn shallow_manifest(
 }
 
 /// Copies `from` in `src_store` to `to` in `dst`.
-async fn copy_file(src_store: &Arc<dyn Store>, from: &str, dst: &dyn Store, to: &str) -> Result<()> {
+async fn copy_file(src_store: &Arc<dyn Storage>, from: &str, dst: &dyn Storage, to: &str) -> Result<()> {
     if let (Some(a), Some(b)) = (src_store.local_path(from), dst.local_path(to)) {
         if let Some(dir) = b.parent() {
             std::fs::create_dir_all(dir)
                 .map_err(|e| Error::InvalidArgument(format!("creating {}: {e}", dir.display())))?;
         }
-        std::fs::copy(&a, &b).map_err(|e| lancelet_table::Error::Io {
-            path: a.display().to_string(),
-            source: e,
-        })?;
+        std::fs::copy(&a, &b).map_err(|e| lancelet_io::Error::io(&a.display().to_string(), e))?;
         return Ok(());
     }
     let bytes = src_store.read(from).await?;
@@ -154,7 +151,7 @@ async fn copy_file(src_store: &Arc<dyn Store>, from: &str, dst: &dyn Store, to: 
 }
 
 /// Copies every file under `dir` of `src_store` to `to_dir` of `dst` (recursively).
-async fn copy_dir(src_store: &Arc<dyn Store>, dir: &str, dst: &dyn Store, to_dir: &str) -> Result<()> {
+async fn copy_dir(src_store: &Arc<dyn Storage>, dir: &str, dst: &dyn Storage, to_dir: &str) -> Result<()> {
     let files: Vec<String> = src_store.list_meta(dir).await?.into_iter().map(|f| f.name).collect();
     for f in &files {
         copy_file(src_store, &format!("{dir}/{f}"), dst, &format!("{to_dir}/{f}")).await?;
@@ -187,7 +184,7 @@ impl Dataset {
         let (refs, root) = self.refs_root()?;
         match branches::get_branch(refs.as_ref(), name).await {
             Ok(_) => return Err(Error::AlreadyExists(format!("branch {name:?}"))),
-            Err(lancelet_table::Error::NotFound { .. }) => {}
+            Err(e) if e.is_not_found() => {}
             Err(e) => return Err(e.into()),
         }
         let src = self.resolve_reference(reference).await?;
@@ -250,7 +247,7 @@ impl Dataset {
         }
         let (refs, _) = self.refs_root()?;
         branches::delete_branch(refs.as_ref(), name).await.map_err(|e| match e {
-            lancelet_table::Error::NotFound { .. } => Error::InvalidArgument(format!("branch {name:?} does not exist")),
+            e if e.is_not_found() => Error::InvalidArgument(format!("branch {name:?} does not exist")),
             e => e.into(),
         })
     }

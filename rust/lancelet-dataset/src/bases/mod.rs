@@ -14,10 +14,10 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use lancelet_io::Storage;
 use lancelet_table::bases::{base_options, check_base_path, check_relative, find_base, path_in_base};
 use lancelet_table::branches::{check_branch_name, TREE_DIR};
 use lancelet_table::object::open_uri;
-use lancelet_table::store::Store;
 use lancelet_table::versions::{latest_version, read_entry};
 
 use crate::{Caches, Dataset, Result};
@@ -25,7 +25,7 @@ use crate::{Caches, Dataset, Result};
 /// The root of a dataset (where `_refs/` lives) seen from one of its branches.
 pub(crate) struct RefsRoot {
     /// The root's store (the branch's own store on the main branch).
-    pub(crate) store: Arc<dyn Store>,
+    pub(crate) store: Arc<dyn Storage>,
     /// The root's display form (a path or URI).
     pub(crate) root: String,
     /// The branch the store belongs to (`None`: main).
@@ -38,7 +38,7 @@ fn is_local(path: &str) -> bool {
 }
 
 /// Opens the store at `uri` with the options of `caches` (none for local paths).
-pub(crate) fn open_store(uri: &str, caches: &Caches, base: Option<u32>) -> Result<Arc<dyn Store>> {
+pub(crate) fn open_store(uri: &str, caches: &Caches, base: Option<u32>) -> Result<Arc<dyn Storage>> {
     let options = caches.storage_options.lock().map(|o| o.clone()).unwrap_or_default();
     let options = match (is_local(uri), base) {
         (true, _) => HashMap::new(),
@@ -49,7 +49,7 @@ pub(crate) fn open_store(uri: &str, caches: &Caches, base: Option<u32>) -> Resul
 }
 
 /// The branch of the newest manifest in `store` (`None`: main, or no manifest yet).
-pub(crate) async fn branch_of_store(store: &Arc<dyn Store>) -> Result<Option<String>> {
+pub(crate) async fn branch_of_store(store: &Arc<dyn Storage>) -> Result<Option<String>> {
     let Some(entry) = latest_version(store.as_ref()).await? else {
         return Ok(None);
     };
@@ -58,7 +58,7 @@ pub(crate) async fn branch_of_store(store: &Arc<dyn Store>) -> Result<Option<Str
 }
 
 /// The root of the dataset whose (branch) store is `store` at `root`.
-pub(crate) async fn refs_root(store: &Arc<dyn Store>, root: &std::path::Path, caches: &Caches) -> Result<RefsRoot> {
+pub(crate) async fn refs_root(store: &Arc<dyn Storage>, root: &std::path::Path, caches: &Caches) -> Result<RefsRoot> {
     let display = root.display().to_string();
     let Some(branch) = branch_of_store(store).await? else {
         return Ok(RefsRoot {
@@ -96,7 +96,12 @@ pub(crate) fn branch_uri(root: &str, branch: Option<&str>) -> Result<String> {
 impl Dataset {
     /// The store and path of a file kept under base `base_id` (the dataset's own root when
     /// `None`): `{dir}/{rel}` in a dataset root, `{rel}` directly in another base.
-    pub(crate) fn file_in_base(&self, base_id: Option<u32>, dir: &str, rel: &str) -> Result<(Arc<dyn Store>, String)> {
+    pub(crate) fn file_in_base(
+        &self,
+        base_id: Option<u32>,
+        dir: &str,
+        rel: &str,
+    ) -> Result<(Arc<dyn Storage>, String)> {
         let root = self.root.display().to_string();
         check_relative(rel, &root)?;
         let Some(id) = base_id else {
@@ -111,7 +116,7 @@ impl Dataset {
     }
 
     /// The store of the base path `path` (with id `id`), opened once per dataset handle.
-    pub(crate) fn base_store(&self, id: u32, path: &str) -> Result<Arc<dyn Store>> {
+    pub(crate) fn base_store(&self, id: u32, path: &str) -> Result<Arc<dyn Storage>> {
         if let Some(s) = self.caches.base_stores.lock().ok().and_then(|c| c.get(path).cloned()) {
             return Ok(s);
         }
@@ -123,7 +128,7 @@ impl Dataset {
     }
 
     /// The store and directory of an index's files.
-    pub(crate) fn index_files(&self, idx: &lancelet_table::pb::IndexMetadata) -> Result<(Arc<dyn Store>, String)> {
+    pub(crate) fn index_files(&self, idx: &lancelet_table::pb::IndexMetadata) -> Result<(Arc<dyn Storage>, String)> {
         let uuid = lancelet_table::indices::uuid_string(idx)
             .map_err(|e| crate::Error::corrupt(lancelet_table::indices::INDICES_DIR, e))?;
         self.file_in_base(idx.base_id, lancelet_table::indices::INDICES_DIR, &uuid)
@@ -161,7 +166,7 @@ impl Dataset {
     }
 
     /// The root of the whole dataset (where tags and branch references live) and its store.
-    pub(crate) fn refs_root(&self) -> Result<(Arc<dyn Store>, String)> {
+    pub(crate) fn refs_root(&self) -> Result<(Arc<dyn Storage>, String)> {
         let display = self.root.display().to_string();
         let Some(branch) = self.branch() else {
             return Ok((self.store.clone(), display));
@@ -179,7 +184,7 @@ impl Dataset {
     /// Opens `version` (latest when `None`) of `branch` (main when `None`) of the dataset
     /// that `store` (at `root`) belongs to.
     pub(crate) async fn open_branch(
-        store: &Arc<dyn Store>,
+        store: &Arc<dyn Storage>,
         root: &std::path::Path,
         branch: Option<String>,
         version: Option<u64>,

@@ -10,10 +10,9 @@ use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use futures::future::BoxFuture;
-use futures::FutureExt;
 use lancelet_io::ReadAt;
+use lancelet_io::{FileMeta, Storage};
 use lancelet_table::pb;
-use lancelet_table::store::{FileMeta, Store};
 
 use crate::{Caches, Error, Result, DATA_DIR};
 
@@ -22,7 +21,7 @@ use crate::{Caches, Error, Result, DATA_DIR};
 #[derive(Debug, Clone)]
 pub(crate) struct Target {
     /// Where the files are written.
-    pub store: Arc<dyn Store>,
+    pub store: Arc<dyn Storage>,
     /// The base id the files record.
     pub base_id: Option<u32>,
 }
@@ -66,7 +65,7 @@ impl SpreadStore {
     }
 
     /// The target of `path`; `create` hands a data file not seen yet the next target.
-    fn route(&self, path: &str, create: bool) -> &Arc<dyn Store> {
+    fn route(&self, path: &str, create: bool) -> &Arc<dyn Storage> {
         let mut s = match self.state.lock() {
             Ok(s) => s,
             Err(p) => p.into_inner(),
@@ -109,29 +108,29 @@ impl SpreadStore {
     }
 }
 
-impl Store for SpreadStore {
+impl Storage for SpreadStore {
     fn root_display(&self) -> String {
         self.targets[0].store.root_display()
     }
-    fn read<'a>(&'a self, path: &'a str) -> BoxFuture<'a, lancelet_table::Result<Bytes>> {
+    fn read<'a>(&'a self, path: &'a str) -> BoxFuture<'a, lancelet_io::Result<Bytes>> {
         self.route(path, false).read(path)
     }
-    fn put<'a>(&'a self, path: &'a str, data: Bytes) -> BoxFuture<'a, lancelet_table::Result<()>> {
+    fn put<'a>(&'a self, path: &'a str, data: Bytes) -> BoxFuture<'a, lancelet_io::Result<()>> {
         self.route(path, true).put(path, data)
     }
-    fn put_if_absent<'a>(&'a self, path: &'a str, data: Bytes) -> BoxFuture<'a, lancelet_table::Result<bool>> {
+    fn put_if_absent<'a>(&'a self, path: &'a str, data: Bytes) -> BoxFuture<'a, lancelet_io::Result<bool>> {
         self.route(path, true).put_if_absent(path, data)
     }
-    fn list<'a>(&'a self, dir: &'a str) -> BoxFuture<'a, lancelet_table::Result<Vec<String>>> {
+    fn list<'a>(&'a self, dir: &'a str) -> BoxFuture<'a, lancelet_io::Result<Vec<String>>> {
         self.route(dir, false).list(dir)
     }
-    fn list_meta<'a>(&'a self, dir: &'a str) -> BoxFuture<'a, lancelet_table::Result<Vec<FileMeta>>> {
+    fn list_meta<'a>(&'a self, dir: &'a str) -> BoxFuture<'a, lancelet_io::Result<Vec<FileMeta>>> {
         self.route(dir, false).list_meta(dir)
     }
-    fn delete<'a>(&'a self, path: &'a str) -> BoxFuture<'a, lancelet_table::Result<()>> {
+    fn delete<'a>(&'a self, path: &'a str) -> BoxFuture<'a, lancelet_io::Result<()>> {
         self.route(path, false).delete(path)
     }
-    fn exists<'a>(&'a self, path: &'a str) -> BoxFuture<'a, lancelet_table::Result<bool>> {
+    fn exists<'a>(&'a self, path: &'a str) -> BoxFuture<'a, lancelet_io::Result<bool>> {
         self.route(path, false).exists(path)
     }
     fn open_file<'a>(&'a self, path: &'a str) -> BoxFuture<'a, lancelet_io::Result<Arc<dyn ReadAt>>> {
@@ -140,8 +139,12 @@ impl Store for SpreadStore {
     fn local_path(&self, path: &str) -> Option<PathBuf> {
         self.route(path, true).local_path(path)
     }
-    fn upload<'a>(&'a self, path: &'a str, local: &'a Path) -> BoxFuture<'a, lancelet_table::Result<u64>> {
+    fn upload<'a>(&'a self, path: &'a str, local: &'a Path) -> BoxFuture<'a, lancelet_io::Result<u64>> {
         self.route(path, true).upload(path, local)
+    }
+    /// No: a write spread over bases looks up no versions through this store.
+    fn probes_versions(&self) -> bool {
+        false
     }
 }
 
@@ -160,7 +163,7 @@ fn find<'a>(bases: &'a [pb::BasePath], target: &str) -> Result<&'a pb::BasePath>
 
 fn open_base(base: &pb::BasePath, caches: &Caches) -> Result<Target> {
     let store = crate::bases::open_store(&base.path, caches, Some(base.id))?;
-    let store: Arc<dyn Store> = if base.is_dataset_root {
+    let store: Arc<dyn Storage> = if base.is_dataset_root {
         store
     } else {
         Arc::new(FlatStore { inner: store })
@@ -176,7 +179,7 @@ fn open_base(base: &pb::BasePath, caches: &Caches) -> Result<Target> {
 /// `None` when every file goes to the dataset's root (no targets named).
 pub(crate) fn resolve(
     root_uri: &str,
-    root_store: &Arc<dyn Store>,
+    root_store: &Arc<dyn Storage>,
     bases: &[pb::BasePath],
     targets: &[String],
     all: Option<bool>,
@@ -224,7 +227,7 @@ pub(crate) fn resolve(
 /// A store whose `data/` directory is its root: files of a base that is not a dataset root.
 #[derive(Debug)]
 pub(crate) struct FlatStore {
-    pub(crate) inner: Arc<dyn Store>,
+    pub(crate) inner: Arc<dyn Storage>,
 }
 
 fn flat(path: &str) -> &str {
@@ -233,29 +236,29 @@ fn flat(path: &str) -> &str {
         .unwrap_or(path)
 }
 
-impl Store for FlatStore {
+impl Storage for FlatStore {
     fn root_display(&self) -> String {
         self.inner.root_display()
     }
-    fn read<'a>(&'a self, path: &'a str) -> BoxFuture<'a, lancelet_table::Result<Bytes>> {
+    fn read<'a>(&'a self, path: &'a str) -> BoxFuture<'a, lancelet_io::Result<Bytes>> {
         self.inner.read(flat(path))
     }
-    fn put<'a>(&'a self, path: &'a str, data: Bytes) -> BoxFuture<'a, lancelet_table::Result<()>> {
+    fn put<'a>(&'a self, path: &'a str, data: Bytes) -> BoxFuture<'a, lancelet_io::Result<()>> {
         self.inner.put(flat(path), data)
     }
-    fn put_if_absent<'a>(&'a self, path: &'a str, data: Bytes) -> BoxFuture<'a, lancelet_table::Result<bool>> {
+    fn put_if_absent<'a>(&'a self, path: &'a str, data: Bytes) -> BoxFuture<'a, lancelet_io::Result<bool>> {
         self.inner.put_if_absent(flat(path), data)
     }
-    fn list<'a>(&'a self, dir: &'a str) -> BoxFuture<'a, lancelet_table::Result<Vec<String>>> {
+    fn list<'a>(&'a self, dir: &'a str) -> BoxFuture<'a, lancelet_io::Result<Vec<String>>> {
         self.inner.list(flat(dir))
     }
-    fn list_meta<'a>(&'a self, dir: &'a str) -> BoxFuture<'a, lancelet_table::Result<Vec<FileMeta>>> {
+    fn list_meta<'a>(&'a self, dir: &'a str) -> BoxFuture<'a, lancelet_io::Result<Vec<FileMeta>>> {
         self.inner.list_meta(flat(dir))
     }
-    fn delete<'a>(&'a self, path: &'a str) -> BoxFuture<'a, lancelet_table::Result<()>> {
+    fn delete<'a>(&'a self, path: &'a str) -> BoxFuture<'a, lancelet_io::Result<()>> {
         self.inner.delete(flat(path))
     }
-    fn exists<'a>(&'a self, path: &'a str) -> BoxFuture<'a, lancelet_table::Result<bool>> {
+    fn exists<'a>(&'a self, path: &'a str) -> BoxFuture<'a, lancelet_io::Result<bool>> {
         self.inner.exists(flat(path))
     }
     fn open_file<'a>(&'a self, path: &'a str) -> BoxFuture<'a, lancelet_io::Result<Arc<dyn ReadAt>>> {
@@ -264,8 +267,12 @@ impl Store for FlatStore {
     fn local_path(&self, path: &str) -> Option<PathBuf> {
         self.inner.local_path(flat(path))
     }
-    fn upload<'a>(&'a self, path: &'a str, local: &'a Path) -> BoxFuture<'a, lancelet_table::Result<u64>> {
-        async move { self.inner.upload(flat(path), local).await }.boxed()
+    fn upload<'a>(&'a self, path: &'a str, local: &'a Path) -> BoxFuture<'a, lancelet_io::Result<u64>> {
+        self.inner.upload(flat(path), local)
+    }
+    /// No: a base that is not a dataset root holds no versions.
+    fn probes_versions(&self) -> bool {
+        false
     }
 }
 

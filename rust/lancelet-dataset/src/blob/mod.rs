@@ -140,7 +140,7 @@ async fn open_external(uri: &str, options: &HashMap<String, String>) -> Result<A
                     "external blob URI {uri:?} names no file"
                 )));
             };
-            let store = lancelet_table::store::LocalStore::new(dir);
+            let store = lancelet_io::LocalStore::new(dir);
             return Ok(store.open_file(&name.to_string_lossy()).await?);
         }
         None => match uri.rsplit_once('/') {
@@ -156,7 +156,7 @@ async fn open_external(uri: &str, options: &HashMap<String, String>) -> Result<A
     Ok(loc.store.open_file(name).await?)
 }
 
-use lancelet_table::store::Store as _;
+use lancelet_io::Storage as _;
 
 /// The descriptors of blob column `column` in `batch` (a take of just that column): the
 /// column itself, or, for a dotted path into structs, the child reached through the

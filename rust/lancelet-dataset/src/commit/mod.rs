@@ -18,10 +18,10 @@ pub mod user_ops;
 use std::sync::Arc;
 use std::time::Duration;
 
+use lancelet_io::Storage;
 use lancelet_table::commit::{commit_when, CommitOptions};
 use lancelet_table::naming::ManifestNaming;
 use lancelet_table::pb;
-use lancelet_table::store::Store;
 use lancelet_table::versions::versions_after;
 
 use crate::maintain::cleanup::CleanupPolicy;
@@ -55,7 +55,7 @@ pub(crate) const AUTO_CLEANUP_RETAIN_VERSIONS: &str = "lance.auto_cleanup.retain
 
 /// Commits `txn` on `base` (see [`lancelet_table::commit::commit_when`]) inside `lock`.
 pub(crate) async fn commit_with_hooks(
-    store: &dyn Store,
+    store: &dyn Storage,
     base: Option<(&pb::Manifest, ManifestNaming)>,
     txn: &pb::Transaction,
     opts: &CommitOptions,

@@ -621,7 +621,7 @@ impl Dataset {
         let path = format!("{TRANSACTIONS_DIR}/{name}");
         let bytes = match ds.store().read(&path).await {
             Ok(b) => b,
-            Err(lancelet_table::Error::NotFound { .. }) => return Ok(None),
+            Err(lancelet_io::Error::NotFound { .. }) => return Ok(None),
             Err(e) => return Err(e.into()),
         };
         let txn = pb::Transaction::decode(bytes.as_ref())

@@ -17,9 +17,9 @@ use futures::future::BoxFuture;
 use futures::FutureExt;
 use lancelet_index::scalar::IndexStore;
 use lancelet_io::ReadAt;
+use lancelet_io::Storage;
 use lancelet_table::indices::{fragment_bitmap, uuid_string};
 use lancelet_table::pb;
-use lancelet_table::store::Store;
 
 use crate::{Dataset, Error, Result};
 
@@ -229,7 +229,7 @@ pub(crate) const VECTOR_DETAILS_URL: &str = "/lance.index.pb.VectorIndexDetails"
 /// The files of one index directory in the dataset's store.
 #[derive(Clone)]
 pub(crate) struct DirStore {
-    pub(crate) store: Arc<dyn Store>,
+    pub(crate) store: Arc<dyn Storage>,
     pub(crate) dir: String,
 }
 
@@ -239,9 +239,9 @@ impl IndexStore for DirStore {
             let n = bytes.len() as u64;
             let path = format!("{}/{name}", self.dir);
             // An I/O failure (permission denied, disk full) stays an I/O error.
-            self.store.put(&path, bytes.into()).await.map_err(|e| match e {
-                lancelet_table::Error::Io { path, source } => lancelet_file::Error::Io { path, source }.into(),
-                other => lancelet_index::Error::InvalidArgument(format!("writing {path}: {other}")),
+            self.store.put(&path, bytes.into()).await.map_err(|e| match e.kind() {
+                lancelet_io::ErrorKind::Io => lancelet_index::Error::File(e.into()),
+                _ => lancelet_index::Error::InvalidArgument(format!("writing {path}: {e}")),
             })?;
             Ok(n)
         }

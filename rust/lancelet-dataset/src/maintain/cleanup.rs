@@ -24,13 +24,13 @@ use std::collections::HashSet;
 use std::time::{Duration, SystemTime};
 
 use futures::StreamExt;
+use lancelet_io::{FileMeta, Storage};
 use lancelet_table::branches::{list_branches, BranchRef};
 use lancelet_table::commit::TRANSACTIONS_DIR;
 use lancelet_table::deletion::{deletion_file_path, DELETIONS_DIR};
 use lancelet_table::indices::{decode_index_section, index_dir, INDICES_DIR};
 use lancelet_table::naming::{ManifestNaming, VERSIONS_DIR};
 use lancelet_table::pb;
-use lancelet_table::store::{FileMeta, Store};
 use lancelet_table::tags::list_tags;
 use lancelet_table::versions::list_versions;
 
@@ -114,7 +114,7 @@ fn referenced(m: &pb::Manifest, out: &mut HashSet<String>) {
 /// deletion files carry a `base_id` (the root of the dataset it was created from). Names are
 /// unique (uuids), so a name match is enough; keeping a file of a different base with the
 /// same name would merely keep it a little longer.
-async fn inherited_by_branch(store: &dyn Store, branch: &BranchRef, out: &mut HashSet<String>) -> Result<()> {
+async fn inherited_by_branch(store: &dyn Storage, branch: &BranchRef, out: &mut HashSet<String>) -> Result<()> {
     let dir = format!("{}/{VERSIONS_DIR}", branch.root());
     for name in store.list(&dir).await? {
         if ManifestNaming::parse(&name).is_none() {
@@ -334,7 +334,7 @@ impl Dataset {
     }
 }
 
-async fn delete_all(store: &dyn Store, files: Vec<(String, u64)>, policy: &CleanupPolicy, stats: &mut CleanupStats) {
+async fn delete_all(store: &dyn Storage, files: Vec<(String, u64)>, policy: &CleanupPolicy, stats: &mut CleanupStats) {
     let started = std::time::Instant::now();
     let done = std::sync::atomic::AtomicU64::new(0);
     let results: Vec<(String, u64, bool)> = futures::stream::iter(files)

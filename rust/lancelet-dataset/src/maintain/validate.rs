@@ -27,6 +27,7 @@ use arrow_schema::DataType;
 use lancelet_file::FileReader;
 use lancelet_index::rowaddr::{decode_treemap, row_addr, FragmentRows, RowAddrSet};
 use lancelet_index::scalar::ScalarIndexType;
+use lancelet_io::Storage;
 use lancelet_table::branches::list_branches;
 use lancelet_table::commit::TRANSACTIONS_DIR;
 use lancelet_table::deletion::DELETIONS_DIR;
@@ -34,7 +35,6 @@ use lancelet_table::indices::{decode_index_section, fragment_bitmap, index_dir, 
 use lancelet_table::naming::{ManifestNaming, VERSIONS_DIR};
 use lancelet_table::pb;
 use lancelet_table::rowids::RowIdIndex;
-use lancelet_table::store::Store;
 use lancelet_table::tags::list_tags;
 use lancelet_table::versions::list_versions;
 use prost::Message;
@@ -120,7 +120,7 @@ impl Run<'_> {
     }
 
     /// Opens (and with `deep` reads) a Lance file; `None` when it is a problem.
-    async fn check_lance_file(&mut self, store: &Arc<dyn Store>, path: &str) -> Option<Arc<FileReader>> {
+    async fn check_lance_file(&mut self, store: &Arc<dyn Storage>, path: &str) -> Option<Arc<FileReader>> {
         let shown = format!("{}/{path}", store.root_display());
         let io = match store.open_file(path).await {
             Ok(io) => io,
@@ -321,7 +321,7 @@ async fn decode_all(reader: &FileReader) -> lancelet_file::Result<()> {
 }
 
 /// The versions in `dir` (a `_versions` directory).
-async fn versions_in(store: &dyn Store, dir: &str) -> Result<HashSet<u64>> {
+async fn versions_in(store: &dyn Storage, dir: &str) -> Result<HashSet<u64>> {
     Ok(store
         .list(dir)
         .await?
@@ -449,7 +449,7 @@ impl Dataset {
 }
 
 /// Files under the dataset's own directories that `named` does not hold, with sizes.
-async fn orphans(store: &dyn Store, named: &HashSet<String>) -> Result<Vec<(String, u64)>> {
+async fn orphans(store: &dyn Storage, named: &HashSet<String>) -> Result<Vec<(String, u64)>> {
     let mut out = BTreeMap::new();
     for dir in [DATA_DIR, DELETIONS_DIR, TRANSACTIONS_DIR] {
         for f in store.list_meta(dir).await? {
@@ -648,7 +648,7 @@ fn binaries<'a>(col: &'a ArrayRef, what: &str) -> Result<Box<dyn Iterator<Item =
 
 /// The partitions of a full-text index: `metadata.lance`'s `partitions`, or the docs files
 /// present when it names none.
-async fn fts_partitions(store: &Arc<dyn Store>, dir: &str, files: &[String]) -> Result<Vec<u64>> {
+async fn fts_partitions(store: &Arc<dyn Storage>, dir: &str, files: &[String]) -> Result<Vec<u64>> {
     let meta = lancelet_fts::files::METADATA;
     if files.iter().any(|f| f == meta) {
         let reader = FileReader::open(store.open_file(&format!("{dir}/{meta}")).await?).await?;

@@ -15,12 +15,12 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use lancelet_file::json::is_lance_json;
 use lancelet_file::schema::to_lance_fields;
 use lancelet_file::{FileVersion, FileWriter, WriterOptions};
+use lancelet_io::Storage;
 use lancelet_table::commit::{new_transaction, CommitOptions};
 use lancelet_table::naming::ManifestNaming;
 use lancelet_table::object::Location;
 use lancelet_table::pb;
 use lancelet_table::pb::transaction::Operation;
-use lancelet_table::store::Store;
 
 use crate::commit::durable::{SyncingFile, Syncs};
 use crate::{Caches, Dataset, Error, Result, VersionRef, DATA_DIR};
@@ -294,7 +294,7 @@ fn reorder_columns(batch: &RecordBatch, order: Option<&[usize]>, schema: &Schema
 /// handed out by [`FragmentWriter::take_uploads`] once complete. [`FragmentWriter::abort`]
 /// removes whatever was written.
 pub struct FragmentWriter {
-    store: Arc<dyn Store>,
+    store: Arc<dyn Storage>,
     schema: SchemaRef,
     /// `schema` as its data files store it (blob v2 columns as descriptors).
     file_schema: SchemaRef,
@@ -356,7 +356,12 @@ fn leaf_mask(field: &Field, out: &mut Vec<bool>) {
 
 impl FragmentWriter {
     /// A writer of files with `schema`, recording `field_ids` (pre-order Lance field ids).
-    pub fn new(store: Arc<dyn Store>, schema: SchemaRef, field_ids: Vec<i32>, mut params: WriteParams) -> Result<Self> {
+    pub fn new(
+        store: Arc<dyn Storage>,
+        schema: SchemaRef,
+        field_ids: Vec<i32>,
+        mut params: WriteParams,
+    ) -> Result<Self> {
         params.writer.version = params.file_version;
         if params.max_rows_per_file == 0 || params.max_bytes_per_file == 0 {
             return Err(Error::InvalidArgument(
@@ -732,7 +737,7 @@ pub(crate) async fn open_existing(loc: &Location) -> Result<Option<Dataset>> {
     {
         Ok(ds) => Ok(Some(ds)),
         Err(Error::NotFound(_)) => Ok(None),
-        Err(Error::Table(lancelet_table::Error::NotFound { .. })) => Ok(None),
+        Err(Error::Table(e)) if e.is_not_found() => Ok(None),
         Err(e) => Err(e),
     }
 }
@@ -928,7 +933,7 @@ pub async fn write_dataset(
     let ready = move || {
         syncs
             .wait()
-            .map_err(|(name, source)| lancelet_table::Error::Io { path: name, source })
+            .map_err(|(name, source)| lancelet_table::Error::from(lancelet_io::Error::Io { path: name, source }))
     };
     match commit_fragments_on_when(loc, existing, op, staged.fragments.clone(), &params, ready).await {
         Ok(ds) => Ok(ds),
@@ -1137,11 +1142,11 @@ pub async fn remove_tagged_files(loc: &Location, tag: &str, keep: &std::collecti
 /// answer was lost (an object store that failed mid-request): the files then belong to a
 /// committed version and stay (at worst unreferenced garbage for cleanup to remove).
 pub(crate) fn nothing_committed(e: &Error) -> bool {
-    !matches!(e, Error::Table(lancelet_table::Error::Io { .. }))
+    e.kind() != lancelet_io::ErrorKind::Io
 }
 
 /// Removes the data files of fragments that were never committed.
-pub(crate) async fn remove_fragments(store: &dyn Store, fragments: &[pb::DataFragment]) {
+pub(crate) async fn remove_fragments(store: &dyn Storage, fragments: &[pb::DataFragment]) {
     for f in fragments {
         for d in &f.files {
             let _ = store.delete(&format!("{DATA_DIR}/{}", d.path)).await;

@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 pub trait IndexStore: Send + Sync {
     /// Writes (or replaces) file `name`; returns its size in bytes.
     fn write<'a>(&'a self, name: &'a str, bytes: Vec<u8>) -> BoxFuture<'a, Result<u64>>;
-    /// Opens file `name` for reading; a missing file is `lancelet_file::Error::NotFound`.
+    /// Opens file `name` for reading; a missing file is `lancelet_io::Error::NotFound` (inside `lancelet_file::Error::Storage`).
     fn open<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Result<Arc<dyn ReadAt>>>;
 }
 
@@ -61,7 +61,9 @@ impl IndexStore for MemoryStore {
     fn open<'a>(&'a self, name: &'a str) -> BoxFuture<'a, Result<Arc<dyn ReadAt>>> {
         let res = match self.get(name) {
             Some(bytes) => Ok(Arc::new(InMemory::new(name, &bytes)) as Arc<dyn ReadAt>),
-            None => Err(Error::File(lancelet_file::Error::NotFound { path: name.to_string() })),
+            None => Err(Error::File(
+                lancelet_io::Error::NotFound { path: name.to_string() }.into(),
+            )),
         };
         futures::future::ready(res).boxed()
     }

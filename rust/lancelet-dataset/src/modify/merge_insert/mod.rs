@@ -172,7 +172,7 @@ impl Dataset {
         let spread = self
             .target_stores(&params.target_bases, params.target_all_bases)?
             .map(Arc::new);
-        let store: Arc<dyn lancelet_table::store::Store> = match &spread {
+        let store: Arc<dyn lancelet_io::Storage> = match &spread {
             Some(s) => s.clone(),
             None => self.store().clone(),
         };
