@@ -35,6 +35,8 @@ stage "ruff / mypy / stubtest (python/lancelet; configuration in pyproject.toml)
 "$VPY" -m ruff check python/lancelet
 "$VPY" -m ruff format --check python/lancelet
 "$VPY" -m mypy
+# stubtest checks the package and each submodule it finds a stub of (python/lancelet/_native/*.pyi);
+# tests/test_module_layout.py checks that every submodule of the extension has one.
 "$VPY" -m mypy.stubtest lancelet._native --allowlist python/stubtest_allowlist.txt
 "$VPY" -m check_jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
 "$ROOT/.venv/bin/zizmor" --offline --quiet .github/workflows

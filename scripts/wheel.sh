@@ -59,7 +59,8 @@ WHEEL="$(ls "$OUT"/lancelet-*.whl)"
 import sys, zipfile, os
 wheel = sys.argv[1]
 with zipfile.ZipFile(wheel) as z:
-    ext = [i for i in z.infolist() if "_native" in i.filename]
+    # The compiled extension, not the stubs of python/lancelet/_native/.
+    ext = [i for i in z.infolist() if os.path.basename(i.filename).startswith("_native.") and not i.filename.endswith(".pyi")]
     print(f"wheel: {os.path.basename(wheel)}")
     print(f"  size {os.path.getsize(wheel) / 2**20:.1f} MiB; extension {ext[0].filename} {ext[0].file_size / 2**20:.1f} MiB unpacked")
 EOF

@@ -33,6 +33,11 @@ echo "== pip install $(basename "$WHEEL")"
 import lancelet, sys
 # The package comes from the virtualenv, not from a source tree.
 assert lancelet.__file__.startswith(sys.prefix), lancelet.__file__
+# The extension's submodules import by their dotted names (the stub directory beside the
+# compiled module does not shadow it).
+import lancelet._native.file
+from lancelet._native import dataset, index, loader, storage
+assert lancelet._native.__file__.startswith(sys.prefix), lancelet._native.__file__
 print(f"lancelet {lancelet.__version__} from {lancelet.__file__}")
 EOF
 echo "== quick start (README.md, Install)"

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import ast
 import importlib
+import multiprocessing
 import pickle
 import subprocess
 import sys
 import tempfile
+import types
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Iterator, List, Set, Tuple
@@ -40,8 +42,17 @@ FRAGMENT_NAMES = ["LanceFragment", "FragmentMetadata", "DataFile", "DeletionFile
 #: The floors, bottom up. A module imports only from its own floor and the floors below
 #: (same-floor imports must not form a cycle); every module stands on exactly one floor.
 FLOORS: List[List[str]] = [
-    # The compiled extension and the exception classes.
-    ["lancelet._native", "lancelet.errors"],
+    # The compiled extension (the shared names, and one submodule per concern) and the
+    # exception classes.
+    [
+        "lancelet._native",
+        "lancelet._native.file",
+        "lancelet._native.dataset",
+        "lancelet._native.index",
+        "lancelet._native.loader",
+        "lancelet._native.storage",
+        "lancelet.errors",
+    ],
     # Helpers and value types that know no dataset.
     [
         "lancelet._handle",
@@ -109,6 +120,44 @@ FLOORS: List[List[str]] = [
     # The package.
     ["lancelet", "lancelet.__main__"],
 ]
+
+#: The facade modules that import each part of the compiled extension: a module imports
+#: the native submodule of its concern (``from ._native import dataset as _native_dataset``),
+#: and the package itself (the shared names: version, runtime, ``BatchStream``) only where
+#: those are needed.
+NATIVE_USERS: Dict[str, Set[str]] = {
+    "lancelet._native": {"lancelet", "lancelet.file"},
+    "lancelet._native.file": {"lancelet.file"},
+    "lancelet._native.dataset": {
+        "lancelet.dataset",
+        "lancelet.scanner",
+        "lancelet.fragment",
+        "lancelet._fragment_ops",
+        "lancelet._operations",
+        "lancelet._branches",
+        "lancelet.merge",
+        "lancelet.evolve",
+        "lancelet.blob",
+        "lancelet.spark",
+        "lancelet._cli_inspect",
+    },
+    "lancelet._native.index": {
+        "lancelet.indices",
+        "lancelet._nearest",
+        "lancelet._fulltext",
+        "lancelet.optimize",
+        "lancelet.query",
+        "lancelet.spark",
+    },
+    "lancelet._native.loader": {"lancelet.loader", "lancelet.sampler"},
+    "lancelet._native.storage": {
+        "lancelet._paths",
+        "lancelet.namespace._storage",
+        "lancelet.namespace._catalog",
+        "lancelet.namespace._versions",
+        "lancelet._cli_inspect",
+    },
+}
 
 #: Modules that may be imported inside a function: importing them needs an optional
 #: package (lancelet.namespace needs lance-namespace), so the cli and the Spark source
@@ -322,10 +371,25 @@ def test_the_import_graph_sees_every_import():
     assert "lancelet.scanner" in graph["lancelet.dataset"]
     assert "lancelet.namespace" in graph["lancelet._cli_namespace"]
     assert "lancelet.namespace" not in import_graph(PACKAGE, top_level_only=True)["lancelet._cli_namespace"]
-    assert "lancelet._native" in graph["lancelet.dataset"]
+    assert "lancelet._native.dataset" in graph["lancelet.dataset"]
+    assert "lancelet._native.index" in graph["lancelet.spark"]
+    assert "lancelet._native" in graph["lancelet._native.index"]
     assert "lancelet.dataset" in graph["lancelet.namespace._catalog"]
     # if TYPE_CHECKING: imports are not edges.
     assert "lancelet.dataset" not in graph["lancelet.scanner"]
+
+
+def native_import_problems(package: Path, users: Dict[str, Set[str]] = NATIVE_USERS) -> List[str]:
+    """Imports of a part of the compiled extension by a facade module that ``users`` does
+    not list for it, listed modules that do not import it, and parts ``users`` misses."""
+    graph = import_graph(package)
+    natives = {name for name in graph if name == "lancelet._native" or name.startswith("lancelet._native.")}
+    problems = [f"NATIVE_USERS misses {name}" for name in sorted(natives - set(users))]
+    for native, allowed in sorted(users.items()):
+        actual = {m for m, targets in graph.items() if native in targets and m not in natives}
+        problems += [f"{m} imports {native}: not its concern (see NATIVE_USERS)" for m in sorted(actual - allowed)]
+        problems += [f"NATIVE_USERS lists {m} for {native}, which it does not import" for m in sorted(allowed - actual)]
+    return problems
 
 
 def test_no_import_cycles():
@@ -334,6 +398,10 @@ def test_no_import_cycles():
 
 def test_every_module_stands_on_a_floor_and_imports_only_from_its_floor_or_below():
     assert floor_problems(PACKAGE) == []
+
+
+def test_each_module_imports_only_the_native_parts_of_its_concern():
+    assert native_import_problems(PACKAGE) == []
 
 
 def test_no_module_imports_a_lancelet_module_inside_a_function():
@@ -397,3 +465,52 @@ def test_pickles_of_datasets_fragments_and_scanners_round_trip():
     assert pickle.loads(pickle.dumps(ds)).to_table().equals(ds.to_table())
     assert pickle.loads(pickle.dumps(frag)).to_table().column("a").to_pylist() == [4, 5, 6, 7]
     assert pickle.loads(pickle.dumps(scanner)).to_table().column("a").to_pylist() == [4, 5, 6, 7, 8, 9]
+
+
+NATIVE_SUBMODULES = ["file", "dataset", "index", "loader", "storage"]
+
+
+def test_every_native_submodule_has_a_stub():
+    # stubtest (scripts/test.sh) checks the submodules it finds stubs of.
+    import lancelet._native as native
+
+    submodules = {k for k, v in vars(native).items() if isinstance(v, types.ModuleType)}
+    stubs = {p.stem for p in (PACKAGE / "_native").glob("*.pyi")} - {"__init__"}
+    assert submodules == stubs == set(NATIVE_SUBMODULES)
+
+
+@pytest.mark.parametrize("name", NATIVE_SUBMODULES)
+def test_native_submodules_import_by_their_dotted_names(name):
+    import lancelet._native as native
+
+    module = importlib.import_module(f"lancelet._native.{name}")
+    assert module is getattr(native, name) is sys.modules[f"lancelet._native.{name}"]
+    assert module.__name__ == f"lancelet._native.{name}"
+    # Every function and class the submodule registers names it as its module.
+    own = [v for k, v in vars(module).items() if not k.startswith("__") and callable(v)]
+    assert own and all(v.__module__ == module.__name__ for v in own), name
+    # The submodules are no names of the package's own: they stay out of its __all__.
+    assert name not in native.__all__
+
+
+def test_native_submodules_import_first_in_a_fresh_interpreter():
+    code = (
+        "import lancelet._native.file, sys\n"
+        "from lancelet._native import dataset, index, loader, storage\n"
+        "assert sys.modules['lancelet._native.dataset'] is dataset\n"
+        "assert lancelet._native.file.FileReader.__module__ == 'lancelet._native.file'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_native_classes_and_functions_pickle_by_their_submodules():
+    from lancelet._native import dataset as native_dataset
+    from lancelet._native import storage as native_storage
+
+    for obj in (native_dataset.Dataset, native_dataset.ScanStats, native_storage.manifest_name):
+        assert pickle.loads(pickle.dumps(obj)) is obj
+    assert repr(native_dataset.Dataset) == "<class 'lancelet._native.dataset.Dataset'>"
+    # A spawned child unpickles a native function by importing its submodule.
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(1) as pool:
+        assert pool.apply(native_storage.manifest_version, ("3.manifest",)) == 3

@@ -12,12 +12,13 @@ import json
 import os
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union, cast
 
-from . import _native, _paths
+from . import _paths
 from ._argcheck import _as_int, _check_int_version, _native_uri, _parse_time, _storage_options
+from ._native import dataset as _native_dataset
 from .errors import InvalidArgumentError, LanceNotFoundError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ._native import _Reference
+    from ._native.dataset import _Reference
     from .dataset import LanceDataset
 
 #: A version reference: a version number of the dataset's branch, a tag name, or
@@ -110,7 +111,7 @@ def reference_args(reference: Reference) -> _Reference:
 def checkout(ds: "LanceDataset", reference: Reference) -> Any:
     """The native dataset of ``ds`` at ``reference`` (on any branch: see
     ``LanceDataset._on_branch``)."""
-    return _native.ds_checkout_ref(ds._native, reference_args(reference))
+    return _native_dataset.ds_checkout_ref(ds._native, reference_args(reference))
 
 
 def _seconds(v: Any) -> Optional[int]:
@@ -144,7 +145,8 @@ class Branches:
         """Every branch: ``{name: {"parent_branch", "branch_identifier", "parent_version",
         "create_at", "manifest_size", "metadata"}}``."""
         return {
-            name: _branch_dict(parent, pv, raw) for name, parent, pv, raw in _native.ds_list_branches(self._ds._native)
+            name: _branch_dict(parent, pv, raw)
+            for name, parent, pv, raw in _native_dataset.ds_list_branches(self._ds._native)
         }
 
     def list_ordered(self, order: Optional[str] = None) -> List[Tuple[str, Dict[str, Any]]]:
@@ -159,13 +161,13 @@ class Branches:
     def delete(self, name: str) -> None:
         """Deletes branch ``name`` and every file it wrote. Refused while another branch was
         created from it."""
-        _native.ds_delete_branch(self._ds._native, _branch_name(name))
+        _native_dataset.ds_delete_branch(self._ds._native, _branch_name(name))
 
     def replace_metadata(self, name: str, metadata: Dict[str, str]) -> None:
         """Replaces the metadata recorded with branch ``name``."""
         if not isinstance(metadata, dict):
             raise InvalidArgumentError(f"metadata must be a dict, got {type(metadata).__name__}")
-        _native.ds_replace_branch_metadata(self._ds._native, _branch_name(name), json.dumps(metadata))
+        _native_dataset.ds_replace_branch_metadata(self._ds._native, _branch_name(name), json.dumps(metadata))
 
 
 def _branch_name(name: Any) -> str:
@@ -187,7 +189,7 @@ class Tags:
         """Every tag: ``{name: {"branch", "version", "created_at", "updated_at",
         "manifest_size", "metadata"}}``."""
         out: Dict[str, Dict[str, Any]] = {}
-        for name, version, size, branch, created, updated, metadata in _native.ds_tags(self._ds._native):
+        for name, version, size, branch, created, updated, metadata in _native_dataset.ds_tags(self._ds._native):
             out[name] = {
                 "branch": branch,
                 "version": version,
@@ -209,7 +211,7 @@ class Tags:
             isinstance(k, str) and isinstance(v, str) for k, v in metadata.items()
         ):
             raise InvalidArgumentError(f"tag metadata must be a dict of strings, got {metadata!r}")
-        _native.ds_replace_tag_metadata(self._ds._native, name, dict(metadata))
+        _native_dataset.ds_replace_tag_metadata(self._ds._native, name, dict(metadata))
 
     def list_ordered(self, order: Optional[str] = None) -> List[Tuple[str, Dict[str, Any]]]:
         """Tags ordered by version: ``order="desc"`` (the default) or ``"asc"``."""
@@ -229,12 +231,12 @@ class Tags:
                 raise InvalidArgumentError(f"version {tag_name!r} is not a number and no tag of that name exists")
             args = {"kind": "branch", "branch": target["branch"], "number": target["version"]}
         if args["kind"] in ("latest", "branch") and args.get("number") is None:
-            native = _native.ds_checkout_ref(self._ds._native, args)
-            args = {"kind": "branch", "branch": _native.ds_branch(native), "number": native.version()}
+            native = _native_dataset.ds_checkout_ref(self._ds._native, args)
+            args = {"kind": "branch", "branch": _native_dataset.ds_branch(native), "number": native.version()}
         given = args["kind"] == "branch"
         _paths.tag_call(
             name,
-            lambda: _native.ds_set_tag(
+            lambda: _native_dataset.ds_set_tag(
                 self._ds._native, name, cast(int, args["number"]), given, args.get("branch"), update
             ),
         )
@@ -250,7 +252,7 @@ class Tags:
 
     def delete(self, tag: str) -> None:
         """Deletes ``tag``."""
-        _native.ds_delete_tag(self._ds._native, _paths.check_tag_name(tag))
+        _native_dataset.ds_delete_tag(self._ds._native, _paths.check_tag_name(tag))
 
     def get_version(self, tag: str) -> int:
         """The version ``tag`` points at (of its branch)."""
@@ -262,7 +264,7 @@ class Tags:
 
 def create_branch(ds: "LanceDataset", branch: str, reference: Reference = None) -> Any:
     """See :meth:`LanceDataset.create_branch`; returns the native dataset on the new branch."""
-    return _native.ds_create_branch(ds._native, _branch_name(branch), reference_args(reference))
+    return _native_dataset.ds_create_branch(ds._native, _branch_name(branch), reference_args(reference))
 
 
 def clone(
@@ -277,7 +279,7 @@ def clone(
     options = storage_options if storage_options is not None else ds._storage_options
     path = _native_uri(target_path, options)
     _paths.check_write_target(path)
-    native = _native.ds_clone(
+    native = _native_dataset.ds_clone(
         ds._native, path, deep, reference_args(reference), storage_options=_storage_options(options)
     )
     return path, native, _storage_options(options)
@@ -285,7 +287,9 @@ def clone(
 
 def base_paths(ds: "LanceDataset") -> Dict[int, DatasetBasePath]:
     """See :meth:`LanceDataset.base_paths`."""
-    return {i: DatasetBasePath(path, name, root, i) for i, name, root, path in _native.ds_base_paths(ds._native)}
+    return {
+        i: DatasetBasePath(path, name, root, i) for i, name, root, path in _native_dataset.ds_base_paths(ds._native)
+    }
 
 
 def native_bases(new_bases: Any, existing: Dict[int, DatasetBasePath], first_id: int) -> List[Tuple]:
@@ -316,7 +320,7 @@ def add_bases(ds: "LanceDataset", new_bases: List[DatasetBasePath]) -> Any:
     """See :meth:`LanceDataset.add_bases`; returns the native dataset at the new version."""
     existing = base_paths(ds)
     first = max(existing) + 1 if existing else 1
-    return _native.ds_add_bases(ds._native, native_bases(new_bases, existing, first))
+    return _native_dataset.ds_add_bases(ds._native, native_bases(new_bases, existing, first))
 
 
 def uses_bases(kwargs: Dict[str, Any]) -> bool:
@@ -357,7 +361,7 @@ def write_with_bases(
     if kwargs.get("base_store_params"):
         options = dict(options or {})
         options.update(_scoped_store_params(kwargs["base_store_params"], new_bases, path, options))
-    native = _native.write_with_bases(
+    native = _native_dataset.write_with_bases(
         path,
         reader,
         new_bases,
@@ -393,7 +397,9 @@ def _scoped_store_params(params: Any, new_bases: List[Tuple], path: str, options
     ids = {norm(p): bid for bid, _, _, p in new_bases}
     if os.path.isdir(os.path.join(path, "_versions")) or "://" in path:
         try:
-            existing = _native.ds_base_paths(_native.Dataset.open(path, None, _storage_options(options or None)))
+            existing = _native_dataset.ds_base_paths(
+                _native_dataset.Dataset.open(path, None, _storage_options(options or None))
+            )
         except LanceNotFoundError:  # no dataset there yet: only the new bases
             existing = []
         ids.update({norm(p): bid for bid, _, _, p in existing})

@@ -19,8 +19,10 @@ from typing import Any, Dict, List, Optional, Tuple
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import _native, _paths
+from . import _paths
 from ._cli_common import _open, _size, _storage_options
+from ._native import dataset as _native_dataset
+from ._native import storage as _native_storage
 from .blob import is_blob_field
 from .indices import _segments
 
@@ -67,7 +69,7 @@ class _Storage:
 
     def _store(self, root: str) -> Any:
         if root not in self._stores:
-            self._stores[root] = _native.ObjectStore(root.rstrip("/"), self._options)
+            self._stores[root] = _native_storage.ObjectStore(root.rstrip("/"), self._options)
         return self._stores[root]
 
     def size(self, root: str, path: str) -> Optional[int]:
@@ -212,7 +214,7 @@ def _contents(
                         1 for ok, k in zip(valid, kinds) if ok and k == _EXTERNAL
                     )
                     if local:
-                        _native.blob_locations(ds._native, name, local)
+                        _native_dataset.blob_locations(ds._native, name, local)
         except Exception as e:  # noqa: BLE001 - each failure is a finding about this fragment
             report.add(f"fragment {f.fragment_id}: {_first_line(e)}")
     return externals

@@ -25,9 +25,10 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from . import _dropin, _native
+from . import _dropin
 from ._argcheck import _names
 from ._inputs import _as_reader
+from ._native import dataset as _native_dataset
 from .errors import InvalidArgumentError
 from .evolve import BatchUDF, fragment_file, udf_schema
 from .file import LanceFileReader
@@ -105,7 +106,7 @@ def merge_columns(
     new_file = dict(new["files"][0])
     out["files"] = list(out["files"]) + [new_file]
     schema = pa.schema(list(ds.schema) + list(added), metadata=ds.schema.metadata)
-    ids = list(_native.dataset_field_ids(native)) + list(new_file["fields"])
+    ids = list(_native_dataset.dataset_field_ids(native)) + list(new_file["fields"])
     return out, LanceSchema(schema, ids)
 
 
@@ -131,7 +132,7 @@ def create_from_file(filename: str, dataset: "LanceDataset", fragment_id: int) -
     if widest is not None:
         fields, columns = list(widest["fields"]), list(widest["column_indices"])
     else:
-        fields = list(_native.dataset_field_ids(dataset._native))
+        fields = list(_native_dataset.dataset_field_ids(dataset._native))
         columns = list(range(len(fields)))
     file = {
         "path": filename,
@@ -176,7 +177,7 @@ def portable_roaring(values: List[int]) -> bytes:
 
 def _subtree_ids(ds: Any, names: List[str]) -> Dict[str, List[int]]:
     """The field ids (depth-first) of each top-level column in ``names``."""
-    ids = list(_native.dataset_field_ids(ds._native))
+    ids = list(_native_dataset.dataset_field_ids(ds._native))
     out: Dict[str, List[int]] = {}
     pos = 0
     for f in ds.schema:

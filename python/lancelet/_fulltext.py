@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Dict, Optional
 
 import pyarrow as pa
 
-from . import _native
+from ._native import index as _native_index
 from ._nearest import NearestScanner
 from ._ranked import RankedScanner
 from .errors import InvalidArgumentError
@@ -23,10 +23,10 @@ from .progress import index_progress_callback
 from .query import params_json, query_json
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ._native import _FullTextArgs, _FusionOptions
+    from ._native.index import _FullTextArgs, _FusionOptions
 
 #: The keyword arguments ``create_scalar_index(..., "INVERTED", **kwargs)`` takes.
-FTS_PARAMS = tuple(_native.fts_param_names())  # create_scalar_index's INVERTED keywords (Rust's list)
+FTS_PARAMS = tuple(_native_index.fts_param_names())  # create_scalar_index's INVERTED keywords (Rust's list)
 
 
 def create_fts_index(
@@ -42,7 +42,9 @@ def create_fts_index(
     ``progress_callback`` receives :class:`lancelet.progress.IndexProgress` events (``True``:
     a progress bar)."""
     progress = index_progress_callback(progress_callback)
-    return _native.create_fts_index(ds._native, column, params_json(params, format_version), name, replace, progress)
+    return _native_index.create_fts_index(
+        ds._native, column, params_json(params, format_version), name, replace, progress
+    )
 
 
 class FullTextScanner(RankedScanner):
@@ -80,7 +82,7 @@ class FullTextScanner(RankedScanner):
 
     def to_table(self) -> pa.Table:
         """The matching rows, best first, as a ``pyarrow.Table``."""
-        return pa.RecordBatchReader.from_stream(_native.full_text_search(self._ds._native, self._args)).read_all()
+        return pa.RecordBatchReader.from_stream(_native_index.full_text_search(self._ds._native, self._args)).read_all()
 
     def explain_plan(self, verbose: bool = False) -> str:
         """A readable description of the search: the INVERTED index segments it uses."""
@@ -147,7 +149,7 @@ class HybridScanner(RankedScanner):
     def to_table(self) -> pa.Table:
         """The fused rows, best first, as a ``pyarrow.Table``."""
         return pa.RecordBatchReader.from_stream(
-            _native.hybrid_search(self._ds._native, self._nearest, self._text_query, self._fusion)
+            _native_index.hybrid_search(self._ds._native, self._nearest, self._text_query, self._fusion)
         ).read_all()
 
     def explain_plan(self, verbose: bool = False) -> str:

@@ -2,7 +2,7 @@
 below ``dataset.py``.
 
 A dataset object reads one version of a dataset through a native handle (``_native``, a
-``lancelet._native.Dataset``) and remembers how it was opened: its URI, storage options,
+``lancelet._native.dataset.Dataset``) and remembers how it was opened: its URI, storage options,
 default scan options, and the namespace and lock its commits go through. A commit returns
 a new native handle; the object moves to it with :meth:`DatasetHandle._move_to`.
 

@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
 
 import pyarrow as pa
 
-from . import _native
+from ._native import index as _native_index
 from ._ranked import RankedScanner
 from .errors import InvalidArgumentError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ._native import _NearestArgs, _VectorIndexOptions
+    from ._native.index import _NearestArgs, _VectorIndexOptions
 
 _KEYS = {
     "column",
@@ -123,7 +123,7 @@ class NearestScanner(RankedScanner):
 
     def to_table(self) -> pa.Table:
         """The neighbours as a ``pyarrow.Table``."""
-        t = pa.RecordBatchReader.from_stream(_native.nearest(self._ds._native, self._args)).read_all()
+        t = pa.RecordBatchReader.from_stream(_native_index.nearest(self._ds._native, self._args)).read_all()
         if self._offset or self._limit is not None:
             end = None if self._limit is None else self._offset + self._limit
             t = t.slice(self._offset, None if end is None else end - self._offset)
@@ -228,7 +228,9 @@ def create_index(
     if kind in ("BTREE", "BITMAP", "LABEL_LIST", "ZONEMAP", "NGRAM", "BLOOMFILTER"):
         return ds.create_scalar_index(column, kind, name=name, replace=replace)
     kind, options = _vector_args(kind, metric, num_partitions, ivf_centroids, pq_codebook, num_sub_vectors, kwargs)
-    native = _native.create_vector_index(ds._native, column, kind, {**options, "name": name, "replace": bool(replace)})
+    native = _native_index.create_vector_index(
+        ds._native, column, kind, {**options, "name": name, "replace": bool(replace)}
+    )
     ds._move_to(native)
     return ds
 
@@ -252,7 +254,7 @@ def build_vector_segment(
     kind, options = _vector_args(
         index_type, metric, num_partitions, ivf_centroids, pq_codebook, num_sub_vectors, kwargs
     )
-    return _native.build_vector_index_segment(
+    return _native_index.build_vector_index_segment(
         ds._native,
         _one_column(column),
         kind,

@@ -1,5 +1,5 @@
 """``LanceOperation`` kinds beyond Append and Overwrite, pylance's ``Transaction``, and the
-conversions between them and :mod:`lancelet._native` (``ds_commit_operation``,
+conversions between them and :mod:`lancelet._native.dataset` (``ds_commit_operation``,
 ``ds_read_transaction``).
 
 A distributed job plans a change, writes its files (``LanceFragment.delete``, fragments
@@ -28,8 +28,8 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
 
 import pyarrow as pa
 
-from . import _native
 from ._argcheck import _native_uri
+from ._native import dataset as _native_dataset
 from .errors import InvalidArgumentError, UnsupportedFeatureError
 from .fragment import DataFile, FragmentMetadata
 from .schema import LanceSchema
@@ -479,7 +479,7 @@ def _rewritten_dict(r: Any) -> Dict[str, Any]:
 
 
 def native_args(op: BaseOperation) -> Tuple[str, Dict[str, Any]]:
-    """``(kind, args)`` for ``_native.ds_commit_operation``."""
+    """``(kind, args)`` for ``_native_dataset.ds_commit_operation``."""
     if isinstance(op, Delete):
         return "Delete", {
             "updated_fragments": _json(op.updated_fragments),
@@ -557,7 +557,7 @@ def _schema_from(d: Dict[str, Any]) -> LanceSchema:
 
 
 def from_native(d: Dict[str, Any], lance_operation: Any) -> Transaction:
-    """A :class:`Transaction` from ``_native.ds_read_transaction``'s dict."""
+    """A :class:`Transaction` from ``_native_dataset.ds_read_transaction``'s dict."""
 
     def frags(key: str, src: Optional[Dict[str, Any]] = None) -> List[Any]:
         return [FragmentMetadata(f) for f in (src or d).get(key, [])]
@@ -627,7 +627,7 @@ def from_native(d: Dict[str, Any], lance_operation: Any) -> Transaction:
 
 def read_transaction(ds: Any, version: Optional[int], lance_operation: Any) -> Optional[Transaction]:
     """See ``LanceDataset.read_transaction``."""
-    d = _native.ds_read_transaction(ds._native, version)
+    d = _native_dataset.ds_read_transaction(ds._native, version)
     return None if d is None else from_native(d, lance_operation)
 
 
@@ -662,7 +662,7 @@ def commit_other(
     if isinstance(operation, Clone):
         return commit_clone(path, operation, read_version, props, storage_options)
     kind, args = native_args(operation)
-    return _native.ds_commit_operation(
+    return _native_dataset.ds_commit_operation(
         path,
         kind,
         args,
@@ -688,7 +688,7 @@ def commit_clone(
     if read_version is None:
         raise InvalidArgumentError("read_version is required for all operations except Overwrite and Restore")
     ref_path = _native_uri(op.ref_path, storage_options)
-    return _native.ds_commit_clone(
+    return _native_dataset.ds_commit_clone(
         path,
         {
             "is_shallow": bool(op.is_shallow),

@@ -14,7 +14,7 @@ import os
 import re
 from typing import Any, Callable, Optional, TypeVar
 
-from . import _native
+from ._native import storage as _native_storage
 from .errors import InvalidArgumentError, LanceIOError, LanceNotFoundError
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
@@ -38,7 +38,7 @@ def native_path(uri: str) -> str:
     s = scheme(uri)
     if s is not None and s != "file":
         return uri
-    local = _native.local_path(uri)
+    local = _native_storage.local_path(uri)
     return uri if local is None else os.path.expanduser(local)
 
 

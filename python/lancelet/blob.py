@@ -30,7 +30,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union, 
 
 import pyarrow as pa
 
-from . import _native
+from ._native import dataset as _native_dataset
 from .errors import InvalidArgumentError, LanceError, SchemaMismatchError
 
 __all__ = [
@@ -292,7 +292,7 @@ class BlobFile(io.BufferedIOBase):
         path, external, position, size = self._loc
         reqs = [(path, external, position, size, s, e) for s, e in ranges]
         try:
-            bufs, nbytes, nreqs = _native.read_blob_ranges_counted(self._native, reqs)
+            bufs, nbytes, nreqs = _native_dataset.read_blob_ranges_counted(self._native, reqs)
         except LanceError as e:
             raise _in_context(e, _where(self._column, self._row, self._loc)) from None
         self._bytes_read += nbytes
@@ -533,12 +533,12 @@ def locations(ds: Any, column: str, addrs: List[int], rows: Optional[List[str]] 
     if not addrs:
         return []
     try:
-        return list(_native.blob_locations(ds._native, column, addrs))
+        return list(_native_dataset.blob_locations(ds._native, column, addrs))
     except LanceError as e:
         err = e
     # Say which blob: the first row whose location cannot be found on its own (an external
     # blob stored without its size is looked up to learn it), and its URI.
-    i = _first_failing(lambda j: _native.blob_locations(ds._native, column, [addrs[j]]), len(addrs))
+    i = _first_failing(lambda j: _native_dataset.blob_locations(ds._native, column, [addrs[j]]), len(addrs))
     if i is None:
         raise _in_context(err, _where(column, None, None)) from None
     row = rows[i] if rows is not None else f"row address {addrs[i]}"
@@ -547,19 +547,19 @@ def locations(ds: Any, column: str, addrs: List[int], rows: Optional[List[str]] 
 
 
 def _read(ds: Any, column: str, reqs: List[tuple], rows: List[str], locs: List[_Location]) -> List[bytes]:
-    """``_native.read_blob_ranges(reqs)``; a failure names the blob (``rows[i]``/``locs[i]``
+    """``_native_dataset.read_blob_ranges(reqs)``; a failure names the blob (``rows[i]``/``locs[i]``
     describe ``reqs[i]``) that cannot be read."""
     if not reqs:
         return []
     try:
-        return list(_native.read_blob_ranges(ds._native, reqs))
+        return list(_native_dataset.read_blob_ranges(ds._native, reqs))
     except LanceError as e:
         err = e
 
     def probe(j: int) -> None:  # the last byte of request j: a missing or short object fails
         path, ext, pos, size, start, end = reqs[j]
         if end > start:
-            _native.read_blob_ranges(ds._native, [(path, ext, pos, size, end - 1, end)])
+            _native_dataset.read_blob_ranges(ds._native, [(path, ext, pos, size, end - 1, end)])
 
     i = _first_failing(probe, len(reqs))
     if i is None:

@@ -41,7 +41,7 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tupl
 import pyarrow as pa
 
 # (`from m import x as x`: helpers that moved from here to m, importable from here as before.)
-from . import _argcheck, _branches, _dropin, _expressions, _namespace_io, _native, _operations, _paths, _rowoffset
+from . import _argcheck, _branches, _dropin, _expressions, _namespace_io, _operations, _paths, _rowoffset
 from . import blob as _blob
 from ._argcheck import (
     _alterations,
@@ -65,6 +65,7 @@ from ._delta import DatasetDelta, change_feed, delta_between
 from ._handle import DatasetHandle
 from ._inputs import WriteProgress, _as_reader, _progress_callback
 from ._inputs import _is_pandas as _is_pandas
+from ._native import dataset as _native_dataset
 from .errors import CorruptFileError, InvalidArgumentError, UnsupportedFeatureError
 from .evolve import BatchUDF, backfill, batch_udf
 from .file import ReaderResults
@@ -191,9 +192,9 @@ def write_dataset(
     schema: Optional[pa.Schema] = None,
     mode: str = "create",
     *,
-    max_rows_per_file: int = _native.DEFAULT_MAX_ROWS_PER_FILE,
+    max_rows_per_file: int = _native_dataset.DEFAULT_MAX_ROWS_PER_FILE,
     max_rows_per_group: int = 1024,
-    max_bytes_per_file: int = _native.DEFAULT_MAX_BYTES_PER_FILE,
+    max_bytes_per_file: int = _native_dataset.DEFAULT_MAX_BYTES_PER_FILE,
     data_storage_version: Optional[str] = None,
     use_legacy_format: Optional[bool] = None,
     enable_v2_manifest_paths: bool = True,
@@ -254,7 +255,7 @@ def write_dataset(
     )  # fmt: skip
     if kwargs.get("allow_external_blob_outside_bases"):
         # The writer chose to reference objects outside the bases: it may read them back.
-        ds._move_to(_native.ds_allow_external_blobs(ds._native, True))
+        ds._move_to(_native_dataset.ds_allow_external_blobs(ds._native, True))
     return ds
 
 
@@ -295,7 +296,7 @@ def _write(
     try:
         native = _paths.creating(
             path,
-            lambda: _native.Dataset.write(
+            lambda: _native_dataset.Dataset.write(
                 path,
                 reader,
                 {
@@ -364,9 +365,9 @@ def _reopen(
     allow_external_blobs: bool = False,
 ) -> "LanceDataset":
     """A pickled dataset (see ``LanceDataset.__reduce__``), opened again at its version."""
-    native = _native.Dataset.open(path, version, _storage_options(storage_options))
+    native = _native_dataset.Dataset.open(path, version, _storage_options(storage_options))
     if allow_external_blobs:
-        native = _native.ds_allow_external_blobs(native, True)
+        native = _native_dataset.ds_allow_external_blobs(native, True)
     return LanceDataset._from_native(uri, path, native, storage_options, default_scan_options=default_scan_options)
 
 
@@ -462,7 +463,7 @@ class LanceDataset(DatasetHandle, IndexMethods, ArrowDatasetBase):
         self._init(
             os.fspath(uri) if isinstance(uri, os.PathLike) else str(uri),
             path,
-            _native.Dataset.open(
+            _native_dataset.Dataset.open(
                 path,
                 None if branch_ref else _check_version(version),
                 _storage_options(storage_options),
@@ -470,7 +471,7 @@ class LanceDataset(DatasetHandle, IndexMethods, ArrowDatasetBase):
             ),
         )
         if allow_external_blob_outside_bases:
-            self._native = _native.ds_allow_external_blobs(self._native, True)
+            self._native = _native_dataset.ds_allow_external_blobs(self._native, True)
         self._storage_options = _storage_options(storage_options)
         self._commit_namespace = _commit_namespace
         self._default_scan_options = _dropin.check_default_scan_options(default_scan_options)
@@ -495,7 +496,7 @@ class LanceDataset(DatasetHandle, IndexMethods, ArrowDatasetBase):
         path = self._path
         if _paths.is_local(path):
             path = os.path.abspath(path)  # the unpickling process may run elsewhere
-        allow = _native.ds_external_blobs_allowed(self._native)
+        allow = _native_dataset.ds_external_blobs_allowed(self._native)
         return _reopen, (self.uri, path, self.version, self._storage_options, self._default_scan_options, allow)
 
     # -- versions ---------------------------------------------------------------------
@@ -732,7 +733,7 @@ class LanceDataset(DatasetHandle, IndexMethods, ArrowDatasetBase):
                 kind, schema = "overwrite", operation.new_schema
             else:
                 kind, schema = "append", None
-            native = _native.Dataset.commit(
+            native = _native_dataset.Dataset.commit(
                 path,
                 kind,
                 frags or [],
@@ -790,7 +791,7 @@ class LanceDataset(DatasetHandle, IndexMethods, ArrowDatasetBase):
     @property
     def branch(self) -> Optional[str]:
         """The branch this version belongs to (None: main)."""
-        return _native.ds_branch(self._native)
+        return _native_dataset.ds_branch(self._native)
 
     def checkout_latest(self) -> None:
         """Moves this object to the newest version."""
@@ -898,7 +899,7 @@ class LanceDataset(DatasetHandle, IndexMethods, ArrowDatasetBase):
         aware = asof if asof.tzinfo is not None else asof.astimezone()
         since = aware - _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
         micros = (since.days * 86400 + since.seconds) * 1_000_000 + since.microseconds
-        best = _native.version_asof(self._native, micros)
+        best = _native_dataset.version_asof(self._native, micros)
         if best is None:
             raise InvalidArgumentError(f"{asof} is earlier than the first version of {self.uri}")
         return self.checkout_version(best)

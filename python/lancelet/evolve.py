@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 import pyarrow as pa
 
-from . import _native
+from ._native import dataset as _native_dataset
 from .errors import InvalidArgumentError, LanceIOError
 
 __all__ = ["BatchUDF", "batch_udf"]
@@ -84,7 +84,7 @@ def udf_schema(native: Any, udf: BatchUDF, read_columns: Optional[List[str]]) ->
     """The new columns' schema: declared, or from running ``udf`` on a first small batch."""
     if udf.output_schema is not None:
         return udf.output_schema
-    found = _native.backfill_schema(native, _callback(udf), read_columns)
+    found = _native_dataset.backfill_schema(native, _callback(udf), read_columns)
     return None if found is None else pa.schema(found)
 
 
@@ -99,7 +99,7 @@ def fragment_file(
 ) -> Dict[str, Any]:
     """Runs ``udf`` over one fragment (deleted rows included) and writes its new columns as
     one data file, not committed; returns it as fragment metadata (a dict)."""
-    return _native.backfill_fragment(
+    return _native_dataset.backfill_fragment(
         native,
         fragment_id,
         _callback(udf),
@@ -127,7 +127,7 @@ def backfill(ds: Any, udf: BatchUDF, read_columns: Optional[List[str]], batch_si
     natively; ``udf`` is called back with each batch. Without a checkpoint file a failure
     removes every file written; with one, finished fragments stay recorded for a resumed
     run on the same version."""
-    return _native.backfill(
+    return _native_dataset.backfill(
         ds._native,
         _callback(udf),
         {

@@ -35,6 +35,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Unio
 import pyarrow as pa
 
 from . import _native
+from ._native import file as _native_file
 from ._paths import native_path
 from .errors import InvalidArgumentError, UnsupportedFeatureError
 
@@ -55,7 +56,7 @@ __all__ = [
 
 #: The file format version lancelet writes when none is given (set in one place, the Rust
 #: `FileVersion::DEFAULT`).
-DEFAULT_VERSION: str = _native.DEFAULT_FILE_VERSION
+DEFAULT_VERSION: str = _native_file.DEFAULT_FILE_VERSION
 
 
 def stable_version() -> str:
@@ -240,7 +241,7 @@ class LanceFileReader:
         _reject_unknown(kwargs, {"namespace_client", "table_id", "_inner_reader"})
         self.path = str(path)
         uri = _uri(path)
-        self._reader = _native.FileReader.open(
+        self._reader = _native_file.FileReader.open(
             uri, _storage_options(uri, storage_options), verify_checksums=bool(verify_checksums)
         )
         self._columns = list(columns) if columns is not None else None
@@ -448,7 +449,7 @@ class LanceFileWriter:
             self._open(schema)
 
     def _open(self, schema: pa.Schema) -> None:
-        self._writer = _native.FileWriter(
+        self._writer = _native_file.FileWriter(
             self.path,
             schema,
             {

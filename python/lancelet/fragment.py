@@ -23,9 +23,10 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional,
 
 import pyarrow as pa
 
-from . import _expressions, _fragment_ops, _namespace_io, _native, _paths, _rowoffset
+from . import _expressions, _fragment_ops, _namespace_io, _paths, _rowoffset
 from ._argcheck import _check_write_args, _Columns, _filter, _indices, _names, _native_uri, _storage_options
 from ._inputs import _as_reader, _progress_callback
+from ._native import dataset as _native_dataset
 from .errors import InvalidArgumentError, UnsupportedFeatureError
 from .file import ReaderResults
 
@@ -143,7 +144,7 @@ class RowIdSequence:
             ids = [int(x) for x in row_ids]
         if any(i < 0 for i in ids):
             raise OverflowError("can't convert negative int to unsigned")
-        self._bytes: bytes = _native.encode_row_ids(ids)
+        self._bytes: bytes = _native_dataset.encode_row_ids(ids)
         self._ids = ids
 
     @staticmethod
@@ -152,7 +153,7 @@ class RowIdSequence:
         value = metadata._value
         if "Inline" not in value:
             raise ValueError("only row id metadata stored inline can be read as a RowIdSequence")
-        return RowIdSequence(_native.decode_row_ids(bytes(value["Inline"])))
+        return RowIdSequence(_native_dataset.decode_row_ids(bytes(value["Inline"])))
 
     def to_inline_metadata(self) -> RowIdMeta:
         """The sequence as inline row id metadata (for ``FragmentMetadata.row_id_meta``)."""
@@ -411,7 +412,7 @@ class LanceFragment:
         """
         if not isinstance(predicate, str):
             predicate = _expressions.to_sql(predicate)
-        d = _native.ds_fragment_delete(self._ds._native, self.fragment_id, predicate)
+        d = _native_dataset.ds_fragment_delete(self._ds._native, self.fragment_id, predicate)
         return None if d is None else FragmentMetadata(d)
 
     def merge_columns(
@@ -539,9 +540,9 @@ def write_fragments(
     schema: Optional[pa.Schema] = None,
     *,
     mode: str = "append",
-    max_rows_per_file: int = _native.DEFAULT_MAX_ROWS_PER_FILE,
+    max_rows_per_file: int = _native_dataset.DEFAULT_MAX_ROWS_PER_FILE,
     max_rows_per_group: int = 1024,
-    max_bytes_per_file: int = _native.DEFAULT_MAX_BYTES_PER_FILE,
+    max_bytes_per_file: int = _native_dataset.DEFAULT_MAX_BYTES_PER_FILE,
     progress: Optional[Union[bool, Callable]] = None,
     data_storage_version: Optional[str] = None,
     storage_options: Optional[Dict[str, str]] = None,
@@ -571,7 +572,7 @@ def write_fragments(
     try:
         frags, _schema, _appending = _paths.creating(
             path,
-            lambda: _native.Dataset.write_fragments(
+            lambda: _native_dataset.Dataset.write_fragments(
                 path,
                 _as_reader(data, schema),
                 {

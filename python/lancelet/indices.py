@@ -1,7 +1,7 @@
 """Secondary indexes of a dataset: listing, describing, statistics and dropping.
 
 ``LanceDataset`` takes these methods from :class:`IndexMethods`; the index entries come from
-the manifest (``lancelet._native.list_indices``), so indexes built by pylance are listed,
+the manifest (``lancelet._native.index.list_indices``), so indexes built by pylance are listed,
 kept through every commit and can be dropped as well as lancelet's own.
 
     ds.list_indices()          # one dict per segment: name, type, uuid, fields, version, fragment_ids
@@ -17,7 +17,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional
 
-from . import _fulltext, _native, _nearest
+from . import _fulltext, _nearest
+from ._native import index as _native_index
 from ._operations import Bitmap, index_dict, index_from_dict
 from .errors import InvalidArgumentError, UnsupportedFeatureError
 from .query import params_json
@@ -54,7 +55,7 @@ class IndexDescription:
 
 
 def _segments(ds: Any) -> List[Dict[str, Any]]:
-    return _native.list_indices(ds._native)
+    return _native_index.list_indices(ds._native)
 
 
 def _by_name(segments: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
@@ -194,7 +195,7 @@ class IndexMethods:
                 "train=False and index_uuid (pylance's full-text parts) are not supported; build index segments "
                 "with create_index_uncommitted(fragment_ids=...), INVERTED ones included"
             )
-        self._native = _native.create_scalar_index(self._native, column, index_type, name, replace, numeric)
+        self._native = _native_index.create_scalar_index(self._native, column, index_type, name, replace, numeric)
         return self
 
     def create_index_uncommitted(
@@ -242,7 +243,7 @@ class IndexMethods:
             fv = kwargs.pop("format_version", None)
             _, col, params = _fts_args(column, index_type, kwargs)
             params_text = params_json(params, fv)
-            d = _native.build_fts_segment(self._native, col, ids, params_text, name, bool(replace))
+            d = _native_index.build_fts_segment(self._native, col, ids, params_text, name, bool(replace))
             return index_from_dict(d)
         if kind in SCALAR_INDEX_TYPES:
             if index_uuid is not None:
@@ -253,7 +254,7 @@ class IndexMethods:
             for ignored in ("train", "storage_options", "progress_callback"):
                 kwargs.pop(ignored, None)
             t, col, numeric = _scalar_args(_one(column), index_type, kwargs)
-            d = _native.build_scalar_segment(
+            d = _native_index.build_scalar_segment(
                 self._native, col, t, ids, {"name": name, "replace": bool(replace), "params": numeric}
             )
         else:
@@ -283,7 +284,7 @@ class IndexMethods:
 
         >>> merged = ds.merge_existing_index_segments(segs)  # doctest: +SKIP
         """
-        return index_from_dict(_native.merge_index_segments(self._native, [index_dict(s) for s in segments]))
+        return index_from_dict(_native_index.merge_index_segments(self._native, [index_dict(s) for s in segments]))
 
     def commit_existing_index_segments(self, index_name: str, column: str, segments: List[Any]) -> "IndexMethods":
         """Commits ``segments`` (:class:`lancelet.dataset.Index` objects, or pylance's, built
@@ -294,7 +295,7 @@ class IndexMethods:
         """
         if not isinstance(index_name, str) or not isinstance(column, str):
             raise TypeError("index_name and column must be str")
-        self._native = _native.commit_existing_index_segments(
+        self._native = _native_index.commit_existing_index_segments(
             self._native, index_name, column, [index_dict(s) for s in segments]
         )
         return self
@@ -447,7 +448,7 @@ class IndexMethods:
         ``cleanup_old_versions`` removes the versions that use them. Returns the dataset."""
         if not isinstance(name, str):
             raise TypeError(f"index name must be a str, got {type(name).__name__}")
-        self._native = _native.drop_index(self._native, name)
+        self._native = _native_index.drop_index(self._native, name)
         return self
 
 
@@ -477,10 +478,10 @@ def _index_statistics(ds: Any, index_name: str) -> Dict[str, Any]:
 
 def _segment_stats(ds: Any, seg: Dict[str, Any]) -> Dict[str, Any]:
     if seg["type"].startswith("IVF"):
-        return json.loads(_native.vector_index_statistics(ds._native, seg["uuid"]))
+        return json.loads(_native_index.vector_index_statistics(ds._native, seg["uuid"]))
     if seg["type"] == "Inverted":
-        return json.loads(_native.fts_index_statistics(ds._native, seg["uuid"]))
-    stats = getattr(_native, "index_segment_statistics", None)
+        return json.loads(_native_index.fts_index_statistics(ds._native, seg["uuid"]))
+    stats = getattr(_native_index, "index_segment_statistics", None)
     if stats is None:
         return {}
     return {k: _number(k, v) for k, v in stats(ds._native, seg["uuid"]).items()}

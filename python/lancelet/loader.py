@@ -52,8 +52,8 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 import numpy as np
 import pyarrow as pa
 
-from . import _native
 from ._argcheck import _exprs, _filter, _int_in, _names, _rank
+from ._native import loader as _native_loader
 from .dataset import LanceDataset
 from .dataset import dataset as open_dataset
 from .file import ReaderResults
@@ -181,7 +181,7 @@ class Loader:
         else:
             self._names, self._exprs = _names(columns), None
         self._filter = filter = _filter(filter)
-        self._rows = _native.LoaderRows.scan(self._ds._native, filter)
+        self._rows = _native_loader.LoaderRows.scan(self._ds._native, filter)
         self._epoch = 0
         # Where the next iteration starts: batch `_next_batch` of the epoch, as seen by the
         # worker layout `_layout` ((worker, number of workers) whose sequence it is in), or
@@ -200,7 +200,7 @@ class Loader:
 
     def __setstate__(self, state: Dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self._rows = _native.LoaderRows.scan(self._ds._native, self._filter)
+        self._rows = _native_loader.LoaderRows.scan(self._ds._native, self._filter)
 
     # -- the epoch ---------------------------------------------------------------------
 
@@ -245,7 +245,7 @@ class Loader:
             self._even_batches,
         )
 
-    def _plan(self) -> "_native.LoaderBatches":
+    def _plan(self) -> "_native_loader.LoaderBatches":
         return self._rows.epoch(self._plan_args())
 
     def __len__(self) -> int:

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
 
 import pyarrow as pa
 
-from . import _native
 from ._inputs import _as_reader
+from ._native import dataset as _native_dataset
 from .errors import InvalidArgumentError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -132,7 +132,7 @@ class MergeInsertBuilder:
         ...     .when_not_matched_insert_all().execute(new_rows)  # doctest: +SKIP
         {'num_inserted_rows': 5, 'num_updated_rows': 5, 'num_deleted_rows': 0}
         """
-        native, counts = _native.merge_insert(
+        native, counts = _native_dataset.merge_insert(
             self._ds._native,
             _as_reader(data_obj, schema),
             self._on,
@@ -161,4 +161,4 @@ def merge_columns(
     are held in a hash table, and its other columns are spilled to a file past a budget."""
     if not isinstance(left_on, str) or (right_on is not None and not isinstance(right_on, str)):
         raise TypeError("merge joins on one column: left_on and right_on are column names (str)")
-    return _native.merge_columns(ds._native, _as_reader(data_obj, schema), left_on, right_on)
+    return _native_dataset.merge_columns(ds._native, _as_reader(data_obj, schema), left_on, right_on)

@@ -13,9 +13,10 @@ import datetime as _dt
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
-from . import _argcheck, _native
+from . import _argcheck
 from ._argcheck import _positive_int
 from ._counters import _Counters
+from ._native import index as _native_index
 from .errors import InvalidArgumentError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -135,7 +136,7 @@ class DatasetOptimizer:
             )
         if index_names is not None:
             index_names = list(index_names)
-        self._ds._move_to(_native.optimize_indices(self._ds._native, num_indices_to_merge, index_names))
+        self._ds._move_to(_native_index.optimize_indices(self._ds._native, num_indices_to_merge, index_names))
 
     def compact_files(
         self,

@@ -19,7 +19,7 @@ import os
 from enum import Enum
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
-from . import _native
+from ._native import index as _native_index
 from .errors import InvalidArgumentError, UnsupportedFeatureError
 
 __all__ = [
@@ -354,4 +354,4 @@ def tokenize(text: str, **params: Any) -> list:
     >>> tokenize("The Running Foxes!")
     ['run', 'fox']
     """
-    return list(_native.tokenize(params_json(params, None), text))
+    return list(_native_index.tokenize(params_json(params, None), text))

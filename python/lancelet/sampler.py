@@ -26,8 +26,8 @@ from typing import Any, Dict, Generic, Iterable, Iterator, List, Optional, Tuple
 
 import pyarrow as pa
 
-from . import _native
 from ._argcheck import _exprs, _filter, _names, _rank
+from ._native import loader as _native_loader
 from .dataset import LanceDataset
 from .dataset import dataset as open_dataset
 from .file import ReaderResults
@@ -47,7 +47,7 @@ __all__ = [
 _Columns = Optional[Union[List[str], Dict[str, str]]]
 
 
-def _read(batches: "_native.LoaderBatches", columns: _Columns, readahead: int = 4) -> Iterator[pa.RecordBatch]:
+def _read(batches: "_native_loader.LoaderBatches", columns: _Columns, readahead: int = 4) -> Iterator[pa.RecordBatch]:
     names, exprs = (None, _exprs(columns)) if isinstance(columns, dict) else (_names(columns), None)
     stream = batches.read({"columns": names, "exprs": exprs, "readahead": max(1, readahead)})
     return iter(ReaderResults(stream).to_batches())
@@ -81,7 +81,7 @@ def maybe_sample(
         columns = [columns]
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise ValueError(f"n must be a non-negative int, got {n!r}")
-    rows = _native.LoaderRows.scan(ds._native, _filter(filt))
+    rows = _native_loader.LoaderRows.scan(ds._native, _filter(filt))
     batches = rows.sample(n, max(1, int(max_takes)), _seed(seed), int(batch_size))
     yield from _read(batches, columns)
 
@@ -198,7 +198,7 @@ class ShardedFragmentSampler(FragmentSampler):
     def iter_fragments(self, dataset: LanceDataset, *args: Any, **kwargs: Any) -> Iterator[LanceFragment]:
         fragments = dataset.get_fragments()
         if self._randomize:
-            order = _native.permutation(len(fragments), _seed(self._seed), self._epoch)
+            order = _native_loader.permutation(len(fragments), _seed(self._seed), self._epoch)
             fragments = [fragments[i] for i in order]
         yield from fragments[self._rank :: self._world_size]
 
@@ -240,10 +240,10 @@ class ShardedBatchSampler(Sampler):
         **kwargs: Any,
     ) -> Iterator[pa.RecordBatch]:
         filter = _filter(filter)
-        rows = _native.LoaderRows.scan(dataset._native, filter)
+        rows = _native_loader.LoaderRows.scan(dataset._native, filter)
         sharding = self._sharding(batch_size)
         if filter is None:
-            ranges = _native.sampler_ranges("interleaved", sharding, len(rows))
+            ranges = _native_loader.sampler_ranges("interleaved", sharding, len(rows))
             batches = rows.positions([[r] for r in ranges])
         else:
             batches = rows.strided(sharding)
@@ -283,7 +283,7 @@ class ShardedFixedBatchSampler(ShardedBatchSampler):
         return -(-mine // self._batch_size)
 
     def __iter__(self) -> Iterator[List[int]]:
-        ranges = _native.sampler_ranges("fixed", self._sharding(self._batch_size), self._total_num_rows)
+        ranges = _native_loader.sampler_ranges("fixed", self._sharding(self._batch_size), self._total_num_rows)
         for start, end in ranges:
             yield list(range(start, end))
 

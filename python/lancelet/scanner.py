@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List,
 
 import pyarrow as pa
 
-from . import _expressions, _native
+from . import _expressions
 from . import blob as _blob
 from ._argcheck import (
     _HANDLED_SCAN_KWARGS,
@@ -34,13 +34,14 @@ from ._argcheck import (
 )
 from ._counters import _Counters
 from ._fulltext import FullTextScanner, HybridScanner
+from ._native import dataset as _native_dataset
 from ._nearest import NearestScanner
 from .errors import InvalidArgumentError, LanceError, UnsupportedFeatureError
 from .file import ReaderResults
 from .fragment import LanceFragment
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ._native import _ScanArgs
+    from ._native.dataset import _ScanArgs
     from .dataset import LanceDataset
 
 __all__ = ["ColumnOrdering", "LanceScanner", "ScanStatistics"]
@@ -290,7 +291,7 @@ class LanceScanner:
             self._kwargs["fragments"] = [_fragment_id(f) for f in fragments]
 
     def _stream(self) -> Any:
-        self._stats = _native.ScanStats()
+        self._stats = _native_dataset.ScanStats()
         stream = self._ds._native.scan({**self._kwargs, "stats": self._stats})
         if self._stats_callback is None:
             return stream

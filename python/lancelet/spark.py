@@ -62,9 +62,11 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tupl
 
 import pyarrow as pa
 
-from . import _native, _paths, _spark_namespace
+from . import _paths, _spark_namespace
 from . import blob as _blob
 from ._argcheck import _native_uri, _storage_options
+from ._native import dataset as _native_dataset
+from ._native import index as _native_index
 from ._operations import index_from_dict
 from .dataset import LanceDataset, LanceOperation, dataset
 from .errors import InvalidArgumentError, LanceIOError, LanceNotFoundError, SchemaMismatchError, UnsupportedFeatureError
@@ -324,7 +326,7 @@ def plan_partitions(
         (int(f["id"]), int(f["physical_rows"]), sum(int(d.get("file_size_bytes") or 0) for d in f["files"]))
         for f in fragments
     ]
-    return _native.plan_partitions(sizes, rows_per_partition, max_partitions, min_partitions)
+    return _native_dataset.plan_partitions(sizes, rows_per_partition, max_partitions, min_partitions)
 
 
 class LanceletReader(DataSourceReader):
@@ -390,7 +392,7 @@ class LanceletReader(DataSourceReader):
     # Spark hands back the partitions planned above, so the narrower type is safe.
     def read(self, partition: LanceletPartition) -> Iterator[pa.RecordBatch]:  # type: ignore[override]
         ds = _open(self.uri, self.version, self.storage)
-        stats = _native.ScanStats()
+        stats = _native_dataset.ScanStats()
         stream = ds._native.scan(
             {
                 "columns": self.columns,
@@ -433,8 +435,8 @@ class LanceletWriter(DataSourceArrowWriter):
         self.uri = uri
         self.overwrite = overwrite
         self.tag = "spark_" + uuid.uuid4().hex
-        self.max_rows_per_file = _positive(options, "max_rows_per_file") or _native.DEFAULT_MAX_ROWS_PER_FILE
-        self.max_bytes_per_file = _positive(options, "max_bytes_per_file") or _native.DEFAULT_MAX_BYTES_PER_FILE
+        self.max_rows_per_file = _positive(options, "max_rows_per_file") or _native_dataset.DEFAULT_MAX_ROWS_PER_FILE
+        self.max_bytes_per_file = _positive(options, "max_bytes_per_file") or _native_dataset.DEFAULT_MAX_BYTES_PER_FILE
         self.commit_message = options.get("commit_message")
         sizes = _parse_sizes(options.get("fixed_size_lists"))
         self.storage = _storage(options)
@@ -456,7 +458,7 @@ class LanceletWriter(DataSourceArrowWriter):
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> LanceletCommitMessage:
         batches = (_cast_batch(b, self.schema) for b in iterator)
-        frags, _, _ = _native.Dataset.write_fragments(
+        frags, _, _ = _native_dataset.Dataset.write_fragments(
             self.uri,
             pa.RecordBatchReader.from_batches(self.schema, batches),
             {
@@ -485,7 +487,7 @@ class LanceletWriter(DataSourceArrowWriter):
         self._remove(_files_of(frags))
 
     def _remove(self, keep: List[str]) -> None:
-        _native.Dataset.remove_tagged_files(self.uri, self.tag, keep, storage_options=self.storage or None)
+        _native_dataset.Dataset.remove_tagged_files(self.uri, self.tag, keep, storage_options=self.storage or None)
 
     def abort(self, messages: List[Optional[LanceletCommitMessage]]) -> None:  # type: ignore[override]
         # Messages are missing for failed tasks, so find the job's files by their tag.
@@ -535,7 +537,7 @@ def _commit(
     path = _native_uri(uri, storage or None)
     _paths.check_write_target(path)
     # The native commit applies the dataset's automatic cleanup, as every commit does.
-    _native.Dataset.commit(
+    _native_dataset.Dataset.commit(
         path,
         kind,
         frags,
@@ -806,10 +808,10 @@ def add_columns(
     except LanceIOError:
         raise  # the commit may have landed: its files stay
     except BaseException:
-        _native.Dataset.remove_tagged_files(uri, tag, [], storage or None)
+        _native_dataset.Dataset.remove_tagged_files(uri, tag, [], storage or None)
         raise
     kept = [f["path"] for frag in files for f in frag["files"]]
-    _native.Dataset.remove_tagged_files(uri, tag, kept, storage or None)
+    _native_dataset.Dataset.remove_tagged_files(uri, tag, kept, storage or None)
     return ds._with(native)
 
 
@@ -956,7 +958,7 @@ def create_index(
     name = name or f"{column}_idx"
     if not replace and any(i["name"] == name for i in ds.list_indices()):
         raise InvalidArgumentError(f"Index name '{name}' already exists; pass replace=True to replace it")
-    model = _native.train_vector_model(
+    model = _native_index.train_vector_model(
         ds._native,
         column,
         index_type,
@@ -973,10 +975,10 @@ def create_index(
 
     def build(group: List[int]) -> bytes:
         target = _open(uri, pinned, storage_options)
-        return bytes(_native.build_vector_segment(target._native, column, name, model, group))
+        return bytes(_native_index.build_vector_segment(target._native, column, name, model, group))
 
     segments = spark.sparkContext.parallelize(groups, max(1, len(groups))).map(build).collect()
-    ds._move_to(_native.commit_index_segments(ds._native, name, segments, replace))
+    ds._move_to(_native_index.commit_index_segments(ds._native, name, segments, replace))
     return ds
 
 
@@ -1000,13 +1002,13 @@ def _create_fts_index(
         raise InvalidArgumentError(f"Index name '{name}' already exists; pass replace=True to replace it")
     # Checked once on the driver, before any task starts.
     text_params = params_json(params, params.pop("format_version", None))
-    _native.tokenize(text_params, "")
+    _native_index.tokenize(text_params, "")
     ids = [f.fragment_id for f in ds.get_fragments()]
     groups = [ids[i : i + fragments_per_task] for i in range(0, len(ids), fragments_per_task)]
 
     def build(group: List[int]) -> Dict[str, Any]:
         target = _open(uri, pinned, storage_options)
-        return dict(_native.build_fts_segment(target._native, column, group, text_params, name, True))
+        return dict(_native_index.build_fts_segment(target._native, column, group, text_params, name, True))
 
     segments = spark.sparkContext.parallelize(groups, max(1, len(groups))).map(build).collect()
     if not segments:

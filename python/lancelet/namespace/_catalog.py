@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import pyarrow as pa
 
-from .. import _native
+from .._native import storage as _native_storage
 from ..dataset import LanceDataset, LanceOperation, dataset, write_dataset
 from ..errors import CommitConflictError, DatasetAlreadyExistsError, LanceNotFoundError
 from ..fragment import write_fragments
@@ -138,4 +138,6 @@ class Catalog:
         # Another writer committed first: read the catalog again and redo the edit, with the
         # core's backoff. Many writers may share one catalog, so it gets more attempts than
         # a table write's default.
-        return _native.retry_conflicts(attempt, (CommitConflictError, DatasetAlreadyExistsError), _CATALOG_RETRIES)
+        return _native_storage.retry_conflicts(
+            attempt, (CommitConflictError, DatasetAlreadyExistsError), _CATALOG_RETRIES
+        )

@@ -3,7 +3,7 @@ table directories, dropped tables, staged manifests), under a local directory or
 object-store URI (``s3://bucket/prefix``, ``memory://name``).
 
 :func:`open_root` picks the implementation: :class:`LocalRoot` (``os``) or
-:class:`ObjectRoot` (``lancelet._native.ObjectStore``, the same storage layer datasets
+:class:`ObjectRoot` (``lancelet._native.storage.ObjectStore``, the same storage layer datasets
 use). Paths are relative to the root and use ``/``.
 """
 
@@ -16,7 +16,8 @@ from typing import Dict, List, Optional, Tuple
 
 from lance_namespace import UnsupportedOperationError
 
-from .. import _native, _paths
+from .. import _paths
+from .._native import storage as _native_storage
 
 #: ``(size in bytes, modified in ms since the epoch, entity tag)`` of one file.
 Head = Tuple[int, int, Optional[str]]
@@ -240,7 +241,7 @@ class ObjectRoot(RootStorage):
 
     def __init__(self, root: str, storage_options: Optional[Dict[str, str]] = None):
         self.storage_options = storage_options or None
-        self._store = _native.ObjectStore(root.rstrip("/") or root, storage_options)
+        self._store = _native_storage.ObjectStore(root.rstrip("/") or root, storage_options)
         self.root = self._store.uri
 
     def path(self, rel: str) -> str:

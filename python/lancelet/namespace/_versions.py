@@ -13,7 +13,7 @@ from typing import Any, List, Optional, Set, Tuple
 
 import lance_namespace as ln
 
-from .. import _native
+from .._native import storage as _native_storage
 from ._access import TableAccess, coerce, ident
 from ._catalog import object_id
 from ._data import translated
@@ -28,12 +28,12 @@ def version_of(name: str) -> Optional[int]:
     >>> version_of("18446744073709551613.manifest"), version_of("7.manifest"), version_of("7.manifest-x")
     (2, 7, None)
     """
-    return _native.manifest_version(name)
+    return _native_storage.manifest_version(name)
 
 
 def manifest_name(version: int, naming_scheme: Optional[str]) -> str:
     """The file name of ``version``'s manifest under a naming scheme (``V2`` by default)."""
-    return _native.manifest_name(version, naming_scheme)
+    return _native_storage.manifest_name(version, naming_scheme)
 
 
 class Versions(TableAccess):

@@ -27,8 +27,8 @@ pub enum FileVersion {
 impl FileVersion {
     /// The version written when none is asked for: 2.2, pylance 14's default ("stable").
     /// The one place this default is set: datasets, [`crate::WriterOptions::default`],
-    /// `LanceFileWriter` and `stable_version()` (through `lancelet._native.DEFAULT_FILE_VERSION`)
-    /// all use it.
+    /// `LanceFileWriter` and `stable_version()` (through
+    /// `lancelet._native.file.DEFAULT_FILE_VERSION`) all use it.
     pub const DEFAULT: FileVersion = FileVersion::V2_2;
 
     /// The `(major, minor)` pair written in the footer.

@@ -1,5 +1,5 @@
 //! The "as of" version search (`lancelet.dataset(uri, asof=...)`): a module function of
-//! `lancelet._native`; the search is `lancelet_dataset::table::asof`.
+//! `lancelet._native.dataset`; the search is `lancelet_dataset::table::asof`.
 
 use pyo3::prelude::*;
 

@@ -1,5 +1,5 @@
 //! UDF backfills (`add_columns` with a Python function): module functions of
-//! `lancelet._native` taking a `Dataset`. `lancelet_dataset::evolve::backfill` drives the
+//! `lancelet._native.dataset` taking a `Dataset`. `lancelet_dataset::evolve::backfill` drives the
 //! fragments, batches, writes, checkpoint and cleanup; Python is only called back with
 //! each batch (as a one-batch stream) and returns the new columns' batch.
 

@@ -101,17 +101,9 @@ fn ds_external_blobs_allowed(d: &Bound<'_, PyDataset>) -> bool {
     d.get().inner.external_blobs_outside_bases_allowed()
 }
 
-/// The local path a URI names (`file:` URIs percent-decoded as RFC 8089 says), or `None`
-/// for a URI of another scheme.
-#[pyfunction]
-fn local_path(uri: &str) -> Option<std::path::PathBuf> {
-    lancelet_io::uri::local_path(uri)
-}
-
 pub fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ds_allow_external_blobs, m)?)?;
     m.add_function(wrap_pyfunction!(ds_external_blobs_allowed, m)?)?;
-    m.add_function(wrap_pyfunction!(local_path, m)?)?;
     m.add_function(wrap_pyfunction!(blob_locations, m)?)?;
     m.add_function(wrap_pyfunction!(read_blob_ranges, m)?)?;
     m.add_function(wrap_pyfunction!(read_blob_ranges_counted, m)?)?;

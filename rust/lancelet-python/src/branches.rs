@@ -1,5 +1,5 @@
 //! Branches, clones, tags on branches and base paths: module functions of
-//! `lancelet._native` taking a `Dataset` (see `python/lancelet/_branches.py`).
+//! `lancelet._native.dataset` taking a `Dataset` (see `python/lancelet/_branches.py`).
 //!
 //! A reference to a version arrives as a dict `{kind, branch, number, tag}`: kind `"latest"` (the
 //! dataset's branch, newest version), `"version"` (`number` on the dataset's branch),

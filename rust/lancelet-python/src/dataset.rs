@@ -1,4 +1,4 @@
-//! `lancelet._native.Dataset`: datasets, their versions, scans, writes and deletes.
+//! `lancelet._native.dataset.Dataset`: datasets, their versions, scans, writes and deletes.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -24,7 +24,7 @@ use crate::options::py_options;
 use crate::runtime::{block_on, runtime, spawner, wait_task};
 
 /// Counters of one scan, filled in while it runs: pass one to `Dataset.scan(stats=...)`.
-#[pyclass(module = "lancelet._native", name = "ScanStats", frozen)]
+#[pyclass(module = "lancelet._native.dataset", name = "ScanStats", frozen)]
 #[derive(Default)]
 pub struct PyScanStats {
     inner: std::sync::Mutex<Option<Arc<lancelet_dataset::scan::ScanStats>>>,
@@ -68,7 +68,7 @@ fn counts_dict<'py>(py: Python<'py>, counts: &[(&str, u64)]) -> PyResult<Bound<'
 }
 
 /// One version of a dataset.
-#[pyclass(module = "lancelet._native", name = "Dataset", frozen)]
+#[pyclass(module = "lancelet._native.dataset", name = "Dataset", frozen)]
 pub struct PyDataset {
     pub(crate) inner: Arc<Dataset>,
 }

@@ -1,4 +1,4 @@
-//! `lancelet._native.FileReader` / `FileWriter`: single Lance files, named by a local path
+//! `lancelet._native.file.FileReader` / `FileWriter`: single Lance files, named by a local path
 //! or a `file://`, `memory://` or `s3://` URI with pylance-style `storage_options`.
 
 use std::collections::HashMap;
@@ -19,7 +19,7 @@ use crate::options::py_options;
 use crate::runtime::{block_on, runtime, spawner, task_failed, wait_task};
 
 /// An open Lance file.
-#[pyclass(module = "lancelet._native", name = "FileReader", frozen)]
+#[pyclass(module = "lancelet._native.file", name = "FileReader", frozen)]
 pub struct PyFileReader {
     inner: Arc<FileReader>,
 }
@@ -233,7 +233,7 @@ impl PyFileReader {
 
 /// Writes one Lance file; it appears at its path only when `close` succeeds (see
 /// `lancelet_file::uri_writer`).
-#[pyclass(module = "lancelet._native", name = "FileWriter")]
+#[pyclass(module = "lancelet._native.file", name = "FileWriter")]
 pub struct PyFileWriter {
     inner: UriFileWriter,
 }

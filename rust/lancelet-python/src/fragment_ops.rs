@@ -1,6 +1,6 @@
 //! Small helpers for fragment-level operations planned in Python
-//! (`LanceFragment.merge_columns`): module functions of `lancelet._native` taking a `Dataset`,
-//! and the row id sequences of `lancelet.fragment.RowIdSequence`.
+//! (`LanceFragment.merge_columns`): module functions of `lancelet._native.dataset` taking a
+//! `Dataset`, and the row id sequences of `lancelet.fragment.RowIdSequence`.
 
 use lancelet_dataset::commit::user_ops::depth_first_ids;
 use pyo3::prelude::*;

@@ -1,4 +1,4 @@
-//! Index calls of `lancelet._native`: listing, dropping and (with `lancelet-index`)
+//! Index calls of `lancelet._native.index`: listing, dropping and (with `lancelet-index`)
 //! building and describing secondary indexes of a dataset version.
 
 use pyo3::prelude::*;

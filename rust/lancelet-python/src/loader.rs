@@ -22,14 +22,14 @@ use crate::runtime::{block_on, wait_task};
 
 /// The rows a loader draws from: the addresses of the live rows its filter keeps, listed
 /// once per job at the dataset's pinned version.
-#[pyclass(module = "lancelet._native", name = "LoaderRows", frozen)]
+#[pyclass(module = "lancelet._native.loader", name = "LoaderRows", frozen)]
 pub struct LoaderRows {
     ds: Arc<Dataset>,
     rows: Arc<Vec<u64>>,
 }
 
 /// Batches of row addresses, each ascending, ready to read.
-#[pyclass(module = "lancelet._native", name = "LoaderBatches", frozen)]
+#[pyclass(module = "lancelet._native.loader", name = "LoaderBatches", frozen)]
 pub struct LoaderBatches {
     ds: Arc<Dataset>,
     batches: Arc<Vec<Vec<u64>>>,

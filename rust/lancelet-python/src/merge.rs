@@ -1,4 +1,4 @@
-//! `merge_insert`: a module function of `lancelet._native` taking a `Dataset` (see
+//! `merge_insert`: a module function of `lancelet._native.dataset` taking a `Dataset` (see
 //! `python/lancelet/merge.py`); the join, the writes, the commit and its conflict retries
 //! are `lancelet_dataset::modify::merge_insert`.
 

@@ -1,5 +1,5 @@
-//! `merge` (new columns joined on a key): a module function of `lancelet._native` taking
-//! a `Dataset`; the join, the writes and the commit are
+//! `merge` (new columns joined on a key): a module function of `lancelet._native.dataset`
+//! taking a `Dataset`; the join, the writes and the commit are
 //! `lancelet_dataset::evolve::merge_columns`.
 
 use pyo3::prelude::*;

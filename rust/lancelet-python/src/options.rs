@@ -4,8 +4,8 @@
 //! typed struct, so the Rust signature names a handful of parameters. A struct with
 //! required keys derives PyO3's `FromPyObject` (`#[pyo3(from_item_all)]`). The derive
 //! cannot read a struct whose fields all have defaults, which is what keyword options are;
-//! [`py_options!`] reads those, and refuses keys it does not know. `_native.pyi` types each
-//! dict with a `TypedDict` of the same name and keys.
+//! [`py_options!`] reads those, and refuses keys it does not know. The `_native` stubs
+//! (`python/lancelet/_native/`) type each dict with a `TypedDict` of the same name and keys.
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;

@@ -1,7 +1,8 @@
-//! `_native.ObjectStore`: the objects under an object-store URI (`s3://bucket/prefix`,
-//! `memory://name`), for the Python code that keeps files beside datasets (a directory
-//! namespace's `__manifest` neighbours: marker files, listings of table directories,
-//! dropped tables, staged manifests). Datasets themselves are opened by URI as usual.
+//! `lancelet._native.storage.ObjectStore`: the objects under an object-store URI
+//! (`s3://bucket/prefix`, `memory://name`), for the Python code that keeps files beside
+//! datasets (a directory namespace's `__manifest` neighbours: marker files, listings of
+//! table directories, dropped tables, staged manifests). Datasets themselves are opened by
+//! URI as usual. Also `local_path`, the local path a `file:` URI names.
 //!
 //! Paths are relative to the URI and use `/`. Local paths are refused: Python handles
 //! local directories with `os`.
@@ -23,7 +24,7 @@ fn err(e: lancelet_io::Error) -> lancelet_dataset::Error {
 }
 
 /// The objects under one object-store URI.
-#[pyclass(module = "lancelet._native", name = "ObjectStore", frozen)]
+#[pyclass(module = "lancelet._native.storage", name = "ObjectStore", frozen)]
 pub struct PyObjectStore {
     store: ObjectStoreStore,
     uri: String,
@@ -142,7 +143,15 @@ impl PyObjectStore {
     }
 }
 
+/// The local path a URI names (`file:` URIs percent-decoded as RFC 8089 says), or `None`
+/// for a URI of another scheme.
+#[pyfunction]
+fn local_path(uri: &str) -> Option<std::path::PathBuf> {
+    lancelet_io::uri::local_path(uri)
+}
+
 pub fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyObjectStore>()?;
+    m.add_function(wrap_pyfunction!(local_path, m)?)?;
     Ok(())
 }
