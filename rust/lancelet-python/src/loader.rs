@@ -1,6 +1,7 @@
 //! Training reads: the rows a loader draws from, the batches of an epoch, and a stream that
 //! reads batches ahead on the runtime (GIL released) for one worker of one rank.
 
+use std::collections::VecDeque;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -161,7 +162,8 @@ py_options! {
         start: usize = 0,
         /// Read every `step`-th batch from `start`.
         step: usize = 1,
-        /// Batches in flight at once.
+        /// Batches in flight at once (on an object store, at least two windows of
+        /// consecutive batches: see the dataset crate's `loader`).
         readahead: usize = 4,
     }
 }
@@ -199,24 +201,48 @@ impl LoaderBatches {
         let ds = self.ds.clone();
         let reader = Arc::new(block_on(py, async move { ds.batch_reader(cols).await })?);
         let schema = lancelet_dataset::json::text_schema(reader.schema());
-        let picked: Vec<usize> = (start..self.batches.len()).step_by(step).collect();
+        let picked: Arc<Vec<usize>> = Arc::new((start..self.batches.len()).step_by(step).collect());
         let batches = self.batches.clone();
-        let mut ahead: Readahead<RecordBatch, CoreError> =
-            Readahead::new(picked.len(), readahead.max(1), crate::runtime::handle, move |i| {
-                let (reader, batches, at) = (reader.clone(), batches.clone(), picked[i]);
-                async move { reader.read(&batches[at]).await }.boxed()
+        // The dataset crate decides how the batches are grouped into reads (windows of
+        // consecutive batches on an object store) and how many are in flight.
+        let plan = {
+            let (reader, batches, picked) = (reader.clone(), batches.clone(), picked.clone());
+            block_on(py, async move {
+                let refs: Vec<&[u64]> = picked.iter().map(|&at| batches[at].as_slice()).collect();
+                reader.plan_reads(&refs, readahead).await
+            })?
+        };
+        let windows = Arc::new(plan.windows);
+        let mut ready: VecDeque<RecordBatch> = plan.first.into_iter().collect();
+        let mut ahead: Readahead<Vec<RecordBatch>, CoreError> =
+            Readahead::new(windows.len(), plan.in_flight, crate::runtime::handle, move |w| {
+                let (reader, batches, picked, window) =
+                    (reader.clone(), batches.clone(), picked.clone(), windows[w].clone());
+                async move {
+                    let refs: Vec<&[u64]> = picked[window].iter().map(|&at| batches[at].as_slice()).collect();
+                    reader.read_window(&refs).await
+                }
+                .boxed()
             });
         let slot = ErrorSlot::default();
         let err_slot = slot.clone();
         let next = move || -> Option<Result<RecordBatch, ArrowError>> {
-            let task = match ahead.next_task()? {
-                Ok(t) => t,
-                Err(e) => return Some(Err(ArrowError::ExternalError(Box::new(e)))),
-            };
-            Some(
-                wait_task(&err_slot, task, CoreError::from)
-                    .and_then(|b| lancelet_dataset::json::text_batch(b).map_err(|e| stream_error(&err_slot, e))),
-            )
+            // Keep the windows after the ones read in flight while batches are handed out.
+            if let Err(e) = ahead.prefetch() {
+                return Some(Err(ArrowError::ExternalError(Box::new(e))));
+            }
+            if ready.is_empty() {
+                let task = match ahead.next_task()? {
+                    Ok(t) => t,
+                    Err(e) => return Some(Err(ArrowError::ExternalError(Box::new(e)))),
+                };
+                match wait_task(&err_slot, task, CoreError::from) {
+                    Ok(window) => ready.extend(window),
+                    Err(e) => return Some(Err(e)),
+                }
+            }
+            let batch = ready.pop_front()?;
+            Some(lancelet_dataset::json::text_batch(batch).map_err(|e| stream_error(&err_slot, e)))
         };
         Ok(BatchStream::new(Box::new(FnReader { schema, next }), slot))
     }

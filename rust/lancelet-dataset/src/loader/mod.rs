@@ -5,8 +5,15 @@
 //! it trains on (the live rows the filter keeps) once; every epoch is then a plan over that
 //! list, so a filter is evaluated once per job, every rank agrees on the rows without
 //! talking to the others, and a shuffled epoch can be any permutation of them. A batch is a
-//! sorted list of addresses, read by [`Dataset::read_batch`] with one partial read per
+//! sorted list of addresses, read by [`BatchReader::read`] with one partial read per
 //! fragment; blob columns come back as their bytes.
+//!
+//! On an object store every read is a round of requests that costs far more than the bytes
+//! it moves, so consecutive batches are read together: [`BatchReader::plan_reads`] groups
+//! them into windows of about [`WINDOW_BYTES`], and [`BatchReader::read_window`] reads a window's
+//! rows as one take and cuts it back into the batches, exactly as read one by one. On local
+//! disk each batch is its own window (the page cache makes small reads cheap, and a large
+//! window only delays the first batch).
 
 pub mod plan;
 
@@ -15,7 +22,7 @@ use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::UInt64Type;
-use arrow_array::{ArrayRef, RecordBatch};
+use arrow_array::{ArrayRef, RecordBatch, UInt32Array};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
 use crate::scan::{Columns, ScanOptions, ROW_ADDR};
@@ -122,6 +129,7 @@ impl Dataset {
             .map(|(n, _)| n.clone())
             .collect();
         Ok(BatchReader {
+            local: self.is_local(),
             ds: self.clone(),
             columns,
             schema,
@@ -151,6 +159,8 @@ fn runs(addresses: &[u64]) -> Vec<(u64, Range<u64>)> {
 #[derive(Debug, Clone)]
 pub struct BatchReader {
     ds: Dataset,
+    /// The dataset is on local disk (not an object store).
+    local: bool,
     columns: BatchColumns,
     schema: SchemaRef,
     names: Vec<String>,
@@ -194,5 +204,146 @@ impl BatchReader {
         }
         let opts = arrow_array::RecordBatchOptions::new().with_row_count(Some(addresses.len()));
         Ok(RecordBatch::try_new_with_options(self.schema.clone(), out, &opts)?)
+    }
+}
+
+/// The bytes of rows an object-store loader reads at once (see [`BatchReader::windows`]).
+pub const WINDOW_BYTES: usize = 16 << 20;
+
+/// The most batches one window holds.
+pub const WINDOW_BATCHES: usize = 64;
+
+/// How a loader reads its batches, in order (from [`BatchReader::plan_reads`]).
+#[derive(Debug)]
+pub struct ReadPlan {
+    /// The first batch, already read (on an object store, where its size sizes the
+    /// windows of the rest).
+    pub first: Option<RecordBatch>,
+    /// The windows of the other batches, in order: ranges of positions in the batches
+    /// planned, together covering every batch not in `first`, each read by
+    /// [`BatchReader::read_window`].
+    pub windows: Vec<Range<usize>>,
+    /// Windows to keep in flight.
+    pub in_flight: usize,
+}
+
+impl BatchReader {
+    /// Whether the dataset is on local disk.
+    pub fn is_local(&self) -> bool {
+        self.local
+    }
+
+    /// How to read `batches` (each ascending) in order with about `readahead` batches in
+    /// flight. On local disk every batch is a window of its own and `readahead` of them
+    /// are in flight. On an object store the first batch is read at once, and the rest
+    /// grouped into windows of consecutive batches holding at most [`WINDOW_BYTES`] (at
+    /// the first batch's bytes per row; at least one batch, at most [`WINDOW_BATCHES`]),
+    /// with two windows in flight (one read while the other is handed out), or more when
+    /// `readahead` batches outnumber two windows.
+    pub async fn plan_reads(&self, batches: &[&[u64]], readahead: usize) -> Result<ReadPlan> {
+        let readahead = readahead.max(1);
+        if self.local || batches.is_empty() {
+            return Ok(ReadPlan {
+                first: None,
+                windows: (0..batches.len()).map(|i| i..i + 1).collect(),
+                in_flight: readahead,
+            });
+        }
+        let first = self.read(batches[0]).await?;
+        let bytes_per_row = first.get_array_memory_size() / first.num_rows().max(1);
+        let rows: Vec<usize> = batches[1..].iter().map(|b| b.len()).collect();
+        let windows: Vec<Range<usize>> = group_windows(&rows, bytes_per_row, WINDOW_BYTES, WINDOW_BATCHES)
+            .into_iter()
+            .map(|w| w.start + 1..w.end + 1)
+            .collect();
+        let typical = windows.first().map_or(1, Range::len);
+        Ok(ReadPlan {
+            first: Some(first),
+            windows,
+            in_flight: readahead.div_ceil(typical).max(2),
+        })
+    }
+
+    /// Reads `batches` (each ascending) together: one read of all their rows, cut back into
+    /// the batches, each exactly what [`BatchReader::read`] gives for it.
+    pub async fn read_window(&self, batches: &[&[u64]]) -> Result<Vec<RecordBatch>> {
+        if let [one] = batches {
+            return Ok(vec![self.read(one).await?]);
+        }
+        let mut union: Vec<u64> = batches.iter().flat_map(|b| b.iter().copied()).collect();
+        union.sort_unstable();
+        union.dedup();
+        let all = self.read(&union).await?;
+        batches.iter().map(|b| cut(&all, &union, b)).collect()
+    }
+}
+
+/// The rows `batch` (ascending) of `all`, the rows at `union` (ascending, distinct): a
+/// slice when they are consecutive there, a copy otherwise.
+fn cut(all: &RecordBatch, union: &[u64], batch: &[u64]) -> Result<RecordBatch> {
+    let Some(&first) = batch.first() else {
+        return Ok(all.slice(0, 0));
+    };
+    let at = |a: u64| union.binary_search(&a).unwrap_or(0);
+    let start = at(first);
+    if union.get(start..start + batch.len()) == Some(batch) {
+        return Ok(all.slice(start, batch.len()));
+    }
+    let positions = UInt32Array::from(batch.iter().map(|&a| at(a) as u32).collect::<Vec<u32>>());
+    Ok(arrow_select::take::take_record_batch(all, &positions)?)
+}
+
+/// Consecutive batches of `rows[i]` rows grouped while a group holds at most `max_bytes`
+/// (at `bytes_per_row`) and `max_batches` batches; a batch larger than `max_bytes` is a
+/// group of its own.
+fn group_windows(rows: &[usize], bytes_per_row: usize, max_bytes: usize, max_batches: usize) -> Vec<Range<usize>> {
+    let mut out: Vec<Range<usize>> = Vec::new();
+    let mut bytes = 0usize;
+    for (i, &n) in rows.iter().enumerate() {
+        let b = n.saturating_mul(bytes_per_row.max(1));
+        match out.last_mut() {
+            Some(w) if w.len() < max_batches && bytes.saturating_add(b) <= max_bytes => {
+                w.end = i + 1;
+                bytes += b;
+            }
+            _ => {
+                out.push(i..i + 1);
+                bytes = b;
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_hold_whole_batches_up_to_the_budget() {
+        let rows = [10, 10, 10, 10, 5];
+        assert_eq!(group_windows(&rows, 10, 250, 64), vec![0..2, 2..5]);
+        assert_eq!(group_windows(&rows, 10, 1000, 2), vec![0..2, 2..4, 4..5]);
+        // A batch over the budget is read alone; nothing is lost or repeated.
+        assert_eq!(group_windows(&rows, 100, 50, 64), vec![0..1, 1..2, 2..3, 3..4, 4..5]);
+        assert!(group_windows(&[], 10, 100, 4).is_empty());
+    }
+
+    #[test]
+    fn cut_slices_consecutive_rows_and_takes_the_rest() {
+        let union = [1u64, 2, 3, 7, 9];
+        let col = arrow_array::Int64Array::from(vec![10, 20, 30, 70, 90]);
+        let all = RecordBatch::try_from_iter([("a", Arc::new(col) as ArrayRef)]).unwrap();
+        let values = |b: &RecordBatch| {
+            b.column(0)
+                .as_primitive::<arrow_array::types::Int64Type>()
+                .values()
+                .to_vec()
+        };
+        let got = |batch: &[u64]| values(&cut(&all, &union, batch).unwrap());
+        assert_eq!(got(&[2, 3, 7]), vec![20, 30, 70]);
+        assert_eq!(got(&[1, 7, 9]), vec![10, 70, 90]);
+        assert_eq!(got(&[3, 3]), vec![30, 30]);
+        assert!(got(&[]).is_empty());
     }
 }

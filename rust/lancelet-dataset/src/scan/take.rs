@@ -212,7 +212,12 @@ impl Dataset {
                 k += 1;
             }
         }
-        let out = arrow_select::take::take_record_batch(&all, &UInt32Array::from(inverse))?;
+        // Rows asked for in storage order (a loader's batches) are already in place.
+        let out = if inverse.iter().enumerate().all(|(i, &k)| i as u32 == k) {
+            all
+        } else {
+            arrow_select::take::take_record_batch(&all, &UInt32Array::from(inverse))?
+        };
         let mut columns = out.columns().to_vec();
         for (at, s) in specials {
             let mut values = vec![0u64; n];
