@@ -56,6 +56,7 @@ FLOORS: List[List[str]] = [
     # Helpers and value types that know no dataset.
     [
         "lancelet._handle",
+        "lancelet.commit",
         "lancelet._paths",
         "lancelet._expressions",
         "lancelet._counters",

@@ -303,6 +303,23 @@ def _parse_time(s: Optional[str]) -> Optional[_dt.datetime]:
 AUTO_CLEANUP_KEYS = ("lance.auto_cleanup.interval", "lance.auto_cleanup.older_than")
 
 
+def check_limit_offset(limit: Any, offset: Any) -> None:
+    """Refuses a scan's ``limit`` or ``offset`` that is not a non-negative int (``None``
+    means no limit / no offset), with pylance's message.
+
+    >>> check_limit_offset(10, None)
+    >>> check_limit_offset(None, -1)
+    Traceback (most recent call last):
+    ...
+    lancelet.errors.InvalidArgumentError: Offset must be non-negative (offset is an int >= 0 or None), got -1
+    """
+    for name, v in (("limit", limit), ("offset", offset)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
+            raise InvalidArgumentError(
+                f"{name.capitalize()} must be non-negative ({name} is an int >= 0 or None), got {v!r}"
+            )
+
+
 def auto_cleanup_config(options: Any, defaults: bool = False) -> Dict[str, Optional[str]]:
     """The config entries of ``{"interval": n, "older_than_seconds": s}`` (with
     ``defaults``, as ``write_dataset(auto_cleanup_options=...)`` takes it, a missing key

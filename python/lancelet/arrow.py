@@ -286,7 +286,7 @@ def bfloat16_array(values: Sequence[Optional[float]]) -> "BFloat16Array":
 
 def _ml_bfloat16() -> Any:
     try:
-        from ml_dtypes import bfloat16  # type: ignore[import-not-found]  # noqa: PLC0415 (optional dependency)
+        from ml_dtypes import bfloat16  # type: ignore[import-not-found,unused-ignore]  # noqa: PLC0415 (optional dependency)
     except ImportError as e:
         raise ImportError(
             "numpy has no bfloat16 dtype: install ml_dtypes to convert bfloat16 arrays to/from numpy"

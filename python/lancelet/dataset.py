@@ -36,7 +36,7 @@ from __future__ import annotations
 import datetime as _dt
 import os
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, TypedDict, Union
 
 import pyarrow as pa
 
@@ -114,7 +114,25 @@ __all__ = [
     "Branches",
     "DatasetBasePath",
     "MergeInsertBuilder",
+    "AutoCleanupConfig",
+    "LANCE_COMMIT_MESSAGE_KEY",
 ]
+
+#: The transaction property holding a commit's message (``commit_message=`` of writes and
+#: commits): ``ds.versions()`` and the transactions read it back, as in pylance.
+LANCE_COMMIT_MESSAGE_KEY: str = _operations.COMMIT_MESSAGE_KEY
+
+
+class AutoCleanupConfig(TypedDict):
+    """``write_dataset(..., auto_cleanup_options=...)``: every ``interval`` commits, remove
+    versions older than ``older_than_seconds`` (pylance's ``lance.dataset.AutoCleanupConfig``).
+
+    >>> AutoCleanupConfig(interval=20, older_than_seconds=3600)
+    {'interval': 20, 'older_than_seconds': 3600}
+    """
+
+    interval: int
+    older_than_seconds: int
 
 
 def dataset(

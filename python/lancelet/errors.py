@@ -72,7 +72,19 @@ class CommitConflictError(LanceError, OSError):
     and other schema changes; an overwrite conflicts only with another overwrite or a
     restore, but every other operation conflicts with a concurrent overwrite. See
     ``docs/data_evolution.md`` for the full table.
+
+    ``retryable`` says whether running the operation again on the newest version may
+    succeed, as in pylance. A commit lock may raise this class itself (pylance's
+    ``CommitConflictError()``, importable as ``lancelet.commit.CommitConflictError``) to
+    refuse a commit.
+
+    >>> CommitConflictError("version 3 is taken").retryable
+    True
     """
+
+    def __init__(self, message: str = "", retryable: bool = True) -> None:
+        super().__init__(message)
+        self.retryable = retryable
 
 
 class DatasetAlreadyExistsError(LanceError, FileExistsError):

@@ -385,6 +385,13 @@ class LanceFragment:
         """The fragment's rows as batches."""
         return self.scanner(**kwargs).to_batches()
 
+    def head(self, num_rows: int) -> pa.Table:
+        """The fragment's first ``num_rows`` live rows (fewer if it has fewer).
+
+        >>> ds.get_fragments()[0].head(5)  # doctest: +SKIP
+        """
+        return self.scanner(limit=num_rows).to_table()
+
     def take(self, indices: Union[List[int], pa.Array], columns: _Columns = None) -> pa.Table:
         """Rows at offsets ``indices`` among this fragment's live rows. ``columns`` may name
         ``_rowoffset``: each row's position among the live rows of the whole dataset version,

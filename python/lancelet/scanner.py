@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List,
 
 import pyarrow as pa
 
-from . import _expressions
+from . import _argcheck, _expressions
 from . import blob as _blob
 from ._argcheck import (
     _HANDLED_SCAN_KWARGS,
@@ -252,9 +252,7 @@ class LanceScanner:
         use_stats: bool = True,
         use_scalar_index: bool = True,
     ):
-        for name, v in (("limit", limit), ("offset", offset)):
-            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
-                raise InvalidArgumentError(f"{name} must be a non-negative integer, got {v!r}")
+        _argcheck.check_limit_offset(limit, offset)
         if batch_size is not None and (
             isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0
         ):
@@ -417,9 +415,7 @@ class PostFilteredScanner(LanceScanner):
         self._options = dict(options)
         self._stats_callback = options.get("scan_stats_callback")
         limit, offset = options.get("limit"), options.get("offset")
-        for name, v in (("limit", limit), ("offset", offset)):
-            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 0):
-                raise InvalidArgumentError(f"{name} must be a non-negative integer, got {v!r}")
+        _argcheck.check_limit_offset(limit, offset)
         self._limit, self._offset = limit, offset or 0
         requested = options.get("columns")
         if requested is not None:
