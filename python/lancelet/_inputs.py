@@ -14,6 +14,7 @@ from collections import namedtuple
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Optional, cast
 
 import pyarrow as pa
+import pyarrow.dataset as pa_ds
 
 from . import blob as _blob
 from ._handle import DatasetHandle
@@ -39,6 +40,12 @@ def _as_reader(data: Any, schema: Optional[pa.Schema]) -> pa.RecordBatchReader:
         reader = data.to_reader()
     elif isinstance(data, pa.RecordBatch):
         reader = pa.RecordBatchReader.from_batches(data.schema, [data])
+    elif isinstance(data, pa_ds.Dataset):
+        # A pyarrow dataset (Parquet files, ...), streamed as pylance takes it.
+        reader = data.scanner().to_reader()
+    elif isinstance(data, pa_ds.Scanner) or (hasattr(data, "to_reader") and hasattr(data, "projected_schema")):
+        # A pyarrow scanner or a LanceScanner: its batches, streamed.
+        reader = data.to_reader()
     elif _is_pandas(data):
         reader = pa.Table.from_pandas(data, schema=schema).to_reader()
     elif isinstance(data, dict):
@@ -70,7 +77,7 @@ def _as_reader(data: Any, schema: Optional[pa.Schema]) -> pa.RecordBatchReader:
         raise TypeError(
             f"cannot write {type(data).__name__}: pass a pyarrow Table, RecordBatch, RecordBatchReader, "
             "a list or iterator of RecordBatches, a dict of columns, a list of row dicts, a pandas DataFrame, "
-            "or an object with __arrow_c_stream__"
+            "a pyarrow dataset or scanner, a LanceScanner, or an object with __arrow_c_stream__"
         )
     if schema is not None and reader.schema != schema:
         reader = reader.cast(schema) if hasattr(reader, "cast") else reader

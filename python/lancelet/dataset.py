@@ -891,22 +891,79 @@ class LanceDataset(DatasetHandle, IndexMethods, ArrowDatasetBase):
         """The table config stored in the manifest (``key -> value``)."""
         return dict(self._native.config())
 
+    def _update_map(self, call: str, target: str, values: Any, replace: bool) -> None:
+        # One UpdateConfig commit changing one key/value map; moves to the new version.
+        if not isinstance(values, dict) or not all(
+            isinstance(k, str) and (v is None or isinstance(v, str)) for k, v in values.items()
+        ):
+            raise InvalidArgumentError(f"{call} takes a dict of string keys to string (or None) values")
+        self._native = self._native.update_metadata(target, list(values.items()), bool(replace))
+
     def update_config(self, values: Dict[str, Optional[str]], *, replace: bool = False) -> Dict[str, str]:
         """Sets table config keys (a value of None removes the key; ``replace=True`` drops
         every other key) in an UpdateConfig commit; moves to the new version and returns
         the new config."""
-        if not isinstance(values, dict) or not all(
-            isinstance(k, str) and (v is None or isinstance(v, str)) for k, v in values.items()
-        ):
-            raise InvalidArgumentError("update_config takes a dict of string keys to string (or None) values")
-        self._native = self._native.update_config(list(values.items()), bool(replace))
+        self._update_map("update_config", "config", values, replace)
         return self.config()
 
     def delete_config_keys(self, keys: List[str]) -> None:
         """Removes table config keys in an UpdateConfig commit and moves to the new version."""
         if isinstance(keys, str) or not all(isinstance(k, str) for k in keys):
             raise InvalidArgumentError("delete_config_keys takes a list of key names")
-        self._native = self._native.update_config([(k, None) for k in keys], False)
+        self._update_map("delete_config_keys", "config", {k: None for k in keys}, False)
+
+    @property
+    def metadata(self) -> Dict[str, str]:
+        """The table metadata (``key -> value``) of this version, as pylance's
+        ``LanceDataset.metadata``; set with :meth:`update_metadata`."""
+        return dict(self._native.table_metadata())
+
+    def update_metadata(self, values: Dict[str, Optional[str]], *, replace: bool = False) -> Dict[str, str]:
+        """Sets table metadata keys (None removes a key; ``replace=True`` drops every other
+        key) in one commit; moves to the new version and returns the new table metadata.
+
+        >>> ds.update_metadata({"owner": "ml-team", "stale": None})  # doctest: +SKIP
+        {'owner': 'ml-team'}
+        """
+        self._update_map("update_metadata", "table", values, replace)
+        return self.metadata
+
+    @property
+    def schema_metadata(self) -> Dict[str, str]:
+        """The schema's metadata as text (``ds.schema.metadata`` holds the same as bytes)."""
+        meta = self.schema.metadata or {}
+        return {k.decode(errors="replace"): v.decode(errors="replace") for k, v in meta.items()}
+
+    def update_schema_metadata(self, values: Dict[str, Optional[str]], *, replace: bool = False) -> Dict[str, str]:
+        """Sets schema metadata keys (None removes a key; ``replace=True`` drops every other
+        key) in one commit; moves to the new version and returns the new schema metadata.
+
+        >>> ds.update_schema_metadata({"source": "crawl-2026"})  # doctest: +SKIP
+        {'source': 'crawl-2026'}
+        """
+        self._update_map("update_schema_metadata", "schema", values, replace)
+        return self.schema_metadata
+
+    def update_field_metadata(
+        self, field_updates: Dict[str, Dict[str, Optional[str]]], *, replace: bool = False
+    ) -> None:
+        """Sets metadata keys of fields named by dotted path (``{"a": {"unit": "cm"}}``;
+        None removes a key; ``replace=True`` drops the field's other keys) in one commit,
+        and moves to the new version.
+
+        >>> ds.update_field_metadata({"a": {"unit": "cm"}})  # doctest: +SKIP
+        """
+        if not isinstance(field_updates, dict) or not all(
+            isinstance(path, str)
+            and isinstance(values, dict)
+            and all(isinstance(k, str) and (v is None or isinstance(v, str)) for k, v in values.items())
+            for path, values in field_updates.items()
+        ):
+            raise InvalidArgumentError(
+                "update_field_metadata takes a dict of field paths to dicts of string keys to string (or None) values"
+            )
+        updates = [(path, list(values.items())) for path, values in field_updates.items()]
+        self._native = self._native.update_field_metadata(updates, bool(replace))
 
     def _asof(self, asof: Union[_dt.datetime, str]) -> "LanceDataset":
         if isinstance(asof, str):

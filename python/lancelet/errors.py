@@ -15,6 +15,7 @@ __all__ = [
     "SchemaMismatchError",
     "UnsupportedFeatureError",
     "InvalidArgumentError",
+    "IndexNotFoundError",
     "InternalError",
     "CommitConflictError",
     "DatasetAlreadyExistsError",
@@ -54,6 +55,17 @@ class UnsupportedFeatureError(LanceError, NotImplementedError):
 
 class InvalidArgumentError(LanceError, ValueError):
     """A bad argument: unknown column, row index out of range, bad option value..."""
+
+
+class IndexNotFoundError(InvalidArgumentError, KeyError):
+    """No index of that name (``ds.stats.index_stats(name)``, ``ds.index_statistics(name)``).
+
+    Both an :class:`InvalidArgumentError` (a ``ValueError``) and a ``KeyError``, the class
+    pylance raises here, so code written for either keeps working.
+
+    >>> issubclass(IndexNotFoundError, KeyError) and issubclass(IndexNotFoundError, ValueError)
+    True
+    """
 
 
 class InternalError(LanceError, RuntimeError):

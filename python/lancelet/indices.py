@@ -20,7 +20,7 @@ from typing import Any, Dict, Iterable, List, Optional
 from . import _fulltext, _nearest
 from ._native import index as _native_index
 from ._operations import Bitmap, index_dict, index_from_dict
-from .errors import InvalidArgumentError, UnsupportedFeatureError
+from .errors import IndexNotFoundError, InvalidArgumentError, UnsupportedFeatureError
 from .query import params_json
 
 
@@ -455,7 +455,7 @@ class IndexMethods:
 def _index_statistics(ds: Any, index_name: str) -> Dict[str, Any]:
     segs = [s for s in _segments(ds) if s["name"] == index_name]
     if not segs:
-        raise InvalidArgumentError(f"index {index_name!r} does not exist")
+        raise IndexNotFoundError(f"index {index_name!r} does not exist")
     live = _live_rows_by_fragment(ds)
     covered = set().union(*(set(s["fragment_ids"]) for s in segs)) & set(live)
     per_segment = [_segment_stats(ds, s) for s in segs]

@@ -1014,14 +1014,55 @@ impl PyDataset {
         self.inner.manifest().config.clone()
     }
 
-    /// Commits an UpdateConfig transaction: each `(key, value)` sets a key (`None` removes
-    /// it); `replace` drops every other key first.
-    fn update_config(&self, py: Python<'_>, entries: Vec<(String, Option<String>)>, replace: bool) -> PyResult<Self> {
+    /// The table metadata (`key -> value`) of this version (pylance's `ds.metadata`).
+    fn table_metadata(&self) -> std::collections::HashMap<String, String> {
+        self.inner.manifest().table_metadata.clone()
+    }
+
+    /// Commits an UpdateConfig transaction changing one key/value map: `target` is
+    /// `"config"`, `"table"` (the table metadata), `"schema"` (the schema metadata) or
+    /// `"field"` (the metadata of the field at dotted path `field`). Each `(key, value)`
+    /// sets a key (`None` removes it); `replace` drops every other key of the map first.
+    #[pyo3(signature = (target, entries, replace, field=None))]
+    fn update_metadata(
+        &self,
+        py: Python<'_>,
+        target: &str,
+        entries: Vec<(String, Option<String>)>,
+        replace: bool,
+        field: Option<String>,
+    ) -> PyResult<Self> {
+        use lancelet_dataset::maintain::MetadataTarget as T;
         let ds = self.inner.clone();
-        Ok(wrap(block_on(
-            py,
-            async move { ds.update_config(entries, replace).await },
-        )?))
+        let target = target.to_string();
+        Ok(wrap(block_on(py, async move {
+            let target = match (target.as_str(), field.as_deref()) {
+                ("config", None) => T::Config,
+                ("table", None) => T::Table,
+                ("schema", None) => T::Schema,
+                ("field", Some(path)) => T::Field(path),
+                _ => {
+                    return Err(lancelet_dataset::Error::InvalidArgument(format!(
+                        "update_metadata: unknown target {target:?} (field={field:?})"
+                    )))
+                }
+            };
+            ds.update_metadata(target, entries, replace).await
+        })?))
+    }
+
+    /// Commits one UpdateConfig transaction changing the metadata of several fields:
+    /// `(dotted path, [(key, value)])`, as `update_metadata`'s entries.
+    fn update_field_metadata(
+        &self,
+        py: Python<'_>,
+        updates: Vec<(String, lancelet_dataset::maintain::MapChanges)>,
+        replace: bool,
+    ) -> PyResult<Self> {
+        let ds = self.inner.clone();
+        Ok(wrap(block_on(py, async move {
+            ds.update_field_metadata(updates, replace).await
+        })?))
     }
 
     /// Commits a new version equal to this one.

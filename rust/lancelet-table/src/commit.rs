@@ -186,7 +186,7 @@ pub fn conflict_reason(mine: &Operation, theirs: &Operation) -> Option<String> {
     }
     // A Project carries the whole schema, metadata included: it would undo a concurrent
     // change of the schema's metadata, or be undone by it.
-    let schema_meta = |op: &Operation| matches!(op, Operation::UpdateConfig(u) if u.schema_metadata_updates.is_some());
+    let schema_meta = |op: &Operation| matches!(op, Operation::UpdateConfig(u) if u.schema_metadata_updates.is_some() || !u.field_metadata_updates.is_empty());
     if (schema_meta(mine) && matches!(theirs, Operation::Project(_)))
         || (schema_meta(theirs) && matches!(mine, Operation::Project(_)))
     {
@@ -207,6 +207,12 @@ pub fn conflict_reason(mine: &Operation, theirs: &Operation) -> Option<String> {
             if let Some(u) = &c.schema_metadata_updates {
                 k.extend(u.update_entries.iter().map(|e| format!("schema metadata {}", e.key)));
             }
+            // Two changes to one field's metadata conflict, whatever their keys.
+            k.extend(
+                c.field_metadata_updates
+                    .keys()
+                    .map(|id| format!("metadata of field {id}")),
+            );
             k
         };
         let (ka, kb) = (keys(a), keys(b));
@@ -651,6 +657,14 @@ pub async fn apply(
             }
             if let Some(s) = &u.schema_metadata_updates {
                 apply_update_map(&mut m.schema_metadata, s);
+            }
+            for (id, update) in &u.field_metadata_updates {
+                let field = m.fields.iter_mut().find(|f| f.id == *id).ok_or_else(|| {
+                    Error::InvalidArgument(format!(
+                        "field metadata update of field id {id}, which the schema does not have"
+                    ))
+                })?;
+                apply_update_map(&mut field.metadata, update);
             }
         }
         other => {

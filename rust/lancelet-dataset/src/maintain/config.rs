@@ -1,8 +1,35 @@
-//! The table config (`key -> value` pairs in the manifest) and its UpdateConfig commits.
+//! The table config and metadata (`key -> value` maps in the manifest) and their
+//! UpdateConfig commits.
 
 use lancelet_table::pb::transaction as t;
 
-use crate::{Dataset, Result};
+use crate::{Dataset, Error, Result};
+
+/// Which key/value map of the manifest an [`Dataset::update_metadata`] commit changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MetadataTarget<'a> {
+    /// The table config (`Dataset::manifest().config`, `lance.auto_cleanup.*` and the like).
+    Config,
+    /// The table metadata (`Dataset::manifest().table_metadata`): pylance's `ds.metadata`.
+    Table,
+    /// The schema's metadata (the Arrow schema's metadata).
+    Schema,
+    /// The metadata of the field at this dotted path (`"a"`, `"s.x"`).
+    Field(&'a str),
+}
+
+/// Changes to one key/value map: `(key, Some(value))` sets a key, `(key, None)` removes it.
+pub type MapChanges = Vec<(String, Option<String>)>;
+
+fn update_map(entries: MapChanges, replace: bool) -> t::UpdateMap {
+    t::UpdateMap {
+        update_entries: entries
+            .into_iter()
+            .map(|(key, value)| t::UpdateMapEntry { key, value })
+            .collect(),
+        replace,
+    }
+}
 
 impl Dataset {
     /// Commits an UpdateConfig transaction: each `(key, Some(value))` sets a key and each
@@ -18,16 +45,63 @@ impl Dataset {
     /// # Ok(()) }
     /// ```
     pub async fn update_config(&self, entries: Vec<(String, Option<String>)>, replace: bool) -> Result<Self> {
-        let op = t::Operation::UpdateConfig(t::UpdateConfig {
-            config_updates: Some(t::UpdateMap {
-                update_entries: entries
-                    .into_iter()
-                    .map(|(key, value)| t::UpdateMapEntry { key, value })
-                    .collect(),
-                replace,
-            }),
-            ..Default::default()
-        });
-        self.commit_operation(op, None).await
+        self.update_metadata(MetadataTarget::Config, entries, replace).await
+    }
+
+    /// Commits an UpdateConfig transaction that changes one key/value map of the manifest
+    /// (`target`): each `(key, Some(value))` sets a key, each `(key, None)` removes it, and
+    /// `replace` drops every other key of that map first. Returns the new version. A field
+    /// path that names no field is an [`Error::InvalidArgument`].
+    ///
+    /// ```no_run
+    /// # async fn f(ds: lancelet_dataset::Dataset) -> lancelet_dataset::Result<()> {
+    /// use lancelet_dataset::maintain::MetadataTarget;
+    /// let ds = ds
+    ///     .update_metadata(MetadataTarget::Field("a"), vec![("unit".into(), Some("cm".into()))], false)
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn update_metadata(
+        &self,
+        target: MetadataTarget<'_>,
+        entries: Vec<(String, Option<String>)>,
+        replace: bool,
+    ) -> Result<Self> {
+        let map = update_map(entries, replace);
+        let mut u = t::UpdateConfig::default();
+        match target {
+            MetadataTarget::Config => u.config_updates = Some(map),
+            MetadataTarget::Table => u.table_metadata_updates = Some(map),
+            MetadataTarget::Schema => u.schema_metadata_updates = Some(map),
+            MetadataTarget::Field(path) => {
+                u.field_metadata_updates.insert(self.field_id(path)?, map);
+            }
+        }
+        self.commit_operation(t::Operation::UpdateConfig(u), None).await
+    }
+
+    /// Changes the metadata of several fields (dotted paths) in one commit, as
+    /// [`Dataset::update_metadata`] does for one: all or nothing.
+    pub async fn update_field_metadata(&self, updates: Vec<(String, MapChanges)>, replace: bool) -> Result<Self> {
+        let mut u = t::UpdateConfig::default();
+        for (path, entries) in updates {
+            u.field_metadata_updates
+                .insert(self.field_id(&path)?, update_map(entries, replace));
+        }
+        self.commit_operation(t::Operation::UpdateConfig(u), None).await
+    }
+
+    /// The id of the field at dotted path `path` in this version's schema.
+    fn field_id(&self, path: &str) -> Result<i32> {
+        let fields = &self.manifest().fields;
+        let mut parent = -1;
+        for name in path.split('.') {
+            let f = fields
+                .iter()
+                .find(|f| f.parent_id == parent && f.name == name)
+                .ok_or_else(|| Error::InvalidArgument(format!("field {path:?} is not in the dataset's schema")))?;
+            parent = f.id;
+        }
+        Ok(parent)
     }
 }
