@@ -331,6 +331,76 @@ pub fn decode_inline(buf: &[u8], w: u64, n: usize) -> Result<Vec<u8>> {
     Ok(out)
 }
 
+/// The values at positions `picked` (ascending, each below `n`) of `n` values of
+/// `InlineBitpacking`: what [`decode_inline`] gives at those positions, each read from its
+/// block's packed words without unpacking the rest of the block. Every block header is
+/// checked as [`decode_inline`] does.
+pub fn pick_inline(buf: &[u8], w: u64, n: usize, picked: &[u64]) -> Result<Vec<u8>> {
+    let w = check_width(w)?;
+    let nb = w / 8;
+    let blocks = n.div_ceil(BLOCK);
+    if blocks.saturating_mul(nb) > buf.len() {
+        return Err(corrupt!(
+            "inline bit-packed data of {} bytes cannot hold {n} values",
+            buf.len()
+        ));
+    }
+    if picked.last().is_some_and(|&p| p >= n as u64) {
+        return Err(corrupt!(
+            "value {} picked from {n} bit-packed values",
+            picked[picked.len() - 1]
+        ));
+    }
+    let lanes = BLOCK / w;
+    let mut out = Vec::with_capacity(picked.len() * nb);
+    let mut pos = 0usize;
+    let mut next = 0usize;
+    for block in 0..blocks {
+        let header = buf
+            .get(pos..pos + nb)
+            .ok_or_else(|| corrupt!("inline bit-packed data ends before block header at byte {pos}"))?;
+        let b = read_word(header, w, 0);
+        if b > w as u64 {
+            return Err(corrupt!(
+                "inline bit-packed block declares width {b} for {w}-bit values"
+            ));
+        }
+        let b = b as usize;
+        pos += nb;
+        let len = packed_block_bytes(b);
+        let data = buf
+            .get(pos..pos + len)
+            .ok_or_else(|| corrupt!("inline bit-packed block at byte {pos} needs {len} bytes"))?;
+        checked_kernel(w, b)?;
+        pos += len;
+        let end = ((block + 1) * BLOCK) as u64;
+        while next < picked.len() && picked[next] < end {
+            // Invert `position`: the value's row (bit offset) and lane (word column).
+            let p = picked[next] as usize - block * BLOCK;
+            let q = p % 128;
+            let row = ORDER[(q / lanes) * lanes / 16] * 8 + p / 128;
+            let lane = q % lanes;
+            let v = if b == 0 {
+                0
+            } else {
+                let start = row * b;
+                let (k, off) = (start / w, start % w);
+                let lo = read_word(data, w, k * lanes + lane) >> off;
+                let hi = if off + b > w {
+                    read_word(data, w, (k + 1) * lanes + lane) << (w - off)
+                } else {
+                    0
+                };
+                let mask = if b == 64 { u64::MAX } else { (1u64 << b) - 1 };
+                (lo | hi) & mask
+            };
+            out.extend_from_slice(&v.to_le_bytes()[..nb]);
+            next += 1;
+        }
+    }
+    Ok(out)
+}
+
 /// Decodes `n` values of `OutOfLineBitpacking` with a page-wide bit width `b`: blocks of
 /// `b * 128` bytes without headers. A final partial block is either a padded full block or
 /// the remaining values stored raw (told apart by the bytes left).

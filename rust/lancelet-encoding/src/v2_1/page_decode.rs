@@ -11,7 +11,9 @@ use lancelet_proto::pb21::{self, page_layout::Layout};
 use super::path::PathNode;
 use super::repdef_decode::{assemble, count_visible, max_visible_def};
 use super::values::Values;
-use super::values_decode::{decode_block, decode_chunk, decode_levels, fixed_bits, fixed_from_bytes, var_value};
+use super::values_decode::{
+    decode_block, decode_chunk, decode_chunk_picked, decode_levels, fixed_bits, fixed_from_bytes, var_value,
+};
 use crate::{corrupt, Error, Result};
 
 /// Levels and visible values of one page.
@@ -451,6 +453,13 @@ fn mini_block_of(
             at = align8(at + sz);
         }
         if nvals > 0 || !vbufs.iter().all(|b| b.is_empty()) {
+            // A few rows of the chunk (a take): read just those where the encoding allows.
+            if let Some(p) = picked.as_ref().filter(|p| p.len() < nvals) {
+                if let Some(part) = decode_chunk_picked(value_enc, &vbufs, nvals, p)? {
+                    parts.push(part);
+                    continue;
+                }
+            }
             let part = decode_chunk(value_enc, &vbufs, nvals)?;
             parts.push(match &picked {
                 None => part,

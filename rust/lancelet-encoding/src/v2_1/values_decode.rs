@@ -7,7 +7,7 @@
 
 use lancelet_proto::pb21::{self, compressive_encoding::Compression as C};
 
-use super::bitpack::{decode_inline, decode_out_of_line};
+use super::bitpack::{decode_inline, decode_out_of_line, pick_inline};
 use super::compression::decompress;
 use super::fsst::SymbolTable;
 use super::values::{fixed_bytes, Values, MAX_VALUES};
@@ -99,6 +99,92 @@ fn var_from_positions(buf: &[u8], positions: &[u64]) -> Result<Values> {
         offsets: positions.iter().map(|p| p - start).collect(),
         data: buf[start as usize..end as usize].to_vec(),
     })
+}
+
+/// The values at positions `picked` (ascending, each below `n`) of one mini-block chunk
+/// of `n` values -- what `decode_chunk(..)?.take(picked)` gives -- read without decoding
+/// the rest of the chunk, or `None` when the encoding is only decoded whole. Handles
+/// uncompressed flat byte-wide values, inline bit-packing, variable-width values and FSST
+/// over them (a take's few rows of a chunk).
+pub fn decode_chunk_picked(
+    enc: &pb21::CompressiveEncoding,
+    bufs: &[&[u8]],
+    n: usize,
+    picked: &[u64],
+) -> Result<Option<Values>> {
+    if n > MAX_VALUES {
+        return Err(corrupt!("chunk of {n} values"));
+    }
+    // Every position is checked (not only the last): the flat path below slices by them.
+    if let Some(&p) = picked.iter().find(|&&p| p >= n as u64) {
+        return Err(corrupt!("value {p} picked from a chunk of {n}"));
+    }
+    // The bit-packed path walks the positions in one pass: others decode whole.
+    if !picked.is_sorted() {
+        return Ok(None);
+    }
+    let uncompressed = |c: &Option<pb21::BufferCompression>| c.as_ref().is_none_or(|c| c.scheme == 0);
+    match variant(enc)? {
+        C::Flat(f) if uncompressed(&f.data) && f.bits_per_value > 0 && f.bits_per_value <= 1 << 20 => {
+            let bits = f.bits_per_value;
+            if !bits.is_multiple_of(8) {
+                return Ok(None);
+            }
+            let nb = fixed_bytes(bits)?;
+            let buf = first(bufs)?;
+            let need = n * nb;
+            let data = buf
+                .get(..need)
+                .ok_or_else(|| corrupt!("{n} flat {bits}-bit values need {need} bytes, have {}", buf.len()))?;
+            let mut out = Vec::with_capacity(picked.len() * nb);
+            for &p in picked {
+                let s = p as usize * nb;
+                out.extend_from_slice(&data[s..s + nb]);
+            }
+            Ok(Some(Values::Fixed {
+                bits,
+                data: out,
+                len: picked.len(),
+            }))
+        }
+        C::InlineBitpacking(b) if uncompressed(&b.values) => {
+            let w = b.uncompressed_bits_per_value;
+            let data = pick_inline(first(bufs)?, w, n, picked)?;
+            Ok(Some(Values::Fixed {
+                bits: w,
+                data,
+                len: picked.len(),
+            }))
+        }
+        C::Variable(v) => {
+            if v.values.as_ref().is_some_and(|c| c.scheme != 0) {
+                return Err(Error::Unsupported("compressed variable-width bytes".into()));
+            }
+            let nb = offset_width(required(&v.offsets, "offsets")?)?;
+            let buf = first(bufs)?;
+            if (read_uint(buf, 0, nb)? as usize) < (n + 1) * nb {
+                return Err(corrupt!("variable-width data overlaps its offsets"));
+            }
+            let mut offsets = Vec::with_capacity(picked.len() + 1);
+            offsets.push(0u64);
+            let mut data = Vec::new();
+            for &p in picked {
+                let at = p as usize * nb;
+                let (a, b) = (read_uint(buf, at, nb)?, read_uint(buf, at + nb, nb)?);
+                if a > b || b as usize > buf.len() {
+                    return Err(corrupt!("variable-width offsets are not increasing within the buffer"));
+                }
+                data.extend_from_slice(&buf[a as usize..b as usize]);
+                offsets.push(data.len() as u64);
+            }
+            Ok(Some(Values::Var { offsets, data }))
+        }
+        C::Fsst(f) => match decode_chunk_picked(required(&f.values, "FSST values")?, bufs, n, picked)? {
+            Some(inner) => fsst_values(&f.symbol_table, inner).map(Some),
+            None => Ok(None),
+        },
+        _ => Ok(None),
+    }
 }
 
 /// Decodes the value buffers of one mini-block chunk holding `n` values.

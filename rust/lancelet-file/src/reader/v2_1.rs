@@ -49,24 +49,31 @@ impl FileReader {
                     Some(pb21::page_layout::Layout::ConstantLayout(_))
                 )
         };
-        for (p, _) in &pieces {
-            if decoded.contains_key(p) || needed.contains(p) || bufferless_constant(*p) {
+        // The pieces of each page, by piece index (one pass: a take has a piece per row).
+        let mut of_page: HashMap<usize, Vec<usize>> = HashMap::new();
+        for (i, (p, _)) in pieces.iter().enumerate() {
+            if bufferless_constant(*p) {
                 continue;
             }
-            match cache.and_then(|c| c.get(column, *p)) {
-                Some(a) => {
-                    decoded.insert(*p, a);
+            let members = of_page.entry(*p).or_default();
+            if members.is_empty() {
+                match cache.and_then(|c| c.get(column, *p)) {
+                    Some(a) => {
+                        decoded.insert(*p, a);
+                    }
+                    None => needed.push(*p),
                 }
-                None => needed.push(*p),
             }
+            members.push(i);
         }
         // Pages of which only some rows are asked for are read in part where their layout
         // allows it: those rows' arrays, by piece index.
-        let mut partial: HashMap<usize, ArrayRef> = HashMap::new();
+        let mut partial: Vec<Option<ArrayRef>> = vec![None; pieces.len()];
         let mut whole = Vec::with_capacity(needed.len());
         for p in needed {
             let page = &col.pages[p];
-            let locals: Vec<Range<u64>> = pieces.iter().filter(|(q, _)| *q == p).map(|(_, r)| r.clone()).collect();
+            let members = of_page.get(&p).map(Vec::as_slice).unwrap_or_default();
+            let locals: Vec<Range<u64>> = members.iter().map(|&i| pieces[i].1.clone()).collect();
             let asked: u64 = locals.iter().map(|r| r.end - r.start).sum();
             let arrays = if asked < page.num_rows {
                 self.read_page_rows(page, path, &locals).await?
@@ -75,8 +82,9 @@ impl FileReader {
             };
             match arrays {
                 Some(arrays) => {
-                    let at = pieces.iter().enumerate().filter(|(_, (q, _))| *q == p).map(|(i, _)| i);
-                    partial.extend(at.zip(arrays));
+                    for (&i, a) in members.iter().zip(arrays) {
+                        partial[i] = Some(a);
+                    }
                 }
                 None => whole.push(p),
             }
@@ -107,7 +115,7 @@ impl FileReader {
         }
         let mut parts = Vec::with_capacity(pieces.len());
         for (i, (p, local)) in pieces.into_iter().enumerate() {
-            if let Some(a) = partial.remove(&i) {
+            if let Some(a) = partial[i].take() {
                 parts.push(a);
                 continue;
             }
