@@ -65,6 +65,7 @@ _PLAN = textwrap.dedent(
 
 _WRITER = _PLAN + textwrap.dedent(
     """
+    import os
     import sys
     lib = __import__(sys.argv[1])
     uri, mode, steps = sys.argv[2], sys.argv[3], int(sys.argv[4])
@@ -80,7 +81,9 @@ _WRITER = _PLAN + textwrap.dedent(
             lib.write_dataset(arg, uri, mode=kind)
         ds = lib.dataset(uri)
         assert ds.version == w, (ds.version, w)
-        print(w, ds.count_rows(), flush=True)
+        # One write(2) per report line: a kill can stop the writer between lines, never
+        # inside one.
+        os.write(1, f"{w} {ds.count_rows()}\\n".encode())
         version = w
         done += 1
     """
@@ -155,7 +158,9 @@ def test_killed_writer_leaves_a_committed_version(lib, lib_name, tmp_path, mode,
         assert int(first[1]) in (printed, printed + 1)
         assert proc.returncode == -signal.SIGKILL
         for line in out.splitlines():
-            w, count = map(int, line.split())
+            words = line.split()
+            assert len(words) == 2, f"unexpected writer output line {line!r} in {out!r}"
+            w, count = map(int, words)
             assert count == len(expected(w)), f"writer reported {count} rows at version {w}"
             printed = w
         latest = lib.dataset(uri).version
