@@ -1,6 +1,11 @@
 #![allow(clippy::unwrap_used, reason = "test code: a failed unwrap or panic is a failed test")]
 //! Reads the golden pylance datasets in `tests/data/datasets`.
 
+// The loader's window reads, here rather than in a test binary of their own (each binary
+// links the whole dependency tree: CI time).
+#[path = "loader/windows.rs"]
+mod loader_windows;
+
 use std::path::PathBuf;
 
 use arrow_array::cast::AsArray;
