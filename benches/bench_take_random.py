@@ -29,33 +29,20 @@ import os
 import shutil
 import tempfile
 import time
-from typing import Callable, Iterator
+from typing import Callable
 
 import numpy as np
 import pyarrow as pa
+
+# The same tabular rows as the loader bench (run from the repository root or benches/).
+from bench_loader import tabular_chunks
 
 import lancelet
 from lancelet.loader import Loader
 
 
-def chunks(rows: int, dim: int, per: int, seed: int) -> Iterator[pa.RecordBatch]:
-    for start in range(0, rows, per):
-        n = min(per, rows - start)
-        rng = np.random.default_rng(seed + start)
-        emb = pa.FixedSizeListArray.from_arrays(pa.array(rng.random(n * dim, dtype=np.float32)), dim)
-        yield pa.record_batch(
-            {
-                "id": pa.array(np.arange(start, start + n)),
-                "label": pa.array(rng.integers(0, 1000, n, dtype=np.int32)),
-                "score": pa.array(rng.random(n)),
-                "text": pa.array([f"row-{i:012d}" for i in range(start, start + n)]),
-                "emb": emb,
-            }
-        )
-
-
 def schema(dim: int) -> pa.Schema:
-    return next(chunks(1, dim, 1, 0)).schema
+    return next(tabular_chunks(1, dim, 1, 0)).schema
 
 
 def timed(label: str, rows_per_batch: int, batches: int, read: Callable[[int], int]) -> None:
@@ -89,7 +76,7 @@ def main() -> None:
         if not args.reuse:
             t0 = time.perf_counter()
             reader = pa.RecordBatchReader.from_batches(
-                schema(args.dim), chunks(args.rows, args.dim, min(args.rows_per_file, 65_536), 1)
+                schema(args.dim), tabular_chunks(args.rows, args.dim, min(args.rows_per_file, 65_536), 1)
             )
             lancelet.write_dataset(reader, path, mode="overwrite", max_rows_per_file=args.rows_per_file)
             print(f"wrote {args.rows:,} rows in {time.perf_counter() - t0:.1f} s")
@@ -117,7 +104,7 @@ def main() -> None:
 
             if not args.reuse or not os.path.exists(lpath):
                 reader = pa.RecordBatchReader.from_batches(
-                    schema(args.dim), chunks(args.rows, args.dim, min(args.rows_per_file, 65_536), 1)
+                    schema(args.dim), tabular_chunks(args.rows, args.dim, min(args.rows_per_file, 65_536), 1)
                 )
                 lance.write_dataset(
                     reader, lpath, mode="overwrite", max_rows_per_file=args.rows_per_file, data_storage_version="2.2"

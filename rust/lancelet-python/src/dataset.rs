@@ -1020,33 +1020,30 @@ impl PyDataset {
     }
 
     /// Commits an UpdateConfig transaction changing one key/value map: `target` is
-    /// `"config"`, `"table"` (the table metadata), `"schema"` (the schema metadata) or
-    /// `"field"` (the metadata of the field at dotted path `field`). Each `(key, value)`
-    /// sets a key (`None` removes it); `replace` drops every other key of the map first.
-    #[pyo3(signature = (target, entries, replace, field=None))]
+    /// `"config"`, `"table"` (the table metadata) or `"schema"` (the schema metadata). Each
+    /// `(key, value)` sets a key (`None` removes it); `replace` drops every other key of the
+    /// map first.
     fn update_metadata(
         &self,
         py: Python<'_>,
         target: &str,
         entries: Vec<(String, Option<String>)>,
         replace: bool,
-        field: Option<String>,
     ) -> PyResult<Self> {
         use lancelet_dataset::maintain::MetadataTarget as T;
+        let target = match target {
+            "config" => T::Config,
+            "table" => T::Table,
+            "schema" => T::Schema,
+            other => {
+                return Err(crate::errors::invalid(
+                    py,
+                    format!("update_metadata: unknown target {other:?}"),
+                ))
+            }
+        };
         let ds = self.inner.clone();
-        let target = target.to_string();
         Ok(wrap(block_on(py, async move {
-            let target = match (target.as_str(), field.as_deref()) {
-                ("config", None) => T::Config,
-                ("table", None) => T::Table,
-                ("schema", None) => T::Schema,
-                ("field", Some(path)) => T::Field(path),
-                _ => {
-                    return Err(lancelet_dataset::Error::InvalidArgument(format!(
-                        "update_metadata: unknown target {target:?} (field={field:?})"
-                    )))
-                }
-            };
             ds.update_metadata(target, entries, replace).await
         })?))
     }

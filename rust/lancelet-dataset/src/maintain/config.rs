@@ -5,17 +5,16 @@ use lancelet_table::pb::transaction as t;
 
 use crate::{Dataset, Error, Result};
 
-/// Which key/value map of the manifest an [`Dataset::update_metadata`] commit changes.
+/// Which key/value map of the manifest an [`Dataset::update_metadata`] commit changes (the
+/// metadata of fields: [`Dataset::update_field_metadata`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MetadataTarget<'a> {
+pub enum MetadataTarget {
     /// The table config (`Dataset::manifest().config`, `lance.auto_cleanup.*` and the like).
     Config,
     /// The table metadata (`Dataset::manifest().table_metadata`): pylance's `ds.metadata`.
     Table,
     /// The schema's metadata (the Arrow schema's metadata).
     Schema,
-    /// The metadata of the field at this dotted path (`"a"`, `"s.x"`).
-    Field(&'a str),
 }
 
 /// Changes to one key/value map: `(key, Some(value))` sets a key, `(key, None)` removes it.
@@ -50,20 +49,19 @@ impl Dataset {
 
     /// Commits an UpdateConfig transaction that changes one key/value map of the manifest
     /// (`target`): each `(key, Some(value))` sets a key, each `(key, None)` removes it, and
-    /// `replace` drops every other key of that map first. Returns the new version. A field
-    /// path that names no field is an [`Error::InvalidArgument`].
+    /// `replace` drops every other key of that map first. Returns the new version.
     ///
     /// ```no_run
     /// # async fn f(ds: lancelet_dataset::Dataset) -> lancelet_dataset::Result<()> {
     /// use lancelet_dataset::maintain::MetadataTarget;
     /// let ds = ds
-    ///     .update_metadata(MetadataTarget::Field("a"), vec![("unit".into(), Some("cm".into()))], false)
+    ///     .update_metadata(MetadataTarget::Table, vec![("owner".into(), Some("me".into()))], false)
     ///     .await?;
     /// # Ok(()) }
     /// ```
     pub async fn update_metadata(
         &self,
-        target: MetadataTarget<'_>,
+        target: MetadataTarget,
         entries: Vec<(String, Option<String>)>,
         replace: bool,
     ) -> Result<Self> {
@@ -73,15 +71,13 @@ impl Dataset {
             MetadataTarget::Config => u.config_updates = Some(map),
             MetadataTarget::Table => u.table_metadata_updates = Some(map),
             MetadataTarget::Schema => u.schema_metadata_updates = Some(map),
-            MetadataTarget::Field(path) => {
-                u.field_metadata_updates.insert(self.field_id(path)?, map);
-            }
         }
         self.commit_operation(t::Operation::UpdateConfig(u), None).await
     }
 
-    /// Changes the metadata of several fields (dotted paths) in one commit, as
-    /// [`Dataset::update_metadata`] does for one: all or nothing.
+    /// Changes the metadata of fields named by dotted path (`"a"`, `"s.x"`) in one commit,
+    /// all or nothing, as [`Dataset::update_metadata`] changes one map; a path that names no
+    /// field is an [`Error::InvalidArgument`].
     pub async fn update_field_metadata(&self, updates: Vec<(String, MapChanges)>, replace: bool) -> Result<Self> {
         let mut u = t::UpdateConfig::default();
         for (path, entries) in updates {

@@ -289,13 +289,10 @@ fn unpack_to(k: Kernel, data: &[u8], out: &mut [u8], at: usize, take: usize, nb:
     }
 }
 
-/// Decodes `n` values of `InlineBitpacking`: per block one `w`-bit word holding the bit
-/// width, then the packed block. Returns the values as `w / 8`-byte little-endian integers.
-pub fn decode_inline(buf: &[u8], w: u64, n: usize) -> Result<Vec<u8>> {
-    let w = check_width(w)?;
-    let nb = w / 8;
-    // Every block has at least its header word: refuse counts the buffer cannot hold
-    // before allocating for them.
+/// The number of blocks of `n` values of `InlineBitpacking` (`nb`-byte words), refusing a
+/// count `buf` cannot hold (every block has at least its header word) before anyone
+/// allocates for it.
+fn inline_blocks(buf: &[u8], nb: usize, n: usize) -> Result<usize> {
     let blocks = n.div_ceil(BLOCK);
     if blocks.saturating_mul(nb) > buf.len() {
         return Err(corrupt!(
@@ -303,10 +300,23 @@ pub fn decode_inline(buf: &[u8], w: u64, n: usize) -> Result<Vec<u8>> {
             buf.len()
         ));
     }
-    let mut out = vec![0u8; n * nb];
+    Ok(blocks)
+}
+
+/// Walks the blocks of `n` values of `InlineBitpacking` (`w`-bit values, `w` already
+/// checked): per block one `w`-bit word holding the bit width `b`, then the packed block.
+/// Calls `f(block index, b, kernel, packed bytes)` for each, after checking the header and
+/// that the block is within `buf`.
+fn for_each_inline_block<'a>(
+    buf: &'a [u8],
+    w: usize,
+    n: usize,
+    mut f: impl FnMut(usize, usize, Kernel, &'a [u8]),
+) -> Result<()> {
+    let nb = w / 8;
+    let blocks = inline_blocks(buf, nb, n)?;
     let mut pos = 0usize;
-    let mut done = 0usize;
-    while done < n {
+    for block in 0..blocks {
         let header = buf
             .get(pos..pos + nb)
             .ok_or_else(|| corrupt!("inline bit-packed data ends before block header at byte {pos}"))?;
@@ -324,10 +334,23 @@ pub fn decode_inline(buf: &[u8], w: u64, n: usize) -> Result<Vec<u8>> {
             .ok_or_else(|| corrupt!("inline bit-packed block at byte {pos} needs {len} bytes"))?;
         let k = checked_kernel(w, b)?;
         pos += len;
+        f(block, b, k, data);
+    }
+    Ok(())
+}
+
+/// Decodes `n` values of `InlineBitpacking`: per block one `w`-bit word holding the bit
+/// width, then the packed block. Returns the values as `w / 8`-byte little-endian integers.
+pub fn decode_inline(buf: &[u8], w: u64, n: usize) -> Result<Vec<u8>> {
+    let w = check_width(w)?;
+    let nb = w / 8;
+    inline_blocks(buf, nb, n)?;
+    let mut out = vec![0u8; n * nb];
+    for_each_inline_block(buf, w, n, |block, _, k, data| {
+        let done = block * BLOCK;
         let take = (n - done).min(BLOCK);
         unpack_to(k, data, &mut out, done * nb, take, nb);
-        done += take;
-    }
+    })?;
     Ok(out)
 }
 
@@ -338,13 +361,6 @@ pub fn decode_inline(buf: &[u8], w: u64, n: usize) -> Result<Vec<u8>> {
 pub fn pick_inline(buf: &[u8], w: u64, n: usize, picked: &[u64]) -> Result<Vec<u8>> {
     let w = check_width(w)?;
     let nb = w / 8;
-    let blocks = n.div_ceil(BLOCK);
-    if blocks.saturating_mul(nb) > buf.len() {
-        return Err(corrupt!(
-            "inline bit-packed data of {} bytes cannot hold {n} values",
-            buf.len()
-        ));
-    }
     if picked.last().is_some_and(|&p| p >= n as u64) {
         return Err(corrupt!(
             "value {} picked from {n} bit-packed values",
@@ -353,26 +369,8 @@ pub fn pick_inline(buf: &[u8], w: u64, n: usize, picked: &[u64]) -> Result<Vec<u
     }
     let lanes = BLOCK / w;
     let mut out = Vec::with_capacity(picked.len() * nb);
-    let mut pos = 0usize;
     let mut next = 0usize;
-    for block in 0..blocks {
-        let header = buf
-            .get(pos..pos + nb)
-            .ok_or_else(|| corrupt!("inline bit-packed data ends before block header at byte {pos}"))?;
-        let b = read_word(header, w, 0);
-        if b > w as u64 {
-            return Err(corrupt!(
-                "inline bit-packed block declares width {b} for {w}-bit values"
-            ));
-        }
-        let b = b as usize;
-        pos += nb;
-        let len = packed_block_bytes(b);
-        let data = buf
-            .get(pos..pos + len)
-            .ok_or_else(|| corrupt!("inline bit-packed block at byte {pos} needs {len} bytes"))?;
-        checked_kernel(w, b)?;
-        pos += len;
+    for_each_inline_block(buf, w, n, |block, b, _, data| {
         let end = ((block + 1) * BLOCK) as u64;
         while next < picked.len() && picked[next] < end {
             // Invert `position`: the value's row (bit offset) and lane (word column).
@@ -397,7 +395,7 @@ pub fn pick_inline(buf: &[u8], w: u64, n: usize, picked: &[u64]) -> Result<Vec<u
             out.extend_from_slice(&v.to_le_bytes()[..nb]);
             next += 1;
         }
-    }
+    })?;
     Ok(out)
 }
 
