@@ -129,7 +129,6 @@ impl Dataset {
             .map(|(n, _)| n.clone())
             .collect();
         Ok(BatchReader {
-            local: self.is_local(),
             ds: self.clone(),
             columns,
             schema,
@@ -159,8 +158,6 @@ fn runs(addresses: &[u64]) -> Vec<(u64, Range<u64>)> {
 #[derive(Debug, Clone)]
 pub struct BatchReader {
     ds: Dataset,
-    /// The dataset is on local disk (not an object store).
-    local: bool,
     columns: BatchColumns,
     schema: SchemaRef,
     names: Vec<String>,
@@ -228,11 +225,6 @@ pub struct ReadPlan {
 }
 
 impl BatchReader {
-    /// Whether the dataset is on local disk.
-    pub fn is_local(&self) -> bool {
-        self.local
-    }
-
     /// How to read `batches` (each ascending) in order with about `readahead` batches in
     /// flight. On local disk every batch is a window of its own and `readahead` of them
     /// are in flight. On an object store the first batch is read at once, and the rest
@@ -242,7 +234,7 @@ impl BatchReader {
     /// `readahead` batches outnumber two windows.
     pub async fn plan_reads(&self, batches: &[&[u64]], readahead: usize) -> Result<ReadPlan> {
         let readahead = readahead.max(1);
-        if self.local || batches.is_empty() {
+        if self.ds.is_local() || batches.is_empty() {
             return Ok(ReadPlan {
                 first: None,
                 windows: (0..batches.len()).map(|i| i..i + 1).collect(),
