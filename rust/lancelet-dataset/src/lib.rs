@@ -67,6 +67,20 @@ pub use lancelet_table as table;
 pub use lancelet_table::tags::Tag;
 pub use lancelet_vector as vector;
 
+/// A [`Spawner`] that runs column reads as tasks on the tokio runtime behind `handle`, so
+/// one read decodes its columns in parallel (see [`Dataset::with_spawner`]).
+pub fn tokio_spawner(handle: tokio::runtime::Handle) -> Spawner {
+    Arc::new(move |fut| {
+        let task = handle.spawn(fut);
+        Box::pin(async move { task.await.map_err(task_failed)? })
+    })
+}
+
+/// A read task that panicked or was cancelled: an internal error, never the caller's fault.
+pub fn task_failed(e: tokio::task::JoinError) -> lancelet_file::Error {
+    lancelet_file::Error::Internal(format!("a column read task failed: {e}"))
+}
+
 /// The directory holding data files, relative to the dataset root.
 pub(crate) const DATA_DIR: &str = "data";
 

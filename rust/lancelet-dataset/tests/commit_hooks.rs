@@ -2,7 +2,7 @@
 //! The commit lock and automatic cleanup, from Rust alone: every commit of the dataset
 //! crate runs inside the caller's lock and applies the `lance.auto_cleanup.*` config.
 
-mod common;
+use crate::common;
 use common::{location, rows};
 
 use std::sync::{Arc, Mutex};

@@ -2,7 +2,7 @@
 //! Commit intents (create-or-append, append at V, overwrite at V) and conflict retries,
 //! without Spark: jobs that write fragments first and commit them later.
 
-mod common;
+use crate::common;
 use common::{location, rows, schema};
 
 use std::sync::Arc;

@@ -5,7 +5,7 @@
 //! fragment bitmap claims a fragment its files do not hold, leaves out one they do hold, or
 //! a fragment is shorter than the rows an index names in it.
 
-mod common;
+use crate::common;
 use common::location;
 
 use std::sync::Arc;

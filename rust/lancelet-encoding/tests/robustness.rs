@@ -10,7 +10,7 @@
     reason = "test code: a failed unwrap or panic is a failed test"
 )]
 
-mod common;
+use crate::common;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;

@@ -13,7 +13,7 @@
     reason = "test code: a failed unwrap or panic is a failed test"
 )]
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

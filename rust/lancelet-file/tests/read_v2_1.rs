@@ -11,7 +11,7 @@
     reason = "test code: a failed unwrap or panic is a failed test"
 )]
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

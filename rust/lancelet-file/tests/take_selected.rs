@@ -2,7 +2,7 @@
 //! (`decode_mini_block_selected`); what it returns must be what a whole decode returns.
 #![allow(clippy::unwrap_used, reason = "test code: a failed unwrap or panic is a failed test")]
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -16,7 +16,8 @@ use pyo3::types::{PyBytes, PyCapsule, PyCapsuleMethods, PyDict, PyList};
 use crate::arrow_ffi::{import_batch, schema_capsule, BatchStream, ErrorSlot, FnReader};
 use crate::errors;
 use crate::options::py_options;
-use crate::runtime::{block_on, runtime, spawner, task_failed, wait_task};
+use crate::runtime::{block_on, runtime, spawner, wait_task};
+use lancelet_dataset::task_failed;
 
 /// An open Lance file.
 #[pyclass(module = "lancelet._native.file", name = "FileReader", frozen)]

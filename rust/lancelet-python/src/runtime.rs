@@ -208,18 +208,9 @@ pub fn handle() -> std::io::Result<tokio::runtime::Handle> {
     runtime().map(|rt| rt.handle().clone())
 }
 
-/// A task that panicked or was cancelled: an internal error, never the caller's fault.
-pub fn task_failed(e: JoinError) -> lancelet_file::Error {
-    lancelet_file::Error::Internal(format!("a column read task failed: {e}"))
-}
-
 /// A [`lancelet_file::Spawner`] that runs column reads as tasks on `rt`.
 pub fn spawner(rt: &Arc<Runtime>) -> lancelet_file::Spawner {
-    let handle = rt.handle().clone();
-    Arc::new(move |fut| {
-        let task = handle.spawn(fut);
-        Box::pin(async move { task.await.map_err(task_failed)? })
-    })
+    lancelet_dataset::tokio_spawner(rt.handle().clone())
 }
 
 /// Sets the number of worker threads for runtimes built from now on (including after a fork).
@@ -269,29 +260,5 @@ pub fn call_python<T>(f: impl FnOnce(Python<'_>) -> PyResult<T>) -> PyResult<T> 
     match tokio::runtime::Handle::try_current() {
         Ok(_) => tokio::task::block_in_place(run),
         Err(_) => run(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_panicked_column_read_is_an_internal_error() {
-        let rt = Arc::new(
-            tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(1)
-                .build()
-                .unwrap(),
-        );
-        let spawn = spawner(&rt);
-        let got = rt.block_on(spawn(Box::pin(async {
-            if std::hint::black_box(true) {
-                panic!("decoder bug");
-            }
-            Ok(arrow_array::new_empty_array(&arrow_schema::DataType::Int32))
-        })));
-        assert!(matches!(got, Err(lancelet_file::Error::Internal(_))), "{got:?}");
-        assert_eq!(got.unwrap_err().kind() as u8, crate::errors::Kind::Internal as u8);
     }
 }

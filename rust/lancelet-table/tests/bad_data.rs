@@ -4,7 +4,7 @@
 //! drives, in the same way; this crate checks the targets that read table files.
 //!
 //! The pinned inputs are minimized: `shrink_pinned_inputs` (ignored; run it with
-//! `LANCELET_SHRINK_BAD_DATA=1 cargo test -p lancelet-table --test bad_data -- --ignored`)
+//! `LANCELET_SHRINK_BAD_DATA=1 cargo test -p lancelet-table --test table bad_data -- --ignored`)
 //! deletes bytes while the input still gives its exact error, renames the file after the
 //! SHA-1 of what is left and rewrites the inventory.
 #![allow(
