@@ -3,6 +3,7 @@ transaction both libraries read, conflicts and clear errors."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import uuid
@@ -209,3 +210,136 @@ def test_a_source_row_updates_every_target_row_with_its_key(tmp_path, stable, co
         out[lib.__name__] = (res, rows)
     assert out["lancelet"] == out["lance"]
     assert len(out["lancelet"][1]) == 7  # nothing lost: six target rows and one inserted
+
+
+# --- when_matched_fail, execute_uncommitted, explain_plan / analyze_plan, retry_timeout, use_index
+
+
+@pytest.mark.parametrize("matches", [False, True])
+def test_when_matched_fail_matches_pylance(tmp_path, matches):
+    """No match: the inserts land as in pylance. A match: both libraries raise, and nothing
+    is committed or left behind."""
+    source = _t([1, 2, 500] if matches else [500, 501], "new")
+    out = {}
+    for lib in (lance, lancelet):
+        uri = str(tmp_path / lib.__name__)
+        ds = lib.write_dataset(_t(range(0, 50), "old"), uri)
+        files = sorted(os.listdir(os.path.join(uri, "data")))
+        b = ds.merge_insert("id").when_matched_fail().when_not_matched_insert_all()
+        if matches:
+            with pytest.raises(Exception, match="Merge insert failed"):
+                b.execute(source)
+            with pytest.raises(Exception, match="Merge insert failed"):
+                ds.merge_insert("id").when_matched_fail().execute_uncommitted(source)
+            assert lib.dataset(uri).version == 1
+            if lib is lancelet:  # pylance leaves the files of a failed merge behind
+                assert sorted(os.listdir(os.path.join(uri, "data"))) == files
+            out[lib.__name__] = _rows(lib, uri)
+        else:
+            out[lib.__name__] = (b.execute(source), _rows(lib, uri))
+    assert out["lancelet"] == out["lance"]
+
+
+def test_when_matched_update_all_after_fail_updates(tmp_path):
+    uri = str(tmp_path / "d.lance")
+    ds = lancelet.write_dataset(_t(range(10), "old"), uri)
+    res = ds.merge_insert("id").when_matched_fail().when_matched_update_all().execute(_t([1, 2], "new"))
+    assert res["num_updated_rows"] == 2
+
+
+@pytest.mark.parametrize("writer,committer", [("lance", "lancelet"), ("lancelet", "lance"), ("lancelet", "lancelet")])
+def test_execute_uncommitted_commits_later_in_either_library(tmp_path, writer, committer):
+    """The transaction of an uncommitted merge, committed by either library, gives
+    pylance's rows and counts; nothing is visible before the commit."""
+    libs = {"lance": lance, "lancelet": lancelet}
+    src = _t([5, 6, 700, 701], "new")
+    ref_uri = str(tmp_path / "ref")
+    ref = lance.write_dataset(_t(range(0, 20), "old"), ref_uri)
+    expected_counts = ref.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(src)
+    expected = _rows(lance, ref_uri)
+
+    uri = str(tmp_path / "d")
+    w, c = libs[writer], libs[committer]
+    ds = w.write_dataset(_t(range(0, 20), "old"), uri)
+    txn, counts = ds.merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute_uncommitted(src)
+    assert counts == expected_counts
+    assert type(txn.operation).__name__ == "Update"
+    assert txn.read_version == 1
+    assert lancelet.dataset(uri).version == 1 and len(lancelet.dataset(uri).to_table()) == 20
+    if writer != committer:  # rebuild the transaction in the committing library
+        op = c.LanceOperation.Update(
+            removed_fragment_ids=txn.operation.removed_fragment_ids,
+            updated_fragments=[_frag_in(c, f) for f in txn.operation.updated_fragments],
+            new_fragments=[_frag_in(c, f) for f in txn.operation.new_fragments],
+        )
+        c.LanceDataset.commit(uri, op, read_version=txn.read_version)
+    else:
+        c.LanceDataset.commit(uri, txn)
+    assert _rows(lancelet, uri) == expected
+    assert _rows(lance, uri) == expected
+
+
+def _frag_in(lib, frag):
+    """A fragment's metadata in the other library's class (through its JSON)."""
+    return lib.FragmentMetadata.from_json(json.dumps(frag.to_json()))
+
+
+@pytest.mark.parametrize("update,insert,delete", [(True, True, False), (False, True, False), (True, False, True)])
+def test_explain_and_analyze_plan_name_the_merge_like_pylance(tmp_path, update, insert, delete):
+    """explain_plan and analyze_plan start with pylance's MergeInsert line (the same
+    settings, in the same words); analyze_plan reports pylance's counts, bytes and files
+    written, and leaves the dataset as it was."""
+    src = _t([1, 2, 300], "new")
+    first, metrics = {}, {}
+    for lib in (lance, lancelet):
+        uri = str(tmp_path / lib.__name__)
+        ds = lib.write_dataset(_t(range(0, 30), "old"), uri)
+        b = ds.merge_insert("id")
+        if update:
+            b = b.when_matched_update_all()
+        if insert:
+            b = b.when_not_matched_insert_all()
+        if delete:
+            b = b.when_not_matched_by_source_delete()
+        plan = b.explain_plan()
+        assert plan == b.explain_plan(ds.schema, verbose=False)
+        assert "MergeInsert" in b.explain_plan(verbose=True)
+        first[lib.__name__] = plan.splitlines()[0]
+        analysis = b.analyze_plan(src)
+        line = next(x for x in analysis.splitlines() if "MergeInsert" in x)
+        metrics[lib.__name__] = {
+            k: int(v) for k, v in
+            (m.split("=") for m in line.split("metrics=[")[1].rstrip("]").split(", "))
+            if k in ("num_inserted_rows", "num_updated_rows", "num_deleted_rows", "num_files_written")
+        }
+        assert "bytes_written=" in line
+        assert lib.dataset(uri).version == 1 and len(lib.dataset(uri).to_table()) == 30
+    assert first["lancelet"] == first["lance"]
+    assert metrics["lancelet"] == metrics["lance"]
+    # The dataset's data directory holds only its own file again.
+    assert len(os.listdir(tmp_path / "lancelet" / "data")) == 1
+
+
+def test_explain_plan_checks_the_source_schema(tmp_path):
+    ds = lancelet.write_dataset(_t(range(5), "old"), str(tmp_path / "d"))
+    with pytest.raises(lancelet.errors.SchemaMismatchError):
+        ds.merge_insert("id").when_matched_update_all().explain_plan(pa.schema([("id", pa.string())]))
+
+
+def test_retry_timeout_and_use_index_are_accepted_like_pylance(tmp_path):
+    from datetime import timedelta
+
+    out = {}
+    for lib in (lance, lancelet):
+        uri = str(tmp_path / lib.__name__)
+        ds = lib.write_dataset(_t(range(0, 30), "old"), uri)
+        ds.create_scalar_index("id", "BTREE")
+        for use_index in (True, False):
+            res = (ds.merge_insert("id").when_matched_update_all().when_not_matched_insert_all()
+                   .retry_timeout(timedelta(seconds=5)).conflict_retries(0).use_index(use_index)
+                   .execute(_t([1, 2, 100 + int(use_index)], "n")))
+            out.setdefault(lib.__name__, []).append(res)
+        out[lib.__name__].append(_rows(lib, uri))
+    assert out["lancelet"] == out["lance"]
+    with pytest.raises(lancelet.errors.InvalidArgumentError):
+        lancelet.dataset(str(tmp_path / "lancelet")).merge_insert("id").retry_timeout("5s")

@@ -16,15 +16,18 @@ key, one new data file per fragment, as ``add_columns`` does.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
+import datetime as _dt
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
 
 import pyarrow as pa
 
+from . import _operations
 from ._inputs import _as_reader
 from ._native import dataset as _native_dataset
 from .errors import InvalidArgumentError
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ._native.dataset import _MergeInsertOptions
     from .dataset import LanceDataset
 
 __all__ = ["MergeInsertBuilder", "merge_columns"]
@@ -49,6 +52,9 @@ class MergeInsertBuilder:
         self._delete_expr: Optional[str] = None
         self._condition: Optional[str] = None
         self._retries = 10
+        self._fail = False
+        self._timeout: Optional[float] = 30.0
+        self._use_index = True
         self._target_bases: List[str] = []
         self._target_all: Optional[bool] = None
 
@@ -60,7 +66,22 @@ class MergeInsertBuilder:
         if condition is not None and not isinstance(condition, str):
             raise InvalidArgumentError("the update condition is a SQL predicate string")
         self._update = True
+        self._fail = False
         self._condition = condition
+        return self
+
+    def when_matched_fail(self) -> "MergeInsertBuilder":
+        """Fail the merge if any source row matches a target row: nothing is written or
+        committed, and ``InvalidArgumentError`` names how many source rows matched. For
+        inserts that must be new (``when_not_matched_insert_all`` of rows whose keys must
+        not exist yet). Replaces :meth:`when_matched_update_all`.
+
+        >>> ds.merge_insert("id").when_matched_fail() \\
+        ...     .when_not_matched_insert_all().execute(new_rows)  # doctest: +SKIP
+        """
+        self._update = False
+        self._condition = None
+        self._fail = True
         return self
 
     def when_not_matched_insert_all(self) -> "MergeInsertBuilder":
@@ -84,6 +105,32 @@ class MergeInsertBuilder:
         if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
             raise InvalidArgumentError(f"conflict_retries takes a non-negative integer, got {max_retries!r}")
         self._retries = max_retries
+        return self
+
+    def retry_timeout(self, timeout: _dt.timedelta) -> "MergeInsertBuilder":
+        """No new attempt after a conflict starts once ``timeout`` has passed since the
+        first (default 30 seconds, as in pylance); ``conflict_retries`` bounds the attempts
+        as well."""
+        if isinstance(timeout, (int, float)) and not isinstance(timeout, bool):
+            seconds = float(timeout)
+        elif isinstance(timeout, _dt.timedelta):
+            seconds = timeout.total_seconds()
+        else:
+            raise InvalidArgumentError(f"retry_timeout takes a datetime.timedelta, got {timeout!r}")
+        if seconds < 0:
+            raise InvalidArgumentError(f"retry_timeout must not be negative, got {timeout!r}")
+        self._timeout = seconds
+        return self
+
+    def use_index(self, use_index: bool) -> "MergeInsertBuilder":
+        """pylance's switch between joining through a scalar index on the key and scanning
+        the key column. lancelet always streams the target's key column through a hash
+        table of the source's keys (the source is the small side), which reads the keys
+        once whatever indexes exist; the flag is accepted and changes nothing, results
+        included."""
+        if not isinstance(use_index, bool):
+            raise InvalidArgumentError(f"use_index takes a bool, got {use_index!r}")
+        self._use_index = use_index
         return self
 
     def target_bases(self, bases: List[str]) -> "MergeInsertBuilder":
@@ -133,22 +180,68 @@ class MergeInsertBuilder:
         {'num_inserted_rows': 5, 'num_updated_rows': 5, 'num_deleted_rows': 0}
         """
         native, counts = _native_dataset.merge_insert(
-            self._ds._native,
-            _as_reader(data_obj, schema),
-            self._on,
-            {
-                "update": self._update,
-                "update_condition": self._condition,
-                "insert": self._insert,
-                "delete": self._delete,
-                "delete_filter": self._delete_expr,
-                "conflict_retries": self._retries,
-                "target_bases": self._target_bases,
-                "target_all_bases": self._target_all,
-            },
+            self._ds._native, _as_reader(data_obj, schema), self._on, self._options()
         )
         self._ds._move_to(native)
         return dict(counts)
+
+    def execute_uncommitted(
+        self, data_obj: Any, *, schema: Optional[pa.Schema] = None
+    ) -> Tuple["_operations.Transaction", Dict[str, int]]:
+        """Runs the merge without committing it: the new data files and deletion files
+        are written, and the :class:`Transaction` (an ``Update``) that would commit them is
+        returned with the counts. Commit it with ``LanceDataset.commit(uri, transaction)``;
+        it conflicts like any commit read at this version.
+
+        >>> txn, counts = ds.merge_insert("id").when_not_matched_insert_all() \\
+        ...     .execute_uncommitted(new_rows)  # doctest: +SKIP
+        >>> ds = lancelet.LanceDataset.commit(ds.uri, txn)  # doctest: +SKIP
+        """
+        txn, counts = _native_dataset.merge_insert_uncommitted(
+            self._ds._native, _as_reader(data_obj, schema), self._on, self._options()
+        )
+        # An Update: from_native builds it without the LanceOperation namespace.
+        return _operations.from_native(txn, None), dict(counts)
+
+    def explain_plan(self, schema: Optional[pa.Schema] = None, verbose: bool = False) -> str:
+        """The merge's plan for a source of ``schema`` (the dataset's schema when None),
+        checked as ``execute`` would check it: the settings on the first line
+        (``MergeInsert: on=[...], when_matched=..., when_not_matched=...,
+        when_not_matched_by_source=...``), then the join and its two sides.
+
+        >>> print(ds.merge_insert("id").when_matched_update_all().explain_plan())  # doctest: +SKIP
+        """
+        if not isinstance(verbose, bool):
+            raise InvalidArgumentError(f"verbose takes a bool, got {verbose!r}")
+        return str(_native_dataset.merge_insert_plan(self._ds._native, self._on, schema, verbose, self._options()))
+
+    def analyze_plan(self, data_obj: Any, *, schema: Optional[pa.Schema] = None) -> str:
+        """Runs the merge with ``data_obj`` without committing it and returns its plan
+        with what it did (``metrics=[num_inserted_rows=..., num_updated_rows=...,
+        num_deleted_rows=..., bytes_written=..., num_files_written=...]`` and the time
+        taken). The files it wrote are removed again: the dataset is unchanged.
+
+        >>> print(ds.merge_insert("id").when_matched_update_all().analyze_plan(rows))  # doctest: +SKIP
+        """
+        return str(
+            _native_dataset.merge_insert_analyze(
+                self._ds._native, _as_reader(data_obj, schema), self._on, self._options()
+            )
+        )
+
+    def _options(self) -> "_MergeInsertOptions":
+        return {
+            "update": self._update,
+            "update_condition": self._condition,
+            "fail_on_match": self._fail,
+            "insert": self._insert,
+            "delete": self._delete,
+            "delete_filter": self._delete_expr,
+            "conflict_retries": self._retries,
+            "retry_timeout": self._timeout,
+            "target_bases": self._target_bases,
+            "target_all_bases": self._target_all,
+        }
 
 
 def merge_columns(

@@ -1157,7 +1157,7 @@ pub fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 /// The retry policy of a write that may conflict: `timeout` in seconds.
-fn retry_policy(
+pub(crate) fn retry_policy(
     py: Python<'_>,
     retries: u32,
     timeout: Option<f64>,

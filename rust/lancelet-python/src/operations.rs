@@ -338,7 +338,7 @@ fn update_map_dict<'py>(py: Python<'py>, m: Option<&pb::transaction::UpdateMap>)
 
 /// A transaction as a dict: `read_version`, `uuid`, `properties`, `kind` (the operation's
 /// name) and the operation's fields.
-fn transaction_dict<'py>(py: Python<'py>, txn: &pb::Transaction) -> PyResult<Bound<'py, PyDict>> {
+pub(crate) fn transaction_dict<'py>(py: Python<'py>, txn: &pb::Transaction) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("read_version", txn.read_version)?;
     d.set_item("uuid", &txn.uuid)?;

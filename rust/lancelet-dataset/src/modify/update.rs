@@ -159,10 +159,7 @@ impl Dataset {
                 return Err(e);
             }
         };
-        let new_paths: Vec<String> = new_fragments
-            .iter()
-            .flat_map(|f| f.files.iter().map(|d| format!("{}/{}", crate::DATA_DIR, d.path)))
-            .collect();
+        let new_paths = data_paths(&new_fragments);
         let op = Operation::Update(pb::transaction::Update {
             removed_fragment_ids,
             updated_fragments,
@@ -250,9 +247,36 @@ impl Dataset {
     pub async fn replace_rows(
         &self,
         addresses: &[u64],
-        mut new_fragments: Vec<pb::DataFragment>,
+        new_fragments: Vec<pb::DataFragment>,
         moved_ids: &[u64],
     ) -> Result<Self> {
+        let new_paths = data_paths(&new_fragments);
+        let mut written = Vec::new();
+        let committed = match self
+            .replacement(addresses, new_fragments, moved_ids, &mut written)
+            .await
+        {
+            Ok(op) => self.commit_operation(op, None).await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = &committed {
+            if crate::write::nothing_committed(e) {
+                self.remove_files(&written).await;
+                self.remove_files(&new_paths).await;
+            }
+        }
+        committed
+    }
+
+    /// The Update operation of [`Dataset::replace_rows`], uncommitted: the deletion files
+    /// it writes are added to `written`.
+    pub(crate) async fn replacement(
+        &self,
+        addresses: &[u64],
+        mut new_fragments: Vec<pb::DataFragment>,
+        moved_ids: &[u64],
+        written: &mut Vec<String>,
+    ) -> Result<Operation> {
         if !moved_ids.is_empty() {
             if !self.has_stable_row_ids() {
                 return Err(Error::InvalidArgument(
@@ -275,34 +299,25 @@ impl Dataset {
                 _ => hits.push((frag, vec![row])),
             }
         }
-        let new_paths: Vec<String> = new_fragments
-            .iter()
-            .flat_map(|f| f.files.iter().map(|d| format!("{}/{}", crate::DATA_DIR, d.path)))
-            .collect();
         for f in &new_fragments {
             for d in &f.files {
                 crate::safe_relative(&d.path)?;
             }
         }
-        let mut written = Vec::new();
-        let committed = match self.tombstone(hits, &mut written).await {
-            Ok((updated_fragments, removed_fragment_ids)) => {
-                let op = Operation::Update(pb::transaction::Update {
-                    removed_fragment_ids,
-                    updated_fragments,
-                    new_fragments,
-                    ..Default::default()
-                });
-                self.commit_operation(op, None).await
-            }
-            Err(e) => Err(e),
-        };
-        if let Err(e) = &committed {
-            if crate::write::nothing_committed(e) {
-                self.remove_files(&written).await;
-                self.remove_files(&new_paths).await;
-            }
-        }
-        committed
+        let (updated_fragments, removed_fragment_ids) = self.tombstone(hits, written).await?;
+        Ok(Operation::Update(pb::transaction::Update {
+            removed_fragment_ids,
+            updated_fragments,
+            new_fragments,
+            ..Default::default()
+        }))
     }
+}
+
+/// The paths (under the dataset's root) of the data files of `fragments`.
+pub(crate) fn data_paths(fragments: &[pb::DataFragment]) -> Vec<String> {
+    fragments
+        .iter()
+        .flat_map(|f| f.files.iter().map(|d| format!("{}/{}", crate::DATA_DIR, d.path)))
+        .collect()
 }

@@ -67,6 +67,9 @@ pub struct MergeInsertParams {
     pub update: bool,
     /// Only update the matched rows where this SQL condition holds.
     pub update_condition: Option<String>,
+    /// `when_matched_fail`: any source row matching a target row fails the merge, and
+    /// nothing is written (instead of updating or keeping the matched rows).
+    pub fail_on_match: bool,
     /// `when_not_matched_insert_all`: insert source rows that match no target row.
     pub insert: bool,
     /// `when_not_matched_by_source_delete`: delete target rows no source row matches.
@@ -90,6 +93,7 @@ impl MergeInsertParams {
             on,
             update: false,
             update_condition: None,
+            fail_on_match: false,
             insert: false,
             delete: false,
             delete_filter: None,
@@ -118,6 +122,66 @@ impl Dataset {
     /// Merges the rows `source` opens into this dataset (see the module docs); returns the
     /// dataset at the new version (this one when nothing changed) and the counts.
     pub async fn merge_insert(&self, params: &MergeInsertParams, source: &SourceFn) -> Result<(Dataset, MergeStats)> {
+        self.check_merge_insert(params)?;
+        self.execute_with_retry(&params.retry, |ds| async move { ds.merge_once(params, source).await })
+            .await
+    }
+
+    /// The merge without its commit (pylance's `execute_uncommitted`): the new data files
+    /// and deletion files are written and the transaction that would commit them is
+    /// returned, to be committed later (or by another process) against this version.
+    pub async fn merge_insert_uncommitted(
+        &self,
+        params: &MergeInsertParams,
+        source: &SourceFn,
+    ) -> Result<(lancelet_table::pb::Transaction, MergeStats)> {
+        self.check_merge_insert(params)?;
+        let (op, stats, _) = self.merge_operation(params, source).await?;
+        Ok((lancelet_table::commit::new_transaction(self.version(), op, None), stats))
+    }
+
+    /// The plan of a merge with a source of `source_schema` (the dataset's schema when
+    /// `None`): what is joined, on what, and what each outcome does. The source's columns
+    /// are checked against the dataset's as the merge would.
+    pub fn merge_insert_plan(
+        &self,
+        params: &MergeInsertParams,
+        source_schema: Option<&Schema>,
+        verbose: bool,
+    ) -> Result<String> {
+        self.check_merge_insert(params)?;
+        let target = self.schema().clone();
+        let source = source_schema.unwrap_or(&target);
+        check_source(&target, source, params)?;
+        Ok(plan_text(self, params, source, verbose, None))
+    }
+
+    /// Runs the merge without committing it and describes what it did (pylance's
+    /// `analyze_plan`): the plan with the counts, the bytes and files written and the time
+    /// taken. The files it wrote are removed again, so the dataset is left as it was.
+    pub async fn merge_insert_analyze(&self, params: &MergeInsertParams, source: &SourceFn) -> Result<String> {
+        self.check_merge_insert(params)?;
+        let started = std::time::Instant::now();
+        let schema = source()?.schema();
+        let (op, stats, files) = self.merge_operation(params, source).await?;
+        let elapsed = started.elapsed();
+        let data_files: Vec<&lancelet_table::pb::DataFile> = match &op {
+            lancelet_table::pb::transaction::Operation::Update(u) => {
+                u.new_fragments.iter().flat_map(|f| f.files.iter()).collect()
+            }
+            _ => Vec::new(),
+        };
+        let metrics = AnalyzeMetrics {
+            stats,
+            bytes_written: data_files.iter().map(|f| f.file_size_bytes).sum(),
+            num_files_written: data_files.len() as u64,
+            elapsed,
+        };
+        self.remove_files(&files).await;
+        Ok(plan_text(self, params, &schema, true, Some(&metrics)))
+    }
+
+    fn check_merge_insert(&self, params: &MergeInsertParams) -> Result<()> {
         if params.update {
             self.refuse_unrewritable_blobs("updating rows through merge_insert in")?;
         }
@@ -136,11 +200,48 @@ impl Dataset {
                 "merge_insert key column(s) {missing:?} are not in the dataset"
             )));
         }
-        self.execute_with_retry(&params.retry, |ds| async move { ds.merge_once(params, source).await })
-            .await
+        if params.fail_on_match && params.update {
+            return Err(Error::InvalidArgument(
+                "merge_insert: when_matched_fail and when_matched_update_all cannot both be set".into(),
+            ));
+        }
+        Ok(())
     }
 
     async fn merge_once(&self, params: &MergeInsertParams, source: &SourceFn) -> Result<(Dataset, MergeStats)> {
+        let m = self.merge_write(params, source).await?;
+        if m.gone.is_empty() && m.frags.is_empty() {
+            return Ok((self.clone(), m.stats));
+        }
+        let ds = self.replace_rows(&m.gone, m.frags, &m.moved).await?;
+        Ok((ds, m.stats))
+    }
+
+    /// The merge's operation, with every file written for it (data and deletion files);
+    /// on failure the files are removed.
+    async fn merge_operation(
+        &self,
+        params: &MergeInsertParams,
+        source: &SourceFn,
+    ) -> Result<(lancelet_table::pb::transaction::Operation, MergeStats, Vec<String>)> {
+        let m = self.merge_write(params, source).await?;
+        let mut files = crate::modify::update::data_paths(&m.frags);
+        let mut written = Vec::new();
+        match self.replacement(&m.gone, m.frags, &m.moved, &mut written).await {
+            Ok(op) => {
+                files.extend(written);
+                Ok((op, m.stats, files))
+            }
+            Err(e) => {
+                self.remove_files(&written).await;
+                self.remove_files(&files).await;
+                Err(e)
+            }
+        }
+    }
+
+    /// Joins the source with the dataset and writes the new rows: what the commit replaces.
+    async fn merge_write(&self, params: &MergeInsertParams, source: &SourceFn) -> Result<Written> {
         // JSON text columns (`pa.json_()`) are stored as JSONB.
         let source = || -> Result<Box<dyn RecordBatchReader + Send>> { Ok(crate::json::storage_reader(source()?)) };
         let reader = source()?;
@@ -155,6 +256,20 @@ impl Dataset {
         // 1. The source's keys; 2. the target's keys stream through them.
         let (keys, source_rows) = source_keys(reader, &params.on, &target_schema)?;
         let probe = probe_target(self, Arc::new(keys), params, stable).await?;
+        if params.fail_on_match && !probe.pairs.is_empty() {
+            let sources = probe
+                .pairs
+                .iter()
+                .map(|p| p.src)
+                .collect::<std::collections::BTreeSet<_>>();
+            return Err(Error::InvalidArgument(format!(
+                "Merge insert failed: {} source row(s) match existing rows on {:?} (when_matched_fail), the first \
+                 being source row {}",
+                sources.len(),
+                params.on,
+                sources.first().copied().unwrap_or(0)
+            )));
+        }
         // 3. The source again: the new rows are written as its batches come.
         let all: Vec<usize> = (0..target_schema.fields().len()).collect();
         let ids = dataset_field_ids(&target_schema, &self.manifest().fields, &all)?;
@@ -255,12 +370,88 @@ impl Dataset {
             }
         };
         let Join { gone, moved, stats, .. } = join;
-        if gone.is_empty() && frags.is_empty() {
-            return Ok((self.clone(), stats));
-        }
-        let ds = self.replace_rows(&gone, frags, &moved).await?;
-        Ok((ds, stats))
+        Ok(Written {
+            gone,
+            frags,
+            moved,
+            stats,
+        })
     }
+}
+
+/// What a merge wrote before its commit.
+struct Written {
+    /// Addresses of the target rows it replaces or deletes.
+    gone: Vec<u64>,
+    /// The new fragments.
+    frags: Vec<lancelet_table::pb::DataFragment>,
+    /// Row ids the updated rows keep (stable row ids).
+    moved: Vec<u64>,
+    stats: MergeStats,
+}
+
+/// What `analyze` measured.
+struct AnalyzeMetrics {
+    stats: MergeStats,
+    bytes_written: u64,
+    num_files_written: u64,
+    elapsed: std::time::Duration,
+}
+
+/// The plan of a merge, as text: the merge's settings on the first line, then the join
+/// and its two sides (the metrics of a run on the first line when given).
+fn plan_text(
+    ds: &Dataset,
+    params: &MergeInsertParams,
+    source: &Schema,
+    verbose: bool,
+    run: Option<&AnalyzeMetrics>,
+) -> String {
+    let when_matched = match (params.update, params.fail_on_match, &params.update_condition) {
+        (true, _, Some(c)) => format!("UpdateIf({c})"),
+        (true, _, None) => "UpdateAll".to_string(),
+        (false, true, _) => "Fail".to_string(),
+        (false, false, _) => "DoNothing".to_string(),
+    };
+    let when_not_matched = if params.insert { "InsertAll" } else { "DoNothing" };
+    let by_source = match (params.delete, &params.delete_filter) {
+        (true, Some(f)) => format!("DeleteIf({f})"),
+        (true, None) => "Delete".to_string(),
+        (false, _) => "Keep".to_string(),
+    };
+    let on = params.on.join(", ");
+    let mut out = format!(
+        "MergeInsert: on=[{on}], when_matched={when_matched}, when_not_matched={when_not_matched}, \
+         when_not_matched_by_source={by_source}"
+    );
+    if let Some(m) = run {
+        out.push_str(&format!(
+            ", elapsed={:?}, metrics=[num_inserted_rows={}, num_updated_rows={}, num_deleted_rows={}, \
+             bytes_written={}, num_files_written={}]",
+            m.elapsed,
+            m.stats.num_inserted_rows,
+            m.stats.num_updated_rows,
+            m.stats.num_deleted_rows,
+            m.bytes_written,
+            m.num_files_written
+        ));
+    }
+    out.push('\n');
+    let rows: u64 = ds.fragments().iter().map(lancelet_table::manifest::live_rows).sum();
+    out.push_str(&format!(
+        "  HashJoin: source keys [{on}] in a hash table, probed by the target's keys in scan order\n"
+    ));
+    out.push_str(&format!(
+        "    LanceletScan: version={}, columns=[{on}], with_row_address=true, fragments={}, rows={rows}\n",
+        ds.version(),
+        ds.fragments().len()
+    ));
+    let names: Vec<&str> = source.fields().iter().map(|f| f.name().as_str()).collect();
+    out.push_str(&format!("    Source: columns=[{}]\n", names.join(", ")));
+    if verbose {
+        out.push_str("  Write: new fragments for updated and inserted rows; deletion files for replaced and deleted rows; one Update commit\n");
+    }
+    out
 }
 
 /// Source columns must be dataset columns of the same types; missing columns must be
