@@ -429,3 +429,40 @@ def test_merge_insert_target_bases_refusals(tmp_path):
         pa.table({"id": [2]})
     )
     assert lance.dataset(uri).count_rows() == 2
+
+
+@pytest.mark.parametrize("lib", [lance, lancelet], ids=["pylance", "lancelet"])
+def test_an_overwrite_at_a_stale_version_names_the_version_like_pylance(lib, tmp_path):
+    """pylance's words for a commit that lost to a concurrent overwrite, which programs
+    (and pylance's own tests) match: "Commit conflict for version N"."""
+    table = pa.table({"a": range(10)})
+    uri = str(tmp_path / "d")
+    frag = lib.fragment.LanceFragment.create(uri, table)
+    op = lib.LanceOperation.Overwrite(table.schema, [frag])
+    v1 = lib.LanceDataset.commit(uri, op, max_retries=0)
+    lib.LanceDataset.commit(uri, op, read_version=v1.version, max_retries=0)
+    with pytest.raises(OSError, match=f"Commit conflict for version {v1.version + 1}"):
+        lib.LanceDataset.commit(uri, op, read_version=v1.version, max_retries=0)
+
+
+@pytest.mark.parametrize("randomize_order", [True, False])
+def test_sample_draws_distinct_rows_like_pylance(tmp_path, randomize_order):
+    """``sample(n)``: n distinct live rows (all when fewer), columns as asked; rows come
+    from the dataset whichever library wrote it."""
+    uri = str(tmp_path / "d")
+    lance.write_dataset(pa.table({"x": [i * 10 for i in range(50)], "y": range(50)}), uri, max_rows_per_file=20)
+    lance.dataset(uri).delete("y < 5")
+    for lib in (lance, lancelet):
+        ds = lib.dataset(uri)
+        t = ds.sample(7, randomize_order=randomize_order)
+        assert t.num_rows == 7 and t.column_names == ["x", "y"]
+        ys = t.column("y").to_pylist()
+        assert len(set(ys)) == 7 and all(5 <= y < 50 for y in ys)
+        assert t.column("x").to_pylist() == [y * 10 for y in ys]
+        if lib is lancelet and not randomize_order:
+            assert ys == sorted(ys)
+        assert ds.sample(4, columns=["x"]).column_names == ["x"]
+    # More than there are: pylance's random.sample raises ValueError; lancelet gives every row.
+    assert lancelet.dataset(uri).sample(1000).num_rows == 45
+    with pytest.raises(lancelet.errors.InvalidArgumentError):
+        lancelet.dataset(uri).sample(-1)

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+import random
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, TypedDict, Union
 
@@ -1096,6 +1097,27 @@ class LanceDataset(DatasetHandle, IndexMethods, ArrowDatasetBase):
             table = ReaderResults(self._native.take(idx, names or ["_rowaddr"])).to_table()
             return _rowoffset.take_with_offsets(table if names else table.select([]), idx, pos)
         return ReaderResults(self._native.take(idx, names)).to_table()
+
+    def sample(self, num_rows: int, columns: _Columns = None, randomize_order: bool = True, **kwargs: Any) -> pa.Table:
+        """``num_rows`` distinct live rows drawn uniformly at random (all of them when the
+        dataset has fewer), read with one ``take``: in random order, or in storage order
+        with ``randomize_order=False``. ``columns`` as in :meth:`take`. pylance passes other
+        keyword arguments to its scanner; the only ones taken here are those without
+        effect on which rows are drawn (``batch_size``, ``batch_readahead``, ...), and a
+        ``filter`` is refused: sample ``to_table(filter=...)`` instead.
+
+        >>> ds.sample(3, columns=["x"]).num_rows  # doctest: +SKIP
+        3
+        """
+        if isinstance(num_rows, bool) or not isinstance(num_rows, int) or num_rows < 0:
+            raise InvalidArgumentError(f"num_rows must be a non-negative int, got {num_rows!r}")
+        if kwargs.get("filter") is not None:
+            raise InvalidArgumentError("sample draws from every live row: it takes no filter")
+        total = self.count_rows()
+        idx = random.sample(range(total), min(num_rows, total))
+        if not randomize_order:
+            idx.sort()
+        return self.take(idx, columns)
 
     def take_blobs(
         self,

@@ -395,7 +395,7 @@ fn replace_fragments(
         if !m.fragments.iter().any(|f| f.id == *id) {
             return Err(Error::CommitConflict {
                 path: store.root_display(),
-                message: format!("fragment {id} no longer exists"),
+                message: format!("Retryable commit conflict: fragment {id} no longer exists"),
                 kind: ConflictKind::Retryable,
             });
         }
@@ -420,7 +420,7 @@ fn replace_data_files(m: &mut pb::Manifest, d: &pb::transaction::DataReplacement
         let Some(frag) = m.fragments.iter_mut().find(|f| f.id == r.fragment_id) else {
             return Err(Error::CommitConflict {
                 path: store.root_display(),
-                message: format!("fragment {} no longer exists", r.fragment_id),
+                message: format!("Retryable commit conflict: fragment {} no longer exists", r.fragment_id),
                 kind: ConflictKind::Retryable,
             });
         };
@@ -580,7 +580,10 @@ pub async fn apply(
                     if m.fragments.iter().find(|f| f.id == old.id) != Some(old) {
                         return Err(Error::CommitConflict {
                             path: store.root_display(),
-                            message: format!("fragment {} changed while it was being rewritten", old.id),
+                            message: format!(
+                                "Retryable commit conflict: fragment {} changed while it was being rewritten",
+                                old.id
+                            ),
                             kind: ConflictKind::Retryable,
                         });
                     }
@@ -624,7 +627,8 @@ pub async fn apply(
             if ids != theirs {
                 return Err(Error::CommitConflict {
                     path: store.root_display(),
-                    message: "the fragments changed since the new columns were computed".into(),
+                    message: "Retryable commit conflict: the fragments changed since the new columns were computed"
+                        .into(),
                     kind: ConflictKind::Retryable,
                 });
             }
@@ -756,7 +760,15 @@ async fn check_since(
     for v in from + 1..=to {
         let conflict_of = |message: String, kind: ConflictKind| Error::CommitConflict {
             path: store.root_display(),
-            message: format!("version {v} was committed concurrently: {message}"),
+            message: match kind {
+                // pylance's words, which programs match on.
+                ConflictKind::Retryable => {
+                    format!("Retryable commit conflict for version {v}: it was committed concurrently: {message}")
+                }
+                ConflictKind::TableReplaced => {
+                    format!("Commit conflict for version {v}: it was committed concurrently: {message}")
+                }
+            },
             kind,
         };
         let conflict = |message: String| conflict_of(message, ConflictKind::Retryable);
@@ -912,7 +924,7 @@ async fn commit_attempts(
             return Err(Error::CommitConflict {
                 path: store.root_display(),
                 message: format!(
-                    "gave up after {attempt} attempts in {:.1} s: other writers kept committing first \
+                    "Commit conflict: gave up after {attempt} attempts in {:.1} s: other writers kept committing first \
                      (the transaction {txn_path} was removed)",
                     started.elapsed().as_secs_f64()
                 ),

@@ -77,7 +77,7 @@ pub enum Error {
         version: u64,
     },
     /// Another writer committed a change that conflicts with ours.
-    #[error("commit conflict on {path}: {message}")]
+    #[error("{message} ({path})")]
     CommitConflict {
         /// Dataset path.
         path: String,

@@ -153,7 +153,7 @@ fn created_meanwhile(loc: &Location, version: u64) -> Error {
     Error::Table(lancelet_table::Error::CommitConflict {
         path: loc.store.root_display(),
         message: format!(
-            "another writer created the dataset (version {version}) after this overwrite was planned \
+            "Commit conflict for version {version}: another writer created the dataset after this overwrite was planned \
              on an absent dataset; it is not replaced"
         ),
         kind: ConflictKind::TableReplaced,
