@@ -57,6 +57,7 @@ FLOORS: List[List[str]] = [
     [
         "lancelet._handle",
         "lancelet.commit",
+        "lancelet.log",
         "lancelet._paths",
         "lancelet._expressions",
         "lancelet._counters",

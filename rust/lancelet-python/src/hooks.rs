@@ -1,7 +1,9 @@
 //! Python behind the dataset crate's hooks: a `commit_lock` callable as a
-//! [`CommitLock`], and the crate's log records (automatic cleanup's warnings) sent to
-//! Python's `logging` under the `lancelet` logger.
+//! [`CommitLock`], and the core's log records. These go to Python's `logging` (warnings
+//! and errors, under the `lancelet` logger), or, when the `LANCE_LOG` environment variable
+//! sets a level as it does for pylance, to standard error or the `LANCE_LOG_FILE` file.
 
+use std::io::Write;
 use std::sync::Arc;
 
 use lancelet_dataset::commit::{CommitGuard, CommitLock, HookError};
@@ -103,10 +105,152 @@ impl log::Log for PythonLog {
     fn flush(&self) {}
 }
 
+/// The core's log records as text lines, at the levels `LANCE_LOG` asks for: pylance's
+/// environment variables, read once when the module loads.
+///
+/// - `LANCE_LOG`: a default level (`trace`, `debug`, `info`, `warn`/`warning`, `error`,
+///   `off`) and `target=level` entries for targets starting with `target` (`-` read as
+///   `_`), comma-separated; the most specific matching entry wins.
+/// - `LANCE_LOG_FILE`: append to this file (its folders are created) instead of standard
+///   error; when it cannot be opened, a line on standard error says so and records go there.
+/// - `LANCE_LOG_TS_PRECISION`: `s`, `ms`, `us` (default) or `ns` digits of the UTC timestamp
+///   that starts each line: `[2026-11-29T20:49:21.123456Z INFO  lancelet::commit] ...`.
+struct TextLog {
+    default: log::LevelFilter,
+    targets: Vec<(String, log::LevelFilter)>,
+    precision: Precision,
+    out: std::sync::Mutex<Box<dyn std::io::Write + Send>>,
+}
+
+#[derive(Clone, Copy)]
+enum Precision {
+    Seconds,
+    Millis,
+    Micros,
+    Nanos,
+}
+
+fn level_of(s: &str) -> Option<log::LevelFilter> {
+    Some(match s.trim().to_ascii_lowercase().as_str() {
+        "trace" => log::LevelFilter::Trace,
+        "debug" => log::LevelFilter::Debug,
+        "info" => log::LevelFilter::Info,
+        "warn" | "warning" => log::LevelFilter::Warn,
+        "error" => log::LevelFilter::Error,
+        "off" | "none" => log::LevelFilter::Off,
+        _ => return None,
+    })
+}
+
+impl TextLog {
+    /// The logger `LANCE_LOG` asks for, or `None` when it is unset or empty.
+    fn from_env() -> Option<Self> {
+        let spec = std::env::var("LANCE_LOG").ok().filter(|s| !s.trim().is_empty())?;
+        let mut default = log::LevelFilter::Error;
+        let mut targets = Vec::new();
+        for entry in spec.split(',') {
+            match entry.split_once('=') {
+                Some((target, level)) => {
+                    if let Some(l) = level_of(level) {
+                        targets.push((target.trim().replace('-', "_"), l));
+                    }
+                }
+                None => {
+                    if let Some(l) = level_of(entry) {
+                        default = l;
+                    }
+                }
+            }
+        }
+        // The longest (most specific) target first.
+        targets.sort_by_key(|(t, _)| std::cmp::Reverse(t.len()));
+        let precision = match std::env::var("LANCE_LOG_TS_PRECISION").as_deref() {
+            Ok("s") => Precision::Seconds,
+            Ok("ms") => Precision::Millis,
+            Ok("ns") => Precision::Nanos,
+            _ => Precision::Micros,
+        };
+        let out: Box<dyn std::io::Write + Send> = match std::env::var_os("LANCE_LOG_FILE") {
+            None => Box::new(std::io::stderr()),
+            Some(path) => {
+                let path = std::path::PathBuf::from(path);
+                let opened = path
+                    .parent()
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .map_or(Ok(()), std::fs::create_dir_all)
+                    .and_then(|()| std::fs::OpenOptions::new().create(true).append(true).open(&path));
+                match opened {
+                    Ok(f) => Box::new(f),
+                    Err(e) => {
+                        eprintln!(
+                            "lancelet: cannot open LANCE_LOG_FILE {}: {e}; logging to standard error",
+                            path.display()
+                        );
+                        Box::new(std::io::stderr())
+                    }
+                }
+            }
+        };
+        Some(Self {
+            default,
+            targets,
+            precision,
+            out: std::sync::Mutex::new(out),
+        })
+    }
+
+    fn filter_for(&self, target: &str) -> log::LevelFilter {
+        self.targets
+            .iter()
+            .find(|(t, _)| target.starts_with(t.as_str()))
+            .map_or(self.default, |(_, l)| *l)
+    }
+
+    fn max_level(&self) -> log::LevelFilter {
+        self.targets.iter().map(|(_, l)| *l).fold(self.default, std::cmp::max)
+    }
+}
+
+impl log::Log for TextLog {
+    fn enabled(&self, metadata: &log::Metadata<'_>) -> bool {
+        metadata.level() <= self.filter_for(metadata.target())
+    }
+
+    fn log(&self, record: &log::Record<'_>) {
+        if !self.enabled(record.metadata()) {
+            return;
+        }
+        let now = std::time::SystemTime::now();
+        let ts = match self.precision {
+            Precision::Seconds => humantime::format_rfc3339_seconds(now).to_string(),
+            Precision::Millis => humantime::format_rfc3339_millis(now).to_string(),
+            Precision::Micros => humantime::format_rfc3339_micros(now).to_string(),
+            Precision::Nanos => humantime::format_rfc3339_nanos(now).to_string(),
+        };
+        let line = format!("[{ts} {:<5} {}] {}\n", record.level(), record.target(), record.args());
+        if let Ok(mut out) = self.out.lock() {
+            // One write per record, so lines of concurrent records do not interleave.
+            let _ = out.write_all(line.as_bytes());
+            let _ = out.flush();
+        }
+    }
+
+    fn flush(&self) {
+        if let Ok(mut out) = self.out.lock() {
+            let _ = out.flush();
+        }
+    }
+}
+
 pub fn init(_m: &Bound<'_, PyModule>) -> PyResult<()> {
     // Another extension in the process may have installed a logger first: then the
     // records go there.
-    if log::set_logger(&PythonLog).is_ok() {
+    if let Some(text) = TextLog::from_env() {
+        let max = text.max_level();
+        if log::set_boxed_logger(Box::new(text)).is_ok() {
+            log::set_max_level(max);
+        }
+    } else if log::set_logger(&PythonLog).is_ok() {
         log::set_max_level(log::LevelFilter::Warn);
     }
     Ok(())

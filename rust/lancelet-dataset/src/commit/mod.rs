@@ -169,6 +169,7 @@ impl Dataset {
     /// right after landing. A problem (a bad config value, a tagged version in the way) is
     /// logged as a warning and the commit stands, as in pylance.
     pub(crate) async fn after_commit(self) -> Self {
+        log::info!(target: "lancelet::commit", "committed version {} of {}", self.version(), self.store().root_display());
         if let Err(message) = self.auto_cleanup().await {
             log::warn!(target: "lancelet", "Auto cleanup failed after a successful commit: {message}");
         }
