@@ -182,7 +182,9 @@ impl TextLog {
                 match opened {
                     Ok(f) => Box::new(f),
                     Err(e) => {
-                        eprintln!(
+                        // The one place a message has nowhere else to go.
+                        let _ = writeln!(
+                            std::io::stderr(),
                             "lancelet: cannot open LANCE_LOG_FILE {}: {e}; logging to standard error",
                             path.display()
                         );
