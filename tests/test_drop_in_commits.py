@@ -250,17 +250,15 @@ def test_distributed_build_refusals_match_pylance(tmp_path):
         assert mod.dataset(uri).version == 2
 
 
-def test_full_text_segments_are_refused_clearly(tmp_path):
+def test_full_text_segments_both_routes(tmp_path):
     uri = str(tmp_path / "t.lance")
     ds = three_fragments(lancelet, uri)
-    # pylance's route (parts under one uuid, joined by merge_index_metadata) is refused with
-    # an error naming lancelet's: segments built with create_index_uncommitted.
-    for call in (
-        lambda: ds.create_scalar_index("b", "INVERTED", fragment_ids=[0], index_uuid=str(uuid.uuid4())),
-        lambda: ds.merge_index_metadata(str(uuid.uuid4()), "INVERTED"),
-    ):
-        with pytest.raises(lancelet.errors.UnsupportedFeatureError, match="create_index_uncommitted"):
-            call()
+    # pylance's route (parts under one uuid, joined by merge_index_metadata; tests/test_fts.py
+    # checks its scores) and lancelet's segments built with create_index_uncommitted.
+    iid = str(uuid.uuid4())
+    ds.create_scalar_index("b", "INVERTED", fragment_ids=[0], index_uuid=iid)
+    ds.merge_index_metadata(iid, "INVERTED")
+    assert ds.version == 1
     seg = ds.create_index_uncommitted("b", "INVERTED", fragment_ids=[0])
     assert list(seg.fragment_ids) == [0]
 
@@ -291,8 +289,9 @@ def test_an_index_committed_without_details_lists_as_unknown(committer, tmp_path
         assert (back.files, back.index_details, back.created_at) == (None, None, None)
     assert seen[0] == seen[1]
     assert seen[0][:3] == ("Unknown", "", ["text"]) and seen[0][3] > 0
-    # pylance still searches it (it finds the files by their names; lancelet needs the details).
+    # Both search it: the files tell it is a full-text index.
     assert lance.dataset(uri).to_table(full_text_query="apple").num_rows == 10
+    assert lancelet.dataset(uri).to_table(full_text_query="apple").num_rows == 10
 
 
 @pytest.mark.parametrize("committer", list(LIBS))

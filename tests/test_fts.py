@@ -6,6 +6,8 @@ unspecified, so a top-k cut inside a run of ties may pick different rows."""
 
 from __future__ import annotations
 
+import importlib
+import os
 import random
 
 import pyarrow as pa
@@ -367,3 +369,77 @@ def test_index_statistics_report_pylances_params_and_counts(tmp_path):
         assert isinstance(a["params"], dict) and isinstance(b["params"], dict)
         assert a["params"] == b["params"]
         assert (a["num_tokens"], a["num_docs"]) == (b["num_tokens"], b["num_docs"]) == (51, 1000)
+
+
+# --- pylance's distributed build: create_scalar_index(index_uuid=, fragment_ids=) per part,
+# merge_index_metadata, then a CreateIndex commit of an Index without details.
+
+_DIST_TEXTS = ["lance database test", "full text search", "lance search text", "a b c", "lance lance",
+               "x y", "search the lance", "text text text", "database of text", "nothing here"]
+
+
+def _dist_build(builder, uri, iid, **params):
+    ds = builder.dataset(uri)
+    for f in ds.get_fragments():
+        ds.create_scalar_index("text", "INVERTED", name="t_idx", replace=False, index_uuid=iid,
+                               fragment_ids=[f.fragment_id], **params)
+    return ds
+
+
+@pytest.mark.parametrize("stager,merger,committer", [
+    ("lancelet", "lancelet", "lancelet"), ("lancelet", "lancelet", "lance"), ("lance", "lancelet", "lancelet"),
+    ("lancelet", "lance", "lance"),
+])
+@pytest.mark.parametrize("with_position", [False, True])
+def test_distributed_build_scores_like_a_single_build(tmp_path, stager, merger, committer, with_position):
+    """Parts staged by one library, merged by one and committed by one: both libraries
+    search the result with the scores of a one-piece build."""
+    import uuid
+
+    libs = {"lance": lance, "lancelet": lancelet}
+    table = pa.table({"id": range(len(_DIST_TEXTS)), "text": _DIST_TEXTS})
+    ref_uri = str(tmp_path / "ref")
+    ref = lance.write_dataset(table, ref_uri, max_rows_per_file=3)
+    ref.create_scalar_index("text", "INVERTED", with_position=with_position)
+    uri = str(tmp_path / "d")
+    lance.write_dataset(table, uri, max_rows_per_file=3)
+    iid = str(uuid.uuid4())
+    _dist_build(libs[stager], uri, iid, with_position=with_position)
+    assert libs[merger].dataset(uri).version == 1  # nothing is committed by the parts
+    libs[merger].dataset(uri).merge_index_metadata(iid, index_type="INVERTED")
+    c = libs[committer]
+    ds = c.dataset(uri)
+    frags = {f.fragment_id for f in ds.get_fragments()}
+    index = importlib.import_module(f"{c.__name__}.dataset").Index(uuid=iid, name="t_idx", fields=[1], dataset_version=ds.version, fragment_ids=frags,
+                            index_version=0)
+    c.LanceDataset.commit(uri, c.LanceOperation.CreateIndex(new_indices=[index], removed_indices=[]),
+                          read_version=ds.version)
+    queries = ["lance", "text search", "database"] + (['"lance search"'] if with_position else [])
+    for q in queries:
+        want = dict(zip(*ref.to_table(full_text_query=q, columns=["id", "_score"]).to_pydict().values()))
+        for lib in (lance, lancelet):
+            got = dict(zip(*lib.dataset(uri).to_table(full_text_query=q, columns=["id", "_score"]).to_pydict().values()))
+            assert got == pytest.approx(want, rel=1e-5), (lib.__name__, q)
+    # The staged files are gone.
+    staging = os.path.join(uri, "_indices", iid, "staging")
+    assert not os.path.isdir(staging) or os.listdir(staging) == []
+
+
+def test_distributed_build_refuses_bad_parts(tmp_path):
+    import uuid
+
+    uri = str(tmp_path / "d")
+    ds = lancelet.write_dataset(pa.table({"id": range(4), "text": ["a b", "c d", "e f", "g h"]}), uri,
+                                max_rows_per_file=2)
+    with pytest.raises(InvalidArgumentError, match="not a UUID"):
+        ds.create_scalar_index("text", "INVERTED", index_uuid="../x", fragment_ids=[0])
+    with pytest.raises(InvalidArgumentError, match="not in this version"):
+        ds.create_scalar_index("text", "INVERTED", index_uuid=str(uuid.uuid4()), fragment_ids=[99])
+    iid = str(uuid.uuid4())
+    with pytest.raises(InvalidArgumentError, match="no full-text index parts"):
+        ds.merge_index_metadata(iid, "INVERTED")
+    ds.create_scalar_index("text", "INVERTED", index_uuid=iid, fragment_ids=[0], stem=True)
+    ds.create_scalar_index("text", "INVERTED", index_uuid=iid, fragment_ids=[1], stem=False)
+    with pytest.raises(InvalidArgumentError, match="different parameters"):
+        ds.merge_index_metadata(iid, "INVERTED")
+    assert ds.version == 1

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import uuid as _uuid
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional
 
@@ -172,12 +173,21 @@ class IndexMethods:
         """
         if _is_fts(index_type):
             kind, column, params = _fts_args(column, index_type, kwargs)
-            if fragment_ids is not None or index_uuid is not None or not train:
-                raise UnsupportedFeatureError(
-                    'INVERTED segments are built with create_index_uncommitted(column, "INVERTED", '
-                    "fragment_ids=...) and committed with commit_existing_index_segments (pylance's "
-                    "fragment_ids=/index_uuid= parts merged by merge_index_metadata are not supported)"
+            if fragment_ids is not None or index_uuid is not None:
+                # pylance's distributed build: one part per call, staged under
+                # _indices/{index_uuid}/staging/ until merge_index_metadata merges them.
+                if fragment_ids is None:
+                    raise InvalidArgumentError("a full-text index part (index_uuid=) needs fragment_ids")
+                _native_index.stage_fts_part(
+                    self._native,
+                    column,
+                    params_json(params, format_version),
+                    str(index_uuid if index_uuid is not None else _uuid.uuid4()),
+                    [int(f) for f in fragment_ids],
                 )
+                return self
+            if not train:
+                raise UnsupportedFeatureError("train=False is not supported for INVERTED indexes")
             self._native = _fulltext.create_fts_index(
                 self, column, name, replace, params, format_version, progress_callback
             )
@@ -307,25 +317,28 @@ class IndexMethods:
         batch_readhead: Optional[int] = None,
         progress_callback: Any = None,
     ) -> None:
-        """pylance merges the files of full-text (INVERTED) index parts built with
-        ``create_scalar_index(fragment_ids=..., index_uuid=...)`` here. lancelet builds
-        full-text segments like every other kind: BTREE, INVERTED and vector segments are built with
-        :meth:`create_index_uncommitted` and merged with :meth:`merge_existing_index_segments`,
-        as in pylance 14, which refuses them here too.
+        """Merges the parts of pylance's distributed full-text build: each
+        ``create_scalar_index(column, "INVERTED", index_uuid=uuid, fragment_ids=[...])``
+        staged one under ``_indices/{uuid}/staging/`` (in pylance's layout); here they
+        become one index in ``_indices/{uuid}/`` (their partitions and a ``metadata.lance``
+        naming them, scored with the statistics of all of them), and the staged files are
+        removed. Commit it with ``LanceOperation.CreateIndex([Index(uuid=uuid, ...)], [])``.
+        BTREE and vector segments are built with :meth:`create_index_uncommitted` and
+        merged with :meth:`merge_existing_index_segments`, as in pylance 14, which refuses
+        them here too.
 
-        >>> ds.merge_index_metadata(uuid, "INVERTED")  # doctest: +SKIP
+        >>> for f in ds.get_fragments():  # doctest: +SKIP
+        ...     ds.create_scalar_index("text", "INVERTED", index_uuid=u, fragment_ids=[f.fragment_id])
+        >>> ds.merge_index_metadata(u, "INVERTED")  # doctest: +SKIP
         """
-        del index_uuid, batch_readhead, progress_callback
+        del batch_readhead, progress_callback
         t = str(index_type).upper()
         valid = ("BTREE", "INVERTED", "IVF_FLAT", "IVF_PQ", "IVF_SQ", "VECTOR")
         if t not in valid:
             raise NotImplementedError(f"Only {', '.join(sorted(valid))} are supported, received {index_type}")
         if t == "INVERTED":
-            raise UnsupportedFeatureError(
-                "merge_index_metadata of INVERTED parts is not supported: build segments with "
-                'create_index_uncommitted(column, "INVERTED", fragment_ids=...), merge them with '
-                "merge_existing_index_segments and commit with commit_existing_index_segments"
-            )
+            _native_index.merge_fts_parts(self._native, str(index_uuid))
+            return
         family = "BTree" if t == "BTREE" else "Vector"
         raise InvalidArgumentError(
             f"{family} distributed indexing no longer supports merge_index_metadata; build segments, optionally "

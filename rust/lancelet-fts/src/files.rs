@@ -217,9 +217,15 @@ pub struct IndexMeta {
 
 /// Reads `metadata.lance`.
 pub async fn read_metadata(store: &dyn IndexStore) -> Result<IndexMeta> {
-    let reader = files::open_file(store, METADATA).await?;
+    read_metadata_named(store, METADATA).await
+}
+
+/// Reads a metadata file by name (`metadata.lance`, or a staged part's
+/// `part_{p}_metadata.lance`, which has the same form).
+pub async fn read_metadata_named(store: &dyn IndexStore, name: &str) -> Result<IndexMeta> {
+    let reader = files::open_file(store, name).await?;
     let md = |k: &str| files::metadata(&reader, k).cloned();
-    let corrupt = |m: String| Error::corrupt(METADATA, m);
+    let corrupt = |m: String| Error::corrupt(name, m);
     let params_json: serde_json::Value = match md("params") {
         Some(s) => serde_json::from_str(&s).map_err(|e| corrupt(format!("params are not JSON: {e}")))?,
         None => serde_json::json!({}),

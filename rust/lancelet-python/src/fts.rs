@@ -74,6 +74,31 @@ fn build_fts_segment<'py>(
     crate::index_meta::index_dict(py, &meta)
 }
 
+/// One part of pylance's distributed full-text build (`create_scalar_index(column,
+/// "INVERTED", index_uuid=..., fragment_ids=...)`): staged under the index's directory.
+#[pyfunction]
+fn stage_fts_part(
+    py: Python<'_>,
+    ds: &PyDataset,
+    column: String,
+    params: String,
+    index_uuid: String,
+    fragment_ids: Vec<u64>,
+) -> PyResult<()> {
+    let p = FtsIndexParams::from_user_json(&json(py, &params, "the index parameters")?).map_err(|e| to_py(py, e))?;
+    let inner = ds.inner.clone();
+    block_on(py, async move {
+        inner.stage_fts_part(&column, &p, &index_uuid, fragment_ids).await
+    })
+}
+
+/// `merge_index_metadata(index_uuid, "INVERTED")`: the staged parts become one index.
+#[pyfunction]
+fn merge_fts_parts(py: Python<'_>, ds: &PyDataset, index_uuid: String) -> PyResult<()> {
+    let inner = ds.inner.clone();
+    block_on(py, async move { inner.merge_fts_parts(&index_uuid).await })
+}
+
 /// A full-text search: the query's JSON form (see `lancelet.query`) and the scan's keyword options.
 #[derive(FromPyObject)]
 #[pyo3(from_item_all)]
@@ -195,5 +220,7 @@ pub fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tokenize, m)?)?;
     m.add_function(wrap_pyfunction!(hybrid_search, m)?)?;
     m.add_function(wrap_pyfunction!(build_fts_segment, m)?)?;
+    m.add_function(wrap_pyfunction!(stage_fts_part, m)?)?;
+    m.add_function(wrap_pyfunction!(merge_fts_parts, m)?)?;
     Ok(())
 }

@@ -257,6 +257,17 @@ fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     out.push(v as u8);
 }
 
+/// Where the parts of a distributed full-text build wait for their merge.
+fn staging_dir(index_uuid: &str) -> Result<String> {
+    let uuid = uuid::Uuid::parse_str(index_uuid)
+        .map_err(|_| Error::InvalidArgument(format!("index_uuid {index_uuid:?} is not a UUID")))?;
+    Ok(format!(
+        "{}/{}/staging",
+        lancelet_table::indices::INDICES_DIR,
+        uuid.hyphenated()
+    ))
+}
+
 /// Whether an index entry is a full-text index.
 pub(crate) fn is_fts(idx: &pb::IndexMetadata) -> bool {
     idx.index_details
@@ -364,15 +375,9 @@ impl Dataset {
         self.commit_index_change(vec![meta], removed).await
     }
 
-    /// Builds one full-text segment over `fragments` (all when `None`) and writes its files;
-    /// returns its entry (unnamed) and directory.
-    pub(crate) async fn train_fts_segment(
-        &self,
-        column: &str,
-        field_id: i32,
-        params: &FtsIndexParams,
-        fragments: Option<Vec<u64>>,
-    ) -> Result<(pb::IndexMetadata, String)> {
+    /// The column can hold a full-text index and the parameters are valid (checked before
+    /// anything is scanned).
+    fn check_fts_build(&self, column: &str, params: &FtsIndexParams) -> Result<()> {
         let column_type = crate::fields::arrow_schema_field(self.schema(), column)
             .ok_or_else(|| Error::InvalidArgument(format!("column {column:?} does not exist")))?;
         if !fts_supports(&column_type) {
@@ -389,6 +394,19 @@ impl Dataset {
         }
         // Checks the tokenizer parameters before anything is scanned.
         params.tokenizer.build()?;
+        Ok(())
+    }
+
+    /// Builds one full-text segment over `fragments` (all when `None`) and writes its files;
+    /// returns its entry (unnamed) and directory.
+    pub(crate) async fn train_fts_segment(
+        &self,
+        column: &str,
+        field_id: i32,
+        params: &FtsIndexParams,
+        fragments: Option<Vec<u64>>,
+    ) -> Result<(pb::IndexMetadata, String)> {
+        self.check_fts_build(column, params)?;
         let covered: RoaringBitmap = match &fragments {
             Some(ids) => ids.iter().filter_map(|f| u32::try_from(*f).ok()).collect(),
             None => self
@@ -421,7 +439,7 @@ impl Dataset {
             store: self.store.clone(),
             dir: dir.clone(),
         };
-        match self.build_fts_files(column, params, fragments, &store).await {
+        match self.build_fts_files(column, params, fragments, &store, 0, None).await {
             Ok(files) => {
                 meta.files = files
                     .into_iter()
@@ -436,12 +454,17 @@ impl Dataset {
         }
     }
 
+    /// Builds the files of an index over `fragments` into `store`, numbering partitions
+    /// from `base`; the metadata file is `metadata.lance`, or `metadata_name` (a staged
+    /// part's).
     async fn build_fts_files(
         &self,
         column: &str,
         params: &FtsIndexParams,
         fragments: Option<Vec<u64>>,
         store: &DirStore,
+        base: u64,
+        metadata_name: Option<String>,
     ) -> Result<Vec<(String, u64)>> {
         let workers = params.num_workers.unwrap_or_else(crate::scan::tasks_at_once).max(1);
         let budget = (params.memory_limit_mb.max(1) as usize) << 20;
@@ -468,7 +491,7 @@ impl Dataset {
         let (work_tx, work_rx) = tokio::sync::mpsc::channel::<(ArrayRef, Vec<u64>)>(workers);
         let work_rx: WorkQueue = Arc::new(Mutex::new(work_rx));
         let (file_tx, mut file_rx) = tokio::sync::mpsc::channel::<IndexFile>(3);
-        let next_partition = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let next_partition = Arc::new(std::sync::atomic::AtomicU64::new(base));
         // One worker seals at a time: sealing holds a partition twice over (postings, then
         // coded files), and workers fed alternate equal batches would otherwise seal together.
         let sealing = Arc::new(Mutex::new(()));
@@ -584,7 +607,10 @@ impl Dataset {
             .progress
             .as_ref()
             .map(|p| p.stage("write_metadata", Some(1), "files"));
-        let md = metadata_file(&params.tokenizer, &partitions, &format, version)?;
+        let mut md = metadata_file(&params.tokenizer, &partitions, &format, version)?;
+        if let Some(name) = metadata_name {
+            md.name = name;
+        }
         let size = store.write(&md.name, md.bytes).await?;
         written.push((md.name, size));
         if let Some(mut s) = stage.take() {
@@ -592,6 +618,163 @@ impl Dataset {
             s.finish();
         }
         Ok(written)
+    }
+
+    /// pylance's distributed build, one part: the full-text index of `fragments`, built
+    /// into `_indices/{index_uuid}/staging/` as pylance names a part (partitions numbered
+    /// from the first fragment's id times 2^32, and `part_{that}_metadata.lance`), to be
+    /// merged by [`Dataset::merge_fts_parts`] and committed as one index.
+    pub async fn stage_fts_part(
+        &self,
+        column: &str,
+        params: &FtsIndexParams,
+        index_uuid: &str,
+        fragments: Vec<u64>,
+    ) -> Result<()> {
+        self.check_fts_build(column, params)?;
+        let Some(first) = fragments.iter().min().copied() else {
+            return Err(Error::InvalidArgument("fragment_ids is empty".into()));
+        };
+        let missing: Vec<u64> = fragments
+            .iter()
+            .copied()
+            .filter(|f| self.fragment(*f).is_err())
+            .collect();
+        if !missing.is_empty() {
+            return Err(Error::InvalidArgument(format!(
+                "fragment_ids {missing:?} are not in this version"
+            )));
+        }
+        let base = first << 32;
+        let store = DirStore {
+            store: self.store.clone(),
+            dir: staging_dir(index_uuid)?,
+        };
+        let metadata = format!("part_{base}_metadata.lance");
+        match self
+            .build_fts_files(column, params, Some(fragments), &store, base, Some(metadata))
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(e) => {
+                let names: Vec<String> = store
+                    .store
+                    .list(&store.dir)
+                    .await
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|n| n.starts_with(&format!("part_{base}_")))
+                    .map(|n| format!("{}/{n}", store.dir))
+                    .collect();
+                self.remove_files(&names).await;
+                Err(e)
+            }
+        }
+    }
+
+    /// pylance's `merge_index_metadata(index_uuid, "INVERTED")`: the parts staged under
+    /// `_indices/{index_uuid}/staging/` become one index in `_indices/{index_uuid}/` (their
+    /// partitions, renumbered from 0, and a `metadata.lance` naming them all), and the
+    /// staging files are removed. The parts must share their tokenizer and format.
+    pub async fn merge_fts_parts(&self, index_uuid: &str) -> Result<()> {
+        let staging = staging_dir(index_uuid)?;
+        let top = staging.trim_end_matches("/staging").to_string();
+        let names = self.store.list(&staging).await?;
+        let mut parts: Vec<u64> = names
+            .iter()
+            .filter_map(|n| n.strip_prefix("part_")?.strip_suffix("_metadata.lance")?.parse().ok())
+            .collect();
+        parts.sort_unstable();
+        if parts.is_empty() {
+            return Err(Error::InvalidArgument(format!(
+                "no full-text index parts are staged under {staging}: build them with \
+                 create_scalar_index(column, \"INVERTED\", index_uuid=..., fragment_ids=[...])"
+            )));
+        }
+        let store = DirStore {
+            store: self.store.clone(),
+            dir: staging.clone(),
+        };
+        let mut merged: Option<lancelet_fts::files::IndexMeta> = None;
+        let mut ids: Vec<u64> = Vec::new();
+        let mut copies: Vec<(String, String)> = Vec::new();
+        for part in &parts {
+            let meta = lancelet_fts::files::read_metadata_named(&store, &format!("part_{part}_metadata.lance")).await?;
+            match &merged {
+                None => merged = Some(meta.clone()),
+                Some(m) if m.params.to_json() != meta.params.to_json() || m.format != meta.format => {
+                    return Err(Error::InvalidArgument(format!(
+                        "the staged full-text parts of {index_uuid} were built with different parameters"
+                    )))
+                }
+                Some(_) => {}
+            }
+            for p in &meta.partitions {
+                let new = ids.len() as u64;
+                ids.push(new);
+                for (old_name, new_name) in [
+                    (
+                        lancelet_fts::files::tokens_file(*p),
+                        lancelet_fts::files::tokens_file(new),
+                    ),
+                    (lancelet_fts::files::docs_file(*p), lancelet_fts::files::docs_file(new)),
+                    (
+                        lancelet_fts::files::invert_file(*p),
+                        lancelet_fts::files::invert_file(new),
+                    ),
+                ] {
+                    copies.push((format!("{staging}/{old_name}"), format!("{top}/{new_name}")));
+                }
+            }
+        }
+        let Some(meta) = merged else { return Ok(()) };
+        for (from, to) in &copies {
+            let bytes = self.store.read(from).await?;
+            self.store.put(to, bytes).await?;
+        }
+        let md = metadata_file(&meta.params, &ids, &meta.format, self.index_file_version())?;
+        self.store.put(&format!("{top}/{}", md.name), md.bytes.into()).await?;
+        let staged: Vec<String> = names.iter().map(|n| format!("{staging}/{n}")).collect();
+        self.remove_files(&staged).await;
+        Ok(())
+    }
+
+    /// The full-text index entries of this version: those with full-text details, and
+    /// those committed without details whose files are a full-text index's (listings
+    /// still call them `Unknown`, as pylance does).
+    async fn fts_entries(&self) -> Result<Vec<pb::IndexMetadata>> {
+        let mut out = Vec::new();
+        for idx in self.indices().await?.iter() {
+            if is_fts(idx) {
+                out.push(idx.clone());
+            } else if idx.index_details.as_ref().is_none_or(|d| d.type_url.is_empty()) {
+                if let Some(d) = self.infer_fts_details(idx).await {
+                    let mut idx = idx.clone();
+                    idx.index_details = Some(d);
+                    out.push(idx);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The details of an index entry committed without them (pylance's `Index` of a
+    /// distributed full-text build carries none): full-text details when its directory
+    /// holds a full-text `metadata.lance`.
+    pub(crate) async fn infer_fts_details(&self, idx: &pb::IndexMetadata) -> Option<prost_types::Any> {
+        let (store, dir) = self.index_files(idx).ok()?;
+        let meta = lancelet_fts::files::read_metadata(&DirStore { store, dir })
+            .await
+            .ok()?;
+        let params = FtsIndexParams {
+            tokenizer: meta.params,
+            format_version: meta.format.version,
+            ..FtsIndexParams::default()
+        };
+        Some(prost_types::Any {
+            type_url: lancelet_fts::DETAILS_TYPE_URL.to_string(),
+            value: details(&params),
+        })
     }
 
     /// The open full-text index of entry `idx` (cached by directory).
@@ -620,10 +803,10 @@ impl Dataset {
     ) -> Result<Vec<ColumnSearch>> {
         let wanted: Vec<Option<String>> = query.columns();
         let all = wanted.iter().any(Option::is_none);
-        let indices = self.indices().await?;
+        let indices = self.fts_entries().await?;
         // Column -> its segments.
         let mut by_column: Vec<(String, Vec<&pb::IndexMetadata>)> = Vec::new();
-        for idx in indices.iter().filter(|i| is_fts(i)) {
+        for idx in indices.iter() {
             let Some(col) = idx.fields.first().and_then(|f| self.field_path(*f)) else {
                 continue;
             };
