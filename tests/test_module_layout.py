@@ -58,6 +58,7 @@ FLOORS: List[List[str]] = [
         "lancelet._handle",
         "lancelet.commit",
         "lancelet.log",
+        "lancelet.debug",
         "lancelet._paths",
         "lancelet._expressions",
         "lancelet._counters",
@@ -142,6 +143,7 @@ NATIVE_USERS: Dict[str, Set[str]] = {
         "lancelet.blob",
         "lancelet.spark",
         "lancelet._cli_inspect",
+        "lancelet.debug",
     },
     "lancelet._native.index": {
         "lancelet.indices",

@@ -86,6 +86,7 @@ from .scanner import _IGNORED_SCAN_OPTIONS as _IGNORED_SCAN_OPTIONS
 from .scanner import _UNSUPPORTED_SCAN_OPTIONS as _UNSUPPORTED_SCAN_OPTIONS
 from .scanner import ColumnOrdering, LanceScanner, ScanStatistics, make_scanner
 from .scanner import _reporting as _reporting
+from .schema import LanceSchema
 
 __all__ = [
     "dataset",
@@ -534,6 +535,22 @@ class LanceDataset(DatasetHandle, IndexMethods, ArrowDatasetBase):
     def schema(self) -> pa.Schema:
         """The table schema."""
         return pa.schema(self._native)
+
+    @property
+    def lance_schema(self) -> LanceSchema:
+        """The schema with the dataset's field ids (pylance's ``lance_schema``):
+        ``fields()`` gives each field's ``name()``, ``id()``, ``children()`` and
+        ``metadata``; it prints as pylance prints it.
+
+        >>> [(f.name(), f.id()) for f in ds.lance_schema.fields()]  # doctest: +SKIP
+        [('x', 0), ('s', 1)]
+        """
+        native = self._native
+        return LanceSchema(
+            self.schema,
+            list(_native_dataset.dataset_field_ids(native)),
+            _debug=_native_dataset.schema_debug(native, False),
+        )
 
     @property
     def data_storage_version(self) -> str:

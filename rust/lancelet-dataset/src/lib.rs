@@ -23,6 +23,7 @@
 pub mod bases;
 pub mod blob;
 pub mod commit;
+pub mod debug;
 mod error;
 pub mod evolve;
 mod fields;

@@ -15,6 +15,33 @@ fn dataset_field_ids(d: &Bound<'_, PyDataset>) -> Vec<i32> {
     depth_first_ids(&d.get().inner.manifest().fields)
 }
 
+/// Dataset `d`'s schema as pylance prints it: one line (`LanceDataset.lance_schema`'s
+/// repr), or indented (`lance.debug.format_schema`).
+#[pyfunction]
+#[pyo3(signature = (d, pretty=false))]
+fn schema_debug(d: &Bound<'_, PyDataset>, pretty: bool) -> String {
+    d.get().inner.schema_debug(pretty)
+}
+
+/// The manifest as pylance's `lance.debug.format_manifest` prints it.
+#[pyfunction]
+fn manifest_debug(d: &Bound<'_, PyDataset>) -> String {
+    d.get().inner.manifest_debug()
+}
+
+/// Fragment `id` as pylance's `lance.debug.format_fragment` prints it (None: no such fragment).
+#[pyfunction]
+fn fragment_debug(d: &Bound<'_, PyDataset>, id: u64) -> Option<String> {
+    d.get().inner.fragment_debug(id)
+}
+
+/// The last `max` transactions, newest first, as `lance.debug.list_transactions` prints them.
+#[pyfunction]
+fn transactions_debug(py: Python<'_>, d: &Bound<'_, PyDataset>, max: usize) -> PyResult<Vec<String>> {
+    let ds = d.get().inner.clone();
+    crate::runtime::block_on(py, async move { ds.transactions_debug(max).await })
+}
+
 /// A fragment's row ids as the bytes of a `RowIdSequence` (`ValueError` for an id given
 /// twice).
 #[pyfunction]
@@ -41,6 +68,10 @@ fn decode_row_ids(py: Python<'_>, data: Vec<u8>) -> PyResult<Vec<u64>> {
 
 pub fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dataset_field_ids, m)?)?;
+    m.add_function(wrap_pyfunction!(schema_debug, m)?)?;
+    m.add_function(wrap_pyfunction!(manifest_debug, m)?)?;
+    m.add_function(wrap_pyfunction!(fragment_debug, m)?)?;
+    m.add_function(wrap_pyfunction!(transactions_debug, m)?)?;
     m.add_function(wrap_pyfunction!(encode_row_ids, m)?)?;
     m.add_function(wrap_pyfunction!(decode_row_ids, m)?)?;
     Ok(())
