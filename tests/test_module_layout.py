@@ -59,6 +59,7 @@ FLOORS: List[List[str]] = [
         "lancelet.commit",
         "lancelet.log",
         "lancelet.debug",
+        "lancelet.util",
         "lancelet._paths",
         "lancelet._expressions",
         "lancelet._counters",
@@ -146,6 +147,7 @@ NATIVE_USERS: Dict[str, Set[str]] = {
         "lancelet.debug",
     },
     "lancelet._native.index": {
+        "lancelet.util",
         "lancelet.indices",
         "lancelet._nearest",
         "lancelet._fulltext",

@@ -22,6 +22,7 @@ mod fts;
 mod hooks;
 mod index;
 mod index_meta;
+mod kmeans;
 mod loader;
 mod merge;
 mod merge_columns;
@@ -66,6 +67,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     })?;
     submodule(m, "index", |m| {
         index::init(m)?;
+        kmeans::init(m)?;
         fts::init(m)
     })?;
     submodule(m, "loader", loader::init)?;
