@@ -10,7 +10,7 @@ use lancelet_dataset::vector::Metric;
 use crate::errors;
 
 fn floats(py: Python<'_>, bytes: &[u8], dim: usize) -> PyResult<Vec<f32>> {
-    if dim == 0 || bytes.len() % (4 * dim) != 0 {
+    if dim == 0 || !bytes.len().is_multiple_of(4 * dim) {
         return Err(errors::invalid(
             py,
             format!("{} bytes are not float32 rows of dimension {dim}", bytes.len()),
