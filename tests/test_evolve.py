@@ -191,7 +191,7 @@ def test_alter_columns_renames_and_relaxes(tmp_path):
         ds.alter_columns({"path": "key", "name": "s"})
     with pytest.raises(lancelet.UnsupportedFeatureError):
         ds.alter_columns({"path": "s", "nullable": False})
-    with pytest.raises(lancelet.InvalidArgumentError, match="cannot cast"):
+    with pytest.raises(lancelet.InvalidArgumentError, match="(?i)cannot cast"):
         ds.alter_columns({"path": "s", "data_type": pa.int64()})
     with pytest.raises(lancelet.InvalidArgumentError):
         ds.alter_columns({"path": "nope", "name": "x"})
@@ -409,7 +409,7 @@ def test_cast_matches_pylance(tmp_path, column, to):
         assert rest == lrest
     else:
         assert isinstance(err, lancelet.InvalidArgumentError), err
-        assert "cannot cast" in str(err) and rest == [None, 1]
+        assert "cannot cast" in str(err).lower() and rest == [None, 1]
 
 
 def test_cast_rewrites_only_that_column_under_new_field_ids(ds, tmp_path):
@@ -445,7 +445,7 @@ def test_cast_errors_change_nothing(ds):
         ds.alter_columns({"path": "st.x", "data_type": pa.int32()})  # pylance 14 can; we cannot yet
     with pytest.raises(TypeError):
         ds.alter_columns({"path": "id", "data_type": "int32"})
-    with pytest.raises(lancelet.InvalidArgumentError, match="cannot cast"):
+    with pytest.raises(lancelet.InvalidArgumentError, match="(?i)cannot cast"):
         ds.alter_columns({"path": "s", "data_type": pa.int64()})
     assert _data_files(ds.uri) == files and ds.version == 2
 

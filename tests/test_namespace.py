@@ -592,3 +592,15 @@ def test_cli_serve(tmp_path):
         proc.terminate()
         proc.wait(timeout=30)
         proc.stdout.close()
+
+
+@pytest.mark.parametrize("loc", ["s3://bucket/t.lance", "/abs/t.lance", "../outside/t.lance", "a/../../b"])
+def test_register_table_refuses_locations_outside_the_root_in_pylances_words(tmp_path, loc):
+    got = {}
+    for name, make in (("ours", _ours), ("theirs", _theirs)):
+        ns = make(tmp_path / name)
+        ns.create_namespace(ln.CreateNamespaceRequest(id=["w"]))
+        with pytest.raises(Exception) as e:
+            ns.register_table(ln.RegisterTableRequest(id=["w", "t"], location=loc))
+        got[name] = (type(e.value).__name__, str(e.value))
+    assert got["ours"] == got["theirs"]

@@ -74,7 +74,7 @@ def merge_columns(
         udf = value_func if isinstance(value_func, BatchUDF) else BatchUDF(value_func)
         if udf.checkpoint_file is not None:
             raise InvalidArgumentError(
-                "a checkpoint file cannot be used with LanceFragment.merge_columns; "
+                "A checkpoint file cannot be used with LanceFragment.merge_columns; "
                 "checkpoint fragment-level work yourself"
             )
         added = udf_schema(native, udf, names)

@@ -54,7 +54,8 @@ class BatchUDF:
         if self.output_schema is not None:
             if out.schema.names != self.output_schema.names:
                 raise InvalidArgumentError(
-                    f"the UDF returned columns {out.schema.names}, not the declared {self.output_schema.names}"
+                    "Output schema of function does not match the expected schema: the UDF returned columns "
+                    f"{out.schema.names}, not the declared {self.output_schema.names}"
                 )
             out = out.cast(self.output_schema)
         return out

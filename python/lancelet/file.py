@@ -506,7 +506,9 @@ class LanceFileWriter:
         if self.closed:
             return None
         if self._writer is None:
-            raise InvalidArgumentError("no schema was given and no data was written, so the file cannot be created")
+            raise InvalidArgumentError(
+                "Schema is unknown and file cannot be created: no schema was given and no data was written"
+            )
         self.closed = True
         result = self._writer.close()
         if result is None:

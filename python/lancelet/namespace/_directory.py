@@ -521,13 +521,15 @@ class DirectoryNamespace(DataPlane, Versions, LanceNamespace):
         """Adds an existing dataset to the catalog; ``location`` is relative to the root."""
         parts = ident(request)
         loc = request.location or ""
-        if os.path.isabs(loc) or "://" in loc:
-            raise ln.InvalidInputError(
-                "Invalid input: Absolute paths are not allowed for register_table. Location must be a "
-                f"relative path within the root directory: {loc}"
-            )
+        within = f"Location must be a relative path within the root directory: {loc}"
+        if "://" in loc:
+            raise ln.InvalidInputError(f"Invalid input: Absolute URIs are not allowed for register_table. {within}")
+        if os.path.isabs(loc):
+            raise ln.InvalidInputError(f"Invalid input: Absolute paths are not allowed for register_table. {within}")
         norm = os.path.normpath(loc).replace(os.sep, "/")
-        if not loc or norm == "." or norm.startswith("../") or norm == "..":
+        if norm.startswith("../") or norm == "..":
+            raise ln.InvalidInputError(f"Invalid input: Path traversal is not allowed. {within}")
+        if not loc or norm == ".":
             raise ln.InvalidInputError(f"Invalid input: location {loc!r} must name a directory inside the root")
         if not self._manifest:
             raise ln.UnsupportedOperationError("Not supported: register_table needs manifest_enabled=true")

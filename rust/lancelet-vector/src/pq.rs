@@ -50,7 +50,7 @@ impl ProductQuantizer {
         }
         if num_sub_vectors == 0 || dim == 0 || !dim.is_multiple_of(num_sub_vectors) {
             return Err(Error::InvalidArgument(format!(
-                "dimension {dim} is not divisible by num_sub_vectors {num_sub_vectors}"
+                "dimension {dim} must be divisible by num_sub_vectors {num_sub_vectors}"
             )));
         }
         if num_bits == 4 && !num_sub_vectors.is_multiple_of(2) {

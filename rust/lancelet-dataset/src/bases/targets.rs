@@ -158,7 +158,11 @@ fn find<'a>(bases: &'a [pb::BasePath], target: &str) -> Result<&'a pb::BasePath>
         .iter()
         .find(|b| b.name.as_deref() == Some(target))
         .or_else(|| bases.iter().find(|b| norm(&b.path) == norm(target)))
-        .ok_or_else(|| Error::InvalidArgument(format!("target base {target:?} names no base path of the dataset")))
+        .ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "target base {target:?} not found: it names no base path of the dataset"
+            ))
+        })
 }
 
 fn open_base(base: &pb::BasePath, caches: &Caches) -> Result<Target> {

@@ -170,7 +170,7 @@ fn conform(batch: RecordBatch, schema: &SchemaRef) -> Result<RecordBatch> {
     let names = |s: &Schema| s.fields().iter().map(|f| f.name().clone()).collect::<Vec<_>>();
     if names(&batch.schema()) != names(schema) {
         return Err(Error::InvalidArgument(format!(
-            "the UDF returned columns {:?}, earlier {:?}",
+            "Output schema of function does not match the expected schema: the UDF returned columns {:?}, earlier {:?}",
             names(&batch.schema()),
             names(schema)
         )));

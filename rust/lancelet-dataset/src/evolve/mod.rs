@@ -296,7 +296,7 @@ impl Dataset {
                 .map_err(|_| Error::InvalidArgument(format!("column {:?} does not exist", was.name)))?;
             if !castable(current.data_type(), to) || matches!(to, DataType::Struct(_)) {
                 return Err(Error::InvalidArgument(format!(
-                    "cannot cast column {:?} from {} to {to}",
+                    "Cannot cast column {:?} from {} to {to}",
                     was.name,
                     current.data_type()
                 )));

@@ -118,7 +118,7 @@ impl Dataset {
         for (qi, q) in n.queries.iter().enumerate() {
             if q.len() != dim {
                 return Err(Error::InvalidArgument(format!(
-                    "the query has {} dimensions, column {:?} has {dim}",
+                    "the query has {} dimensions, which does not match index column size {dim} (column {:?})",
                     q.len(),
                     n.column
                 )));

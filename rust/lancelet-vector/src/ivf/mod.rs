@@ -417,7 +417,7 @@ pub fn train_model(vectors: &[f32], dim: usize, params: &VectorBuildParams) -> R
                 .ok_or_else(|| Error::InvalidArgument("num_sub_vectors is required for PQ".into()))?;
             if m == 0 || !dim.is_multiple_of(m) {
                 return Err(Error::InvalidArgument(format!(
-                    "dimension {dim} is not divisible by num_sub_vectors {m}"
+                    "dimension {dim} must be divisible by num_sub_vectors {m}"
                 )));
             }
             model.pq = Some(match &params.pq_codebook {
