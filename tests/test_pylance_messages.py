@@ -62,3 +62,14 @@ def test_a_udf_changing_its_columns(lib, tmp_path):
 
     with pytest.raises(Exception, match="Output schema of function does not match the expected schema"):
         ds.add_columns(new_col)
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_blob_column_reads_binary_rows_as_files(lib):
+    values = [b"foo", b"bar", b"baz"]
+    for t in (pa.binary(), pa.large_binary()):
+        arr = pa.array(values, t)
+        assert [f.read() for f in lib.BlobColumn(arr)] == values
+        assert [f.read() for f in lib.BlobColumn(pa.chunked_array([arr]))] == values
+    with pytest.raises(ValueError, match="Expected a binary array"):
+        lib.BlobColumn(pa.array([1, 2, 3]))

@@ -13,7 +13,7 @@ import importlib
 from . import errors, file, fragment, progress, schema
 from ._branches import DatasetBasePath
 from ._native import __version__, set_worker_threads
-from .blob import Blob, BlobArray, BlobFile, BlobType, blob_array, blob_field
+from .blob import Blob, BlobArray, BlobColumn, BlobFile, BlobType, blob_array, blob_field
 from .dataset import (
     CleanupStats,
     DatasetDelta,
@@ -82,6 +82,7 @@ __all__ = [
     "InternalError",
     "Blob",
     "BlobArray",
+    "BlobColumn",
     "BlobFile",
     "BlobType",
     "blob_array",

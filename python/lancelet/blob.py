@@ -36,6 +36,7 @@ from .errors import InvalidArgumentError, LanceError, SchemaMismatchError
 __all__ = [
     "Blob",
     "BlobArray",
+    "BlobColumn",
     "BlobFile",
     "BlobType",
     "blob_array",
@@ -45,6 +46,33 @@ __all__ = [
 
 #: Read-ahead of a :class:`BlobFile` (bytes fetched at least per read), as pylance.
 DEFAULT_BLOB_BUFFER_SIZE = 512 * 1024
+
+
+class BlobColumn:
+    """A binary (or large binary) pyarrow array read as file-like objects, one per row,
+    as pylance's ``BlobColumn``: for small values handed to APIs that want files (image
+    decoders, ...). Null rows give None. Blob columns of a dataset are read lazily with
+    ``LanceDataset.take_blobs`` instead.
+
+    >>> [f.read() for f in BlobColumn(pa.array([b"ab", b"c"]))]
+    [b'ab', b'c']
+    """
+
+    def __init__(self, blob_column: Union[pa.Array, pa.ChunkedArray]):
+        if not isinstance(blob_column, (pa.Array, pa.ChunkedArray)):
+            raise ValueError(f"Expected a pyarrow.Array or pyarrow.ChunkedArray, got {type(blob_column)}")
+        if not (pa.types.is_binary(blob_column.type) or pa.types.is_large_binary(blob_column.type)):
+            raise ValueError(f"Expected a binary array, got {blob_column.type}")
+        self.blob_column = blob_column
+
+    def __iter__(self) -> "Iterable[Optional[io.BytesIO]]":
+        for value in self.blob_column:
+            data = value.as_py()
+            yield None if data is None else io.BytesIO(data)
+
+    def __len__(self) -> int:
+        return len(self.blob_column)
+
 
 BLOB_KEY = "lance-encoding:blob"
 BLOB_V2_EXTENSION = "lance.blob.v2"
