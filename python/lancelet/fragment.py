@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional,
 import pyarrow as pa
 
 from . import _expressions, _fragment_ops, _namespace_io, _paths, _rowoffset
+from . import progress as _progress
 from ._argcheck import _check_write_args, _Columns, _filter, _indices, _names, _native_uri, _storage_options
 from ._inputs import _as_reader, _progress_callback
 from ._native import dataset as _native_dataset
@@ -507,6 +508,12 @@ class LanceFragment:
             dataset_uri, storage_options, _ = _namespace_io.resolve_read(
                 dataset_uri, namespace_client, table_id, storage_options
             )
+        fid = 0 if fragment_id is None else fragment_id
+        # A FragmentWriteProgress hears of this fragment before its first byte is written
+        # (its id is known here), and of the finished fragment after.
+        tracker = progress if isinstance(progress, _progress.FragmentWriteProgress) else None
+        if tracker is not None:
+            tracker.begin(FragmentMetadata(id=fid, files=[], physical_rows=0))
         frags = write_fragments(
             data,
             dataset_uri,
@@ -515,14 +522,16 @@ class LanceFragment:
             max_rows_per_file=_NO_LIMIT,
             max_rows_per_group=1024 if max_rows_per_group is None else max_rows_per_group,
             max_bytes_per_file=_NO_LIMIT,
-            progress=progress,
+            progress=None if tracker is not None else progress,
             data_storage_version="legacy" if use_legacy_format else data_storage_version,
             storage_options=storage_options,
         )
         if len(frags) != 1:
             raise InvalidArgumentError("LanceFragment.create needs at least one row of data")
         frag = frags[0]
-        frag.id = 0 if fragment_id is None else fragment_id
+        frag.id = fid
+        if tracker is not None:
+            tracker.complete(frag)
         return frag
 
     @staticmethod

@@ -29,17 +29,25 @@ byte is written.
 
 from __future__ import annotations
 
+import json
 import warnings
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Literal, Optional
+
+import pyarrow.fs as pafs
 
 from .errors import InvalidArgumentError
 
 if TYPE_CHECKING:  # pragma: no cover
     from .fragment import FragmentMetadata
 
-__all__ = ["FragmentWriteProgress", "IndexProgress", "NoopFragmentWriteProgress"]
+__all__ = [
+    "FileSystemFragmentWriteProgress",
+    "FragmentWriteProgress",
+    "IndexProgress",
+    "NoopFragmentWriteProgress",
+]
 
 
 @dataclass
@@ -128,6 +136,42 @@ class NoopFragmentWriteProgress(FragmentWriteProgress):
 
     def complete(self, fragment: "FragmentMetadata", **kwargs: Any) -> None:
         """Does nothing."""
+
+
+class FileSystemFragmentWriteProgress(FragmentWriteProgress):
+    """Records the fragments a write produces as files under ``base_uri`` (any pyarrow
+    filesystem URI), as pylance's: ``begin`` writes ``fragment_<id>.in_progress`` (the id
+    and ``metadata``, e.g. which worker wrote it) and ``fragment_<id>.json`` (the fragment
+    as far as it is known), ``complete`` rewrites the JSON with the finished fragment and
+    removes the ``.in_progress`` file. A write that dies midway leaves its
+    ``.in_progress`` file behind, so a distributed job can find and clean up its
+    fragments. ``LanceFragment.create`` calls ``begin`` before the first byte is written.
+
+    >>> progress = FileSystemFragmentWriteProgress("/tmp/progress", {"worker": "3"})  # doctest: +SKIP
+    >>> frag = lancelet.LanceFragment.create(uri, table, fragment_id=7, progress=progress)  # doctest: +SKIP
+    """
+
+    PROGRESS_EXT: str = ".in_progress"
+
+    def __init__(self, base_uri: Any, metadata: Optional[Dict[str, str]] = None):
+        self._fs, self._base_path = pafs.FileSystem.from_uri(str(base_uri))
+        self._metadata = dict(metadata or {})
+
+    def _path(self, fragment: "FragmentMetadata", suffix: str) -> str:
+        return f"{self._base_path.rstrip('/')}/fragment_{fragment.id}{suffix}"
+
+    def _write(self, path: str, value: Any) -> None:
+        with self._fs.open_output_stream(path) as out:
+            out.write(json.dumps(value).encode("utf-8"))
+
+    def begin(self, fragment: "FragmentMetadata", **kwargs: Any) -> None:
+        self._fs.create_dir(self._base_path, recursive=True)
+        self._write(self._path(fragment, self.PROGRESS_EXT), {"fragment_id": fragment.id, "metadata": self._metadata})
+        self._write(self._path(fragment, ".json"), fragment.to_json())
+
+    def complete(self, fragment: "FragmentMetadata", **kwargs: Any) -> None:
+        self._write(self._path(fragment, ".json"), fragment.to_json())
+        self._fs.delete_file(self._path(fragment, self.PROGRESS_EXT))
 
 
 class _FragmentReporter:
