@@ -466,3 +466,12 @@ def test_sample_draws_distinct_rows_like_pylance(tmp_path, randomize_order):
     assert lancelet.dataset(uri).sample(1000).num_rows == 45
     with pytest.raises(lancelet.errors.InvalidArgumentError):
         lancelet.dataset(uri).sample(-1)
+
+
+@pytest.mark.parametrize("lib", [lance, lancelet], ids=["pylance", "lancelet"])
+def test_data_file_path_is_a_string_and_calling_it_is_deprecated(lib, tmp_path):
+    frag = lib.fragment.LanceFragment.create(str(tmp_path / "d"), pa.table({"a": range(3)}))
+    f = frag.files[0]
+    assert isinstance(f.path, str) and f.path.endswith(".lance")
+    with pytest.warns(DeprecationWarning):
+        assert f.path() == f.path

@@ -18,6 +18,7 @@ A committed fragment of a dataset version is a :class:`LanceFragment`
 from __future__ import annotations
 
 import json
+import warnings
 from collections import namedtuple
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Union
 
@@ -45,12 +46,34 @@ __all__ = [
     "write_fragments",
 ]
 
-#: One data file of a fragment.
-DataFile = namedtuple(
-    "DataFile",
+
+class _PathText(str):
+    """A data file's path (a ``str``) that may also be called, as pylance's deprecated
+    ``DataFile.path()`` was."""
+
+    def __call__(self) -> str:
+        warnings.warn("DataFile.path() is deprecated, use DataFile.path instead", DeprecationWarning, stacklevel=2)
+        return str(self)
+
+
+_DataFileFields = namedtuple(
+    "_DataFileFields",
     ["path", "fields", "column_indices", "file_major_version", "file_minor_version", "file_size_bytes", "base_id"],
     defaults=[None, 0, 0, None, None],  # pylance's defaults
 )
+
+
+class DataFile(_DataFileFields):
+    """One data file of a fragment: ``path`` (relative to the data directory of its
+    base), the field ids it holds and their column indices, its format version, size and
+    base path id."""
+
+    __slots__ = ()
+
+    @property
+    def path(self) -> _PathText:
+        return _PathText(self[0])
+
 
 #: A fragment's deletion file (``path`` is relative to the dataset root).
 DeletionFile = namedtuple(
