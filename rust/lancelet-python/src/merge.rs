@@ -71,6 +71,16 @@ fn source_fn(py: Python<'_>, source: &Bound<'_, PyAny>) -> PyResult<Arc<SourceFn
     }))
 }
 
+/// The source and the parameters of a merge call.
+fn prepare(
+    py: Python<'_>,
+    source: &Bound<'_, PyAny>,
+    on: Vec<String>,
+    options: MergeInsertOptions,
+) -> PyResult<(Arc<SourceFn>, MergeInsertParams)> {
+    Ok((source_fn(py, source)?, options.params(py, on)?))
+}
+
 fn stats_dict<'py>(py: Python<'py>, stats: &MergeStats) -> PyResult<Bound<'py, PyDict>> {
     let out = PyDict::new(py);
     out.set_item("num_inserted_rows", stats.num_inserted_rows)?;
@@ -91,8 +101,7 @@ fn merge_insert<'py>(
     on: Vec<String>,
     options: MergeInsertOptions,
 ) -> PyResult<(PyDataset, Bound<'py, PyDict>)> {
-    let open = source_fn(py, &source)?;
-    let params = options.params(py, on)?;
+    let (open, params) = prepare(py, &source, on, options)?;
     let ds = d.get().inner.clone();
     let (ds, stats) = block_on(py, async move { ds.merge_insert(&params, open.as_ref()).await })?;
     Ok((wrap(ds), stats_dict(py, &stats)?))
@@ -108,8 +117,7 @@ fn merge_insert_uncommitted<'py>(
     on: Vec<String>,
     options: MergeInsertOptions,
 ) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
-    let open = source_fn(py, &source)?;
-    let params = options.params(py, on)?;
+    let (open, params) = prepare(py, &source, on, options)?;
     let ds = d.get().inner.clone();
     let (txn, stats) = block_on(
         py,
@@ -148,8 +156,7 @@ fn merge_insert_analyze(
     on: Vec<String>,
     options: MergeInsertOptions,
 ) -> PyResult<String> {
-    let open = source_fn(py, &source)?;
-    let params = options.params(py, on)?;
+    let (open, params) = prepare(py, &source, on, options)?;
     let ds = d.get().inner.clone();
     block_on(py, async move { ds.merge_insert_analyze(&params, open.as_ref()).await })
 }
