@@ -475,3 +475,26 @@ def test_data_file_path_is_a_string_and_calling_it_is_deprecated(lib, tmp_path):
     assert isinstance(f.path, str) and f.path.endswith(".lance")
     with pytest.warns(DeprecationWarning):
         assert f.path() == f.path
+
+
+@pytest.mark.parametrize("setup,committer", [("lance", "lancelet"), ("lancelet", "lance"), ("lancelet", "lancelet")])
+def test_commit_batch_merges_appends_like_pylance(setup, committer, tmp_path):
+    libs = {"lance": lance, "lancelet": lancelet}
+    s, c = libs[setup], libs[committer]
+    uri = str(tmp_path / "d")
+    data1 = pa.table({"a": range(10), "b": range(10)})
+    s.write_dataset(data1, uri)
+    ds = c.dataset(uri)
+    parts = [pa.table({"a": range(i * 10, i * 10 + 10), "b": range(i * 10, i * 10 + 10)}) for i in (1, 2)]
+    frags = [c.fragment.write_fragments(p, ds) for p in parts]
+    txns = [c.Transaction(1, c.LanceOperation.Append(frags[0])), c.Transaction(2, c.LanceOperation.Append(frags[1]))]
+    result = c.LanceDataset.commit_batch(ds, txns)
+    assert result["dataset"].version == 2
+    assert isinstance(result["merged"], c.Transaction)
+    assert result["merged"].operation.fragments == frags[0] + frags[1]
+    for lib in (lance, lancelet):
+        assert lib.dataset(uri).to_table() == pa.concat_tables([data1, *parts])
+        assert len(lib.dataset(uri).get_fragments()) == 3
+    if c is lancelet:
+        with pytest.raises(lancelet.errors.UnsupportedFeatureError, match="Append transactions only"):
+            lancelet.LanceDataset.commit_batch(ds, [lancelet.Transaction(2, lancelet.LanceOperation.Delete([], [0], "a > 1"))])

@@ -37,7 +37,7 @@ import datetime as _dt
 import os
 import random
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, TypedDict, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, TypedDict, Union
 
 import pyarrow as pa
 
@@ -733,6 +733,54 @@ class LanceDataset(DatasetHandle, IndexMethods, ArrowDatasetBase):
             commit_message,
             dict(kwargs, commit_lock=lock),
         )
+
+    @staticmethod
+    def commit_batch(
+        dest: Union[str, Path, "LanceDataset"],
+        transactions: Sequence["Transaction"],
+        commit_lock: Any = None,
+        storage_options: Optional[Dict[str, str]] = None,
+        enable_v2_manifest_paths: Optional[bool] = None,
+        detached: bool = False,
+        max_retries: int = 20,
+        **kwargs: Any,
+    ) -> Dict[str, Any]:
+        """Commits several Append transactions as one new version, as pylance's
+        ``commit_batch``: their fragments in order, read at the earliest of their read
+        versions (appends conflict with nothing but an overwrite or a restore). Returns
+        ``{"dataset": the dataset at the new version, "merged": the Transaction committed}``.
+        Other operations are refused, as pylance 14 refuses them.
+
+        >>> t1 = lancelet.Transaction(1, lancelet.LanceOperation.Append(frags1))  # doctest: +SKIP
+        >>> t2 = lancelet.Transaction(1, lancelet.LanceOperation.Append(frags2))  # doctest: +SKIP
+        >>> lancelet.LanceDataset.commit_batch(ds, [t1, t2])["dataset"].version  # doctest: +SKIP
+        2
+        """
+        txns = list(transactions)
+        if not txns:
+            raise InvalidArgumentError("commit_batch needs at least one transaction")
+        appends: List[Any] = []
+        for t in txns:
+            if not isinstance(t, _operations.Transaction):
+                raise TypeError(f"commit_batch takes Transaction objects, got {type(t).__name__}")
+            if not isinstance(t.operation, LanceOperation.Append):
+                raise UnsupportedFeatureError(
+                    f"commit_batch merges Append transactions only, got {type(t.operation).__name__}"
+                )
+            appends.append(t.operation)
+        fragments = [f for op in appends for f in op.fragments]
+        merged = _operations.Transaction(min(t.read_version for t in txns), LanceOperation.Append(fragments))
+        ds = LanceDataset.commit(
+            dest,
+            merged,
+            commit_lock=commit_lock,
+            storage_options=storage_options,
+            enable_v2_manifest_paths=enable_v2_manifest_paths,
+            detached=detached,
+            max_retries=max_retries,
+            **kwargs,
+        )
+        return {"dataset": ds, "merged": merged}
 
     @staticmethod
     def _commit(
