@@ -498,3 +498,29 @@ def test_commit_batch_merges_appends_like_pylance(setup, committer, tmp_path):
     if c is lancelet:
         with pytest.raises(lancelet.errors.UnsupportedFeatureError, match="Append transactions only"):
             lancelet.LanceDataset.commit_batch(ds, [lancelet.Transaction(2, lancelet.LanceOperation.Delete([], [0], "a > 1"))])
+
+
+@pytest.mark.parametrize("writer", [lance, lancelet], ids=["pylance", "lancelet"])
+def test_drop_removes_a_dataset_like_pylance(writer, tmp_path):
+    import os
+
+    for lib in (lance, lancelet):
+        uri = str(tmp_path / lib.__name__)
+        ds = writer.write_dataset(pa.table({"x": range(10), "t": [f"w{i}" for i in range(10)]}), uri)
+        ds.create_scalar_index("x", "BTREE")
+        ds.tags.create("t1", 1)
+        lib.LanceDataset.drop(uri)
+        assert not os.path.exists(uri)
+        lib.LanceDataset.drop(uri, ignore_not_found=True)
+        with pytest.raises(OSError):
+            lib.LanceDataset.drop(uri)
+        with pytest.raises(OSError):
+            lib.LanceDataset.drop(uri, ignore_not_found=False)
+
+
+def test_drop_a_dataset_in_memory():
+    uri = "memory://drop-me"
+    lancelet.write_dataset(pa.table({"x": range(3)}), uri)
+    lancelet.LanceDataset.drop(uri)
+    with pytest.raises(OSError):
+        lancelet.dataset(uri)

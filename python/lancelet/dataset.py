@@ -735,6 +735,19 @@ class LanceDataset(DatasetHandle, IndexMethods, ArrowDatasetBase):
         )
 
     @staticmethod
+    def drop(
+        base_uri: Union[str, Path], storage_options: Optional[Dict[str, str]] = None, ignore_not_found: bool = False
+    ) -> None:
+        """Removes the dataset at ``base_uri``: every version, data file, index and branch
+        (on local disk the folder itself), as pylance's ``LanceDataset.drop``. No dataset
+        there is ``LanceNotFoundError`` (an ``OSError``) unless ``ignore_not_found``.
+
+        >>> lancelet.LanceDataset.drop("/tmp/old.lance")  # doctest: +SKIP
+        """
+        path = _native_uri(base_uri, storage_options)
+        _native_dataset.drop_dataset(path, storage_options, bool(ignore_not_found))
+
+    @staticmethod
     def commit_batch(
         dest: Union[str, Path, "LanceDataset"],
         transactions: Sequence["Transaction"],

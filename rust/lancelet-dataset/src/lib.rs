@@ -77,6 +77,20 @@ pub fn tokio_spawner(handle: tokio::runtime::Handle) -> Spawner {
     })
 }
 
+/// Removes the dataset at `loc`: every version, data file, index and branch under its root,
+/// and the root folder itself on local disk (pylance's `LanceDataset.drop`). A location
+/// holding no dataset (no versions) is [`Error::NotFound`] unless `ignore_not_found`.
+pub async fn drop_dataset(loc: &Location, ignore_not_found: bool) -> Result<()> {
+    if loc.store.list(VERSIONS_DIR).await?.is_empty() {
+        return match ignore_not_found {
+            true => Ok(()),
+            false => Err(Error::NotFound(format!("no dataset at {}", loc.store.root_display()))),
+        };
+    }
+    lancelet_io::remove_tree(loc.store.as_ref(), "").await?;
+    Ok(())
+}
+
 /// A read task that panicked or was cancelled: an internal error, never the caller's fault.
 pub fn task_failed(e: tokio::task::JoinError) -> lancelet_file::Error {
     lancelet_file::Error::Internal(format!("a column read task failed: {e}"))

@@ -39,5 +39,5 @@ pub use local::{release_free_memory, LocalFile, LocalStore};
 pub use memory::InMemory;
 pub use object::{ObjectFile, ObjectHead, ObjectStoreStore};
 pub use read::{read_ranges, IoStats, ReadAt};
-pub use storage::{FileMeta, Storage};
+pub use storage::{remove_tree, FileMeta, Storage};
 pub use uri::{file_target, open_file, open_root, FileTarget, Root, RootKind};

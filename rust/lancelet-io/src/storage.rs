@@ -65,3 +65,38 @@ pub struct FileMeta {
     /// When it was last written.
     pub modified: SystemTime,
 }
+
+/// Removes `dir` and everything under it (the whole store's tree for `""`): on local disk
+/// the folder itself, on other stores every file found by listing folder by folder. A
+/// missing `dir` is not an error.
+pub async fn remove_tree(store: &dyn Storage, dir: &str) -> crate::Result<()> {
+    if let Some(path) = store.local_path(dir) {
+        return match std::fs::remove_dir_all(&path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(crate::Error::Io {
+                path: path.display().to_string(),
+                source: e,
+            }),
+        };
+    }
+    let mut pending = vec![dir.trim_end_matches('/').to_string()];
+    while let Some(d) = pending.pop() {
+        let files: Vec<String> = store.list_meta(&d).await?.into_iter().map(|f| f.name).collect();
+        let join = |name: &str| {
+            if d.is_empty() {
+                name.to_string()
+            } else {
+                format!("{d}/{name}")
+            }
+        };
+        for name in store.list(&d).await? {
+            if files.contains(&name) {
+                store.delete(&join(&name)).await?;
+            } else {
+                pending.push(join(&name));
+            }
+        }
+    }
+    Ok(())
+}

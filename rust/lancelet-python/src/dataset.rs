@@ -1146,6 +1146,21 @@ fn plan_partitions(
         .collect()
 }
 
+/// Removes the dataset at `uri` (pylance's `LanceDataset.drop`).
+#[pyfunction]
+#[pyo3(signature = (uri, storage_options=None, ignore_not_found=false))]
+fn drop_dataset(
+    py: Python<'_>,
+    uri: &str,
+    storage_options: Option<HashMap<String, String>>,
+    ignore_not_found: bool,
+) -> PyResult<()> {
+    let loc = location(py, uri, storage_options)?;
+    block_on(py, async move {
+        lancelet_dataset::drop_dataset(&loc, ignore_not_found).await
+    })
+}
+
 pub fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let defaults = WriteParams::default();
     m.add("DEFAULT_MAX_ROWS_PER_FILE", defaults.max_rows_per_file)?;
@@ -1153,6 +1168,7 @@ pub fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyDataset>()?;
     m.add_class::<PyScanStats>()?;
     m.add_function(wrap_pyfunction!(plan_partitions, m)?)?;
+    m.add_function(wrap_pyfunction!(drop_dataset, m)?)?;
     Ok(())
 }
 
