@@ -742,7 +742,7 @@ class LanceDataset(DatasetHandle, IndexMethods, ArrowDatasetBase):
         (on local disk the folder itself), as pylance's ``LanceDataset.drop``. No dataset
         there is ``LanceNotFoundError`` (an ``OSError``) unless ``ignore_not_found``.
 
-        >>> lancelet.LanceDataset.drop("/tmp/old.lance")  # doctest: +SKIP
+        >>> lancelet.LanceDataset.drop("old.lance")  # doctest: +SKIP
         """
         path = _native_uri(base_uri, storage_options)
         _native_dataset.drop_dataset(path, storage_options, bool(ignore_not_found))

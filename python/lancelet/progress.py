@@ -147,7 +147,7 @@ class FileSystemFragmentWriteProgress(FragmentWriteProgress):
     ``.in_progress`` file behind, so a distributed job can find and clean up its
     fragments. ``LanceFragment.create`` calls ``begin`` before the first byte is written.
 
-    >>> progress = FileSystemFragmentWriteProgress("/tmp/progress", {"worker": "3"})  # doctest: +SKIP
+    >>> progress = FileSystemFragmentWriteProgress("progress", {"worker": "3"})  # doctest: +SKIP
     >>> frag = lancelet.LanceFragment.create(uri, table, fragment_id=7, progress=progress)  # doctest: +SKIP
     """
 

@@ -21,20 +21,9 @@ import pyarrow as pa
 __all__ = ["LanceField", "LanceSchema"]
 
 
-def _count(t: pa.DataType) -> int:
-    """Fields a type holds below it (its children, depth-first), as Lance numbers them: a
-    struct's fields, a list's item, a map's entries struct."""
-    if pa.types.is_struct(t):
-        return sum(1 + _count(t.field(i).type) for i in range(t.num_fields))
-    if pa.types.is_list(t) or pa.types.is_large_list(t):
-        return 1 + _count(t.value_type)
-    if pa.types.is_map(t):
-        return 1 + _count(pa.struct([t.key_field, t.item_field]))
-    return 0
-
-
 def _children(t: pa.DataType) -> List[pa.Field]:
-    """The child fields Lance gives a type (see :func:`_count`)."""
+    """The child fields Lance gives a type, numbered after it depth-first: a struct's
+    fields, a list's item, a map's entries struct (its key and value below it)."""
     if pa.types.is_struct(t):
         return [t.field(i) for i in range(t.num_fields)]
     if pa.types.is_list(t) or pa.types.is_large_list(t):
@@ -42,6 +31,11 @@ def _children(t: pa.DataType) -> List[pa.Field]:
     if pa.types.is_map(t):
         return [pa.field("entries", pa.struct([t.key_field, t.item_field]), nullable=False)]
     return []
+
+
+def _count(t: pa.DataType) -> int:
+    """Fields a type holds below it (its children, depth-first), as Lance numbers them."""
+    return sum(1 + _count(c.type) for c in _children(t))
 
 
 class LanceField:
